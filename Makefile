@@ -1,0 +1,127 @@
+# Softmax, from naive to fastest: build, run and test every lesson.
+# `make help` lists the targets. GNU Make is the only build system.
+
+# ---- tools -------------------------------------------------------------------
+CUDA_HOME ?= /usr/local/cuda
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+CC        ?= cc
+BUILD     := build
+
+# ---- GPU architecture ----------------------------------------------------------
+# Native code for the GPU in this machine when nvidia-smi sees one; otherwise a
+# fixed list, keeping only the targets this nvcc supports (CUDA 13 dropped
+# everything below sm_75), plus PTX of the newest so later GPUs can JIT it.
+# Override with e.g. `make ARCH="-arch=sm_90"`.
+GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d ' .')
+ifneq ($(GPU_CC),)
+ARCH ?= -gencode arch=compute_$(GPU_CC),code=sm_$(GPU_CC)
+else
+NVCC_CODES := $(shell $(NVCC) --list-gpu-code 2>/dev/null)
+ARCH_WANT  := 75 80 86 89 90
+ARCH_HAVE  := $(foreach a,$(ARCH_WANT),$(if $(filter sm_$(a),$(NVCC_CODES)),$(a)))
+ifeq ($(ARCH_HAVE),)
+ARCH_HAVE  := $(ARCH_WANT)
+endif
+ARCH ?= $(foreach a,$(ARCH_HAVE),-gencode arch=compute_$(a),code=sm_$(a)) \
+        -gencode arch=compute_$(lastword $(ARCH_HAVE)),code=compute_$(lastword $(ARCH_HAVE))
+endif
+
+# ---- flags: project code compiles with warnings as errors ----------------------
+CFLAGS    ?= -O2
+CFLAGS    += -std=c11 -Wall -Wextra -Werror -Icommon -MMD -MP
+NVCCFLAGS ?= -O3 -lineinfo
+NVCCFLAGS += -std=c++17 $(ARCH) -Icommon -I$(BUILD) -Werror all-warnings \
+             -Xcompiler -Wall,-Wextra,-Werror -MMD -MP
+LDLIBS    := -lm
+
+# ---- what there is ---------------------------------------------------------------
+LESSON_DIRS := 01_naive 02_stable
+lesson_num   = $(patsubst 0%,%,$(firstword $(subst _, ,$(1))))
+LESSON_NUMS := $(foreach d,$(LESSON_DIRS),$(call lesson_num,$(d)))
+
+COMMON_C    := options inputs npy reference verify
+COMMON_OBJS := $(COMMON_C:%=$(BUILD)/common/%.o) $(BUILD)/common/harness.o
+CPU_TESTS   := test_reference test_verify test_options test_npy test_inputs
+# Each lesson's kernel file: lessons/NN_name/softmax_name.cu
+KERNEL_OBJ   = $(BUILD)/lessons/$(1)/softmax_$(word 2,$(subst _, ,$(1))).o
+KERNEL_OBJS := $(foreach d,$(LESSON_DIRS),$(call KERNEL_OBJ,$(d)))
+
+# Shape shared by `make lessons` for its comparison table: 2^26 floats,
+# 256 MiB per tensor, far above any L2.
+COMPARE_ARGS ?= --rows 16384 --cols 4096
+
+.PHONY: all help lessons test clean FORCE $(LESSON_NUMS:%=lesson%) $(LESSON_NUMS:%=exercise%)
+.DEFAULT_GOAL := help
+
+all: $(LESSON_NUMS:%=$(BUILD)/lesson%) $(CPU_TESTS:%=$(BUILD)/tests/%) $(BUILD)/tests/test_kernels \
+     $(LESSON_NUMS:%=$(BUILD)/exercise%) $(LESSON_NUMS:%=$(BUILD)/solution%)
+
+help:
+	@echo "Softmax, from naive to fastest. Targets:"
+	@echo "  make lessonN      build and run lesson N at its default shape; ARGS=\"--rows 8 --cols 100000\" passes options"
+	@echo "  make lessons      run every lesson in order at $(COMPARE_ARGS), then compare them in one table"
+	@echo "  make exerciseN    build your exercise for lesson N (lessons/NN_*/exercise.cu) and check it"
+	@echo "  make test         every test: reference math, options, .npy, CLI, kernels, solutions"
+	@echo "  make all          build everything without running it"
+	@echo "  make clean        remove $(BUILD)/"
+	@echo "  make help         this list"
+	@echo "Lessons: $(LESSON_DIRS)"
+	@echo "Variables: NVCC, CUDA_HOME, ARCH (now: $(strip $(ARCH))), ARGS"
+
+# ---- compiling -------------------------------------------------------------------
+# The commit goes into every report; the header changes only when it does.
+GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+$(BUILD)/commit.h: FORCE
+	@mkdir -p $(@D)
+	@echo '#define GIT_COMMIT "$(GIT_COMMIT)"' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(BUILD)/common/harness.o: $(BUILD)/commit.h
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+# ---- lessons, exercises, solutions ---------------------------------------------------
+# $(1) = folder (01_naive), $(2) = number (1)
+define LESSON_RULES
+$(BUILD)/lesson$(2): $(BUILD)/lessons/$(1)/main.o $(call KERNEL_OBJ,$(1)) $(COMMON_OBJS)
+	$(NVCC) $(ARCH) -o $$@ $$^ $(LDLIBS)
+lesson$(2): $(BUILD)/lesson$(2)
+	$(BUILD)/lesson$(2) $$(ARGS)
+# The learner's file and the tested solution share one checker.
+$(BUILD)/exercise$(2): $(BUILD)/lessons/$(1)/exercise.o $(BUILD)/lessons/$(1)/exercise_check.o $(call KERNEL_OBJ,$(1)) $(COMMON_OBJS)
+	$(NVCC) $(ARCH) -o $$@ $$^ $(LDLIBS)
+$(BUILD)/solution$(2): $(BUILD)/solutions/$(1)/exercise.o $(BUILD)/lessons/$(1)/exercise_check.o $(call KERNEL_OBJ,$(1)) $(COMMON_OBJS)
+	$(NVCC) $(ARCH) -o $$@ $$^ $(LDLIBS)
+$(BUILD)/solutions/$(1)/exercise.o: NVCCFLAGS += -Ilessons/$(1)
+exercise$(2): $(BUILD)/exercise$(2)
+	$(BUILD)/exercise$(2) $$(ARGS)
+endef
+$(foreach d,$(LESSON_DIRS),$(eval $(call LESSON_RULES,$(d),$(call lesson_num,$(d)))))
+
+lessons: $(LESSON_NUMS:%=$(BUILD)/lesson%)
+	@rm -f $(BUILD)/lessons.csv
+	@set -e; for n in $(LESSON_NUMS); do \
+	  echo "==================== make lesson$$n ARGS=\"$(COMPARE_ARGS)\""; \
+	  $(BUILD)/lesson$$n $(COMPARE_ARGS) --csv $(BUILD)/lessons.csv; echo; done
+	@awk -f tests/compare.awk $(BUILD)/lessons.csv
+
+# ---- tests ---------------------------------------------------------------------------
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(COMMON_C:%=$(BUILD)/common/%.o)
+	$(CC) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/test_kernels: $(BUILD)/tests/test_kernels.o $(KERNEL_OBJS) $(COMMON_OBJS)
+	$(NVCC) $(ARCH) -o $@ $^ $(LDLIBS)
+
+test: all
+	@tests/run.sh $(CPU_TESTS:%=$(BUILD)/tests/%) $(BUILD)/tests/test_kernels \
+	  "tests/cli.sh $(BUILD)" "tests/exercises.sh $(BUILD) $(LESSON_NUMS)"
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

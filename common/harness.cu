@@ -1,0 +1,355 @@
+/* The lesson harness. See harness.h for the flow; this file is the only
+ * place that times anything, so every lesson is measured the same way:
+ *
+ *   - CUDA events around each run, after warm-up runs; the median of
+ *     o->iters runs (min and max reported too);
+ *   - when the input and output fit in L2 (50 MB on an H100), several
+ *     copies of both are rotated so that each run starts from DRAM, as it
+ *     would inside a real network;
+ *   - the copy roofline: cudaMemcpyAsync device-to-device of the same bytes,
+ *     timed the same way in the same process. A softmax must read M*N floats
+ *     and write M*N floats, exactly what a copy does, so the copy is the
+ *     honest upper bound for its effective bandwidth. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "check.h"
+#include "harness.h"
+#include "inputs.h"
+#include "npy.h"
+#include "reference.h"
+#include "commit.h" /* GIT_COMMIT, written by the Makefile */
+
+static void fail_usage(const lesson *l, const char *msg)
+{
+    fprintf(stderr, "lesson%d: %s\n", l->number, msg);
+    exit(2);
+}
+
+static void fmt_bytes(double b, char *buf, size_t len)
+{
+    if (b >= 1 << 30) snprintf(buf, len, "%.1f GiB", b / (1 << 30));
+    else if (b >= 1 << 20) snprintf(buf, len, "%.1f MiB", b / (1 << 20));
+    else snprintf(buf, len, "%.1f KiB", b / 1024);
+}
+
+/* --input is read by lesson_init, so a bad file is reported (exit 2) even
+ * on a machine without a GPU; lesson_run takes it from here. */
+static float *loaded_input;
+
+void lesson_init(const lesson *l, options *o, int argc, char **argv)
+{
+    char err[512];
+    options_defaults(o, l->default_rows, l->default_cols);
+    int r = options_parse(o, argc, argv, err, sizeof err);
+    if (r == 1) {
+        printf("Lesson %d, %s: %s\n\n", l->number, l->name, l->shows);
+        options_usage(stdout, argv[0]);
+        exit(0);
+    }
+    if (r < 0) fail_usage(l, err);
+    if (o->input_path &&
+        npy_read(o->input_path, &loaded_input, &o->rows, &o->cols, err, sizeof err) != 0)
+        fail_usage(l, err);
+
+    char who[32];
+    snprintf(who, sizeof who, "lesson%d", l->number);
+    require_gpu(who);
+
+    /* Refuse shapes the GPU cannot hold before printing anything else. */
+    size_t free_b, total_b, bytes = (size_t)o->rows * (size_t)o->cols * sizeof(float);
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    if (2 * bytes > free_b) {
+        char need[32], have[32];
+        fmt_bytes(2.0 * bytes, need, sizeof need);
+        fmt_bytes((double)free_b, have, sizeof have);
+        snprintf(err, sizeof err, "%lld x %lld needs %s of GPU memory (input + output); "
+                 "the GPU has %s free", o->rows, o->cols, need, have);
+        fail_usage(l, err);
+    }
+}
+
+void require_gpu(const char *who)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) {
+        fprintf(stderr, "%s: this program needs an NVIDIA GPU, and none was found (CUDA: %s); "
+                "`make test` still checks the kernels on the CPU\n",
+                who, e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        exit(EXIT_NO_GPU);
+    }
+}
+
+void print_row(const char *label, const float *v, int n)
+{
+    printf("  %-22s [", label);
+    for (int i = 0; i < n; i++) printf("%s%.4f", i ? ", " : "", v[i]);
+    printf("]\n");
+}
+
+void print_steps(const float *x, int n)
+{
+    float shifted[16], e[16], y[16], m = -INFINITY, sum = 0.0f;
+    if (n > 16) n = 16;
+    for (int i = 0; i < n; i++) m = fmaxf(m, x[i]);
+    for (int i = 0; i < n; i++) {
+        shifted[i] = x[i] - m;
+        e[i] = expf(shifted[i]);
+        sum += e[i];
+    }
+    for (int i = 0; i < n; i++) y[i] = e[i] / sum;
+    print_row("x", x, n);
+    printf("  %-22s %.4f\n", "1. max(x)", m);
+    print_row("2. x - max(x)", shifted, n);
+    print_row("3. exp(x - max(x))", e, n);
+    printf("  %-22s %.4f\n", "4. sum", sum);
+    print_row("5. softmax = exp / sum", y, n);
+}
+
+void lesson_run_small(const lesson *l, const float *x, float *y, int rows, int cols)
+{
+    size_t bytes = (size_t)rows * cols * sizeof(float);
+    float *dx, *dy;
+    CUDA_CHECK(cudaMalloc(&dx, bytes));
+    CUDA_CHECK(cudaMalloc(&dy, bytes));
+    CUDA_CHECK(cudaMemcpy(dx, x, bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(dy, 0xFF, bytes)); /* NaN: unwritten outputs show */
+    l->run(dx, dy, rows, cols, 0);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(dx));
+    CUDA_CHECK(cudaFree(dy));
+}
+
+/* ---- timing ------------------------------------------------------------ */
+
+typedef struct {
+    double median_ms, min_ms, max_ms;
+    int runs;
+} timing;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* What is being timed: a softmax kernel or the copy, on buffer set `set`. */
+typedef struct {
+    const lesson *l;       /* NULL: time the copy instead */
+    float **x, **y;        /* one pointer per buffer set  */
+    int rows, cols;
+} job;
+
+static void job_launch(const job *j, int set)
+{
+    if (j->l) {
+        j->l->run(j->x[set], j->y[set], j->rows, j->cols, 0);
+        CUDA_CHECK_LAUNCH();
+    } else {
+        CUDA_CHECK(cudaMemcpyAsync(j->y[set], j->x[set],
+                                   (size_t)j->rows * j->cols * sizeof(float),
+                                   cudaMemcpyDeviceToDevice, 0));
+    }
+}
+
+static timing time_job(const job *j, int sets, int warmup, int iters)
+{
+    for (int i = 0; i < warmup; i++) job_launch(j, i % sets);
+
+    cudaEvent_t *ev = (cudaEvent_t *)malloc(2 * (size_t)iters * sizeof *ev);
+    double *ms = (double *)malloc((size_t)iters * sizeof *ms);
+    if (!ev || !ms) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    for (int i = 0; i < 2 * iters; i++) CUDA_CHECK(cudaEventCreate(&ev[i]));
+
+    /* All runs are queued back to back; each is bracketed by its own pair
+     * of events, so no host round trip sits between them. */
+    for (int i = 0; i < iters; i++) {
+        CUDA_CHECK(cudaEventRecord(ev[2 * i], 0));
+        job_launch(j, (warmup + i) % sets);
+        CUDA_CHECK(cudaEventRecord(ev[2 * i + 1], 0));
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+    for (int i = 0; i < iters; i++) {
+        float t;
+        CUDA_CHECK(cudaEventElapsedTime(&t, ev[2 * i], ev[2 * i + 1]));
+        ms[i] = t;
+    }
+    for (int i = 0; i < 2 * iters; i++) CUDA_CHECK(cudaEventDestroy(ev[i]));
+
+    qsort(ms, (size_t)iters, sizeof *ms, cmp_double);
+    timing t;
+    t.runs = iters;
+    t.min_ms = ms[0];
+    t.max_ms = ms[iters - 1];
+    t.median_ms = iters % 2 ? ms[iters / 2] : 0.5 * (ms[iters / 2 - 1] + ms[iters / 2]);
+    free(ev);
+    free(ms);
+    return t;
+}
+
+/* ---- provenance ------------------------------------------------------- */
+
+typedef struct {
+    char gpu[256];
+    char driver[32], runtime[32];
+    int sm_mhz, mem_mhz;
+    int l2_bytes, sms;
+    char date[32];
+} provenance;
+
+static void version_string(int v, char *buf, size_t len)
+{
+    snprintf(buf, len, "%d.%d", v / 1000, (v % 1000) / 10);
+}
+
+static void get_provenance(provenance *p)
+{
+    int dev, v;
+    cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+    snprintf(p->gpu, sizeof p->gpu, "%s", prop.name);
+    p->l2_bytes = prop.l2CacheSize;
+    p->sms = prop.multiProcessorCount;
+    /* cudaDeviceProp::clockRate and ::memoryClockRate are gone in CUDA 13:
+     * the attributes work on 12 and 13 alike. Values are in kHz. */
+    CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, dev));
+    p->sm_mhz = v / 1000;
+    CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMemoryClockRate, dev));
+    p->mem_mhz = v / 1000;
+    CUDA_CHECK(cudaDriverGetVersion(&v));
+    version_string(v, p->driver, sizeof p->driver);
+    CUDA_CHECK(cudaRuntimeGetVersion(&v));
+    version_string(v, p->runtime, sizeof p->runtime);
+    time_t now = time(NULL);
+    strftime(p->date, sizeof p->date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+}
+
+static void append_csv(const char *path, const lesson *l, int rows, int cols,
+                       const timing *t, const timing *copy, const char *verified,
+                       const provenance *p)
+{
+    FILE *f = fopen(path, "a");
+    if (!f) {
+        fprintf(stderr, "lesson%d: cannot write --csv file '%s'\n", l->number, path);
+        exit(2);
+    }
+    if (ftell(f) == 0)
+        fprintf(f, "lesson,name,rows,cols,median_ms,min_ms,max_ms,gbps,copy_gbps,"
+                   "pct_of_copy,bytes_per_elem,verified,gpu,cuda_driver,cuda_runtime,"
+                   "sm_clock_mhz,mem_clock_mhz,commit,date\n");
+    double bytes = 2.0 * rows * (double)cols * sizeof(float);
+    double gbps = bytes / (t->median_ms * 1e6), copy_gbps = bytes / (copy->median_ms * 1e6);
+    fprintf(f, "%d,%s,%d,%d,%.6f,%.6f,%.6f,%.1f,%.1f,%.1f,%g,%s,\"%s\",%s,%s,%d,%d,%s,%s\n",
+            l->number, l->name, rows, cols, t->median_ms, t->min_ms, t->max_ms, gbps,
+            copy_gbps, 100.0 * gbps / copy_gbps, l->bytes_per_elem, verified, p->gpu,
+            p->driver, p->runtime, p->sm_mhz, p->mem_mhz, GIT_COMMIT, p->date);
+    fclose(f);
+}
+
+/* ---- the run ------------------------------------------------------------ */
+
+int lesson_run(const lesson *l, const options *o)
+{
+    char err[512], buf[512], size_txt[32];
+    long long rows = o->rows, cols = o->cols;
+    float *x = loaded_input;
+    loaded_input = NULL;
+    size_t n = (size_t)rows * (size_t)cols, bytes = n * sizeof(float);
+
+    size_t free_b, total_b;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+
+    float *y = (float *)malloc(bytes);
+    if (!x) x = (float *)malloc(bytes);
+    if (!x || !y) {
+        fmt_bytes(2.0 * bytes, size_txt, sizeof size_txt);
+        snprintf(buf, sizeof buf, "%lld x %lld needs %s of host memory", rows, cols, size_txt);
+        fail_usage(l, buf);
+    }
+    if (!o->input_path) inputs_fill(x, rows, cols, o->kind, o->seed);
+
+    provenance p;
+    get_provenance(&p);
+
+    /* Rotate buffer sets until they span 4x L2 (2 MB problems on a 50 MB
+     * L2 get 50 sets): each run then reads what L2 no longer holds. */
+    double l2 = p.l2_bytes > 0 ? p.l2_bytes : 0;
+    int sets = (int)ceil(4.0 * l2 / (2.0 * (double)bytes));
+    if (sets < 1) sets = 1;
+    if (sets > 64) sets = 64;
+    while (sets > 1 && 2.0 * bytes * sets > 0.8 * (double)free_b) sets--;
+
+    float *dx[64], *dy[64];
+    for (int s = 0; s < sets; s++) {
+        CUDA_CHECK(cudaMalloc(&dx[s], bytes));
+        CUDA_CHECK(cudaMalloc(&dy[s], bytes));
+        CUDA_CHECK(cudaMemcpy(dx[s], x, bytes, cudaMemcpyHostToDevice));
+    }
+
+    /* Correctness first, on a poisoned output: 0xFFFFFFFF is a NaN, so an
+     * element the kernel never writes fails the check. */
+    CUDA_CHECK(cudaMemset(dy[0], 0xFF, bytes));
+    l->run(dx[0], dy[0], (int)rows, (int)cols, 0);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(y, dy[0], bytes, cudaMemcpyDeviceToHost));
+
+    int pass = 1;
+    char check_txt[600];
+    if (o->check) {
+        verify_report r;
+        pass = verify_softmax(x, y, rows, cols, ref_row_softmax, NULL, &r);
+        verify_describe(&r, buf, sizeof buf);
+        snprintf(check_txt, sizeof check_txt, "%s (%s)", pass ? "PASS" : "FAIL", buf);
+    } else {
+        snprintf(check_txt, sizeof check_txt, "not checked (--no-check)");
+    }
+    if (o->output_path && npy_write(o->output_path, y, rows, cols, err, sizeof err) != 0)
+        fail_usage(l, err);
+
+    job kernel = {l, dx, dy, (int)rows, (int)cols};
+    job copy = {NULL, dx, dy, (int)rows, (int)cols};
+    timing t = time_job(&kernel, sets, o->warmup, o->iters);
+    timing c = time_job(&copy, sets, o->warmup, o->iters);
+
+    double min_bytes = 2.0 * (double)bytes;
+    double gbps = min_bytes / (t.median_ms * 1e6);
+    double copy_gbps = min_bytes / (c.median_ms * 1e6);
+    fmt_bytes((double)bytes, size_txt, sizeof size_txt);
+
+    printf("Lesson %d, %s: %s\n", l->number, l->name, l->shows);
+    printf("  GPU            %s (%d SMs, %d MB L2), CUDA %s, commit %s\n", p.gpu, p.sms,
+           p.l2_bytes >> 20, p.runtime, GIT_COMMIT);
+    printf("  shape          %lld x %lld floats (%s per tensor)%s, input %s\n", rows, cols,
+           size_txt, sets > 1 ? ", rotated over buffer sets so L2 starts cold" : "",
+           o->input_path ? o->input_path : input_kind_name(o->kind));
+    printf("  design traffic %s = %g bytes per element\n", l->traffic, l->bytes_per_elem);
+    printf("  time           %.4f ms median (min %.4f, max %.4f, %d runs after %d warm-up)\n",
+           t.median_ms, t.min_ms, t.max_ms, t.runs, o->warmup);
+    printf("  effective      %.1f GB/s  (2 x M x N x 4 bytes / time: the least any softmax moves)\n",
+           gbps);
+    printf("  design         %.1f GB/s  (%g bytes per element / time: what this kernel moves)\n",
+           l->bytes_per_elem * (double)n / (t.median_ms * 1e6), l->bytes_per_elem);
+    printf("  copy           %.1f GB/s  (cudaMemcpy device to device, same bytes, %.4f ms)\n",
+           copy_gbps, c.median_ms);
+    printf("  %% of copy      %.1f %%\n", 100.0 * gbps / copy_gbps);
+    printf("  check          %s\n", check_txt);
+
+    if (o->csv_path)
+        append_csv(o->csv_path, l, (int)rows, (int)cols, &t, &c,
+                   o->check ? (pass ? "yes" : "FAILED") : "no", &p);
+
+    for (int s = 0; s < sets; s++) {
+        CUDA_CHECK(cudaFree(dx[s]));
+        CUDA_CHECK(cudaFree(dy[s]));
+    }
+    free(x);
+    free(y);
+    return pass ? 0 : 1;
+}

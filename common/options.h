@@ -1,0 +1,56 @@
+/* Command-line options shared by every lesson program.
+ *
+ * Every option is validated; anything invalid produces one line of text in
+ * `err` and a negative return, and the program exits with status 2. */
+#ifndef COMMON_OPTIONS_H
+#define COMMON_OPTIONS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    INPUT_NORMAL = 0, /* N(0, 1): the everyday case                              */
+    INPUT_UNIFORM,    /* U(-4, 4)                                                 */
+    INPUT_LARGE,      /* each row = its own offset of |c| in [100, 3000] + U(-10, 10): naive overflows */
+    INPUT_SPECIAL     /* constant rows, rows with -inf entries, +-FLT_MAX, denormals */
+} input_kind;
+
+/* Largest rows or cols a program accepts: kernels index rows and columns
+ * with int; the element count M*N is 64-bit. */
+#define OPT_MAX_DIM 2147483647LL
+
+typedef struct {
+    long long rows, cols;       /* shape M x N                                  */
+    int rows_set, cols_set;     /* given on the command line                    */
+    int iters;                  /* timed runs, >= 20 by default                 */
+    int warmup;                 /* untimed runs before timing                   */
+    unsigned long long seed;    /* input generator seed                         */
+    input_kind kind;            /* --input-kind                                 */
+    const char *input_path;     /* --input FILE.npy (sets the shape), or NULL   */
+    const char *output_path;    /* --output FILE.npy, or NULL                   */
+    const char *csv_path;       /* --csv FILE: append one row, or NULL          */
+    int check;                  /* 0 with --no-check                            */
+} options;
+
+/* Defaults: the given shape, 20 timed runs, 5 warm-up runs, seed 1,
+ * normal inputs, verification on. */
+void options_defaults(options *o, long long rows, long long cols);
+
+/* Parses argv[1..argc-1] into o (which holds the defaults).
+ * Returns 0 on success, 1 when --help/-h was given (nothing else parsed),
+ * -1 on invalid input with a one-line message (no newline) in err. */
+int options_parse(options *o, int argc, char **argv, char *err, size_t errlen);
+
+/* The option summary printed by --help. */
+void options_usage(FILE *f, const char *prog);
+
+const char *input_kind_name(input_kind k);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,119 @@
+/* Checking a kernel's output against the float64 reference (see verify.h).
+ *
+ * The one trap in a checker: every comparison with NaN is false, so the
+ * obvious `if (fabs(y - want) > tol) bad++;` counts a NaN output as good.
+ * Here every test is written as "passes if err <= tol", which NaN fails. */
+#include "verify.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "reference.h"
+
+double verify_rtol(long long cols)
+{
+    return 2e-5 + 2.0 * FLT_EPSILON * sqrt((double)cols);
+}
+
+void ref_row_softmax(const float *x, double *y, long long n, const void *ctx)
+{
+    (void)ctx;
+    ref_softmax_row(x, y, n);
+}
+
+int verify_element(float y, double want, double rtol)
+{
+    if (isnan(want)) return isnan(y);          /* NaN must stay NaN */
+    if (isinf(want)) return (double)y == want; /* the same infinity */
+    /* want is finite. If y is NaN, err is NaN and `err <= tol` is false;
+     * if y is +-inf, err is inf, and inf <= tol is false too. Written as
+     * `!(err > tol)` both would pass. */
+    double err = fabs((double)y - want);
+    return err <= VERIFY_ATOL + rtol * fabs(want);
+}
+
+long long verify_row_count(long long rows, long long cols)
+{
+    /* Below the limit, or with few rows, every row (hence every element). */
+    if (rows * cols <= VERIFY_FULL_LIMIT || rows <= VERIFY_SAMPLE_ROWS) return rows;
+    return VERIFY_SAMPLE_ROWS;
+}
+
+long long verify_row_at(long long i, long long count, long long rows)
+{
+    if (count >= rows) return i;
+    if (count <= 1) return 0;
+    /* Evenly spread: i = 0 gives row 0, i = count - 1 gives rows - 1. The
+     * step (rows - 1) / (count - 1) is >= 1, so no row repeats; the product
+     * stays below 2^10 * 2^31. */
+    return i * (rows - 1) / (count - 1);
+}
+
+int verify_softmax(const float *x, const float *y, long long rows, long long cols,
+                   ref_row_fn ref, const void *ctx, verify_report *r)
+{
+    verify_report z = {0};
+    *r = z;
+    r->rows = rows;
+    r->cols = cols;
+    r->bad_row = r->bad_col = -1;
+    if (rows < 1 || cols < 1) return 1;
+
+    long long count = verify_row_count(rows, cols);
+    r->sampled = count < rows;
+    double rtol = verify_rtol(cols);
+    double *want = malloc((size_t)cols * sizeof *want);
+    if (!want) {
+        fprintf(stderr, "verify_softmax: out of memory for a row of %lld doubles\n", cols);
+        abort();
+    }
+
+    for (long long k = 0; k < count; k++) {
+        long long i = verify_row_at(k, count, rows);
+        const float *xi = x + i * cols, *yi = y + i * cols;
+        ref(xi, want, cols, ctx);
+        for (long long j = 0; j < cols; j++) {
+            if (!verify_element(yi[j], want[j], rtol)) {
+                if (r->bad++ == 0) {
+                    r->bad_row = i;
+                    r->bad_col = j;
+                    r->bad_got = yi[j];
+                    r->bad_want = want[j];
+                }
+            }
+            /* Error statistics over finite reference values. A NaN y is not
+             * counted here (NaN > max is false) but it was counted as bad. */
+            if (isfinite(want[j])) {
+                double err = fabs((double)yi[j] - want[j]);
+                if (err > r->max_abs) r->max_abs = err;
+                if (fabs(want[j]) > VERIFY_ATOL && err / fabs(want[j]) > r->max_rel)
+                    r->max_rel = err / fabs(want[j]);
+            }
+        }
+        r->checked += cols;
+        r->rows_checked++;
+    }
+    free(want);
+    return r->bad == 0;
+}
+
+void verify_describe(const verify_report *r, char *buf, unsigned long len)
+{
+    int n;
+    if (r->sampled)
+        n = snprintf(buf, len, "max abs err %.1e, max rel err %.1e over %lld sampled rows of %lld",
+                     r->max_abs, r->max_rel, r->rows_checked, r->rows);
+    else
+        n = snprintf(buf, len, "max abs err %.1e, max rel err %.1e over every element (%lld x %lld)",
+                     r->max_abs, r->max_rel, r->rows, r->cols);
+    if (r->bad > 0 && n >= 0 && (unsigned long)n < len) {
+        /* printf shows 0xFFFFFFFF as "-nan"; a NaN's sign means nothing */
+        char got[32];
+        if (isnan(r->bad_got)) snprintf(got, sizeof got, "nan");
+        else snprintf(got, sizeof got, "%.6g", (double)r->bad_got);
+        snprintf(buf + n, len - (unsigned long)n, ", first bad y[%lld][%lld] = %s, want %.6g (%lld bad)",
+                 r->bad_row, r->bad_col, got, r->bad_want, r->bad);
+    }
+}

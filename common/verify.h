@@ -1,0 +1,74 @@
+/* Checking a kernel's output against the float64 reference.
+ *
+ * Element rule: |y - ref| <= VERIFY_ATOL + verify_rtol(cols) * |ref|, written
+ * so that NaN fails. Where the reference is NaN, y must be NaN; where it is
+ * +-inf, y must be the same infinity; where it is finite, y must be finite.
+ *
+ * Tolerances (float32 kernels, compared with float64):
+ *   - rtol = 2e-5 + 2 * FLT_EPSILON * sqrt(cols): the per-element error of
+ *     expf / __expf and the division (a few ulp, ~1e-6 at |x - max| ~ 80),
+ *     plus the rounding of a float32 sum over `cols` terms, which grows like
+ *     sqrt(cols) ulps for the sequential sums of lessons 1-2;
+ *   - atol = 1e-30: outputs below ~1e-30 (exp of less than about -69 after
+ *     normalising) may be flushed or denormal; everything above is
+ *     compared relatively.
+ *
+ * Coverage: every element while rows * cols <= VERIFY_FULL_LIMIT; above
+ * that, VERIFY_SAMPLE_ROWS rows spread evenly over the matrix (first and
+ * last included), every element of each. */
+#ifndef COMMON_VERIFY_H
+#define COMMON_VERIFY_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VERIFY_ATOL 1e-30
+#define VERIFY_FULL_LIMIT (1LL << 26)
+#define VERIFY_SAMPLE_ROWS 1024
+
+double verify_rtol(long long cols);
+
+/* Writes the reference for one row of n inputs; ctx is whatever the
+ * reference needs (a scale, a mask), or NULL. */
+typedef void (*ref_row_fn)(const float *x, double *y, long long n, const void *ctx);
+
+/* The plain softmax as a ref_row_fn (ctx unused). */
+void ref_row_softmax(const float *x, double *y, long long n, const void *ctx);
+
+typedef struct {
+    long long checked;        /* elements compared                        */
+    long long bad;            /* elements outside tolerance               */
+    long long rows_checked;
+    int sampled;              /* 1 when only some rows were compared      */
+    double max_abs, max_rel;  /* over finite reference values             */
+    long long bad_row, bad_col; /* first bad element, or -1               */
+    float bad_got;
+    double bad_want;
+    long long rows, cols;     /* the shape compared, for verify_describe  */
+} verify_report;
+
+/* Compares y (rows x cols, contiguous) with ref(x row). Returns 1 if every
+ * compared element passes, else 0. */
+int verify_softmax(const float *x, const float *y, long long rows, long long cols,
+                   ref_row_fn ref, const void *ctx, verify_report *r);
+
+/* One-line human summary, e.g. "max abs err 1.2e-09, max rel err 3.1e-07
+ * over every element (1024 x 512)", or "... over 1024 sampled rows of 65536";
+ * on failure it adds the first bad element. */
+void verify_describe(const verify_report *r, char *buf, unsigned long len);
+
+/* 1 if the element rule above accepts y for the reference value want. */
+int verify_element(float y, double want, double rtol);
+
+/* The rows verify_softmax compares: verify_row_count(rows, cols) of them
+ * (all rows, or VERIFY_SAMPLE_ROWS when sampling), the i-th being
+ * verify_row_at(i, count, rows): increasing, the first 0, the last rows - 1.
+ * Exposed so that the tests can check the sampling itself. */
+long long verify_row_count(long long rows, long long cols);
+long long verify_row_at(long long i, long long count, long long rows);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

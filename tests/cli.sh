@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The lesson programs' command-line behaviour: every bad input gets exit
+# status 2 and exactly one line on stderr; --help works; a machine without a
+# GPU gets one clear line and exit status 3.
+# Usage: tests/cli.sh BUILD_DIR
+set -u
+build=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+have_gpu=0
+nvidia-smi -L >/dev/null 2>&1 && have_gpu=1
+
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; }
+
+# expect_usage_error NAME PROGRAM ARGS...: exit 2, one line on stderr, no stdout.
+expect_usage_error() {
+    local name=$1; shift
+    "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+    local status=$? lines
+    lines=$(wc -l <"$tmp/err")
+    if [ "$status" -ne 2 ]; then
+        fail "$name" "exit status $status, want 2 (stderr: $(head -c 200 "$tmp/err"))"
+    elif [ "$lines" -ne 1 ]; then
+        fail "$name" "$lines lines on stderr, want 1: $(head -c 300 "$tmp/err")"
+    elif [ -s "$tmp/out" ]; then
+        fail "$name" "printed to stdout: $(head -c 200 "$tmp/out")"
+    else
+        pass "$name"
+    fi
+}
+
+# Malformed .npy files.
+printf 'NOT A NUMPY FILE AT ALL' >"$tmp/bad_magic.npy"
+write_npy() { # FILE DICT DATA_BYTES
+    local dict=$2 pad
+    pad=$(( 64 - (10 + ${#dict} + 1) % 64 ))
+    { printf '\x93NUMPY\x01\x00'; printf "$(printf '\\x%02x\\x%02x' $(( (${#dict} + pad + 1) % 256 )) $(( (${#dict} + pad + 1) / 256 )))";
+      printf '%s%*s\n' "$dict" "$pad" ''; head -c "$3" /dev/zero; } >"$1"
+}
+write_npy "$tmp/f64.npy" "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }" 48
+write_npy "$tmp/rank1.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }" 24
+write_npy "$tmp/short.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }" 8
+write_npy "$tmp/fortran.npy" "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }" 24
+
+for n in 1 2; do
+    prog="$build/lesson$n"
+    [ -x "$prog" ] || { fail "lesson$n CLI" "$prog not built"; continue; }
+    L="lesson$n rejects"
+    expect_usage_error "$L a negative --rows"           "$prog" --rows -5
+    expect_usage_error "$L --cols 0"                    "$prog" --cols 0
+    expect_usage_error "$L a non-numeric --rows"        "$prog" --rows abc
+    expect_usage_error "$L --cols 1e99"                 "$prog" --cols 1e99
+    expect_usage_error "$L an overflowing --rows"       "$prog" --rows 99999999999999999999
+    expect_usage_error "$L --rows above 2^31-1"         "$prog" --rows 2147483648
+    expect_usage_error "$L a fractional --cols"         "$prog" --cols 3.5
+    expect_usage_error "$L --iters 0"                   "$prog" --iters 0
+    expect_usage_error "$L a negative --warmup"         "$prog" --warmup -1
+    expect_usage_error "$L a non-numeric --seed"        "$prog" --seed x1
+    expect_usage_error "$L an unknown --input-kind"     "$prog" --input-kind gaussian
+    expect_usage_error "$L an unknown flag"             "$prog" --frobnicate
+    expect_usage_error "$L a stray argument"            "$prog" 1024
+    expect_usage_error "$L --rows without a value"      "$prog" --rows
+    expect_usage_error "$L --input with --rows"         "$prog" --input "$tmp/f64.npy" --rows 2
+    expect_usage_error "$L a missing --input file"      "$prog" --input "$tmp/nope.npy"
+    expect_usage_error "$L a file that is not .npy"     "$prog" --input "$tmp/bad_magic.npy"
+    expect_usage_error "$L a float64 .npy"              "$prog" --input "$tmp/f64.npy"
+    expect_usage_error "$L a rank-1 .npy"               "$prog" --input "$tmp/rank1.npy"
+    expect_usage_error "$L a truncated .npy"            "$prog" --input "$tmp/short.npy"
+    expect_usage_error "$L a Fortran-order .npy"        "$prog" --input "$tmp/fortran.npy"
+
+    "$prog" --help >"$tmp/out" 2>&1
+    status=$?
+    if [ $status -eq 0 ] && grep -q -- '--input-kind' "$tmp/out"; then pass "lesson$n --help lists the options"
+    else fail "lesson$n --help lists the options" "status $status"; fi
+
+    if [ $have_gpu -eq 0 ]; then
+        "$prog" --rows 4 --cols 8 >"$tmp/out" 2>"$tmp/err"
+        status=$?
+        if [ $status -eq 3 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q 'needs an NVIDIA GPU' "$tmp/err"; then
+            pass "lesson$n says in one line that it needs a GPU, and exits 3"
+        else
+            fail "lesson$n says in one line that it needs a GPU, and exits 3" "status $status: $(cat "$tmp/err")"
+        fi
+        echo "SKIP lesson$n rejects a shape larger than GPU memory: no GPU"
+        echo "SKIP lesson$n runs and checks a small shape: no GPU"
+    else
+        expect_usage_error "$L a shape larger than GPU memory" "$prog" --rows 2000000 --cols 500000
+        "$prog" --rows 37 --cols 1000 --iters 20 --warmup 1 >"$tmp/out" 2>&1
+        status=$?
+        if [ $status -eq 0 ] && grep -q 'check *PASS' "$tmp/out" && grep -q '% of copy' "$tmp/out"; then
+            pass "lesson$n runs and checks a small shape"
+        else
+            fail "lesson$n runs and checks a small shape" "status $status: $(tail -n 3 "$tmp/out")"
+        fi
+    fi
+done

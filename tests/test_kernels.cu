@@ -1,0 +1,152 @@
+/* The kernel equivalence matrix: every lesson kernel, on every shape and
+ * every value set, computes the float64 reference's softmax within the
+ * tolerance of common/verify.h (and therefore the same function as every
+ * other kernel). Outputs are poisoned with NaN before each run, so an
+ * element a kernel forgets to write fails.
+ *
+ * Without a GPU every case is reported as skipped. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "harness.h"
+#include "inputs.h"
+#include "reference.h"
+#include "verify.h"
+#include "../tests/test.h"
+
+#include "../lessons/01_naive/softmax_naive.h"
+#include "../lessons/02_stable/softmax_stable.h"
+
+typedef struct {
+    const char *name;
+    softmax_fn run;
+    int stable; /* 0: overflows by design, kept off large-magnitude inputs */
+} kernel;
+
+static const kernel KERNELS[] = {
+    {"lesson1 naive", softmax_naive, 0},
+    {"lesson2 stable", softmax_stable, 1},
+};
+#define NKERNELS (int)(sizeof KERNELS / sizeof KERNELS[0])
+
+static const int SHAPES[][2] = {
+    {1, 1}, {1, 4}, {4, 1}, {128, 256}, {512, 512}, {1024, 64},
+    {3, 1000}, {7, 1025}, {1, 100003}, {33, 4097},
+};
+#define NSHAPES (int)(sizeof SHAPES / sizeof SHAPES[0])
+
+typedef enum { V_NORMAL, V_UNIFORM, V_CONSTANT, V_NEGINF, V_LARGE, V_SPECIAL, NVALUES } value_set;
+static const char *VALUE_NAMES[] = {
+    "normal", "uniform +-4", "constant rows", "rows with -inf entries",
+    "large magnitudes", "special values",
+};
+
+static void make_input(float *x, int rows, int cols, value_set v, unsigned long long seed)
+{
+    switch (v) {
+    case V_NORMAL: inputs_fill(x, rows, cols, INPUT_NORMAL, seed); break;
+    case V_UNIFORM: inputs_fill(x, rows, cols, INPUT_UNIFORM, seed); break;
+    case V_LARGE: inputs_fill(x, rows, cols, INPUT_LARGE, seed); break;
+    case V_SPECIAL: inputs_fill(x, rows, cols, INPUT_SPECIAL, seed); break;
+    case V_CONSTANT: /* every element equal: the answer is exactly 1/cols */
+        for (int r = 0; r < rows; r++)
+            for (int c = 0; c < cols; c++) x[(size_t)r * cols + c] = 3.5f * (float)(r % 7) - 10.0f;
+        break;
+    case V_NEGINF: /* a third of the entries masked out, never the first */
+        inputs_fill(x, rows, cols, INPUT_NORMAL, seed);
+        for (size_t i = 0; i < (size_t)rows * cols; i++)
+            if (i % cols % 3 == 1) x[i] = -INFINITY;
+        break;
+    default: break;
+    }
+}
+
+/* Runs a kernel on host input x, output poisoned first; result in y. */
+static void run_kernel(const kernel *k, const float *x, float *y, int rows, int cols)
+{
+    size_t bytes = (size_t)rows * cols * sizeof(float);
+    float *dx, *dy;
+    CUDA_CHECK(cudaMalloc(&dx, bytes));
+    CUDA_CHECK(cudaMalloc(&dy, bytes));
+    CUDA_CHECK(cudaMemcpy(dx, x, bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(dy, 0xFF, bytes));
+    k->run(dx, dy, rows, cols, 0);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(dx));
+    CUDA_CHECK(cudaFree(dy));
+}
+
+static void check_matrix(int have_gpu)
+{
+    char name[256], desc[512];
+    for (int k = 0; k < NKERNELS; k++) {
+        for (int s = 0; s < NSHAPES; s++) {
+            int rows = SHAPES[s][0], cols = SHAPES[s][1];
+            size_t n = (size_t)rows * cols;
+            float *x = (float *)malloc(n * sizeof(float)), *y = (float *)malloc(n * sizeof(float));
+            for (int v = 0; v < NVALUES; v++) {
+                if (!KERNELS[k].stable && (v == V_LARGE || v == V_SPECIAL)) continue;
+                snprintf(name, sizeof name, "%s matches the float64 reference: %dx%d %s",
+                         KERNELS[k].name, rows, cols, VALUE_NAMES[v]);
+                if (!have_gpu) {
+                    test_skip(name, "no GPU (kernels run on the CPU once issue 3's path lands)");
+                    continue;
+                }
+                make_input(x, rows, cols, (value_set)v, 1000 + 17 * s + v);
+                run_kernel(&KERNELS[k], x, y, rows, cols);
+                verify_report r;
+                int ok = verify_softmax(x, y, rows, cols, ref_row_softmax, NULL, &r);
+                verify_describe(&r, desc, sizeof desc);
+                test_expect(ok, name, "%s", desc);
+            }
+            free(x);
+            free(y);
+        }
+    }
+}
+
+/* Lesson 1's point: the naive kernel must break where the stable one does
+ * not. If it ever stopped overflowing, the lesson would be teaching nothing. */
+static void check_naive_overflows(int have_gpu)
+{
+    const char *name1 = "lesson1 naive overflows to NaN on [1000, 1001, 1002]";
+    const char *name2 = "lesson1 naive fails the check on large magnitudes (128x256)";
+    if (!have_gpu) {
+        test_skip(name1, "no GPU");
+        test_skip(name2, "no GPU");
+        return;
+    }
+    const float big[3] = {1000, 1001, 1002};
+    float y[3];
+    run_kernel(&KERNELS[0], big, y, 1, 3);
+    test_expect(isnan(y[0]) && isnan(y[1]) && isnan(y[2]), name1, "got [%g, %g, %g]", y[0],
+                y[1], y[2]);
+
+    int rows = 128, cols = 256;
+    size_t n = (size_t)rows * cols;
+    float *x = (float *)malloc(n * sizeof(float)), *out = (float *)malloc(n * sizeof(float));
+    inputs_fill(x, rows, cols, INPUT_LARGE, 7);
+    run_kernel(&KERNELS[0], x, out, rows, cols);
+    long long nonfinite = 0;
+    for (size_t i = 0; i < n; i++) nonfinite += !isfinite(out[i]);
+    verify_report r;
+    int ok = verify_softmax(x, out, rows, cols, ref_row_softmax, NULL, &r);
+    test_expect(!ok && nonfinite > 0, name2, "verify %s, %lld non-finite outputs",
+                ok ? "passed" : "failed", nonfinite);
+    free(x);
+    free(out);
+}
+
+int main(void)
+{
+    int count = 0;
+    int have_gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+    cudaGetLastError(); /* clear the no-device error, if any */
+    check_matrix(have_gpu);
+    check_naive_overflows(have_gpu);
+    return test_exit_status();
+}

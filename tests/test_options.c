@@ -1,0 +1,202 @@
+/* The command line: every valid form is read as meant, every invalid one
+ * is refused with one line that names the flag. */
+#include <string.h>
+
+#include "options.h"
+#include "test.h"
+
+#define MAXARGS 8
+
+/* Parses the NULL-terminated words after the program name into o (from
+ * the defaults 64 x 128); returns options_parse's result. */
+static int parse(options *o, char *err, size_t errlen, const char *const *words)
+{
+    char *argv[MAXARGS + 2] = {"prog"};
+    int argc = 1;
+    while (*words && argc <= MAXARGS) argv[argc++] = (char *)*words++;
+    argv[argc] = NULL;
+    options_defaults(o, 64, 128);
+    err[0] = '\0';
+    return options_parse(o, argc, argv, err, errlen);
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void test_defaults(void)
+{
+    options o;
+    char err[256];
+    int r = parse(&o, err, sizeof err, ARGS(NULL));
+    test_expect(r == 0 && o.rows == 64 && o.cols == 128 && !o.rows_set && !o.cols_set && o.iters == 20 &&
+                    o.warmup == 5 && o.seed == 1 && o.kind == INPUT_NORMAL && !o.input_path && !o.output_path &&
+                    !o.csv_path && o.check == 1,
+                "options: no arguments give the defaults (given shape, 20 runs, 5 warm-up, seed 1, normal, checked)",
+                "r %d rows %lld cols %lld iters %d warmup %d seed %llu", r, o.rows, o.cols, o.iters, o.warmup,
+                o.seed);
+}
+
+static void test_valid(void)
+{
+    options o;
+    char err[256];
+    int r;
+
+    r = parse(&o, err, sizeof err, ARGS("--rows", "8", "--cols", "100000"));
+    test_expect(r == 0 && o.rows == 8 && o.cols == 100000 && o.rows_set && o.cols_set,
+                "options: --rows 8 --cols 100000 sets the shape and marks it set", "r %d: %s", r, err);
+
+    r = parse(&o, err, sizeof err, ARGS("--rows=8", "--cols=3", "--iters=7", "--warmup=0", "--seed=42"));
+    test_expect(r == 0 && o.rows == 8 && o.cols == 3 && o.iters == 7 && o.warmup == 0 && o.seed == 42,
+                "options: the --flag=value form works for every value flag", "r %d: %s", r, err);
+
+    r = parse(&o, err, sizeof err, ARGS("--rows", "2147483647", "--cols", "1", "--iters", "1000000"));
+    test_expect(r == 0 && o.rows == 2147483647LL && o.iters == 1000000,
+                "options: the largest values are accepted (rows 2^31-1, iters 10^6)", "r %d: %s", r, err);
+
+    r = parse(&o, err, sizeof err, ARGS("--rows", "1048576", "--cols", "1048576"));
+    test_expect(r == 0, "options: exactly 2^40 elements is accepted", "r %d: %s", r, err);
+
+    r = parse(&o, err, sizeof err, ARGS("--seed", "18446744073709551615"));
+    test_expect(r == 0 && o.seed == 18446744073709551615ULL, "options: --seed takes any 64-bit value (2^64-1)",
+                "r %d: %s", r, err);
+
+    r = parse(&o, err, sizeof err, ARGS("--seed", "0", "--rows", "007"));
+    test_expect(r == 0 && o.seed == 0 && o.rows == 7, "options: --seed 0 and leading zeros are fine", "r %d: %s", r,
+                err);
+
+    const char *kinds[] = {"normal", "uniform", "large", "special"};
+    int ok = 1;
+    for (int k = 0; k < 4; k++) {
+        r = parse(&o, err, sizeof err, ARGS("--input-kind", kinds[k]));
+        if (r != 0 || o.kind != (input_kind)k || strcmp(input_kind_name(o.kind), kinds[k]) != 0) ok = 0;
+    }
+    test_expect(ok, "options: --input-kind accepts normal, uniform, large, special, and input_kind_name names them",
+                "failed");
+
+    r = parse(&o, err, sizeof err, ARGS("--input", "in.npy", "--output=out.npy", "--csv", "r.csv", "--no-check"));
+    test_expect(r == 0 && o.input_path && !strcmp(o.input_path, "in.npy") && !strcmp(o.output_path, "out.npy") &&
+                    !strcmp(o.csv_path, "r.csv") && o.check == 0 && !o.rows_set && !o.cols_set,
+                "options: --input, --output, --csv take file names; --no-check turns the check off", "r %d: %s", r,
+                err);
+
+    r = parse(&o, err, sizeof err, ARGS("--rows", "8", "--rows", "9", "--input-kind", "large", "--input-kind=uniform"));
+    test_expect(r == 0 && o.rows == 9 && o.kind == INPUT_UNIFORM, "options: a flag given twice: the last one wins",
+                "r %d rows %lld", r, o.rows);
+
+    r = parse(&o, err, sizeof err, ARGS("--help"));
+    int r2 = parse(&o, err, sizeof err, ARGS("-h"));
+    int r3 = parse(&o, err, sizeof err, ARGS("--rows", "0", "--help"));
+    int r4 = parse(&o, err, sizeof err, ARGS("--output", "--help"));
+    int r5 = parse(&o, err, sizeof err, ARGS("--rows", "-h"));
+    test_expect(r == 1 && r2 == 1 && r3 == 1 && r4 == 1 && r5 == -1,
+                "options: --help and -h return 1, even after a bad value ('--rows -h' is a bad value)",
+                "got %d %d %d %d %d", r, r2, r3, r4, r5);
+}
+
+/* Each must be refused: -1, a non-empty message on one line, naming `want`. */
+static const struct {
+    const char *words[MAXARGS];
+    const char *want; /* a part of the message */
+} BAD[] = {
+    {{"--rows", "-5"}, "--rows: must be at least 1 (got -5)"},
+    {{"--cols", "0"}, "--cols: must be at least 1 (got 0)"},
+    {{"--rows", "abc"}, "--rows: 'abc' is not a whole number"},
+    {{"--cols", "1e99"}, "--cols: '1e99' is not a whole number"},
+    {{"--cols", "3.5"}, "--cols: '3.5' is not a whole number"},
+    {{"--cols", "0x10"}, "--cols: '0x10' is not a whole number"},
+    {{"--rows", "+5"}, "--rows: '+5' is not a whole number"},
+    {{"--rows", " 5"}, "--rows: ' 5' is not a whole number"},
+    {{"--rows", "5 "}, "--rows: '5 ' is not a whole number"},
+    {{"--rows", "12abc"}, "--rows: '12abc' is not a whole number"},
+    {{"--rows", ""}, "--rows: '' is not a whole number"},
+    {{"--rows="}, "--rows: '' is not a whole number"},
+    {{"--rows", "99999999999999999999"}, "--rows: 99999999999999999999 is too large (at most 2147483647)"},
+    {{"--cols", "2147483648"}, "--cols: 2147483648 is too large (at most 2147483647)"},
+    {{"--rows", "2147483647", "--cols", "2147483647"}, "too many elements"},
+    {{"--rows", "1048576", "--cols", "1048577"}, "--rows/--cols"},
+    {{"--iters", "0"}, "--iters: must be at least 1 (got 0)"},
+    {{"--iters", "1000001"}, "--iters: 1000001 is too large (at most 1000000)"},
+    {{"--warmup", "-1"}, "--warmup: must be at least 0 (got -1)"},
+    {{"--warmup", "1000001"}, "--warmup: 1000001 is too large"},
+    {{"--seed", "x1"}, "--seed: 'x1' is not a whole number"},
+    {{"--seed", "-1"}, "--seed: '-1' is not a whole number"},
+    {{"--seed", "18446744073709551616"}, "--seed: 18446744073709551616 is too large"},
+    {{"--input-kind", "gaussian"}, "--input-kind: 'gaussian' is not one of normal, uniform, large, special"},
+    {{"--input-kind", "Normal"}, "--input-kind: 'Normal' is not one of"},
+    {{"--foo"}, "unknown option '--foo' (see --help)"},
+    {{"--rows"}, "--rows needs a value"},
+    {{"--rows", "--cols", "8"}, "--rows needs a value"},
+    {{"--input"}, "--input needs a value"},
+    {{"--input="}, "--input: the file name is empty"},
+    {{"1024"}, "unexpected argument '1024'"},
+    {{"--no-check=yes"}, "--no-check takes no value"},
+    {{"--input", "x.npy", "--rows", "2"}, "--input sets the shape; drop --rows/--cols"},
+    {{"--cols=4", "--input=x.npy"}, "--input sets the shape; drop --rows/--cols"},
+    {{"--rows", "1\n2"}, "--rows: '1?2' is not a whole number"},
+    {{"--rows", "123456789012345678901234567890123456789012345678901234567890"}, "is too large"},
+};
+
+static void test_invalid(void)
+{
+    int n = (int)(sizeof BAD / sizeof BAD[0]);
+    for (int i = 0; i < n; i++) {
+        options o;
+        char err[256], name[200], shown[120] = "";
+        for (int w = 0; BAD[i].words[w]; w++) {
+            size_t at = strlen(shown);
+            const char *word = BAD[i].words[w];
+            int quote = !word[0] || strchr(word, ' '); /* show '' and ' 5' */
+            snprintf(shown + at, sizeof shown - at, quote ? "%s'%s'" : "%s%s", w ? " " : "", word);
+        }
+        for (char *p = shown; *p; p++)
+            if (*p == '\n') *p = '?';
+        snprintf(name, sizeof name, "options: rejects [%s]", shown);
+        int r = parse(&o, err, sizeof err, BAD[i].words);
+        test_expect(r == -1 && err[0] && !strchr(err, '\n') && strstr(err, BAD[i].want), name,
+                    "returned %d with message '%s', want -1 and a line containing '%s'", r, err, BAD[i].want);
+    }
+
+    /* A long junk value is shortened: the message stays short. */
+    options o;
+    char err[256], junk[1000];
+    memset(junk, 'z', sizeof junk - 1);
+    junk[sizeof junk - 1] = '\0';
+    int r = parse(&o, err, sizeof err, ARGS("--cols", junk));
+    test_expect(r == -1 && strlen(err) < 120 && strstr(err, "zzz...'"),
+                "options: a 999-character bad value is cut short in the message", "got '%s'", err);
+}
+
+/* --help's text lists every flag. */
+static void test_usage(void)
+{
+    const char *name = "options: the usage text lists every flag";
+    FILE *f = tmpfile();
+    if (!f) {
+        test_skip(name, "no temporary file");
+        return;
+    }
+    options_usage(f, "prog");
+    char text[4096];
+    rewind(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    const char *flags[] = {"--rows", "--cols", "--iters", "--warmup", "--seed", "--input-kind", "--input ",
+                           "--output", "--csv", "--no-check", "--help", "-h", "normal", "uniform", "large",
+                           "special", "prog"};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        if (!strstr(text, flags[i])) {
+            test_fail(name, "'%s' missing", flags[i]);
+            return;
+        }
+    test_pass(name);
+}
+
+int main(void)
+{
+    test_defaults();
+    test_valid();
+    test_invalid();
+    test_usage();
+    return test_exit_status();
+}

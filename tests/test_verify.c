@@ -1,0 +1,243 @@
+/* The checker checked: it must accept a correct output and reject every
+ * way a kernel can be wrong, above all the NaN that a naive
+ * `fabs(y - want) > tol` comparison lets through. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inputs.h"
+#include "reference.h"
+#include "test.h"
+#include "verify.h"
+
+/* The reference rounded to float: what a perfect float32 kernel returns. */
+static void perfect_output(const float *x, float *y, long long rows, long long cols)
+{
+    double *want = malloc((size_t)cols * sizeof *want);
+    for (long long i = 0; i < rows; i++) {
+        ref_softmax_row(x + i * cols, want, cols);
+        for (long long j = 0; j < cols; j++) y[i * cols + j] = (float)want[j];
+    }
+    free(want);
+}
+
+/* Bits 0xFFFFFFFF, what a cudaMemset(0xFF) leaves: a NaN. */
+static float poison(void)
+{
+    float f;
+    memset(&f, 0xFF, sizeof f);
+    return f;
+}
+
+#define R 64
+#define C 1000
+static float X[R * C], Y[R * C];
+
+static void test_accepts_reference(void)
+{
+    const char *name = "verify: accepts the float64 reference rounded to float32, every input kind";
+    for (int k = 0; k < 4; k++) {
+        inputs_fill(X, R, C, (input_kind)k, 5 + k);
+        perfect_output(X, Y, R, C);
+        verify_report r;
+        if (!verify_softmax(X, Y, R, C, ref_row_softmax, NULL, &r) || r.checked != R * C ||
+            r.rows_checked != R || r.sampled || r.bad != 0 || r.bad_row != -1) {
+            char d[300];
+            verify_describe(&r, d, sizeof d);
+            test_fail(name, "%s: %s", input_kind_name((input_kind)k), d);
+            return;
+        }
+    }
+    test_pass(name);
+}
+
+static void test_nan(void)
+{
+    double want = 0.25, tol = 1e-6;
+    float y = NAN;
+    /* The classic bug: every comparison with NaN is false, so a checker
+     * that counts `err > tol` as bad counts NaN as good. */
+    int naive_flags_it = fabs((double)y - want) > tol;
+    int ok = !verify_element(y, want, verify_rtol(C));
+    test_expect(!naive_flags_it && ok,
+                "verify: rejects NaN where the reference is finite (which `fabs(y - want) > tol` misses)",
+                "naive check flags it: %d, verify_element rejects it: %d", naive_flags_it, ok);
+
+    test_expect(!verify_element(INFINITY, 0.25, 1e-3) && !verify_element(-INFINITY, 0.25, 1e-3) &&
+                    !verify_element(INFINITY, 1e300, 1.0),
+                "verify: rejects +inf and -inf where the reference is finite (even a huge one)", "accepted");
+
+    test_expect(verify_element(NAN, NAN, 1e-3) && !verify_element(0.25f, NAN, 1e-3) &&
+                    !verify_element(0.0f, NAN, 1e-3),
+                "verify: where the reference is NaN, only NaN passes", "wrong");
+
+    test_expect(verify_element(INFINITY, INFINITY, 1e-3) && verify_element(-INFINITY, -INFINITY, 1e-3) &&
+                    !verify_element(-INFINITY, INFINITY, 1e-3) && !verify_element(FLT_MAX, INFINITY, 1e-3) &&
+                    !verify_element(NAN, -INFINITY, 1e-3),
+                "verify: where the reference is +-inf, only the same infinity passes", "wrong");
+}
+
+static void test_poison(void)
+{
+    inputs_fill(X, R, C, INPUT_NORMAL, 9);
+    perfect_output(X, Y, R, C);
+    Y[3 * C + 7] = poison();
+    verify_report r;
+    int ok = verify_softmax(X, Y, R, C, ref_row_softmax, NULL, &r);
+    char d[300];
+    verify_describe(&r, d, sizeof d);
+    test_expect(!ok && r.bad == 1 && r.bad_row == 3 && r.bad_col == 7 && strstr(d, "first bad y[3][7] = nan"),
+                "verify: rejects one unwritten (0xFF-poisoned) element and names it", "ok %d: %s", ok, d);
+
+    perfect_output(X, Y, R, C);
+    Y[R * C - 1] = 0.0f; /* never written, memory that happened to be 0 */
+    ok = verify_softmax(X, Y, R, C, ref_row_softmax, NULL, &r);
+    test_expect(!ok && r.bad == 1 && r.bad_row == R - 1 && r.bad_col == C - 1,
+                "verify: rejects a single zero left in the last element", "ok %d bad %lld", ok, r.bad);
+}
+
+static void test_tolerance_edge(void)
+{
+    double rtol = verify_rtol(C), want = 0.01;
+    /* the float just inside and just outside want * (1 +- rtol) */
+    float in = (float)(want * (1 + 0.9 * rtol)), out = (float)(want * (1 + 1.1 * rtol));
+    float in_lo = (float)(want * (1 - 0.9 * rtol)), out_lo = (float)(want * (1 - 1.1 * rtol));
+    test_expect(verify_element(in, want, rtol) && verify_element(in_lo, want, rtol) &&
+                    !verify_element(out, want, rtol) && !verify_element(out_lo, want, rtol),
+                "verify: accepts an error of 0.9 x tolerance and rejects 1.1 x tolerance, both signs", "wrong");
+
+    /* the same through verify_softmax: one element nudged just outside */
+    inputs_fill(X, R, C, INPUT_UNIFORM, 10);
+    perfect_output(X, Y, R, C);
+    double w[C];
+    ref_softmax_row(X + 5 * C, w, C);
+    Y[5 * C + 9] = (float)(w[9] * (1 + 0.9 * rtol));
+    verify_report r;
+    int ok_in = verify_softmax(X, Y, R, C, ref_row_softmax, NULL, &r);
+    double rel_in = r.max_rel;
+    Y[5 * C + 9] = (float)(w[9] * (1 + 1.1 * rtol));
+    int ok_out = verify_softmax(X, Y, R, C, ref_row_softmax, NULL, &r);
+    test_expect(ok_in && !ok_out && rel_in > 0.8 * rtol && r.max_rel > rtol && r.bad_row == 5 && r.bad_col == 9,
+                "verify: a whole matrix passes with one element 0.9 x tolerance off, fails at 1.1 x",
+                "in %d out %d, max rel %g / %g, rtol %g", ok_in, ok_out, rel_in, r.max_rel, rtol);
+
+    /* atol: outputs below 1e-30 may be flushed to 0, larger ones may not */
+    test_expect(verify_element(0.0f, 1e-40, rtol) && verify_element(0.0f, 5e-31, rtol) &&
+                    !verify_element(0.0f, 1e-20, rtol) && !verify_element(1e-20f, 0.0, rtol),
+                "verify: outputs below 1e-30 may be flushed to 0, larger ones may not", "wrong");
+
+    double r1 = verify_rtol(1), r2 = verify_rtol(1 << 20);
+    test_expect(fabs(r1 - (2e-5 + 2 * FLT_EPSILON)) < 1e-15 && fabs(r2 - (2e-5 + 2 * FLT_EPSILON * 1024)) < 1e-15,
+                "verify: rtol is 2e-5 + 2 FLT_EPSILON sqrt(cols)", "rtol(1) %g, rtol(2^20) %g", r1, r2);
+}
+
+static void test_max_rel(void)
+{
+    /* a row with one huge entry: the others' softmax is below 1e-30, and
+     * their 100% error (flushed to 0) must not count as relative error */
+    float x[4] = {0, -100, -120, -300};
+    float y[4] = {1, 0, 0, 0};
+    verify_report r;
+    int ok = verify_softmax(x, y, 1, 4, ref_row_softmax, NULL, &r);
+    test_expect(ok && r.max_rel < 1e-6, "verify: max rel err ignores reference values below atol",
+                "ok %d, max rel %g", ok, r.max_rel);
+}
+
+/* ---- sampling above VERIFY_FULL_LIMIT ------------------------------------ */
+
+static void test_row_choice(void)
+{
+    long long big = 1LL << 20, cols = 65;
+    int ok = verify_row_count(1000, 1000) == 1000 && verify_row_count(1 << 16, 1 << 10) == 1 << 16 &&
+             verify_row_count(big, cols) == VERIFY_SAMPLE_ROWS &&
+             verify_row_count(8, 100000000) == 8; /* few long rows: every row */
+    long long count = verify_row_count(big, cols), prev = -1;
+    for (long long i = 0; i < count && ok; i++) {
+        long long row = verify_row_at(i, count, big);
+        if (row <= prev || row >= big) ok = 0;
+        prev = row;
+    }
+    ok = ok && verify_row_at(0, count, big) == 0 && verify_row_at(count - 1, count, big) == big - 1;
+    /* evenly spread: no gap more than twice the average */
+    long long gap = (big - 1) / (count - 1);
+    for (long long i = 1; i < count && ok; i++)
+        if (verify_row_at(i, count, big) - verify_row_at(i - 1, count, big) > 2 * gap) ok = 0;
+    test_expect(ok, "verify: above 2^26 elements it picks 1024 distinct rows, evenly spread, first and last included",
+                "row choice wrong");
+}
+
+/* A 2^20 x 65 matrix (2^26 + 2^20 elements, over the full-check limit)
+ * costs almost no memory: calloc'ed pages stay unbacked until written.
+ * x is all zeros, so every softmax value is 1/65; only the sampled rows of
+ * y are written. The check must pass (it looks at those rows only) and
+ * fail once the first or last row is spoiled. */
+static void test_sampled_mode(void)
+{
+    const char *name = "verify: samples 1024 rows of a 2^20 x 65 matrix and catches a bad first or last row";
+    long long rows = 1LL << 20, cols = 65;
+    float *x = calloc((size_t)(rows * cols), sizeof *x), *y = calloc((size_t)(rows * cols), sizeof *y);
+    if (!x || !y) {
+        test_skip(name, "cannot reserve 2 x 272 MB of address space");
+        free(x);
+        free(y);
+        return;
+    }
+    long long count = verify_row_count(rows, cols);
+    for (long long i = 0; i < count; i++) {
+        float *yr = y + verify_row_at(i, count, rows) * cols;
+        for (long long j = 0; j < cols; j++) yr[j] = 1.0f / 65;
+    }
+    verify_report r;
+    char d[300];
+    int ok = verify_softmax(x, y, rows, cols, ref_row_softmax, NULL, &r);
+    verify_describe(&r, d, sizeof d);
+    int pass_ok = ok && r.sampled && r.rows_checked == VERIFY_SAMPLE_ROWS &&
+                  r.checked == VERIFY_SAMPLE_ROWS * cols && strstr(d, "over 1024 sampled rows of 1048576");
+
+    y[(rows - 1) * cols + 64] = poison();
+    int last = verify_softmax(x, y, rows, cols, ref_row_softmax, NULL, &r);
+    long long last_row = r.bad_row;
+    y[(rows - 1) * cols + 64] = 1.0f / 65;
+    y[3] = 0.5f;
+    int first = verify_softmax(x, y, rows, cols, ref_row_softmax, NULL, &r);
+    test_expect(pass_ok && !last && last_row == rows - 1 && !first && r.bad_row == 0 && r.bad_col == 3, name,
+                "clean %d (%s), bad last row passes %d, bad first row passes %d", ok, d, last, first);
+    free(x);
+    free(y);
+}
+
+static void test_describe(void)
+{
+    float x[6] = {1, 2, 3, 4, 5, 6}, y[6];
+    perfect_output(x, y, 2, 3);
+    verify_report r;
+    char d[300];
+    verify_softmax(x, y, 2, 3, ref_row_softmax, NULL, &r);
+    verify_describe(&r, d, sizeof d);
+    int ok1 = strncmp(d, "max abs err ", 12) == 0 && strstr(d, "max rel err") &&
+              strstr(d, "over every element (2 x 3)") && !strstr(d, "bad");
+    y[4] = 0.5f;
+    verify_softmax(x, y, 2, 3, ref_row_softmax, NULL, &r);
+    char e[300];
+    verify_describe(&r, e, sizeof e);
+    int ok2 = strstr(e, ", first bad y[1][1] = 0.5, want 0.244728") != NULL;
+    char small[20];
+    verify_describe(&r, small, sizeof small); /* truncated, never overflowing */
+    test_expect(ok1 && ok2 && strlen(small) == sizeof small - 1 && !strchr(e, '\n'),
+                "verify: the summary reads 'max abs err .., max rel err .. over every element (2 x 3)', then the first bad element",
+                "got '%s' and '%s'", d, e);
+}
+
+int main(void)
+{
+    test_accepts_reference();
+    test_nan();
+    test_poison();
+    test_tolerance_edge();
+    test_max_rel();
+    test_row_choice();
+    test_sampled_mode();
+    test_describe();
+    return test_exit_status();
+}
