@@ -304,7 +304,7 @@ int lesson_run(const lesson *l, const options *o)
     char check_txt[600];
     if (o->check) {
         verify_report r;
-        pass = verify_softmax(x, y, rows, cols, ref_row_softmax, NULL, &r);
+        pass = verify_softmax(x, y, rows, cols, ref_row_softmax, NULL, l->rtol(cols), &r);
         verify_describe(&r, buf, sizeof buf);
         snprintf(check_txt, sizeof check_txt, "%s (%s)", pass ? "PASS" : "FAIL", buf);
     } else {

@@ -20,6 +20,8 @@ typedef struct {
     const char *traffic;     /* "2 reads + 1 write (uncoalesced)"             */
     double bytes_per_elem;   /* global-memory bytes per element of the design */
     softmax_fn run;
+    rtol_fn rtol;            /* verify_rtol, or verify_rtol_sequential when one
+                                thread sums a whole row (see verify.h)       */
     long long default_rows, default_cols;
 } lesson;
 

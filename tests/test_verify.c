@@ -41,7 +41,7 @@ static void test_accepts_reference(void)
         inputs_fill(X, R, C, (input_kind)k, 5 + k);
         perfect_output(X, Y, R, C);
         verify_report r;
-        if (!verify_softmax(X, Y, R, C, ref_row_softmax, NULL, &r) || r.checked != R * C ||
+        if (!verify_softmax(X, Y, R, C, ref_row_softmax, NULL, verify_rtol(C), &r) || r.checked != R * C ||
             r.rows_checked != R || r.sampled || r.bad != 0 || r.bad_row != -1) {
             char d[300];
             verify_describe(&r, d, sizeof d);
@@ -84,7 +84,7 @@ static void test_poison(void)
     perfect_output(X, Y, R, C);
     Y[3 * C + 7] = poison();
     verify_report r;
-    int ok = verify_softmax(X, Y, R, C, ref_row_softmax, NULL, &r);
+    int ok = verify_softmax(X, Y, R, C, ref_row_softmax, NULL, verify_rtol(C), &r);
     char d[300];
     verify_describe(&r, d, sizeof d);
     test_expect(!ok && r.bad == 1 && r.bad_row == 3 && r.bad_col == 7 && strstr(d, "first bad y[3][7] = nan"),
@@ -92,7 +92,7 @@ static void test_poison(void)
 
     perfect_output(X, Y, R, C);
     Y[R * C - 1] = 0.0f; /* never written, memory that happened to be 0 */
-    ok = verify_softmax(X, Y, R, C, ref_row_softmax, NULL, &r);
+    ok = verify_softmax(X, Y, R, C, ref_row_softmax, NULL, verify_rtol(C), &r);
     test_expect(!ok && r.bad == 1 && r.bad_row == R - 1 && r.bad_col == C - 1,
                 "verify: rejects a single zero left in the last element", "ok %d bad %lld", ok, r.bad);
 }
@@ -114,10 +114,10 @@ static void test_tolerance_edge(void)
     ref_softmax_row(X + 5 * C, w, C);
     Y[5 * C + 9] = (float)(w[9] * (1 + 0.9 * rtol));
     verify_report r;
-    int ok_in = verify_softmax(X, Y, R, C, ref_row_softmax, NULL, &r);
+    int ok_in = verify_softmax(X, Y, R, C, ref_row_softmax, NULL, verify_rtol(C), &r);
     double rel_in = r.max_rel;
     Y[5 * C + 9] = (float)(w[9] * (1 + 1.1 * rtol));
-    int ok_out = verify_softmax(X, Y, R, C, ref_row_softmax, NULL, &r);
+    int ok_out = verify_softmax(X, Y, R, C, ref_row_softmax, NULL, verify_rtol(C), &r);
     test_expect(ok_in && !ok_out && rel_in > 0.8 * rtol && r.max_rel > rtol && r.bad_row == 5 && r.bad_col == 9,
                 "verify: a whole matrix passes with one element 0.9 x tolerance off, fails at 1.1 x",
                 "in %d out %d, max rel %g / %g, rtol %g", ok_in, ok_out, rel_in, r.max_rel, rtol);
@@ -130,6 +130,31 @@ static void test_tolerance_edge(void)
     double r1 = verify_rtol(1), r2 = verify_rtol(1 << 20);
     test_expect(fabs(r1 - (2e-5 + 2 * FLT_EPSILON)) < 1e-15 && fabs(r2 - (2e-5 + 2 * FLT_EPSILON * 1024)) < 1e-15,
                 "verify: rtol is 2e-5 + 2 FLT_EPSILON sqrt(cols)", "rtol(1) %g, rtol(2^20) %g", r1, r2);
+    double s1 = verify_rtol_sequential(1), s2 = verify_rtol_sequential(100003);
+    test_expect(fabs(s1 - 2e-5) < 1e-15 && fabs(s2 - (2e-5 + 100002 * ldexp(1, -24))) < 1e-15,
+                "verify: the sequential-sum rtol is 2e-5 + (cols - 1) 2^-24", "rtol(1) %g, rtol(100003) %g",
+                s1, s2);
+}
+
+/* Why two tolerances: one thread summing a constant row left to right makes
+ * the same rounding error at every step, so the error grows like n, not
+ * sqrt(n). This is lessons 1-2's kernel, run on the host in float32. */
+static void test_sequential_sum_needs_its_own_tolerance(void)
+{
+    enum { N = 100003 };
+    static float x[N], y[N];
+    float sum = 0.0f;
+    for (int j = 0; j < N; j++) {
+        x[j] = -10.0f;
+        sum += expf(x[j]);
+    }
+    for (int j = 0; j < N; j++) y[j] = expf(x[j]) / sum;
+    verify_report a, b;
+    int sqrt_ok = verify_softmax(x, y, 1, N, ref_row_softmax, NULL, verify_rtol(N), &a);
+    int seq_ok = verify_softmax(x, y, 1, N, ref_row_softmax, NULL, verify_rtol_sequential(N), &b);
+    test_expect(!sqrt_ok && seq_ok && b.max_rel > 1e-4,
+                "verify: a sequential float32 sum of a constant 1 x 100003 row breaks the sqrt(n) rtol, not the sequential one",
+                "sqrt rule passes %d, sequential rule passes %d, rel err %.2g", sqrt_ok, seq_ok, b.max_rel);
 }
 
 static void test_max_rel(void)
@@ -139,7 +164,7 @@ static void test_max_rel(void)
     float x[4] = {0, -100, -120, -300};
     float y[4] = {1, 0, 0, 0};
     verify_report r;
-    int ok = verify_softmax(x, y, 1, 4, ref_row_softmax, NULL, &r);
+    int ok = verify_softmax(x, y, 1, 4, ref_row_softmax, NULL, verify_rtol(4), &r);
     test_expect(ok && r.max_rel < 1e-6, "verify: max rel err ignores reference values below atol",
                 "ok %d, max rel %g", ok, r.max_rel);
 }
@@ -190,17 +215,17 @@ static void test_sampled_mode(void)
     }
     verify_report r;
     char d[300];
-    int ok = verify_softmax(x, y, rows, cols, ref_row_softmax, NULL, &r);
+    int ok = verify_softmax(x, y, rows, cols, ref_row_softmax, NULL, verify_rtol(cols), &r);
     verify_describe(&r, d, sizeof d);
     int pass_ok = ok && r.sampled && r.rows_checked == VERIFY_SAMPLE_ROWS &&
                   r.checked == VERIFY_SAMPLE_ROWS * cols && strstr(d, "over 1024 sampled rows of 1048576");
 
     y[(rows - 1) * cols + 64] = poison();
-    int last = verify_softmax(x, y, rows, cols, ref_row_softmax, NULL, &r);
+    int last = verify_softmax(x, y, rows, cols, ref_row_softmax, NULL, verify_rtol(cols), &r);
     long long last_row = r.bad_row;
     y[(rows - 1) * cols + 64] = 1.0f / 65;
     y[3] = 0.5f;
-    int first = verify_softmax(x, y, rows, cols, ref_row_softmax, NULL, &r);
+    int first = verify_softmax(x, y, rows, cols, ref_row_softmax, NULL, verify_rtol(cols), &r);
     test_expect(pass_ok && !last && last_row == rows - 1 && !first && r.bad_row == 0 && r.bad_col == 3, name,
                 "clean %d (%s), bad last row passes %d, bad first row passes %d", ok, d, last, first);
     free(x);
@@ -213,12 +238,12 @@ static void test_describe(void)
     perfect_output(x, y, 2, 3);
     verify_report r;
     char d[300];
-    verify_softmax(x, y, 2, 3, ref_row_softmax, NULL, &r);
+    verify_softmax(x, y, 2, 3, ref_row_softmax, NULL, verify_rtol(3), &r);
     verify_describe(&r, d, sizeof d);
     int ok1 = strncmp(d, "max abs err ", 12) == 0 && strstr(d, "max rel err") &&
               strstr(d, "over every element (2 x 3)") && !strstr(d, "bad");
     y[4] = 0.5f;
-    verify_softmax(x, y, 2, 3, ref_row_softmax, NULL, &r);
+    verify_softmax(x, y, 2, 3, ref_row_softmax, NULL, verify_rtol(3), &r);
     char e[300];
     verify_describe(&r, e, sizeof e);
     int ok2 = strstr(e, ", first bad y[1][1] = 0.5, want 0.244728") != NULL;
@@ -235,6 +260,7 @@ int main(void)
     test_nan();
     test_poison();
     test_tolerance_edge();
+    test_sequential_sum_needs_its_own_tolerance();
     test_max_rel();
     test_row_choice();
     test_sampled_mode();

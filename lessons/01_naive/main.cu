@@ -9,7 +9,7 @@
 static const lesson LESSON = {
     1, "naive",
     "exp(x) / sum(exp(x)) with one thread per row: overflows, and reads uncoalesced",
-    "2 reads + 1 write, uncoalesced", 12.0, softmax_naive,
+    "2 reads + 1 write, uncoalesced", 12.0, softmax_naive, verify_rtol_sequential,
     16384, 4096,
 };
 
