@@ -35,15 +35,21 @@ NVCCFLAGS += -std=c++17 $(ARCH) -Icommon -I$(BUILD) -Werror all-warnings \
 LDLIBS    := -lm
 
 # ---- what there is ---------------------------------------------------------------
-LESSON_DIRS := 01_naive 02_stable
+# Every folder lessons/NN_name is a lesson; lesson N's make target is lessonN.
+LESSON_DIRS := $(sort $(notdir $(wildcard lessons/[0-9][0-9]_*)))
 lesson_num   = $(patsubst 0%,%,$(firstword $(subst _, ,$(1))))
 LESSON_NUMS := $(foreach d,$(LESSON_DIRS),$(call lesson_num,$(d)))
 
 COMMON_C    := options inputs npy reference verify
 COMMON_OBJS := $(COMMON_C:%=$(BUILD)/common/%.o) $(BUILD)/common/harness.o
-CPU_TESTS   := test_reference test_verify test_options test_npy test_inputs
-# Each lesson's kernel file: lessons/NN_name/softmax_name.cu
-KERNEL_OBJ   = $(BUILD)/lessons/$(1)/softmax_$(word 2,$(subst _, ,$(1))).o
+CPU_TESTS   := $(basename $(notdir $(wildcard tests/test_*.c)))
+# GPU tests (tests/test_*.cu) link every lesson's kernels.
+GPU_TESTS   := $(basename $(notdir $(wildcard tests/test_*.cu)))
+# A lesson's kernels: every .cu in its folder but the program and the exercise.
+NOT_KERNELS  = lessons/$(1)/main.cu lessons/$(1)/exercise.cu lessons/$(1)/exercise_check.cu
+KERNEL_SRC   = $(filter-out $(NOT_KERNELS),$(wildcard lessons/$(1)/*.cu))
+KERNEL_OBJ   = $(patsubst %.cu,$(BUILD)/%.o,$(call KERNEL_SRC,$(1)))
+KERNEL_SRCS := $(foreach d,$(LESSON_DIRS),$(call KERNEL_SRC,$(d)))
 KERNEL_OBJS := $(foreach d,$(LESSON_DIRS),$(call KERNEL_OBJ,$(d)))
 
 # Shape shared by `make lessons` for its comparison table: 2^26 floats,
@@ -53,7 +59,7 @@ COMPARE_ARGS ?= --rows 16384 --cols 4096
 .PHONY: all help lessons test clean FORCE $(LESSON_NUMS:%=lesson%) $(LESSON_NUMS:%=exercise%)
 .DEFAULT_GOAL := help
 
-all: $(LESSON_NUMS:%=$(BUILD)/lesson%) $(CPU_TESTS:%=$(BUILD)/tests/%) $(BUILD)/tests/test_kernels \
+all: $(LESSON_NUMS:%=$(BUILD)/lesson%) $(CPU_TESTS:%=$(BUILD)/tests/%) $(GPU_TESTS:%=$(BUILD)/tests/%) \
      $(LESSON_NUMS:%=$(BUILD)/exercise%) $(LESSON_NUMS:%=$(BUILD)/solution%)
 
 help:
@@ -70,7 +76,8 @@ help:
 
 # ---- compiling -------------------------------------------------------------------
 # The commit goes into every report; the header changes only when it does.
-GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+# A copy without .git (a tarball, a remote run) can pass GIT_COMMIT=... .
+GIT_COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
 $(BUILD)/commit.h: FORCE
 	@mkdir -p $(@D)
 	@echo '#define GIT_COMMIT "$(GIT_COMMIT)"' > $@.tmp
@@ -114,11 +121,11 @@ lessons: $(LESSON_NUMS:%=$(BUILD)/lesson%)
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(COMMON_C:%=$(BUILD)/common/%.o)
 	$(CC) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/test_kernels: $(BUILD)/tests/test_kernels.o $(KERNEL_OBJS) $(COMMON_OBJS)
+$(GPU_TESTS:%=$(BUILD)/tests/%): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(KERNEL_OBJS) $(COMMON_OBJS)
 	$(NVCC) $(ARCH) -o $@ $^ $(LDLIBS)
 
 test: all
-	@tests/run.sh $(CPU_TESTS:%=$(BUILD)/tests/%) $(BUILD)/tests/test_kernels \
+	@tests/run.sh $(CPU_TESTS:%=$(BUILD)/tests/%) $(GPU_TESTS:%=$(BUILD)/tests/%) \
 	  "tests/cli.sh $(BUILD)" "tests/exercises.sh $(BUILD) $(LESSON_NUMS)"
 
 clean:

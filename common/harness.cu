@@ -110,7 +110,7 @@ void print_steps(const float *x, int n)
     print_row("5. softmax = exp / sum", y, n);
 }
 
-void lesson_run_small(const lesson *l, const float *x, float *y, int rows, int cols)
+void lesson_run_small(const lesson *l, const float *x, float *y, long long rows, long long cols)
 {
     size_t bytes = (size_t)rows * cols * sizeof(float);
     float *dx, *dy;
@@ -142,7 +142,7 @@ static int cmp_double(const void *a, const void *b)
 typedef struct {
     const lesson *l;       /* NULL: time the copy instead */
     float **x, **y;        /* one pointer per buffer set  */
-    int rows, cols;
+    long long rows, cols;
 } job;
 
 static void job_launch(const job *j, int set)
@@ -230,7 +230,7 @@ static void get_provenance(provenance *p)
     strftime(p->date, sizeof p->date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 }
 
-static void append_csv(const char *path, const lesson *l, int rows, int cols,
+static void append_csv(const char *path, const lesson *l, long long rows, long long cols,
                        const timing *t, const timing *copy, const char *verified,
                        const provenance *p)
 {
@@ -245,7 +245,7 @@ static void append_csv(const char *path, const lesson *l, int rows, int cols,
                    "sm_clock_mhz,mem_clock_mhz,commit,date\n");
     double bytes = 2.0 * rows * (double)cols * sizeof(float);
     double gbps = bytes / (t->median_ms * 1e6), copy_gbps = bytes / (copy->median_ms * 1e6);
-    fprintf(f, "%d,%s,%d,%d,%.6f,%.6f,%.6f,%.1f,%.1f,%.1f,%g,%s,\"%s\",%s,%s,%d,%d,%s,%s\n",
+    fprintf(f, "%d,%s,%lld,%lld,%.6f,%.6f,%.6f,%.1f,%.1f,%.1f,%g,%s,\"%s\",%s,%s,%d,%d,%s,%s\n",
             l->number, l->name, rows, cols, t->median_ms, t->min_ms, t->max_ms, gbps,
             copy_gbps, 100.0 * gbps / copy_gbps, l->bytes_per_elem, verified, p->gpu,
             p->driver, p->runtime, p->sm_mhz, p->mem_mhz, GIT_COMMIT, p->date);
@@ -295,7 +295,7 @@ int lesson_run(const lesson *l, const options *o)
     /* Correctness first, on a poisoned output: 0xFFFFFFFF is a NaN, so an
      * element the kernel never writes fails the check. */
     CUDA_CHECK(cudaMemset(dy[0], 0xFF, bytes));
-    l->run(dx[0], dy[0], (int)rows, (int)cols, 0);
+    l->run(dx[0], dy[0], rows, cols, 0);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(y, dy[0], bytes, cudaMemcpyDeviceToHost));
@@ -313,8 +313,8 @@ int lesson_run(const lesson *l, const options *o)
     if (o->output_path && npy_write(o->output_path, y, rows, cols, err, sizeof err) != 0)
         fail_usage(l, err);
 
-    job kernel = {l, dx, dy, (int)rows, (int)cols};
-    job copy = {NULL, dx, dy, (int)rows, (int)cols};
+    job kernel = {l, dx, dy, rows, cols};
+    job copy = {NULL, dx, dy, rows, cols};
     timing t = time_job(&kernel, sets, o->warmup, o->iters);
     timing c = time_job(&copy, sets, o->warmup, o->iters);
 
@@ -342,7 +342,7 @@ int lesson_run(const lesson *l, const options *o)
     printf("  check          %s\n", check_txt);
 
     if (o->csv_path)
-        append_csv(o->csv_path, l, (int)rows, (int)cols, &t, &c,
+        append_csv(o->csv_path, l, rows, cols, &t, &c,
                    o->check ? (pass ? "yes" : "FAILED") : "no", &p);
 
     for (int s = 0; s < sets; s++) {

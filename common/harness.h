@@ -2,7 +2,8 @@
  *
  * Every lesson exposes its kernel through one host function of this shape,
  * so the programs, the tests and the benchmarks can treat all kernels alike:
- * x and y are device pointers to rows x cols floats, contiguous. */
+ * x and y are device pointers to rows x cols floats, contiguous. rows and
+ * cols are 64-bit: one row may hold more than 2^31 elements. */
 #ifndef COMMON_HARNESS_H
 #define COMMON_HARNESS_H
 
@@ -10,7 +11,7 @@
 #include "options.h"
 #include "verify.h"
 
-typedef void (*softmax_fn)(const float *x, float *y, int rows, int cols,
+typedef void (*softmax_fn)(const float *x, float *y, long long rows, long long cols,
                            cudaStream_t stream);
 
 typedef struct {
@@ -39,7 +40,7 @@ void require_gpu(const char *who);
 
 /* Runs the kernel once on a small host array (demos): copies x in, runs,
  * copies y out. */
-void lesson_run_small(const lesson *l, const float *x, float *y, int rows, int cols);
+void lesson_run_small(const lesson *l, const float *x, float *y, long long rows, long long cols);
 
 /* Input (generated or --input), verification, timing against the copy,
  * the report, the CSV row and --output. Returns the exit status:

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "options.h" /* OPT_MAX_DIM */
+#include "options.h" /* OPT_MAX_COLS */
 
 #define MAX_HEADER (1L << 20) /* 1 MiB; NumPy itself refuses more than 10000 bytes by default */
 
@@ -113,7 +113,7 @@ static int read_word(cursor *c, char *out, size_t outlen)
 
 /* A shape tuple: (), (6,), (2, 3), (2, 3,), ... The rank is counted in
  * full; the first two sizes are kept. Returns 0 if malformed, 2 if a size
- * exceeds OPT_MAX_DIM, 1 if fine. */
+ * exceeds OPT_MAX_COLS, 1 if fine. */
 static int read_shape(cursor *c, int *rank, long long dims[2])
 {
     *rank = 0;
@@ -125,10 +125,10 @@ static int read_shape(cursor *c, int *rank, long long dims[2])
         if (c->p >= c->end || *c->p < '0' || *c->p > '9') return 0;
         long long v = 0;
         while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
-            if (v <= OPT_MAX_DIM) v = v * 10 + (*c->p - '0'); /* stops growing once too big */
+            if (v <= OPT_MAX_COLS) v = v * 10 + (*c->p - '0'); /* stops growing once too big */
             c->p++;
         }
-        if (v > OPT_MAX_DIM) too_big = 1;
+        if (v > OPT_MAX_COLS) too_big = 1;
         if (*rank < 2) dims[*rank] = v;
         if (*rank < 1000) ++*rank;
         if (!accept(c, ',')) {
@@ -162,7 +162,7 @@ static int parse_header(const char *text, size_t len, const char *path, char *de
         } else if (strcmp(key, "shape") == 0) {
             int r = read_shape(&c, rank, dims);
             if (r == 0) return fail(err, errlen, path, "'shape' is not a tuple of whole numbers");
-            if (r == 2) return fail(err, errlen, path, "a dimension in 'shape' exceeds %lld", OPT_MAX_DIM);
+            if (r == 2) return fail(err, errlen, path, "a dimension in 'shape' exceeds %lld", OPT_MAX_COLS);
             have_shape = 1;
         } else {
             return fail(err, errlen, path, "unexpected key '%s' in the header", key);
@@ -257,7 +257,12 @@ int npy_read(const char *path, float **data, long long *rows, long long *cols, c
         fail(err, errlen, path, "shape (%lld, %lld) has a zero dimension", dims[0], dims[1]);
         goto done;
     }
-    /* Each dimension is < 2^31, so the byte count is < 2^64 / 2: no overflow. */
+    if (dims[0] > OPT_MAX_ROWS || dims[0] > OPT_MAX_ELEMENTS / dims[1]) {
+        fail(err, errlen, path, "shape (%lld, %lld) is too large (at most %lld rows, 2^40 elements)",
+             dims[0], dims[1], OPT_MAX_ROWS);
+        goto done;
+    }
+    /* At most 2^40 elements, so the byte count cannot overflow. */
     long long need = dims[0] * dims[1] * (long long)sizeof(float);
     long long have = size - data_start;
     if (have < need) {
@@ -294,7 +299,7 @@ int npy_write(const char *path, const float *data, long long rows, long long col
               size_t errlen)
 {
     if (!host_is_little_endian()) return fail(err, errlen, path, "big-endian hosts are not supported");
-    if (rows < 1 || cols < 1 || rows > OPT_MAX_DIM || cols > OPT_MAX_DIM)
+    if (rows < 1 || cols < 1 || rows > OPT_MAX_COLS || cols > OPT_MAX_COLS)
         return fail(err, errlen, path, "cannot write shape (%lld, %lld)", rows, cols);
 
     /* The dict exactly as NumPy writes it, then spaces and '\n' so that the

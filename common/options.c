@@ -10,7 +10,6 @@
 
 /* rows * cols may not exceed this: 2^40 floats is 4 TiB, far beyond any GPU,
  * and the limit keeps every byte count well inside 64 bits. */
-#define MAX_ELEMENTS (1LL << 40)
 #define MAX_RUNS 1000000LL
 
 void options_defaults(options *o, long long rows, long long cols)
@@ -179,11 +178,11 @@ int options_parse(options *o, int argc, char **argv, char *err, size_t errlen)
         unsigned long long u;
         switch (FLAGS[f].id) {
         case OPT_ROWS:
-            if (parse_int(name, value, 1, OPT_MAX_DIM, &o->rows, err, errlen)) return -1;
+            if (parse_int(name, value, 1, OPT_MAX_ROWS, &o->rows, err, errlen)) return -1;
             o->rows_set = 1;
             break;
         case OPT_COLS:
-            if (parse_int(name, value, 1, OPT_MAX_DIM, &o->cols, err, errlen)) return -1;
+            if (parse_int(name, value, 1, OPT_MAX_COLS, &o->cols, err, errlen)) return -1;
             o->cols_set = 1;
             break;
         case OPT_ITERS:
@@ -243,10 +242,10 @@ int options_parse(options *o, int argc, char **argv, char *err, size_t errlen)
         snprintf(err, errlen, "--input sets the shape; drop --rows/--cols");
         return -1;
     }
-    /* Both are <= 2^31 - 1, so the product fits in a long long. */
-    if (o->rows * o->cols > MAX_ELEMENTS) {
+    /* Divided, not multiplied: rows * cols could pass 2^63. */
+    if (o->rows > OPT_MAX_ELEMENTS / o->cols) {
         snprintf(err, errlen, "--rows/--cols: %lld x %lld is too many elements (at most 2^40 = %lld)",
-                 o->rows, o->cols, MAX_ELEMENTS);
+                 o->rows, o->cols, OPT_MAX_ELEMENTS);
         return -1;
     }
     return 0;
@@ -270,5 +269,5 @@ void options_usage(FILE *f, const char *prog)
             "  --no-check          skip the comparison with the float64 reference\n"
             "  --help, -h          this text\n"
             "Values may also be given as --flag=value.\n",
-            prog, OPT_MAX_DIM, OPT_MAX_DIM);
+            prog, OPT_MAX_ROWS, OPT_MAX_COLS);
 }

@@ -19,9 +19,12 @@ typedef enum {
     INPUT_SPECIAL     /* constant rows, rows with -inf entries, +-FLT_MAX, denormals */
 } input_kind;
 
-/* Largest rows or cols a program accepts: kernels index rows and columns
- * with int; the element count M*N is 64-bit. */
-#define OPT_MAX_DIM 2147483647LL
+/* Largest shape a program accepts. Rows stay within one grid dimension
+ * (2^31 - 1 blocks); a single row may be longer than 2^31 elements, so
+ * kernels take rows and cols as 64-bit integers; M x N is at most 2^40. */
+#define OPT_MAX_ROWS 2147483647LL
+#define OPT_MAX_COLS (1LL << 40)
+#define OPT_MAX_ELEMENTS (1LL << 40)
 
 typedef struct {
     long long rows, cols;       /* shape M x N                                  */

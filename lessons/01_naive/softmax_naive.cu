@@ -10,24 +10,25 @@
 #include "softmax_naive.h"
 #include "check.h"
 
-__global__ void softmax_naive_kernel(const float *x, float *y, int rows, int cols)
+__global__ void softmax_naive_kernel(const float *x, float *y, long long rows, long long cols)
 {
-    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (row >= rows) return;
 
-    /* size_t before multiplying: rows * cols passes 2^31 at 16384 x 131072. */
-    const float *xr = x + (size_t)row * cols;
-    float *yr = y + (size_t)row * cols;
+    /* 64-bit before multiplying: row * cols passes 2^31 at 16384 x 131072,
+     * and one row may itself be longer than 2^31. */
+    const float *xr = x + row * cols;
+    float *yr = y + row * cols;
 
     float sum = 0.0f;
-    for (int j = 0; j < cols; j++) sum += expf(xr[j]);   /* read 1 */
-    for (int j = 0; j < cols; j++) yr[j] = expf(xr[j]) / sum; /* read 2, write */
+    for (long long j = 0; j < cols; j++) sum += expf(xr[j]);   /* read 1 */
+    for (long long j = 0; j < cols; j++) yr[j] = expf(xr[j]) / sum; /* read 2, write */
 }
 
-void softmax_naive(const float *x, float *y, int rows, int cols, cudaStream_t stream)
+void softmax_naive(const float *x, float *y, long long rows, long long cols, cudaStream_t stream)
 {
     const int threads = 256;
-    int blocks = (rows + threads - 1) / threads;
+    unsigned blocks = (unsigned)((rows + threads - 1) / threads);
     softmax_naive_kernel<<<blocks, threads, 0, stream>>>(x, y, rows, cols);
     CUDA_CHECK_LAUNCH();
 }

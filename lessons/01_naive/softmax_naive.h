@@ -5,6 +5,6 @@
 
 /* y = exp(x) / sum(exp(x)) for each of `rows` rows of `cols` floats
  * (device pointers, contiguous rows). Overflows for any x above ~88.72. */
-void softmax_naive(const float *x, float *y, int rows, int cols, cudaStream_t stream);
+void softmax_naive(const float *x, float *y, long long rows, long long cols, cudaStream_t stream);
 
 #endif

@@ -10,29 +10,29 @@
 #include "softmax_stable.h"
 #include "check.h"
 
-__global__ void softmax_stable_kernel(const float *x, float *y, int rows, int cols)
+__global__ void softmax_stable_kernel(const float *x, float *y, long long rows, long long cols)
 {
-    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (row >= rows) return;
 
-    const float *xr = x + (size_t)row * cols;
-    float *yr = y + (size_t)row * cols;
+    const float *xr = x + row * cols; /* 64-bit: see lesson 1 */
+    float *yr = y + row * cols;
 
     /* -INFINITY, not 0: the identity of max. Starting from 0 would be wrong
      * for a row whose entries are all negative. */
     float m = -INFINITY;
-    for (int j = 0; j < cols; j++) m = fmaxf(m, xr[j]);          /* read 1 */
+    for (long long j = 0; j < cols; j++) m = fmaxf(m, xr[j]);          /* read 1 */
 
     float sum = 0.0f;
-    for (int j = 0; j < cols; j++) sum += expf(xr[j] - m);       /* read 2 */
+    for (long long j = 0; j < cols; j++) sum += expf(xr[j] - m);       /* read 2 */
 
-    for (int j = 0; j < cols; j++) yr[j] = expf(xr[j] - m) / sum; /* read 3, write */
+    for (long long j = 0; j < cols; j++) yr[j] = expf(xr[j] - m) / sum; /* read 3, write */
 }
 
-void softmax_stable(const float *x, float *y, int rows, int cols, cudaStream_t stream)
+void softmax_stable(const float *x, float *y, long long rows, long long cols, cudaStream_t stream)
 {
     const int threads = 256;
-    int blocks = (rows + threads - 1) / threads;
+    unsigned blocks = (unsigned)((rows + threads - 1) / threads);
     softmax_stable_kernel<<<blocks, threads, 0, stream>>>(x, y, rows, cols);
     CUDA_CHECK_LAUNCH();
 }

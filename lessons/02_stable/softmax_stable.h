@@ -5,6 +5,6 @@
 
 /* y = exp(x - max) / sum(exp(x - max)) for each row (device pointers,
  * contiguous rows). Never overflows: the largest exponent is exp(0) = 1. */
-void softmax_stable(const float *x, float *y, int rows, int cols, cudaStream_t stream);
+void softmax_stable(const float *x, float *y, long long rows, long long cols, cudaStream_t stream);
 
 #endif
