@@ -127,11 +127,6 @@ void lesson_run_small(const lesson *l, const float *x, float *y, long long rows,
 
 /* ---- timing ------------------------------------------------------------ */
 
-typedef struct {
-    double median_ms, min_ms, max_ms;
-    int runs;
-} timing;
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -140,15 +135,15 @@ static int cmp_double(const void *a, const void *b)
 
 /* What is being timed: a softmax kernel or the copy, on buffer set `set`. */
 typedef struct {
-    const lesson *l;       /* NULL: time the copy instead */
+    softmax_fn fn;         /* NULL: time the copy instead */
     float **x, **y;        /* one pointer per buffer set  */
     long long rows, cols;
 } job;
 
 static void job_launch(const job *j, int set)
 {
-    if (j->l) {
-        j->l->run(j->x[set], j->y[set], j->rows, j->cols, 0);
+    if (j->fn) {
+        j->fn(j->x[set], j->y[set], j->rows, j->cols, 0);
         CUDA_CHECK_LAUNCH();
     } else {
         CUDA_CHECK(cudaMemcpyAsync(j->y[set], j->x[set],
@@ -157,8 +152,10 @@ static void job_launch(const job *j, int set)
     }
 }
 
-static timing time_job(const job *j, int sets, int warmup, int iters)
+timing time_runs(softmax_fn fn, float **x, float **y, int sets, long long rows,
+                 long long cols, int warmup, int iters)
 {
+    job jj = {fn, x, y, rows, cols}, *j = &jj;
     for (int i = 0; i < warmup; i++) job_launch(j, i % sets);
 
     cudaEvent_t *ev = (cudaEvent_t *)malloc(2 * (size_t)iters * sizeof *ev);
@@ -194,20 +191,12 @@ static timing time_job(const job *j, int sets, int warmup, int iters)
 
 /* ---- provenance ------------------------------------------------------- */
 
-typedef struct {
-    char gpu[256];
-    char driver[32], runtime[32];
-    int sm_mhz, mem_mhz;
-    int l2_bytes, sms;
-    char date[32];
-} provenance;
-
 static void version_string(int v, char *buf, size_t len)
 {
     snprintf(buf, len, "%d.%d", v / 1000, (v % 1000) / 10);
 }
 
-static void get_provenance(provenance *p)
+void get_provenance(provenance *p)
 {
     int dev, v;
     cudaDeviceProp prop;
@@ -230,13 +219,13 @@ static void get_provenance(provenance *p)
     strftime(p->date, sizeof p->date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 }
 
-static void append_csv(const char *path, const lesson *l, long long rows, long long cols,
-                       const timing *t, const timing *copy, const char *verified,
-                       const provenance *p)
+void csv_append(const char *path, int lesson_number, const char *name, long long rows,
+                long long cols, const timing *t, const timing *copy, double bytes_per_elem,
+                const char *verified, const provenance *p)
 {
     FILE *f = fopen(path, "a");
     if (!f) {
-        fprintf(stderr, "lesson%d: cannot write --csv file '%s'\n", l->number, path);
+        fprintf(stderr, "lesson%d: cannot write --csv file '%s'\n", lesson_number, path);
         exit(2);
     }
     if (ftell(f) == 0)
@@ -246,10 +235,24 @@ static void append_csv(const char *path, const lesson *l, long long rows, long l
     double bytes = 2.0 * rows * (double)cols * sizeof(float);
     double gbps = bytes / (t->median_ms * 1e6), copy_gbps = bytes / (copy->median_ms * 1e6);
     fprintf(f, "%d,%s,%lld,%lld,%.6f,%.6f,%.6f,%.1f,%.1f,%.1f,%g,%s,\"%s\",%s,%s,%d,%d,%s,%s\n",
-            l->number, l->name, rows, cols, t->median_ms, t->min_ms, t->max_ms, gbps,
-            copy_gbps, 100.0 * gbps / copy_gbps, l->bytes_per_elem, verified, p->gpu,
+            lesson_number, name, rows, cols, t->median_ms, t->min_ms, t->max_ms, gbps,
+            copy_gbps, 100.0 * gbps / copy_gbps, bytes_per_elem, verified, p->gpu,
             p->driver, p->runtime, p->sm_mhz, p->mem_mhz, GIT_COMMIT, p->date);
     fclose(f);
+}
+
+int rotation_sets(size_t bytes, size_t free_bytes)
+{
+    /* Rotate buffer sets until they span 4x L2 (2 MB problems on a 50 MB
+     * L2 get 50 sets): each run then reads what L2 no longer holds. */
+    int dev, l2 = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    int sets = (int)ceil(4.0 * (l2 > 0 ? l2 : 0) / (2.0 * (double)bytes));
+    if (sets < 1) sets = 1;
+    if (sets > 64) sets = 64;
+    while (sets > 1 && 2.0 * bytes * sets > 0.8 * (double)free_bytes) sets--;
+    return sets;
 }
 
 /* ---- the run ------------------------------------------------------------ */
@@ -277,13 +280,7 @@ int lesson_run(const lesson *l, const options *o)
     provenance p;
     get_provenance(&p);
 
-    /* Rotate buffer sets until they span 4x L2 (2 MB problems on a 50 MB
-     * L2 get 50 sets): each run then reads what L2 no longer holds. */
-    double l2 = p.l2_bytes > 0 ? p.l2_bytes : 0;
-    int sets = (int)ceil(4.0 * l2 / (2.0 * (double)bytes));
-    if (sets < 1) sets = 1;
-    if (sets > 64) sets = 64;
-    while (sets > 1 && 2.0 * bytes * sets > 0.8 * (double)free_b) sets--;
+    int sets = rotation_sets(bytes, free_b);
 
     float *dx[64], *dy[64];
     for (int s = 0; s < sets; s++) {
@@ -313,10 +310,8 @@ int lesson_run(const lesson *l, const options *o)
     if (o->output_path && npy_write(o->output_path, y, rows, cols, err, sizeof err) != 0)
         fail_usage(l, err);
 
-    job kernel = {l, dx, dy, rows, cols};
-    job copy = {NULL, dx, dy, rows, cols};
-    timing t = time_job(&kernel, sets, o->warmup, o->iters);
-    timing c = time_job(&copy, sets, o->warmup, o->iters);
+    timing t = time_runs(l->run, dx, dy, sets, rows, cols, o->warmup, o->iters);
+    timing c = time_runs(NULL, dx, dy, sets, rows, cols, o->warmup, o->iters);
 
     double min_bytes = 2.0 * (double)bytes;
     double gbps = min_bytes / (t.median_ms * 1e6);
@@ -342,7 +337,7 @@ int lesson_run(const lesson *l, const options *o)
     printf("  check          %s\n", check_txt);
 
     if (o->csv_path)
-        append_csv(o->csv_path, l, rows, cols, &t, &c,
+        csv_append(o->csv_path, l->number, l->name, rows, cols, &t, &c, l->bytes_per_elem,
                    o->check ? (pass ? "yes" : "FAILED") : "no", &p);
 
     for (int s = 0; s < sets; s++) {

@@ -47,6 +47,40 @@ void lesson_run_small(const lesson *l, const float *x, float *y, long long rows,
  * 0 on PASS (or --no-check), 1 on FAIL. */
 int lesson_run(const lesson *l, const options *o);
 
+/* ---- the measuring parts, shared with the benchmark (tests/bench.cu) ---- */
+
+typedef struct {
+    double median_ms, min_ms, max_ms;
+    int runs;
+} timing;
+
+/* Buffer pairs to rotate so that `bytes` per tensor start cold in L2: enough
+ * to span 4x L2, at most 64, and no more than fits in 80 % of free_bytes. */
+int rotation_sets(size_t bytes, size_t free_bytes);
+
+/* Times fn on x[s] -> y[s] (s rotating over `sets` buffer pairs), or the
+ * device-to-device copy of the same bytes when fn is NULL: `warmup` untimed
+ * runs, then `iters` runs bracketed by CUDA events; median, min and max. */
+timing time_runs(softmax_fn fn, float **x, float **y, int sets, long long rows,
+                 long long cols, int warmup, int iters);
+
+typedef struct {
+    char gpu[256];
+    char driver[32], runtime[32];
+    int sm_mhz, mem_mhz; /* from cudaDeviceGetAttribute (CUDA 13 removed the props) */
+    int l2_bytes, sms;
+    char date[32];       /* UTC, ISO 8601 */
+} provenance;
+
+void get_provenance(provenance *p);
+
+/* Appends one CSV row (with the header first if the file is empty):
+ * lesson, name, shape, times, GB/s, % of copy, bytes per element, verified,
+ * provenance, commit. Exits 2 with one line if the file cannot be written. */
+void csv_append(const char *path, int lesson_number, const char *name, long long rows,
+                long long cols, const timing *t, const timing *copy, double bytes_per_elem,
+                const char *verified, const provenance *p);
+
 /* Prints a row of floats as "[a, b, c]" with 4 decimals (demos). */
 void print_row(const char *label, const float *v, int n);
 
