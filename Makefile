@@ -56,17 +56,20 @@ KERNEL_OBJS := $(foreach d,$(LESSON_DIRS),$(call KERNEL_OBJ,$(d)))
 # 256 MiB per tensor, far above any L2.
 COMPARE_ARGS ?= --rows 16384 --cols 4096
 
-.PHONY: all help lessons test clean FORCE $(LESSON_NUMS:%=lesson%) $(LESSON_NUMS:%=exercise%)
+.PHONY: all help lessons test bench plots venv clean FORCE $(LESSON_NUMS:%=lesson%) $(LESSON_NUMS:%=exercise%)
 .DEFAULT_GOAL := help
 
 all: $(LESSON_NUMS:%=$(BUILD)/lesson%) $(CPU_TESTS:%=$(BUILD)/tests/%) $(GPU_TESTS:%=$(BUILD)/tests/%) \
-     $(LESSON_NUMS:%=$(BUILD)/exercise%) $(LESSON_NUMS:%=$(BUILD)/solution%)
+     $(LESSON_NUMS:%=$(BUILD)/exercise%) $(LESSON_NUMS:%=$(BUILD)/solution%) $(BUILD)/bench
 
 help:
 	@echo "Softmax, from naive to fastest. Targets:"
 	@echo "  make lessonN      build and run lesson N at its default shape; ARGS=\"--rows 8 --cols 100000\" passes options"
 	@echo "  make lessons      run every lesson in order at $(COMPARE_ARGS), then compare them in one table"
 	@echo "  make exerciseN    build your exercise for lesson N (lessons/NN_*/exercise.cu) and check it"
+	@echo "  make bench        time every kernel over N = 32 ... 2^26 at M x N = 2^26 (+ cuDNN) into docs/results/<gpu>.csv"
+	@echo "  make plots        draw docs/img/*.png from docs/results/*.csv (installs matplotlib into .venv)"
+	@echo "  make venv         only make .venv with matplotlib (CI does this so the plot test runs)"
 	@echo "  make test         every test: reference math, options, .npy, CLI, kernels, solutions"
 	@echo "  make all          build everything without running it"
 	@echo "  make clean        remove $(BUILD)/"
@@ -124,9 +127,36 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(COMMON_C:%=$(BUILD)/common/%.o)
 $(GPU_TESTS:%=$(BUILD)/tests/%): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(KERNEL_OBJS) $(COMMON_OBJS)
 	$(NVCC) $(ARCH) -o $@ $^ $(LDLIBS)
 
+# The benchmark: every kernel over the sweep, plus cuDNN when it is installed.
+CUDNN_H := $(firstword $(wildcard $(CUDA_HOME)/include/cudnn.h /usr/include/cudnn.h /usr/include/x86_64-linux-gnu/cudnn.h))
+CUDNN_SO := $(firstword $(wildcard $(CUDA_HOME)/lib64/libcudnn.so /usr/lib/x86_64-linux-gnu/libcudnn.so))
+ifneq ($(and $(CUDNN_H),$(CUDNN_SO)),)
+$(BUILD)/tests/bench.o: NVCCFLAGS += -DHAVE_CUDNN -I$(dir $(CUDNN_H))
+BENCH_LIBS := -L$(dir $(CUDNN_SO)) -lcudnn -Xlinker -rpath=$(dir $(CUDNN_SO))
+endif
+$(BUILD)/bench: $(BUILD)/tests/bench.o $(KERNEL_OBJS) $(COMMON_OBJS)
+	$(NVCC) $(ARCH) -o $@ $^ $(BENCH_LIBS) $(LDLIBS)
+
+bench: $(BUILD)/bench
+	@mkdir -p docs/results
+	$(BUILD)/bench --out docs/results $(ARGS)
+
+# Plots: matplotlib in a local virtual environment, made on first use.
+PYTHON ?= python3
+VENV   := .venv
+$(VENV)/ok: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q -r requirements.txt
+	@touch $@
+venv: $(VENV)/ok
+
+plots: $(VENV)/ok
+	$(VENV)/bin/python docs/plots.py $(wildcard docs/results/*.csv) --out docs/img
+
 test: all
 	@tests/run.sh $(CPU_TESTS:%=$(BUILD)/tests/%) $(GPU_TESTS:%=$(BUILD)/tests/%) \
-	  "tests/cli.sh $(BUILD)" "tests/exercises.sh $(BUILD) $(LESSON_NUMS)"
+	  "tests/cli.sh $(BUILD)" "tests/exercises.sh $(BUILD) $(LESSON_NUMS)" \
+	  "tests/plots.sh $(BUILD) $(VENV)/bin/python"
 
 clean:
 	rm -rf $(BUILD)

@@ -1,0 +1,265 @@
+/* make bench: every softmax kernel of the course over one sweep of shapes,
+ * against the device-to-device copy (and cuDNN when it is installed), timed
+ * in one process, written to one CSV per GPU.
+ *
+ * The sweep keeps M x N = 2^26 floats (256 MiB per tensor, far above L2)
+ * and walks N = 32 ... 2^26, plus 1024 x 512 (2 MiB: launch-bound and
+ * L2-sized; its buffers are rotated so each run starts cold in L2).
+ *
+ * Every timed kernel is checked first, on a poisoned output, against the
+ * float64 reference on BENCH_CHECK_ROWS rows spread over the matrix (the
+ * first and last included); `make test` checks every element on its own
+ * shapes. A kernel whose one checked run takes longer than BENCH_BUDGET_MS
+ * is not timed (20 runs would take too long; one-thread-per-row kernels at
+ * long rows), and the table says so.
+ *
+ * Usage: bench [--out DIR] [--quick]   (--quick: N = 32, 1024, 2^15, 2^20) */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "harness.h"
+#include "inputs.h"
+#include "verify.h"
+#include "kernels.h"
+
+#ifdef HAVE_CUDNN
+#include <cudnn.h>
+#endif
+
+#define BENCH_ELEMS (1LL << 26)
+#define BENCH_CHECK_ROWS 64
+#define BENCH_BUDGET_MS 250.0
+#define BENCH_WARMUP 5
+#define BENCH_ITERS 20
+
+#ifdef HAVE_CUDNN
+/* cuDNN's softmax as a softmax_fn, so it is timed by the same code. The
+ * handle and descriptor are set up once per shape, outside the timing. */
+static cudnnHandle_t cudnn;
+static cudnnTensorDescriptor_t cudnn_desc;
+
+#define CUDNN_CHECK(call)                                                                   \
+    do {                                                                                    \
+        cudnnStatus_t s_ = (call);                                                          \
+        if (s_ != CUDNN_STATUS_SUCCESS) {                                                   \
+            fprintf(stderr, "%s:%d: cuDNN error: %s\n", __FILE__, __LINE__,                \
+                    cudnnGetErrorString(s_));                                               \
+            exit(1);                                                                        \
+        }                                                                                   \
+    } while (0)
+
+static void softmax_cudnn(const float *x, float *y, long long rows, long long cols,
+                          cudaStream_t stream)
+{
+    (void)rows; (void)cols; /* the descriptor holds the shape */
+    const float one = 1.0f, zero = 0.0f;
+    CUDNN_CHECK(cudnnSetStream(cudnn, stream));
+    CUDNN_CHECK(cudnnSoftmaxForward(cudnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE,
+                                    &one, cudnn_desc, x, &zero, cudnn_desc, y));
+}
+
+/* cuDNN takes int dimensions: N = rows, C = cols, H = W = 1. */
+static int cudnn_shape(long long rows, long long cols)
+{
+    if (rows > 2147483647LL || cols > 2147483647LL) return 0;
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(cudnn_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+                                           (int)rows, (int)cols, 1, 1));
+    return 1;
+}
+#endif
+
+/* One row of the sweep's output table (stdout). */
+static void print_line(const char *who, long long rows, long long cols, const char *what)
+{
+    char shape[48];
+    snprintf(shape, sizeof shape, "%lld x %lld", rows, cols);
+    printf("  %-28s %-18s %s\n", who, shape, what);
+}
+
+/* The checked run: poison, run once (timed roughly), verify sampled rows.
+ * Returns the run's milliseconds; *ok says whether it matched. */
+static double checked_run(softmax_fn fn, rtol_fn rtol, const float *hx, float *hy_rows,
+                          float *dx, float *dy, long long rows, long long cols, int *ok)
+{
+    size_t bytes = (size_t)rows * (size_t)cols * sizeof(float);
+    CUDA_CHECK(cudaMemset(dy, 0xFF, bytes)); /* NaN: unwritten elements fail */
+    cudaEvent_t a, b;
+    CUDA_CHECK(cudaEventCreate(&a));
+    CUDA_CHECK(cudaEventCreate(&b));
+    CUDA_CHECK(cudaEventRecord(a, 0));
+    fn(dx, dy, rows, cols, 0);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaEventRecord(b, 0));
+    CUDA_CHECK(cudaEventSynchronize(b));
+    float ms;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    CUDA_CHECK(cudaEventDestroy(a));
+    CUDA_CHECK(cudaEventDestroy(b));
+
+    long long count = rows < BENCH_CHECK_ROWS ? rows : BENCH_CHECK_ROWS;
+    *ok = 1;
+    for (long long i = 0; i < count; i++) {
+        long long r = verify_row_at(i, count, rows);
+        CUDA_CHECK(cudaMemcpy(hy_rows, dy + r * cols, (size_t)cols * sizeof(float),
+                              cudaMemcpyDeviceToHost));
+        verify_report rep;
+        *ok &= verify_softmax(hx + r * cols, hy_rows, 1, cols, ref_row_softmax, NULL, rtol(cols),
+                              &rep);
+    }
+    return ms;
+}
+
+/* "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3" */
+static void slug(const char *name, char *out, size_t len)
+{
+    size_t k = 0;
+    for (const char *c = name; *c && k + 1 < len; c++) {
+        if (isalnum((unsigned char)*c)) out[k++] = (char)tolower((unsigned char)*c);
+        else if (k > 0 && out[k - 1] != '-') out[k++] = '-';
+    }
+    while (k > 0 && out[k - 1] == '-') k--;
+    out[k] = '\0';
+}
+
+int main(int argc, char **argv)
+{
+    const char *out_dir = "docs/results";
+    int quick = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];
+        else if (!strcmp(argv[i], "--quick")) quick = 1;
+        else {
+            fprintf(stderr, "bench: unknown argument '%s' (usage: bench [--out DIR] [--quick])\n",
+                    argv[i]);
+            return 2;
+        }
+    }
+    require_gpu("bench");
+
+    provenance p;
+    get_provenance(&p);
+    char name[128], csv[512];
+    slug(p.gpu, name, sizeof name);
+    snprintf(csv, sizeof csv, "%s/%s.csv", out_dir, name);
+    FILE *f = fopen(csv, "w"); /* a fresh file: one sweep, one provenance */
+    if (!f) {
+        fprintf(stderr, "bench: cannot write '%s'\n", csv);
+        return 2;
+    }
+    fclose(f);
+
+#ifdef HAVE_CUDNN
+    CUDNN_CHECK(cudnnCreate(&cudnn));
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(&cudnn_desc));
+#endif
+
+    /* The shapes: N = 2^5 ... 2^26 at M x N = 2^26, then 1024 x 512. */
+    long long shapes[32][2];
+    int nshapes = 0;
+    for (int e = 5; e <= 26; e++) {
+        if (quick && e != 5 && e != 10 && e != 15 && e != 20) continue;
+        shapes[nshapes][0] = BENCH_ELEMS >> e;
+        shapes[nshapes][1] = 1LL << e;
+        nshapes++;
+    }
+    shapes[nshapes][0] = 1024;
+    shapes[nshapes][1] = 512;
+    nshapes++;
+
+    float *hx = (float *)malloc((size_t)BENCH_ELEMS * sizeof(float));
+    float *hy = (float *)malloc((size_t)BENCH_ELEMS * sizeof(float));
+    if (!hx || !hy) {
+        fprintf(stderr, "bench: out of host memory\n");
+        return 1;
+    }
+    printf("make bench on %s: median of %d runs after %d warm-up; CSV %s\n", p.gpu, BENCH_ITERS,
+           BENCH_WARMUP, csv);
+
+    for (int s = 0; s < nshapes; s++) {
+        long long rows = shapes[s][0], cols = shapes[s][1];
+        size_t bytes = (size_t)rows * (size_t)cols * sizeof(float);
+        inputs_fill(hx, rows, cols, INPUT_NORMAL, 2026 + (unsigned long long)s);
+
+        size_t free_b, total_b;
+        CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+        int sets = rotation_sets(bytes, free_b);
+        float *dx[64], *dy[64];
+        for (int k = 0; k < sets; k++) {
+            CUDA_CHECK(cudaMalloc(&dx[k], bytes));
+            CUDA_CHECK(cudaMalloc(&dy[k], bytes));
+            CUDA_CHECK(cudaMemcpy(dx[k], hx, bytes, cudaMemcpyHostToDevice));
+        }
+
+        timing copy = time_runs(NULL, dx, dy, sets, rows, cols, BENCH_WARMUP, BENCH_ITERS);
+        char what[160];
+        snprintf(what, sizeof what, "%9.4f ms %8.1f GB/s  (the roofline)", copy.median_ms,
+                 2.0 * (double)bytes / (copy.median_ms * 1e6));
+        printf("\n");
+        print_line("copy (cudaMemcpy D2D)", rows, cols, what);
+        csv_append(csv, 0, "copy", rows, cols, &copy, &copy, 8.0, "yes", &p);
+
+        for (int k = 0; k <= NKERNELS; k++) {
+            const char *who;
+            softmax_fn fn;
+            rtol_fn rtol = verify_rtol;
+            int lesson_no = 0;
+            double bpe = 8.0;
+            char label[64];
+            if (k < NKERNELS) {
+                const kernel *K = &KERNELS[k];
+                snprintf(label, sizeof label, "lesson%d %s", K->lesson, K->name);
+                who = K->name;
+                fn = K->run;
+                rtol = K->rtol;
+                lesson_no = K->lesson;
+                bpe = K->bytes_per_elem;
+                if (K->max_cols && cols > K->max_cols) {
+                    snprintf(what, sizeof what, "skipped: N > %lld is hopeless for this design",
+                             K->max_cols);
+                    print_line(label, rows, cols, what);
+                    continue;
+                }
+            } else {
+#ifdef HAVE_CUDNN
+                if (!cudnn_shape(rows, cols)) continue;
+                snprintf(label, sizeof label, "cuDNN %d.%d ACCURATE", CUDNN_MAJOR, CUDNN_MINOR);
+                who = "cudnn";
+                fn = softmax_cudnn;
+#else
+                continue;
+#endif
+            }
+            int ok;
+            double first = checked_run(fn, rtol, hx, hy, dx[0], dy[0], rows, cols, &ok);
+            if (first > BENCH_BUDGET_MS) {
+                snprintf(what, sizeof what, "skipped: one run took %.0f ms (budget %.0f ms)%s",
+                         first, BENCH_BUDGET_MS, ok ? "" : ", and it FAILED the check");
+                print_line(label, rows, cols, what);
+                continue;
+            }
+            timing t = time_runs(fn, dx, dy, sets, rows, cols, BENCH_WARMUP, BENCH_ITERS);
+            double gbps = 2.0 * (double)bytes / (t.median_ms * 1e6);
+            double copy_gbps = 2.0 * (double)bytes / (copy.median_ms * 1e6);
+            snprintf(what, sizeof what, "%9.4f ms %8.1f GB/s %6.1f %% of copy  %s", t.median_ms,
+                     gbps, 100.0 * gbps / copy_gbps, ok ? "checked" : "FAILED the check");
+            print_line(label, rows, cols, what);
+            csv_append(csv, lesson_no, who, rows, cols, &t, &copy, bpe, ok ? "yes" : "FAILED", &p);
+        }
+        for (int k = 0; k < sets; k++) {
+            CUDA_CHECK(cudaFree(dx[k]));
+            CUDA_CHECK(cudaFree(dy[k]));
+        }
+    }
+    free(hx);
+    free(hy);
+#ifdef HAVE_CUDNN
+    CUDNN_CHECK(cudnnDestroyTensorDescriptor(cudnn_desc));
+    CUDNN_CHECK(cudnnDestroy(cudnn));
+#endif
+    printf("\nwrote %s\n", csv);
+    return 0;
+}

@@ -1,0 +1,30 @@
+/* Every softmax kernel of the course, in one table: the equivalence matrix
+ * (tests/test_kernels.cu) checks each against the float64 reference, and
+ * the benchmark (tests/bench.cu) times each. A lesson joins both by adding
+ * its row here. */
+#ifndef TESTS_KERNELS_H
+#define TESTS_KERNELS_H
+
+#include "harness.h"
+#include "verify.h"
+
+#include "../lessons/01_naive/softmax_naive.h"
+#include "../lessons/02_stable/softmax_stable.h"
+
+typedef struct {
+    const char *name;      /* "naive"; shown as "lesson1 naive"               */
+    int lesson;
+    softmax_fn run;
+    int stable;            /* 0: overflows by design, kept off large inputs   */
+    rtol_fn rtol;          /* the tolerance its summation order needs         */
+    double bytes_per_elem; /* global-memory traffic of the design             */
+    long long max_cols;    /* bench: longest row worth timing (0: any)        */
+} kernel;
+
+static const kernel KERNELS[] = {
+    {"naive", 1, softmax_naive, 0, verify_rtol_sequential, 12, 1LL << 20},
+    {"stable", 2, softmax_stable, 1, verify_rtol_sequential, 16, 1LL << 20},
+};
+#define NKERNELS (int)(sizeof KERNELS / sizeof KERNELS[0])
+
+#endif
