@@ -68,6 +68,7 @@ help:
 	@echo "  make lessons      run every lesson in order at $(COMPARE_ARGS), then compare them in one table"
 	@echo "  make exerciseN    build your exercise for lesson N (lessons/NN_*/exercise.cu) and check it"
 	@echo "  make bench        time every kernel over N = 32 ... 2^26 at M x N = 2^26 (+ cuDNN) into docs/results/<gpu>.csv"
+	@echo "  make profile-lessonN  Nsight Compute: DRAM bytes and throughput of lesson N at PROFILE_SHAPE=$(PROFILE_SHAPE)"
 	@echo "  make plots        draw docs/img/*.png from docs/results/*.csv (installs matplotlib into .venv)"
 	@echo "  make venv         only make .venv with matplotlib (CI does this so the plot test runs)"
 	@echo "  make test         every test: reference math, options, .npy, CLI, kernels, solutions"
@@ -140,6 +141,11 @@ $(BUILD)/bench: $(BUILD)/tests/bench.o $(KERNEL_OBJS) $(COMMON_OBJS)
 bench: $(BUILD)/bench
 	@mkdir -p docs/results
 	$(BUILD)/bench --out docs/results $(ARGS)
+
+# Nsight Compute on one lesson: DRAM bytes against the design's traffic.
+PROFILE_SHAPE ?= 16384x4096
+profile-lesson%: $(BUILD)/bench
+	@tests/profile.sh $(BUILD) $* $(PROFILE_SHAPE)
 
 # Plots: matplotlib in a local virtual environment, made on first use.
 PYTHON ?= python3

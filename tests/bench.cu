@@ -13,7 +13,10 @@
  * is not timed (20 runs would take too long; one-thread-per-row kernels at
  * long rows), and the table says so.
  *
- * Usage: bench [--out DIR] [--quick]   (--quick: N = 32, 1024, 2^15, 2^20) */
+ * Usage: bench [--out DIR] [--quick]   (--quick: N = 32, 1024, 2^15, 2^20)
+ *        bench --only N [--shape RxC]  one untimed, unchecked launch of each
+ *                                      kernel of lesson N (for `make
+ *                                      profile-lessonN`: ncu sees only it) */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -125,20 +128,66 @@ static void slug(const char *name, char *out, size_t len)
     out[k] = '\0';
 }
 
+/* --only: each kernel of one lesson, launched once on seeded input. */
+static int profile_lesson(int lesson_no, long long rows, long long cols)
+{
+    size_t bytes = (size_t)rows * (size_t)cols * sizeof(float);
+    float *hx = (float *)malloc(bytes), *dx, *dy;
+    if (!hx) {
+        fprintf(stderr, "bench: out of host memory\n");
+        return 1;
+    }
+    inputs_fill(hx, rows, cols, INPUT_NORMAL, 7);
+    CUDA_CHECK(cudaMalloc(&dx, bytes));
+    CUDA_CHECK(cudaMalloc(&dy, bytes));
+    CUDA_CHECK(cudaMemcpy(dx, hx, bytes, cudaMemcpyHostToDevice));
+    int n = 0;
+    for (int k = 0; k < NKERNELS; k++) {
+        if (KERNELS[k].lesson != lesson_no) continue;
+        printf("bench: lesson%d %s, %lld x %lld, one launch\n", lesson_no, KERNELS[k].name, rows,
+               cols);
+        KERNELS[k].run(dx, dy, rows, cols, 0);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaDeviceSynchronize());
+        n++;
+    }
+    CUDA_CHECK(cudaFree(dx));
+    CUDA_CHECK(cudaFree(dy));
+    free(hx);
+    if (n == 0) {
+        fprintf(stderr, "bench: no kernel of lesson %d in tests/kernels.h\n", lesson_no);
+        return 2;
+    }
+    return 0;
+}
+
+static void usage_error(const char *arg)
+{
+    fprintf(stderr, "bench: bad argument '%s' (usage: bench [--out DIR] [--quick] | "
+                    "bench --only N [--shape RxC])\n", arg);
+    exit(2);
+}
+
 int main(int argc, char **argv)
 {
     const char *out_dir = "docs/results";
-    int quick = 0;
+    int quick = 0, only = 0;
+    long long prof_rows = 16384, prof_cols = 4096;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];
         else if (!strcmp(argv[i], "--quick")) quick = 1;
-        else {
-            fprintf(stderr, "bench: unknown argument '%s' (usage: bench [--out DIR] [--quick])\n",
-                    argv[i]);
-            return 2;
-        }
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+            only = atoi(argv[++i]);
+            if (only < 1) usage_error(argv[i]);
+        } else if (!strcmp(argv[i], "--shape") && i + 1 < argc) {
+            i++;
+            if (sscanf(argv[i], "%lldx%lld", &prof_rows, &prof_cols) != 2 || prof_rows < 1 ||
+                prof_cols < 1 || prof_rows > (1LL << 40) / prof_cols)
+                usage_error(argv[i]);
+        } else usage_error(argv[i]);
     }
     require_gpu("bench");
+    if (only) return profile_lesson(only, prof_rows, prof_cols);
 
     provenance p;
     get_provenance(&p);
