@@ -56,11 +56,12 @@ KERNEL_OBJS := $(foreach d,$(LESSON_DIRS),$(call KERNEL_OBJ,$(d)))
 # 256 MiB per tensor, far above any L2.
 COMPARE_ARGS ?= --rows 16384 --cols 4096
 
-.PHONY: all help lessons test bench plots venv clean FORCE $(LESSON_NUMS:%=lesson%) $(LESSON_NUMS:%=exercise%)
+.PHONY: all help lessons test bench plots venv sanitize clean FORCE $(LESSON_NUMS:%=lesson%) $(LESSON_NUMS:%=exercise%)
 .DEFAULT_GOAL := help
 
 all: $(LESSON_NUMS:%=$(BUILD)/lesson%) $(CPU_TESTS:%=$(BUILD)/tests/%) $(GPU_TESTS:%=$(BUILD)/tests/%) \
-     $(LESSON_NUMS:%=$(BUILD)/exercise%) $(LESSON_NUMS:%=$(BUILD)/solution%) $(BUILD)/bench
+     $(LESSON_NUMS:%=$(BUILD)/exercise%) $(LESSON_NUMS:%=$(BUILD)/solution%) $(BUILD)/bench \
+     $(BUILD)/odd_shapes
 
 help:
 	@echo "Softmax, from naive to fastest. Targets:"
@@ -68,6 +69,7 @@ help:
 	@echo "  make lessons      run every lesson in order at $(COMPARE_ARGS), then compare them in one table"
 	@echo "  make exerciseN    build your exercise for lesson N (lessons/NN_*/exercise.cu) and check it"
 	@echo "  make bench        time every kernel over N = 32 ... 2^26 at M x N = 2^26 (+ cuDNN) into docs/results/<gpu>.csv"
+	@echo "  make sanitize     compute-sanitizer memcheck/racecheck/synccheck/initcheck on every kernel, odd shapes"
 	@echo "  make profile-lessonN  Nsight Compute: DRAM bytes and throughput of lesson N at PROFILE_SHAPE=$(PROFILE_SHAPE)"
 	@echo "  make plots        draw docs/img/*.png from docs/results/*.csv (installs matplotlib into .venv)"
 	@echo "  make venv         only make .venv with matplotlib (CI does this so the plot test runs)"
@@ -141,6 +143,12 @@ $(BUILD)/bench: $(BUILD)/tests/bench.o $(KERNEL_OBJS) $(COMMON_OBJS)
 bench: $(BUILD)/bench
 	@mkdir -p docs/results
 	$(BUILD)/bench --out docs/results $(ARGS)
+
+# compute-sanitizer over every kernel on odd shapes (a GPU is needed).
+$(BUILD)/odd_shapes: $(BUILD)/tests/odd_shapes.o $(KERNEL_OBJS) $(COMMON_OBJS)
+	$(NVCC) $(ARCH) -o $@ $^ $(LDLIBS)
+sanitize: $(BUILD)/odd_shapes
+	@tests/sanitize.sh $(BUILD)
 
 # Nsight Compute on one lesson: DRAM bytes against the design's traffic.
 PROFILE_SHAPE ?= 16384x4096
