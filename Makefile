@@ -56,12 +56,12 @@ KERNEL_OBJS := $(foreach d,$(LESSON_DIRS),$(call KERNEL_OBJ,$(d)))
 # 256 MiB per tensor, far above any L2.
 COMPARE_ARGS ?= --rows 16384 --cols 4096
 
-.PHONY: all help lessons test bench plots venv sanitize clean FORCE $(LESSON_NUMS:%=lesson%) $(LESSON_NUMS:%=exercise%)
+.PHONY: all help lessons test test-large bench plots venv sanitize clean FORCE $(LESSON_NUMS:%=lesson%) $(LESSON_NUMS:%=exercise%)
 .DEFAULT_GOAL := help
 
 all: $(LESSON_NUMS:%=$(BUILD)/lesson%) $(CPU_TESTS:%=$(BUILD)/tests/%) $(GPU_TESTS:%=$(BUILD)/tests/%) \
      $(LESSON_NUMS:%=$(BUILD)/exercise%) $(LESSON_NUMS:%=$(BUILD)/solution%) $(BUILD)/bench \
-     $(BUILD)/odd_shapes
+     $(BUILD)/odd_shapes $(BUILD)/large
 
 help:
 	@echo "Softmax, from naive to fastest. Targets:"
@@ -69,6 +69,7 @@ help:
 	@echo "  make lessons      run every lesson in order at $(COMPARE_ARGS), then compare them in one table"
 	@echo "  make exerciseN    build your exercise for lesson N (lessons/NN_*/exercise.cu) and check it"
 	@echo "  make bench        time every kernel over N = 32 ... 2^26 at M x N = 2^26 (+ cuDNN) into docs/results/<gpu>.csv"
+	@echo "  make test-large   every kernel on 1 x (2^31+17) and (2^17+1) x (2^14+3): 64-bit indexing (GPU, ~18 GB)"
 	@echo "  make sanitize     compute-sanitizer memcheck/racecheck/synccheck/initcheck on every kernel, odd shapes"
 	@echo "  make profile-lessonN  Nsight Compute: DRAM bytes and throughput of lesson N at PROFILE_SHAPE=$(PROFILE_SHAPE)"
 	@echo "  make plots        draw docs/img/*.png from docs/results/*.csv (installs matplotlib into .venv)"
@@ -149,6 +150,12 @@ $(BUILD)/odd_shapes: $(BUILD)/tests/odd_shapes.o $(KERNEL_OBJS) $(COMMON_OBJS)
 	$(NVCC) $(ARCH) -o $@ $^ $(LDLIBS)
 sanitize: $(BUILD)/odd_shapes
 	@tests/sanitize.sh $(BUILD)
+
+# More than 2^31 elements (a GPU with ~18 GB free is needed).
+$(BUILD)/large: $(BUILD)/tests/large.o $(KERNEL_OBJS) $(COMMON_OBJS)
+	$(NVCC) $(ARCH) -o $@ $^ $(LDLIBS)
+test-large: $(BUILD)/large
+	@tests/run.sh $(BUILD)/large
 
 # Nsight Compute on one lesson: DRAM bytes against the design's traffic.
 PROFILE_SHAPE ?= 16384x4096
