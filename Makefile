@@ -176,7 +176,7 @@ plots: $(VENV)/ok
 
 test: all
 	@tests/run.sh $(CPU_TESTS:%=$(BUILD)/tests/%) $(GPU_TESTS:%=$(BUILD)/tests/%) \
-	  "tests/cli.sh $(BUILD)" "tests/exercises.sh $(BUILD) $(LESSON_NUMS)" \
+	  "tests/cli.sh $(BUILD) $(LESSON_NUMS)" "tests/exercises.sh $(BUILD) $(LESSON_NUMS)" \
 	  "tests/plots.sh $(BUILD) $(VENV)/bin/python"
 
 clean:

@@ -261,26 +261,29 @@ int lesson_run(const lesson *l, const options *o)
 {
     char err[512], buf[512], size_txt[32];
     long long rows = o->rows, cols = o->cols;
-    float *x = loaded_input;
-    loaded_input = NULL;
     size_t n = (size_t)rows * (size_t)cols, bytes = n * sizeof(float);
 
     size_t free_b, total_b;
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
 
-    float *y = (float *)malloc(bytes);
-    if (!x) x = (float *)malloc(bytes);
+    float *x = (float *)malloc(bytes), *y = (float *)malloc(bytes);
     if (!x || !y) {
         fmt_bytes(2.0 * bytes, size_txt, sizeof size_txt);
         snprintf(buf, sizeof buf, "%lld x %lld needs %s of host memory", rows, cols, size_txt);
         fail_usage(l, buf);
     }
-    if (!o->input_path) inputs_fill(x, rows, cols, o->kind, o->seed);
+    /* --input stays loaded, so a lesson may run several variants on it. */
+    if (o->input_path) memcpy(x, loaded_input, bytes);
+    else inputs_fill(x, rows, cols, o->kind, o->seed);
 
     provenance p;
     get_provenance(&p);
 
+#ifdef CUDA_EMU
+    int sets = 1; /* the CPU emulator measures no time: nothing to rotate */
+#else
     int sets = rotation_sets(bytes, free_b);
+#endif
 
     float *dx[64], *dy[64];
     for (int s = 0; s < sets; s++) {
@@ -310,6 +313,26 @@ int lesson_run(const lesson *l, const options *o)
     if (o->output_path && npy_write(o->output_path, y, rows, cols, err, sizeof err) != 0)
         fail_usage(l, err);
 
+#ifdef CUDA_EMU
+    /* Built for the CPU emulator (common/emu, `make lessonN EMU=1`): the
+     * kernel ran on the CPU, so a time would say nothing about any GPU.
+     * Report the check only, and say so. */
+    fmt_bytes((double)bytes, size_txt, sizeof size_txt);
+    printf("Lesson %d, %s: %s\n", l->number, l->name, l->shows);
+    printf("  device         %s, commit %s\n", p.gpu, GIT_COMMIT);
+    printf("  shape          %lld x %lld floats (%s per tensor), input %s\n", rows, cols, size_txt,
+           o->input_path ? o->input_path : input_kind_name(o->kind));
+    printf("  design traffic %s = %g bytes per element\n", l->traffic, l->bytes_per_elem);
+    printf("  time           not measured: the kernel ran on the CPU emulator, where timings are "
+           "not meaningful (run on a GPU for them)\n");
+    printf("  check          %s\n", check_txt);
+    if (o->csv_path) printf("  csv            not written: no timing on the CPU emulator\n");
+    CUDA_CHECK(cudaFree(dx[0]));
+    CUDA_CHECK(cudaFree(dy[0]));
+    free(x);
+    free(y);
+    return pass ? 0 : 1;
+#endif
     timing t = time_runs(l->run, dx, dy, sets, rows, cols, o->warmup, o->iters);
     timing c = time_runs(NULL, dx, dy, sets, rows, cols, o->warmup, o->iters);
 

@@ -2,7 +2,7 @@
 # The lesson programs' command-line behaviour: every bad input gets exit
 # status 2 and exactly one line on stderr; --help works; a machine without a
 # GPU gets one clear line and exit status 3.
-# Usage: tests/cli.sh BUILD_DIR
+# Usage: tests/cli.sh BUILD_DIR N...   (the lesson numbers)
 set -u
 build=$1
 tmp=$(mktemp -d)
@@ -44,7 +44,7 @@ write_npy "$tmp/rank1.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (6
 write_npy "$tmp/short.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }" 8
 write_npy "$tmp/fortran.npy" "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }" 24
 
-for n in 1 2; do
+for n in "${@:2}"; do
     prog="$build/lesson$n"
     [ -x "$prog" ] || { fail "lesson$n CLI" "$prog not built"; continue; }
     L="lesson$n rejects"

@@ -18,6 +18,8 @@
 
 #include "../lessons/01_naive/softmax_naive.h"
 #include "../lessons/02_stable/softmax_stable.h"
+#include "../lessons/03_three_pass/softmax_three_pass.h"
+#include "../lessons/04_warp/softmax_warp.h"
 
 typedef struct {
     const char *name;
@@ -29,6 +31,11 @@ typedef struct {
 static const kernel KERNELS[] = {
     {"lesson1 naive", softmax_naive, 0, verify_rtol_sequential},
     {"lesson2 stable", softmax_stable, 1, verify_rtol_sequential},
+    {"lesson3 three-pass", softmax_three_pass, 1, verify_rtol},
+    {"lesson3 three-pass-1024", softmax_three_pass_1024, 1, verify_rtol},
+    {"lesson4 warp", softmax_warp, 1, verify_rtol},
+    {"lesson4 warp-1024", softmax_warp_1024, 1, verify_rtol},
+    {"lesson4 warp-per-row", softmax_warp_per_row, 1, verify_rtol},
 };
 #define NKERNELS (int)(sizeof KERNELS / sizeof KERNELS[0])
 
