@@ -10,6 +10,8 @@
 
 #include "../lessons/01_naive/softmax_naive.h"
 #include "../lessons/02_stable/softmax_stable.h"
+#include "../lessons/03_three_pass/softmax_three_pass.h"
+#include "../lessons/04_warp/softmax_warp.h"
 
 typedef struct {
     const char *name;      /* "naive"; shown as "lesson1 naive"               */
@@ -24,6 +26,11 @@ typedef struct {
 static const kernel KERNELS[] = {
     {"naive", 1, softmax_naive, 0, verify_rtol_sequential, 12, 1LL << 20},
     {"stable", 2, softmax_stable, 1, verify_rtol_sequential, 16, 1LL << 20},
+    {"three-pass", 3, softmax_three_pass, 1, verify_rtol, 16, 0},
+    {"three-pass-1024", 3, softmax_three_pass_1024, 1, verify_rtol, 16, 0},
+    {"warp", 4, softmax_warp, 1, verify_rtol, 16, 0},
+    {"warp-1024", 4, softmax_warp_1024, 1, verify_rtol, 16, 0},
+    {"warp-per-row", 4, softmax_warp_per_row, 1, verify_rtol, 16, 0},
 };
 #define NKERNELS (int)(sizeof KERNELS / sizeof KERNELS[0])
 
