@@ -56,12 +56,20 @@ KERNEL_OBJS := $(foreach d,$(LESSON_DIRS),$(call KERNEL_OBJ,$(d)))
 # 256 MiB per tensor, far above any L2.
 COMPARE_ARGS ?= --rows 16384 --cols 4096
 
+# The CPU emulator (common/emu, docs/emulator.md): EMU=1 builds the programs
+# with g++ and runs their kernels on the CPU; `make test` does so by itself
+# when no GPU is found (EMU=0 keeps it on nvcc builds only).
+TEST_EMU := $(if $(filter 1,$(EMU)),1,$(if $(filter 0,$(EMU)),,$(if $(GPU_CC),,1)))
+include common/emu/emu.mk
+EMU_TEST_LINE = kernels run on the CPU emulator ($(if $(GPU_CC),EMU=1,no GPU found)): the GPU tests, \
+  lessons and exercises are built by g++ against common/emu and checked at the same shapes as on a GPU; no timings
+
 .PHONY: all help lessons test test-large bench plots venv sanitize clean FORCE $(LESSON_NUMS:%=lesson%) $(LESSON_NUMS:%=exercise%)
 .DEFAULT_GOAL := help
 
 all: $(LESSON_NUMS:%=$(BUILD)/lesson%) $(CPU_TESTS:%=$(BUILD)/tests/%) $(GPU_TESTS:%=$(BUILD)/tests/%) \
      $(LESSON_NUMS:%=$(BUILD)/exercise%) $(LESSON_NUMS:%=$(BUILD)/solution%) $(BUILD)/bench \
-     $(BUILD)/odd_shapes $(BUILD)/large
+     $(BUILD)/odd_shapes $(BUILD)/large $(if $(TEST_EMU),emu,$(EMU_SELF_TEST)) $(EMU_NATIVE_TEST)
 
 help:
 	@echo "Softmax, from naive to fastest. Targets:"
@@ -78,8 +86,11 @@ help:
 	@echo "  make all          build everything without running it"
 	@echo "  make clean        remove $(BUILD)/"
 	@echo "  make help         this list"
+	@echo "  make lessonN EMU=1    lesson N on the CPU emulator (no GPU needed): the checks, no timings; also exerciseN"
+	@echo "  make test EMU=1   the GPU tests on the CPU emulator even with a GPU (the default without one)"
+	@echo "  make test-asan    the GPU tests and the emulator's own tests on the CPU emulator under AddressSanitizer"
 	@echo "Lessons: $(LESSON_DIRS)"
-	@echo "Variables: NVCC, CUDA_HOME, ARCH (now: $(strip $(ARCH))), ARGS"
+	@echo "Variables: NVCC, CUDA_HOME, ARCH (now: $(strip $(ARCH))), ARGS, EMU (now: $(if $(TEST_EMU),1 for make test,0))"
 
 # ---- compiling -------------------------------------------------------------------
 # The commit goes into every report; the header changes only when it does.
@@ -104,16 +115,16 @@ $(BUILD)/%.o: %.cu
 define LESSON_RULES
 $(BUILD)/lesson$(2): $(BUILD)/lessons/$(1)/main.o $(call KERNEL_OBJ,$(1)) $(COMMON_OBJS)
 	$(NVCC) $(ARCH) -o $$@ $$^ $(LDLIBS)
-lesson$(2): $(BUILD)/lesson$(2)
-	$(BUILD)/lesson$(2) $$(ARGS)
+lesson$(2): $(if $(filter 1,$(EMU)),$(EMU_DIR),$(BUILD))/lesson$(2)
+	$$< $$(ARGS)
 # The learner's file and the tested solution share one checker.
 $(BUILD)/exercise$(2): $(BUILD)/lessons/$(1)/exercise.o $(BUILD)/lessons/$(1)/exercise_check.o $(call KERNEL_OBJ,$(1)) $(COMMON_OBJS)
 	$(NVCC) $(ARCH) -o $$@ $$^ $(LDLIBS)
 $(BUILD)/solution$(2): $(BUILD)/solutions/$(1)/exercise.o $(BUILD)/lessons/$(1)/exercise_check.o $(call KERNEL_OBJ,$(1)) $(COMMON_OBJS)
 	$(NVCC) $(ARCH) -o $$@ $$^ $(LDLIBS)
 $(BUILD)/solutions/$(1)/exercise.o: NVCCFLAGS += -Ilessons/$(1)
-exercise$(2): $(BUILD)/exercise$(2)
-	$(BUILD)/exercise$(2) $$(ARGS)
+exercise$(2): $(if $(filter 1,$(EMU)),$(EMU_DIR),$(BUILD))/exercise$(2)
+	$$< $$(ARGS)
 endef
 $(foreach d,$(LESSON_DIRS),$(eval $(call LESSON_RULES,$(d),$(call lesson_num,$(d)))))
 
@@ -175,8 +186,11 @@ plots: $(VENV)/ok
 	$(VENV)/bin/python docs/plots.py $(wildcard docs/results/*.csv) --out docs/img
 
 test: all
-	@tests/run.sh $(CPU_TESTS:%=$(BUILD)/tests/%) $(GPU_TESTS:%=$(BUILD)/tests/%) \
-	  "tests/cli.sh $(BUILD) $(LESSON_NUMS)" "tests/exercises.sh $(BUILD) $(LESSON_NUMS)" \
+	@$(if $(TEST_EMU),echo "$(EMU_TEST_LINE)";) \
+	tests/run.sh $(CPU_TESTS:%=$(BUILD)/tests/%) \
+	  $(if $(TEST_EMU),$(EMU_GPU_TESTS),$(GPU_TESTS:%=$(BUILD)/tests/%)) $(EMU_SELF_TEST) $(EMU_NATIVE_TEST) \
+	  "tests/cli.sh $(BUILD) $(LESSON_NUMS)" "tests/exercises.sh $(if $(TEST_EMU),$(EMU_DIR),$(BUILD)) $(LESSON_NUMS)" \
+	  $(if $(TEST_EMU),"tests/emu/lessons.sh $(EMU_DIR) $(LESSON_NUMS)") \
 	  "tests/plots.sh $(BUILD) $(VENV)/bin/python"
 
 clean:

@@ -1,0 +1,1701 @@
+/* The CPU emulator's runtime: device memory, streams and events, and the
+ * scheduler that runs every CUDA thread of a block as a fiber.
+ * cuda_emu.h's header comment describes the model; this file implements
+ * it. One OS thread does everything: blocks run one after another, and
+ * inside a block control passes from one fiber to the next only where a
+ * thread waits for others (a barrier, a warp collective) or has finished.
+ *
+ * Why fibers and not OS threads: a block has up to 1024 threads and a test
+ * launches thousands of blocks; a switch between fibers costs a few
+ * nanoseconds and no system call (the prototype measured 1.6 s against
+ * 39 s with one OS thread per CUDA thread). Why one OS thread: no locks,
+ * atomics are plain read-modify-writes, and every run is deterministic, so
+ * a failure found once is found every time. */
+#define _GNU_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE, sigaltstack, pthread_getattr_np */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu_runtime.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define EMU_ASAN 1
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#else
+#define EMU_ASAN 0
+#endif
+
+/* x86-64 switches fibers with the fifteen instructions below (about 20 ns
+ * per thread per barrier or shuffle, all costs included); anything else,
+ * or -DEMU_UCONTEXT, uses swapcontext, which is correct everywhere but
+ * makes a system call per switch (sigprocmask): about 10 times slower. */
+#if defined(__x86_64__) && !defined(EMU_UCONTEXT)
+#define EMU_ASM_SWITCH 1
+#else
+#define EMU_ASM_SWITCH 0
+#include <ucontext.h>
+#endif
+
+/* ---- the emulated device ----------------------------------------------------
+ * An H100's limits (SMs, shared memory, grid and block sizes), so that
+ * lessons that size their launches from the device take the same paths as
+ * on the course's reference GPU; but no clusters and no cooperative launch,
+ * which the emulator does not run. Memory: half of the host's. */
+#define EMU_SMS 132
+#define EMU_SMEM_DEFAULT (48 * 1024)
+#define EMU_SMEM_OPTIN (227 * 1024)
+#define EMU_SMEM_PER_SM (228 * 1024)
+#define EMU_L2_BYTES (50 * 1024 * 1024)
+#define EMU_MAX_THREADS 1024
+#define EMU_CANARY 0xA5 /* fills the bytes between a buffer's end and the next 256 */
+
+static const char *const EMU_NAME = "CPU emulator (common/emu, no GPU)";
+
+/* The index variables of the running CUDA thread (see emu_runtime.h). */
+uint3 emu_thread_idx, emu_block_idx, emu_block_dim, emu_grid_dim;
+
+static size_t page_size(void)
+{
+    static size_t p;
+    if (!p) p = (size_t)sysconf(_SC_PAGESIZE);
+    return p;
+}
+
+static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+/* ---- errors -------------------------------------------------------------------
+ * As on a GPU: a failed call returns its error and leaves it as the "last
+ * error" (cudaGetLastError returns and clears it); a kernel that fails
+ * leaves a sticky error that every later call returns until
+ * cudaDeviceReset. The emulator prints what it found to stderr, lines
+ * starting with "emu: ", and keeps the text for emu_last_error_text. */
+static cudaError_t last_error = cudaSuccess, sticky_error = cudaSuccess;
+static char error_text[8192];
+static size_t error_len;
+
+static cudaError_t api(cudaError_t e)
+{
+    if (e != cudaSuccess) last_error = e;
+    return e;
+}
+
+static void text_reset(void)
+{
+    error_len = 0;
+    error_text[0] = 0;
+}
+
+__attribute__((format(printf, 1, 2))) static void text_add(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (error_len < sizeof error_text) {
+        int n = vsnprintf(error_text + error_len, sizeof error_text - error_len, fmt, ap);
+        if (n > 0) error_len += (size_t)n;
+        if (error_len > sizeof error_text - 1) error_len = sizeof error_text - 1;
+    }
+    va_end(ap);
+}
+
+/* Prints error_text, each line prefixed with "emu: ". */
+static void text_print(void)
+{
+    const char *p = error_text;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        int n = nl ? (int)(nl - p) : (int)strlen(p);
+        fprintf(stderr, "emu: %.*s\n", n, p);
+        p += n + (nl ? 1 : 0);
+    }
+    fflush(stderr);
+}
+
+const char *emu_last_error_text(void) { return error_text; }
+
+/* ---- startup -------------------------------------------------------------------- */
+#if EMU_ASAN
+static void asan_report(const char *report);
+#endif
+static const void *main_stack_bottom; /* the scheduler's stack, for ASan */
+static size_t main_stack_size;
+static int initialised;
+static int warp_order = EMU_ORDER_ALTERNATE;
+static size_t fiber_stack_bytes;
+static unsigned watchdog_s = 300;
+static void install_fault_handlers(void);
+
+static void emu_init(void)
+{
+    if (initialised) return;
+    initialised = 1;
+    const char *o = getenv("EMU_ORDER");
+    if (o && !strcmp(o, "forward")) warp_order = EMU_ORDER_FORWARD;
+    else if (o && !strcmp(o, "reverse")) warp_order = EMU_ORDER_REVERSE;
+    const char *k = getenv("EMU_STACK_KB");
+    /* AddressSanitizer's redzones make every frame larger. */
+    fiber_stack_bytes = (size_t)(k && atoi(k) > 0 ? atoi(k) : EMU_ASAN ? 256 : 64) * 1024;
+    fiber_stack_bytes = round_up(fiber_stack_bytes, page_size());
+    const char *w = getenv("EMU_TIMEOUT");
+    if (w) watchdog_s = (unsigned)atoi(w);
+#if EMU_ASAN
+    /* ASan must be told the scheduler's stack whenever a fiber switches
+     * back to it: the program's own stack. */
+    pthread_attr_t attr;
+    if (!pthread_getattr_np(pthread_self(), &attr)) {
+        void *addr;
+        pthread_attr_getstack(&attr, &addr, &main_stack_size);
+        main_stack_bottom = addr;
+        pthread_attr_destroy(&attr);
+    }
+    __asan_set_error_report_callback(asan_report);
+#endif
+    if (!getenv("EMU_QUIET"))
+        fprintf(stderr, "emu: CUDA kernels in this program run on the CPU emulator (common/emu), "
+                        "not on a GPU: results are checked as on a GPU, timings mean nothing\n");
+    install_fault_handlers();
+}
+
+void emu_set_order(int order)
+{
+    emu_init();
+    warp_order = order;
+}
+
+__attribute__((noreturn)) static void die(const char *what)
+{
+    fprintf(stderr, "emu: fatal: %s (%s)\n", what, strerror(errno));
+    abort();
+}
+
+/* ---- device memory -----------------------------------------------------------------
+ * Every cudaMalloc buffer is recorded, so that copies and memsets can be
+ * checked against it and a fault can be explained. Without ASan a buffer
+ * gets its own mapping, placed so that it ends (rounded up to 256 bytes,
+ * cudaMalloc's alignment) at an inaccessible guard page: a kernel reading
+ * past the end faults at once. The bytes between the end and the next 256
+ * hold a canary, checked after every launch, which catches small writes
+ * past the end. Under ASan the buffer comes from ASan's malloc, whose
+ * redzones catch both, to the byte. New memory is filled with 0xFF bytes
+ * (NaN as floats), so a kernel that reads what nobody wrote shows it. */
+typedef struct {
+    char *ptr;
+    size_t size;
+    char *map;        /* mmap'd region (NULL under ASan or for host memory) */
+    size_t map_size;  /* including the guard page                           */
+    int host;         /* cudaMallocHost / cudaMallocManaged                  */
+} emu_alloc;
+
+static emu_alloc *allocs;
+static int nallocs, cap_allocs;
+static size_t device_bytes;
+
+static size_t total_memory(void)
+{
+    static size_t total;
+    if (!total) {
+        long pages = sysconf(_SC_PHYS_PAGES);
+        total = pages > 0 ? (size_t)pages * page_size() / 2 : (size_t)4 << 30;
+    }
+    return total;
+}
+
+static emu_alloc *find_alloc(const void *p, size_t n)
+{
+    const char *c = (const char *)p;
+    for (int i = 0; i < nallocs; i++)
+        if (c >= allocs[i].ptr && c + n <= allocs[i].ptr + allocs[i].size && c + n >= c)
+            return &allocs[i];
+    return NULL;
+}
+
+static cudaError_t do_alloc(void **out, size_t size, int host)
+{
+    emu_init();
+    if (!out) return api(cudaErrorInvalidValue);
+    *out = NULL;
+    if (sticky_error) return sticky_error;
+    if (size == 0) return cudaSuccess;
+    if (!host && size > total_memory() - device_bytes) return api(cudaErrorMemoryAllocation);
+    if (nallocs == cap_allocs) {
+        cap_allocs = cap_allocs ? 2 * cap_allocs : 64;
+        allocs = (emu_alloc *)realloc(allocs, (size_t)cap_allocs * sizeof *allocs);
+        if (!allocs) die("out of host memory");
+    }
+    emu_alloc a = {0, size, 0, 0, host};
+    size_t padded = round_up(size, 256);
+    if (EMU_ASAN || host) {
+        void *p = NULL;
+        if (posix_memalign(&p, 256, size)) return api(cudaErrorMemoryAllocation);
+        a.ptr = (char *)p;
+    } else {
+        size_t body = round_up(padded, page_size());
+        a.map_size = body + page_size();
+        void *m = mmap(NULL, a.map_size, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED) return api(cudaErrorMemoryAllocation);
+        a.map = (char *)m;
+        if (mprotect(a.map + body, page_size(), PROT_NONE)) die("mprotect");
+        a.ptr = a.map + body - padded;
+        memset(a.ptr + size, EMU_CANARY, padded - size);
+    }
+    memset(a.ptr, 0xFF, size);
+    if (!host) device_bytes += size;
+    allocs[nallocs++] = a;
+    *out = a.ptr;
+    return cudaSuccess;
+}
+
+static cudaError_t do_free(void *p, int host)
+{
+    emu_init();
+    if (!p) return cudaSuccess;
+    for (int i = 0; i < nallocs; i++) {
+        if (allocs[i].ptr != p || allocs[i].host != host) continue;
+        if (allocs[i].map) munmap(allocs[i].map, allocs[i].map_size);
+        else free(allocs[i].ptr);
+        if (!host) device_bytes -= allocs[i].size;
+        allocs[i] = allocs[--nallocs];
+        return sticky_error ? sticky_error : cudaSuccess;
+    }
+    fprintf(stderr, "emu: %s(%p): not a pointer returned by %s\n", host ? "cudaFreeHost" : "cudaFree",
+            p, host ? "cudaMallocHost" : "cudaMalloc");
+    return api(cudaErrorInvalidValue);
+}
+
+cudaError_t cudaMalloc(void **ptr, size_t size) { return do_alloc(ptr, size, 0); }
+cudaError_t cudaFree(void *ptr) { return do_free(ptr, 0); }
+cudaError_t cudaMallocHost(void **ptr, size_t size) { return do_alloc(ptr, size, 1); }
+cudaError_t cudaHostAlloc(void **ptr, size_t size, unsigned int flags)
+{
+    (void)flags;
+    return do_alloc(ptr, size, 1);
+}
+cudaError_t cudaFreeHost(void *ptr) { return do_free(ptr, 1); }
+cudaError_t cudaMallocManaged(void **ptr, size_t size, unsigned int flags)
+{
+    (void)flags;
+    return do_alloc(ptr, size, 1);
+}
+
+/* A device-side range of a copy or memset must lie inside one buffer, as
+ * the GPU's driver requires ("invalid argument" otherwise). */
+static int check_device_range(const char *call, const char *which, const void *p, size_t n)
+{
+    if (n == 0 || find_alloc(p, n)) return 1;
+    fprintf(stderr, "emu: %s: the %s range [%p, +%zu bytes) is not inside one buffer from "
+                    "cudaMalloc/cudaMallocHost (a host pointer, a freed buffer, or past the end?)\n",
+            call, which, p, n);
+    return 0;
+}
+
+static cudaError_t do_copy(const char *call, void *dst, const void *src, size_t n,
+                           cudaMemcpyKind kind)
+{
+    emu_init();
+    if (sticky_error) return sticky_error;
+    int dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+    int src_dev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+    if (kind == cudaMemcpyDefault) {
+        dst_dev = find_alloc(dst, 1) != NULL;
+        src_dev = find_alloc(src, 1) != NULL;
+    } else if ((unsigned)kind > cudaMemcpyDefault) {
+        return api(cudaErrorInvalidMemcpyDirection);
+    }
+    if ((dst_dev && !check_device_range(call, "destination", dst, n)) ||
+        (src_dev && !check_device_range(call, "source", src, n)))
+        return api(cudaErrorInvalidValue);
+    if (n) memmove(dst, src, n);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, cudaMemcpyKind kind)
+{
+    return do_copy("cudaMemcpy", dst, src, count, kind);
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, cudaMemcpyKind kind,
+                            cudaStream_t stream)
+{
+    (void)stream;
+    return do_copy("cudaMemcpyAsync", dst, src, count, kind);
+}
+
+cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                         size_t height, cudaMemcpyKind kind)
+{
+    if (width > dpitch || width > spitch) return api(cudaErrorInvalidValue);
+    for (size_t r = 0; r < height; r++) {
+        cudaError_t e = do_copy("cudaMemcpy2D", (char *)dst + r * dpitch,
+                                (const char *)src + r * spitch, width, kind);
+        if (e) return e;
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemset(void *ptr, int value, size_t count)
+{
+    emu_init();
+    if (sticky_error) return sticky_error;
+    if (!check_device_range("cudaMemset", "destination", ptr, count))
+        return api(cudaErrorInvalidValue);
+    if (count) memset(ptr, value, count);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemsetAsync(void *ptr, int value, size_t count, cudaStream_t stream)
+{
+    (void)stream;
+    return cudaMemset(ptr, value, count);
+}
+
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
+{
+    emu_init();
+    if (sticky_error) return sticky_error;
+    if (free_bytes) *free_bytes = total_memory() - device_bytes;
+    if (total_bytes) *total_bytes = total_memory();
+    return cudaSuccess;
+}
+
+/* After a launch: a canary that changed means the kernel wrote past the end
+ * of a buffer, into bytes that are still inside its 256-byte rounding. */
+static int check_canaries(void)
+{
+    for (int i = 0; i < nallocs; i++) {
+        emu_alloc *a = &allocs[i];
+        if (!a->map) continue;
+        size_t padded = round_up(a->size, 256);
+        for (size_t j = a->size; j < padded; j++) {
+            if ((unsigned char)a->ptr[j] != EMU_CANARY) {
+                text_add("a kernel wrote past the end of a cudaMalloc buffer of %zu bytes at %p: "
+                         "byte %zu after its end changed\n", a->size, (void *)a->ptr, j - a->size);
+                memset(a->ptr + a->size, EMU_CANARY, padded - a->size);
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* ---- the device --------------------------------------------------------------------- */
+cudaError_t cudaGetDeviceCount(int *count)
+{
+    emu_init();
+    if (!count) return api(cudaErrorInvalidValue);
+    *count = 1;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDevice(int *device)
+{
+    if (!device) return api(cudaErrorInvalidValue);
+    *device = 0;
+    return sticky_error;
+}
+
+cudaError_t cudaSetDevice(int device)
+{
+    emu_init();
+    return device == 0 ? sticky_error : api(cudaErrorInvalidDevice);
+}
+
+cudaError_t cudaSetDeviceFlags(unsigned int flags)
+{
+    (void)flags;
+    return sticky_error;
+}
+
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int device)
+{
+    emu_init();
+    if (!p) return api(cudaErrorInvalidValue);
+    if (device != 0) return api(cudaErrorInvalidDevice);
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s", EMU_NAME);
+    p->totalGlobalMem = total_memory();
+    p->sharedMemPerBlock = EMU_SMEM_DEFAULT;
+    p->regsPerBlock = 65536;
+    p->warpSize = 32;
+    p->memPitch = (size_t)1 << 31;
+    p->maxThreadsPerBlock = EMU_MAX_THREADS;
+    p->maxThreadsDim[0] = 1024;
+    p->maxThreadsDim[1] = 1024;
+    p->maxThreadsDim[2] = 64;
+    p->maxGridSize[0] = 2147483647;
+    p->maxGridSize[1] = 65535;
+    p->maxGridSize[2] = 65535;
+    p->totalConstMem = 65536;
+    p->major = 9;
+    p->minor = 0;
+    p->textureAlignment = 512;
+    p->multiProcessorCount = EMU_SMS;
+    p->concurrentKernels = 1;
+    p->unifiedAddressing = 1;
+    p->memoryBusWidth = 5120;
+    p->l2CacheSize = EMU_L2_BYTES;
+    p->maxThreadsPerMultiProcessor = 2048;
+    p->sharedMemPerMultiprocessor = EMU_SMEM_PER_SM;
+    p->regsPerMultiprocessor = 65536;
+    p->managedMemory = 1;
+    p->cooperativeLaunch = 0;
+    p->sharedMemPerBlockOptin = EMU_SMEM_OPTIN;
+    p->maxBlocksPerMultiProcessor = 32;
+    p->reservedSharedMemPerBlock = 1024;
+    p->clusterLaunch = 0;
+    return sticky_error;
+}
+
+cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device)
+{
+    emu_init();
+    if (!value) return api(cudaErrorInvalidValue);
+    if (device != 0) return api(cudaErrorInvalidDevice);
+    cudaDeviceProp p;
+    cudaGetDeviceProperties(&p, 0);
+    switch (attr) {
+    case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
+    case cudaDevAttrMaxBlockDimX: *value = p.maxThreadsDim[0]; break;
+    case cudaDevAttrMaxBlockDimY: *value = p.maxThreadsDim[1]; break;
+    case cudaDevAttrMaxBlockDimZ: *value = p.maxThreadsDim[2]; break;
+    case cudaDevAttrMaxGridDimX: *value = p.maxGridSize[0]; break;
+    case cudaDevAttrMaxGridDimY: *value = p.maxGridSize[1]; break;
+    case cudaDevAttrMaxGridDimZ: *value = p.maxGridSize[2]; break;
+    case cudaDevAttrMaxSharedMemoryPerBlock: *value = (int)p.sharedMemPerBlock; break;
+    case cudaDevAttrTotalConstantMemory: *value = (int)p.totalConstMem; break;
+    case cudaDevAttrWarpSize: *value = 32; break;
+    case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
+    case cudaDevAttrClockRate: *value = 0; break;       /* no clock to speak of */
+    case cudaDevAttrMemoryClockRate: *value = 0; break;
+    case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
+    case cudaDevAttrConcurrentKernels: *value = 1; break;
+    case cudaDevAttrGlobalMemoryBusWidth: *value = p.memoryBusWidth; break;
+    case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
+    case cudaDevAttrComputeCapabilityMajor: *value = p.major; break;
+    case cudaDevAttrComputeCapabilityMinor: *value = p.minor; break;
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = (int)p.sharedMemPerMultiprocessor; break;
+    case cudaDevAttrMaxRegistersPerMultiprocessor: *value = p.regsPerMultiprocessor; break;
+    case cudaDevAttrCooperativeLaunch: *value = 0; break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = (int)p.sharedMemPerBlockOptin; break;
+    case cudaDevAttrMaxBlocksPerMultiprocessor: *value = p.maxBlocksPerMultiProcessor; break;
+    case cudaDevAttrMaxPersistingL2CacheSize: *value = 0; break;
+    case cudaDevAttrClusterLaunch: *value = 0; break;
+    default:
+        fprintf(stderr, "emu: cudaDeviceGetAttribute: attribute %d is not emulated\n", (int)attr);
+        return api(cudaErrorInvalidValue);
+    }
+    return sticky_error;
+}
+
+cudaError_t cudaDriverGetVersion(int *v)
+{
+    if (!v) return api(cudaErrorInvalidValue);
+    *v = CUDART_VERSION;
+    return cudaSuccess;
+}
+
+cudaError_t cudaRuntimeGetVersion(int *v)
+{
+    if (!v) return api(cudaErrorInvalidValue);
+    *v = CUDART_VERSION;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize(void)
+{
+    emu_init();
+    return sticky_error; /* every launch has already finished */
+}
+
+cudaError_t cudaDeviceReset(void)
+{
+    emu_init();
+    sticky_error = last_error = cudaSuccess;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSetCacheConfig(cudaFuncCache config)
+{
+    (void)config;
+    return sticky_error;
+}
+
+cudaError_t cudaDeviceSetLimit(cudaLimit limit, size_t value)
+{
+    (void)limit;
+    (void)value;
+    return sticky_error;
+}
+
+cudaError_t cudaDeviceGetLimit(size_t *value, cudaLimit limit)
+{
+    if (!value) return api(cudaErrorInvalidValue);
+    *value = limit == cudaLimitStackSize ? 1024 : (size_t)8 << 20;
+    return sticky_error;
+}
+
+cudaError_t cudaGetLastError(void)
+{
+    cudaError_t e = sticky_error ? sticky_error : last_error;
+    last_error = cudaSuccess;
+    return e;
+}
+
+cudaError_t cudaPeekAtLastError(void) { return sticky_error ? sticky_error : last_error; }
+
+const char *cudaGetErrorName(cudaError_t e)
+{
+    switch (e) {
+#define NAME(x) case x: return #x;
+    NAME(cudaSuccess) NAME(cudaErrorInvalidValue) NAME(cudaErrorMemoryAllocation)
+    NAME(cudaErrorInitializationError) NAME(cudaErrorInvalidConfiguration)
+    NAME(cudaErrorInvalidDevicePointer) NAME(cudaErrorInvalidMemcpyDirection)
+    NAME(cudaErrorInvalidDeviceFunction) NAME(cudaErrorNoDevice) NAME(cudaErrorInvalidDevice)
+    NAME(cudaErrorInvalidResourceHandle) NAME(cudaErrorNotReady) NAME(cudaErrorIllegalAddress)
+    NAME(cudaErrorLaunchOutOfResources) NAME(cudaErrorLaunchTimeout) NAME(cudaErrorAssert)
+    NAME(cudaErrorMisalignedAddress) NAME(cudaErrorLaunchFailure)
+    NAME(cudaErrorCooperativeLaunchTooLarge) NAME(cudaErrorNotSupported) NAME(cudaErrorUnknown)
+#undef NAME
+    }
+    return "cudaErrorUnknown";
+}
+
+const char *cudaGetErrorString(cudaError_t e)
+{
+    switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInitializationError: return "initialization error";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorInvalidDevicePointer: return "invalid device pointer";
+    case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
+    case cudaErrorInvalidDeviceFunction: return "invalid device function";
+    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
+    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
+    case cudaErrorNotReady: return "device not ready";
+    case cudaErrorIllegalAddress:
+        return "an illegal memory access was encountered (CPU emulator: see the 'emu:' lines above)";
+    case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
+    case cudaErrorLaunchTimeout: return "the launch timed out and was terminated";
+    case cudaErrorAssert: return "device-side assert triggered";
+    case cudaErrorMisalignedAddress: return "misaligned address";
+    case cudaErrorLaunchFailure:
+        return "unspecified launch failure (CPU emulator: see the 'emu:' lines above)";
+    case cudaErrorCooperativeLaunchTooLarge: return "too many blocks in cooperative launch";
+    case cudaErrorNotSupported: return "operation not supported (by the CPU emulator)";
+    default: return "unknown error";
+    }
+}
+
+/* ---- streams and events -------------------------------------------------------------
+ * Work is done when it is issued, so a stream is only a handle and an event
+ * only a timestamp of the host clock. */
+#define STREAM_MAGIC 0x5354524dU
+#define EVENT_MAGIC 0x45564e54U
+struct emu_stream { unsigned magic; };
+struct emu_event { unsigned magic; int recorded; double ms; };
+
+static int valid_stream(cudaStream_t s)
+{
+    return s == NULL || s == cudaStreamLegacy || s == cudaStreamPerThread || s->magic == STREAM_MAGIC;
+}
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
+{
+    (void)flags;
+    emu_init();
+    if (!s) return api(cudaErrorInvalidValue);
+    *s = (cudaStream_t)calloc(1, sizeof **s);
+    if (!*s) return api(cudaErrorMemoryAllocation);
+    (*s)->magic = STREAM_MAGIC;
+    return sticky_error;
+}
+
+cudaError_t cudaStreamCreate(cudaStream_t *s) { return cudaStreamCreateWithFlags(s, 0); }
+
+cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+    if (!s || s == cudaStreamLegacy || s == cudaStreamPerThread || s->magic != STREAM_MAGIC)
+        return api(cudaErrorInvalidResourceHandle);
+    s->magic = 0;
+    free(s);
+    return sticky_error;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t s)
+{
+    if (!valid_stream(s)) return api(cudaErrorInvalidResourceHandle);
+    return sticky_error;
+}
+
+cudaError_t cudaStreamQuery(cudaStream_t s) { return cudaStreamSynchronize(s); }
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags)
+{
+    (void)flags;
+    if (!valid_stream(s) || !e || e->magic != EVENT_MAGIC) return api(cudaErrorInvalidResourceHandle);
+    return sticky_error;
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags)
+{
+    (void)flags;
+    emu_init();
+    if (!e) return api(cudaErrorInvalidValue);
+    *e = (cudaEvent_t)calloc(1, sizeof **e);
+    if (!*e) return api(cudaErrorMemoryAllocation);
+    (*e)->magic = EVENT_MAGIC;
+    return sticky_error;
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t *e) { return cudaEventCreateWithFlags(e, 0); }
+
+cudaError_t cudaEventDestroy(cudaEvent_t e)
+{
+    if (!e || e->magic != EVENT_MAGIC) return api(cudaErrorInvalidResourceHandle);
+    e->magic = 0;
+    free(e);
+    return sticky_error;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
+{
+    if (!e || e->magic != EVENT_MAGIC || !valid_stream(s)) return api(cudaErrorInvalidResourceHandle);
+    e->recorded = 1;
+    e->ms = now_ms();
+    return sticky_error;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t e)
+{
+    if (!e || e->magic != EVENT_MAGIC) return api(cudaErrorInvalidResourceHandle);
+    return sticky_error;
+}
+
+cudaError_t cudaEventQuery(cudaEvent_t e) { return cudaEventSynchronize(e); }
+
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
+{
+    if (!ms) return api(cudaErrorInvalidValue);
+    if (!a || !b || a->magic != EVENT_MAGIC || b->magic != EVENT_MAGIC)
+        return api(cudaErrorInvalidResourceHandle);
+    if (!a->recorded || !b->recorded) return api(cudaErrorInvalidResourceHandle);
+    *ms = (float)(b->ms - a->ms);
+    return sticky_error;
+}
+
+/* ---- kernel attributes -------------------------------------------------------------- */
+typedef struct { const void *func; int max_dynamic_smem; } func_attr;
+static func_attr func_attrs[256];
+static int nfunc_attrs, any_max_dynamic_smem;
+
+static func_attr *find_func(const void *f)
+{
+    for (int i = 0; i < nfunc_attrs; i++)
+        if (func_attrs[i].func == f) return &func_attrs[i];
+    return NULL;
+}
+
+cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int value)
+{
+    emu_init();
+    if (!func) return api(cudaErrorInvalidDeviceFunction);
+    if (attr == cudaFuncAttributePreferredSharedMemoryCarveout) return sticky_error;
+    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) {
+        char what[160];
+        snprintf(what, sizeof what, "cudaFuncSetAttribute(attribute %d): thread block clusters",
+                 (int)attr);
+        emu_unsupported("(host code)", 0, what);
+    }
+    if (value < 0 || value > EMU_SMEM_OPTIN) {
+        fprintf(stderr, "emu: cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize, %d): "
+                        "above the device's opt-in limit of %d bytes\n", value, EMU_SMEM_OPTIN);
+        return api(cudaErrorInvalidValue);
+    }
+    func_attr *a = find_func(func);
+    if (!a && nfunc_attrs < (int)(sizeof func_attrs / sizeof func_attrs[0])) {
+        a = &func_attrs[nfunc_attrs++];
+        a->func = func;
+    }
+    if (a) a->max_dynamic_smem = value;
+    if (value > any_max_dynamic_smem) any_max_dynamic_smem = value;
+    return sticky_error;
+}
+
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, const void *func)
+{
+    if (!attr || !func) return api(cudaErrorInvalidValue);
+    memset(attr, 0, sizeof *attr);
+    func_attr *a = find_func(func);
+    attr->maxThreadsPerBlock = EMU_MAX_THREADS;
+    attr->numRegs = 32; /* unknown on the CPU: a plausible value */
+    attr->ptxVersion = attr->binaryVersion = 90;
+    attr->maxDynamicSharedSizeBytes = a ? a->max_dynamic_smem : EMU_SMEM_DEFAULT;
+    return sticky_error;
+}
+
+cudaError_t cudaFuncSetCacheConfig(const void *func, cudaFuncCache config)
+{
+    (void)func;
+    (void)config;
+    return sticky_error;
+}
+
+/* Resident blocks per SM from threads, block count and shared memory only:
+ * registers are unknown on the CPU (assumed not to limit). */
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, const void *func,
+                                                          int block_size, size_t dynamic_smem)
+{
+    (void)func;
+    if (!blocks || block_size <= 0 || block_size > EMU_MAX_THREADS) return api(cudaErrorInvalidValue);
+    int warps = (block_size + 31) / 32;
+    int n = 64 / warps; /* 2048 threads = 64 warps per SM */
+    if (n > 32) n = 32;
+    size_t per_block = dynamic_smem + 1024; /* the driver's reserve */
+    int by_smem = (int)(EMU_SMEM_PER_SM / per_block);
+    if (by_smem < n) n = by_smem;
+    *blocks = n;
+    return sticky_error;
+}
+
+cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t smem,
+                             cudaStream_t stream)
+{
+    (void)func, (void)grid, (void)block, (void)args, (void)smem, (void)stream;
+    emu_unsupported("(host code)", 0, "cudaLaunchKernel (use <<<>>>: the emulator needs the "
+                                      "argument types, which only the launch syntax gives)");
+}
+
+cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 grid, dim3 block, void **args,
+                                        size_t smem, cudaStream_t stream)
+{
+    (void)func, (void)grid, (void)block, (void)args, (void)smem, (void)stream;
+    emu_unsupported("(host code)", 0, "cudaLaunchCooperativeKernel (cooperative groups, grid sync)");
+}
+
+/* ---- fibers ----------------------------------------------------------------------------
+ * Fiber i runs thread i (linear index in its block) of every block of every
+ * launch: it loops "run the kernel for my thread; mark it exited; give
+ * control back" and never returns, so starting a thread costs no setup.
+ * Its stack is an mmap'd region with an inaccessible page at the bottom, so
+ * a stack overflow faults instead of corrupting the neighbour. */
+enum { T_RUN, T_BAR, T_WARP, T_EXIT };
+
+typedef struct emu_thread {
+#if EMU_ASM_SWITCH
+    void *sp;
+#else
+    ucontext_t uc;
+#endif
+    char *map;            /* guard page + stack */
+    char *stack;          /* lowest usable byte */
+    size_t stack_size;
+    uint3 tid;
+    int index, warp, lane;
+    int state;
+    const char *file;     /* where it waits (barrier or warp op) */
+    int line;
+    /* warp collective */
+    int op, arg, width, is_signed;
+    unsigned int mask;
+    unsigned long long value, result;
+    /* barrier */
+    int bar_kind, pred, bar_result;
+    void *asan_fake;
+} emu_thread;
+
+typedef struct { unsigned exist, exited, waiting; } emu_warp;
+
+static emu_thread *pool;     /* EMU_MAX_THREADS fibers, stacks made on demand */
+static int nfibers;          /* how many have a stack */
+static emu_thread *cur;      /* the running CUDA thread; NULL in the scheduler */
+#if EMU_ASM_SWITCH
+static void *sched_sp;
+#else
+static ucontext_t sched_uc;
+#endif
+
+
+static struct {
+    const emu_launch_config *config;
+    void (*invoke)(void *);
+    void *ctx;
+} L;                         /* the running launch */
+
+static struct {
+    int nthreads, nwarps, exited, reverse, failed;
+    emu_warp warps[EMU_MAX_THREADS / 32];
+    const void *touched[64]; /* __shared__ variables poisoned in this block */
+    int ntouched;
+} B;                         /* the running block */
+
+#if EMU_ASM_SWITCH
+/* Saves the callee-saved registers on the current stack, stores the stack
+ * pointer in *save, loads `load` and restores the same from there.
+ * Everything else is caller-saved in the SysV ABI, so the C caller has
+ * already saved what it needs. MXCSR and the x87 control word are left
+ * alone: nothing in a kernel changes the rounding mode, and saving them
+ * (ldmxcsr serialises) cost a third of each switch. */
+void emu_switch_x86_64(void **save, void *load);
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".type emu_switch_x86_64, @function\n"
+        "emu_switch_x86_64:\n"
+        "    pushq %rbp\n"
+        "    pushq %rbx\n"
+        "    pushq %r12\n"
+        "    pushq %r13\n"
+        "    pushq %r14\n"
+        "    pushq %r15\n"
+        "    movq %rsp, (%rdi)\n"
+        "    movq %rsi, %rsp\n"
+        "    popq %r15\n"
+        "    popq %r14\n"
+        "    popq %r13\n"
+        "    popq %r12\n"
+        "    popq %rbx\n"
+        "    popq %rbp\n"
+        "    ret\n"
+        ".size emu_switch_x86_64, .-emu_switch_x86_64\n");
+#endif
+
+static void fiber_main(void) __attribute__((noreturn));
+
+/* A fresh context at the top of t's stack that starts in fiber_main. */
+static void fiber_prepare(emu_thread *t)
+{
+#if EMU_ASM_SWITCH
+    /* The layout emu_switch_x86_64 pops: six registers, then the return
+     * address fiber_main; above it a null "return address of fiber_main"
+     * that ends backtraces, placed so that fiber_main starts with the
+     * stack aligned as after a call (rsp + 8 a multiple of 16). */
+    void **sp = (void **)(t->stack + t->stack_size);
+    *--sp = NULL;
+    *--sp = (void *)(uintptr_t)fiber_main;
+    for (int i = 0; i < 6; i++) *--sp = NULL;
+    t->sp = sp;
+#else
+    if (getcontext(&t->uc)) die("getcontext");
+    t->uc.uc_stack.ss_sp = t->stack;
+    t->uc.uc_stack.ss_size = t->stack_size;
+    t->uc.uc_link = NULL;
+    makecontext(&t->uc, fiber_main, 0);
+#endif
+#if EMU_ASAN
+    /* Frames abandoned by a failed launch leave their redzones poisoned. */
+    ASAN_UNPOISON_MEMORY_REGION(t->stack, t->stack_size);
+#endif
+}
+
+static void ensure_fibers(int n)
+{
+    if (!pool) {
+        pool = (emu_thread *)calloc(EMU_MAX_THREADS, sizeof *pool);
+        if (!pool) die("out of host memory");
+    }
+    for (; nfibers < n; nfibers++) {
+        emu_thread *t = &pool[nfibers];
+        size_t guard = page_size();
+        void *m = mmap(NULL, guard + fiber_stack_bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED) die("cannot map a fiber stack");
+        if (mprotect(m, guard, PROT_NONE)) die("mprotect");
+        t->map = (char *)m;
+        t->stack = t->map + guard;
+        t->stack_size = fiber_stack_bytes;
+        t->index = nfibers;
+        fiber_prepare(t);
+    }
+}
+
+/* After a failed launch some fibers stopped in the middle of the kernel:
+ * start them all afresh. */
+static void reset_fibers(void)
+{
+    for (int i = 0; i < nfibers; i++) fiber_prepare(&pool[i]);
+}
+
+/* ---- the schedule ---------------------------------------------------------------------
+ * Warps in order (reversed in odd blocks); inside the current warp, lanes
+ * in order, pass after pass, as long as some lane could run; then the next
+ * warp. When no thread can run, the scheduler (on the program's own stack)
+ * releases a barrier or reports why the block is stuck, and the walk
+ * starts again from the first warp. A thread that must wait switches
+ * straight to the next runnable thread, not through the scheduler: one
+ * switch per wait instead of two. */
+static struct {
+    int wi, li, progress; /* position: warp (in order), lane (in order) */
+} S;
+
+static emu_thread *next_thread(void);
+
+static void asan_start(void **fake, const void *bottom, size_t size)
+{
+#if EMU_ASAN
+    __sanitizer_start_switch_fiber(fake, bottom, size);
+#else
+    (void)fake, (void)bottom, (void)size;
+#endif
+}
+
+static void asan_finish(void *fake)
+{
+#if EMU_ASAN
+    __sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#else
+    (void)fake;
+#endif
+}
+
+/* From the scheduler to thread t; returns when a thread switches back to
+ * the scheduler. */
+static void switch_to(emu_thread *t)
+{
+    void *fake = NULL;
+    cur = t;
+    emu_thread_idx = t->tid;
+    asan_start(&fake, t->stack, t->stack_size);
+#if EMU_ASM_SWITCH
+    emu_switch_x86_64(&sched_sp, t->sp);
+#else
+    if (swapcontext(&sched_uc, &t->uc)) die("swapcontext");
+#endif
+    asan_finish(fake);
+    cur = NULL;
+}
+
+/* The running thread gives way: to the next runnable thread, or to the
+ * scheduler when there is none (or when the block failed). Returns when
+ * some switch comes back to this thread. */
+static void yield(void)
+{
+    emu_thread *t = cur, *n = B.failed ? NULL : next_thread();
+    if (n == t) return; /* it is itself the next one to run */
+    if (n) {
+        cur = n;
+        emu_thread_idx = n->tid;
+        asan_start(&t->asan_fake, n->stack, n->stack_size);
+#if EMU_ASM_SWITCH
+        emu_switch_x86_64(&t->sp, n->sp);
+#else
+        if (swapcontext(&t->uc, &n->uc)) die("swapcontext");
+#endif
+    } else {
+        asan_start(&t->asan_fake, main_stack_bottom, main_stack_size);
+#if EMU_ASM_SWITCH
+        emu_switch_x86_64(&t->sp, sched_sp);
+#else
+        if (swapcontext(&t->uc, &sched_uc)) die("swapcontext");
+#endif
+    }
+    asan_finish(t->asan_fake);
+}
+
+static void thread_exited(emu_thread *t);
+
+static void fiber_main(void)
+{
+    asan_finish(NULL);
+    for (;;) {
+        L.invoke(L.ctx);
+        thread_exited(cur);
+        yield();
+    }
+}
+
+/* ---- reporting a kernel's bug ----------------------------------------------------------- */
+static const char *op_name(int op)
+{
+    static const char *const names[] = {
+        "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__syncwarp",
+        "__ballot_sync", "__any_sync", "__all_sync", "__reduce_add_sync", "__reduce_min_sync",
+        "__reduce_max_sync", "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync",
+    };
+    return op >= 0 && op < EMU_OP_COUNT ? names[op] : "?";
+}
+
+static const char *barrier_name(int kind)
+{
+    static const char *const names[] = {"__syncthreads", "__syncthreads_count",
+                                        "__syncthreads_and", "__syncthreads_or"};
+    return kind >= 0 && kind < 4 ? names[kind] : "?";
+}
+
+/* Starts error_text with the kernel and block. */
+static void text_kernel_header(const char *what)
+{
+    const emu_launch_config *c = L.config;
+    text_reset();
+    text_add("error: %s in kernel %s (launched at %s:%d with grid (%u,%u,%u), block (%u,%u,%u)), "
+             "block (%u,%u,%u)\n", what, c->kernel, c->file, c->line, c->grid.x, c->grid.y,
+             c->grid.z, c->block.x, c->block.y, c->block.z, emu_block_idx.x, emu_block_idx.y,
+             emu_block_idx.z);
+}
+
+/* Called on a fiber when its thread does something wrong: the launch is
+ * abandoned, and this fiber is never resumed (reset_fibers restarts it). */
+__attribute__((noreturn)) static void fail_in_thread(void)
+{
+    B.failed = 1;
+    for (;;) yield();
+}
+
+static void describe_thread(const emu_thread *t)
+{
+    text_add("thread (%u,%u,%u) = warp %d lane %d", t->tid.x, t->tid.y, t->tid.z, t->warp, t->lane);
+}
+
+static void describe_state(const emu_thread *t)
+{
+    switch (t->state) {
+    case T_EXIT: text_add("has exited"); break;
+    case T_BAR: text_add("waits at %s %s:%d", barrier_name(t->bar_kind), t->file, t->line); break;
+    case T_WARP:
+        text_add("waits at %s(0x%08x) %s:%d", op_name(t->op), t->mask, t->file, t->line);
+        break;
+    default: text_add("is running"); break;
+    }
+}
+
+/* ---- warp collectives ---------------------------------------------------------------------
+ * A lane that reaches a collective records its operands and waits; the
+ * lane that completes the mask computes every lane's result at once, so no
+ * lane can overwrite an operand another still needs. Every rule the CUDA
+ * documentation leaves undefined is an error here: a mask without the
+ * caller, a mask naming lanes that do not exist or have exited, lanes that
+ * disagree on the operation or the mask, a shuffle reading a lane outside
+ * the mask. */
+static emu_thread *need_thread(const char *what, const char *file, int line)
+{
+    if (!cur) {
+        fprintf(stderr, "emu: %s called outside a kernel at %s:%d\n", what, file, line);
+        abort();
+    }
+    return cur;
+}
+
+/* The lane a shuffle reads for `lane`, or -1 where the caller keeps its
+ * own value (a source outside its width-wide segment, per the docs). */
+static int shuffle_source(int op, int lane, int arg, int width)
+{
+    /* The hardware reads only the low 5 bits of the lane operand. */
+    const int seg = lane & ~(width - 1), pos = lane & (width - 1);
+    if (op != EMU_OP_SHFL_IDX) arg &= 31;
+    switch (op) {
+    case EMU_OP_SHFL_IDX: return seg + (arg & (width - 1));
+    case EMU_OP_SHFL_UP: return (unsigned)arg > (unsigned)pos ? -1 : lane - arg;
+    case EMU_OP_SHFL_DOWN: return (unsigned)pos + (unsigned)arg >= (unsigned)width ? -1 : lane + arg;
+    default: { /* xor: a later segment is out of reach, an earlier one is not */
+        int src = lane ^ arg;
+        return src < 0 || src >= seg + width ? -1 : src;
+    }
+    }
+}
+
+static void complete_warp_op(emu_warp *w, emu_thread *last)
+{
+    const unsigned mask = last->mask;
+    emu_thread *lanes = &pool[last->warp * 32];
+    for (int l = 0; l < 32; l++) {
+        if (!(mask >> l & 1)) continue;
+        emu_thread *t = &lanes[l];
+        if (t->op != last->op || t->mask != mask) {
+            text_kernel_header("lanes disagree on a warp collective");
+            text_add("lane %d: ", t->lane);
+            describe_state(t);
+            text_add("\nlane %d: ", last->lane);
+            describe_state(last);
+            text_add("\nevery lane named in the mask must call the same intrinsic with the same mask\n");
+            fail_in_thread();
+        }
+    }
+    const int op = last->op;
+    unsigned long long agg = 0;
+    if (op == EMU_OP_BALLOT || op == EMU_OP_ANY || op == EMU_OP_ALL) {
+        for (int l = 0; l < 32; l++)
+            if ((mask >> l & 1) && lanes[l].value) agg |= 1ull << l;
+    } else if (op >= EMU_OP_REDUCE_ADD) {
+        int first = 1;
+        for (int l = 0; l < 32; l++) {
+            if (!(mask >> l & 1)) continue;
+            unsigned v = (unsigned)lanes[l].value;
+            unsigned a = (unsigned)agg;
+            if (first) a = v;
+            else if (op == EMU_OP_REDUCE_ADD) a += v;
+            else if (op == EMU_OP_REDUCE_AND) a &= v;
+            else if (op == EMU_OP_REDUCE_OR) a |= v;
+            else if (op == EMU_OP_REDUCE_XOR) a ^= v;
+            else if (op == EMU_OP_REDUCE_MIN)
+                a = last->is_signed ? ((int)v < (int)a ? v : a) : (v < a ? v : a);
+            else
+                a = last->is_signed ? ((int)v > (int)a ? v : a) : (v > a ? v : a);
+            agg = a;
+            first = 0;
+        }
+    }
+    for (int l = 0; l < 32; l++) {
+        if (!(mask >> l & 1)) continue;
+        emu_thread *t = &lanes[l];
+        switch (op) {
+        case EMU_OP_SHFL_IDX: case EMU_OP_SHFL_UP: case EMU_OP_SHFL_DOWN: case EMU_OP_SHFL_XOR: {
+            int src = shuffle_source(op, l, t->arg, t->width);
+            if (src < 0) {
+                t->result = t->value;
+            } else if (!(mask >> src & 1)) {
+                text_kernel_header("a shuffle reads a lane that does not take part");
+                text_add("%s(0x%08x, value, %d, width %d) at %s:%d: lane %d reads lane %d, which is "
+                         "not in the mask (on a GPU the value is undefined)\n",
+                         op_name(op), mask, t->arg, t->width, t->file, t->line, l, src);
+                fail_in_thread();
+            } else {
+                t->result = lanes[src].value;
+            }
+            break;
+        }
+        case EMU_OP_BALLOT: t->result = agg; break;
+        case EMU_OP_ANY: t->result = agg != 0; break;
+        case EMU_OP_ALL: t->result = agg == mask; break;
+        case EMU_OP_SYNCWARP: t->result = 0; break;
+        default: t->result = agg; break;
+        }
+    }
+    for (int l = 0; l < 32; l++)
+        if (mask >> l & 1) lanes[l].state = T_RUN;
+    w->waiting &= ~mask;
+}
+
+unsigned long long emu_warp_op(int op, unsigned int mask, unsigned long long value, int arg,
+                               int width, int is_signed, const char *file, int line)
+{
+    emu_thread *t = need_thread(op_name(op), file, line);
+    emu_warp *w = &B.warps[t->warp];
+    const unsigned me = 1u << t->lane;
+    if (op <= EMU_OP_SHFL_XOR && (width < 1 || width > 32 || (width & (width - 1)))) {
+        text_kernel_header("bad shuffle width");
+        text_add("%s at %s:%d: width %d is not a power of two from 1 to 32 (", op_name(op), file,
+                 line, width);
+        describe_thread(t);
+        text_add(")\n");
+        fail_in_thread();
+    }
+    if (!(mask & me)) {
+        text_kernel_header("a warp collective's mask leaves out its caller");
+        text_add("%s(0x%08x) at %s:%d called by ", op_name(op), mask, file, line);
+        describe_thread(t);
+        text_add(", whose bit 1 << %d is not in the mask\n", t->lane);
+        fail_in_thread();
+    }
+    if (mask & ~w->exist) {
+        int l = __builtin_ctz(mask & ~w->exist);
+        text_kernel_header("a warp collective names lanes that do not exist");
+        text_add("%s(0x%08x) at %s:%d: lane %d is in the mask, but warp %d of this block has only "
+                 "%d threads (blockDim (%u,%u,%u)); called by ", op_name(op), mask, file, line, l,
+                 t->warp, __builtin_popcount(w->exist), emu_block_dim.x, emu_block_dim.y,
+                 emu_block_dim.z);
+        describe_thread(t);
+        text_add("\n");
+        fail_in_thread();
+    }
+    if (mask & w->exited) {
+        int l = __builtin_ctz(mask & w->exited);
+        text_kernel_header("a warp collective waits for a lane that has exited");
+        text_add("%s(0x%08x) at %s:%d called by ", op_name(op), mask, file, line);
+        describe_thread(t);
+        text_add(": lane %d of the mask has already returned from the kernel (an early return "
+                 "before a full-mask shuffle?)\n", l);
+        fail_in_thread();
+    }
+    t->op = op;
+    t->mask = mask;
+    t->value = value;
+    t->arg = arg;
+    t->width = width;
+    t->is_signed = is_signed;
+    t->file = file;
+    t->line = line;
+    t->state = T_WARP;
+    w->waiting |= me;
+    if ((w->waiting & mask) == mask) complete_warp_op(w, t);
+    if (t->state == T_WARP) yield();
+    return t->result;
+}
+
+unsigned int emu_activemask(void)
+{
+    emu_thread *t = need_thread("__activemask", "?", 0);
+    const emu_warp *w = &B.warps[t->warp];
+    return w->exist & ~w->exited;
+}
+
+static void thread_exited(emu_thread *t)
+{
+    emu_warp *w = &B.warps[t->warp];
+    const unsigned me = 1u << t->lane;
+    t->state = T_EXIT;
+    B.exited++;
+    w->exited |= me;
+    for (int l = 0; l < 32 && w->waiting; l++) {
+        const emu_thread *o = &pool[t->warp * 32 + l];
+        if ((w->waiting >> l & 1) && (o->mask & me)) {
+            text_kernel_header("a warp collective waits for a lane that has exited");
+            describe_thread(t);
+            text_add(" returned from the kernel while lane %d waits for it in ", l);
+            text_add("%s(0x%08x) at %s:%d\n", op_name(o->op), o->mask, o->file, o->line);
+            fail_in_thread();
+        }
+    }
+}
+
+/* ---- barriers --------------------------------------------------------------------------- */
+int emu_barrier(int kind, int pred, const char *file, int line)
+{
+    emu_thread *t = need_thread(barrier_name(kind), file, line);
+    t->state = T_BAR;
+    t->bar_kind = kind;
+    t->pred = pred != 0;
+    t->file = file;
+    t->line = line;
+    yield();
+    return t->bar_result;
+}
+
+/* No thread can run: every one has exited, waits at a barrier, or waits in
+ * a warp collective. Releases the barrier when the whole block is at the
+ * same one; otherwise explains why the block is stuck. 0: released. */
+static int resolve_block(void)
+{
+    const int n = B.nthreads;
+    emu_thread *first_bar = NULL, *first_exit = NULL, *other_bar = NULL;
+    int at_bar = 0;
+    for (int i = 0; i < n; i++) {
+        emu_thread *t = &pool[i];
+        if (t->state == T_WARP) {
+            /* It waits for lanes that will never come: say where they are. */
+            text_kernel_header("a warp collective can never complete (deadlock)");
+            describe_thread(t);
+            text_add(" waits in %s(0x%08x) at %s:%d; lanes it waits for:\n", op_name(t->op),
+                     t->mask, t->file, t->line);
+            int shown = 0;
+            for (int l = 0; l < 32 && shown < 4; l++) {
+                const emu_thread *o = &pool[t->warp * 32 + l];
+                if (!(t->mask >> l & 1) || (o->state == T_WARP && o->op == t->op && o->mask == t->mask))
+                    continue;
+                text_add("  lane %d ", l);
+                describe_state(o);
+                text_add("\n");
+                shown++;
+            }
+            return -1;
+        }
+        if (t->state == T_BAR) {
+            at_bar++;
+            if (!first_bar) first_bar = t;
+            else if (!other_bar && (t->line != first_bar->line || t->bar_kind != first_bar->bar_kind ||
+                                    (t->file != first_bar->file && strcmp(t->file, first_bar->file))))
+                other_bar = t;
+        } else if (t->state == T_EXIT && !first_exit) {
+            first_exit = t;
+        }
+    }
+    if (first_exit || other_bar) {
+        text_kernel_header("divergent __syncthreads (not every thread of the block reaches it)");
+        text_add("%d of %d threads wait at %s %s:%d, e.g. ", at_bar, n,
+                 barrier_name(first_bar->bar_kind), first_bar->file, first_bar->line);
+        describe_thread(first_bar);
+        text_add("\n");
+        if (other_bar) {
+            text_add("while ");
+            describe_thread(other_bar);
+            text_add(" waits at %s %s:%d (another barrier)\n", barrier_name(other_bar->bar_kind),
+                     other_bar->file, other_bar->line);
+        }
+        if (first_exit) {
+            text_add("while %d threads have exited, e.g. ", B.exited);
+            describe_thread(first_exit);
+            text_add("\n");
+        }
+        text_add("a barrier must be reached by all threads of the block or by none; on a GPU this "
+                 "hangs or silently breaks\n");
+        return -1;
+    }
+    /* Everyone is at the same barrier: release it. */
+    int count = 0;
+    for (int i = 0; i < n; i++) count += pool[i].pred;
+    const int kind = first_bar->bar_kind;
+    const int result = kind == 1 ? count : kind == 2 ? count == n : kind == 3 ? count > 0 : 0;
+    for (int i = 0; i < n; i++) {
+        pool[i].bar_result = result;
+        pool[i].state = T_RUN;
+    }
+    return 0;
+}
+
+/* ---- shared memory ------------------------------------------------------------------------
+ * Static __shared__ variables are static storage (the rewriter adds
+ * `static`), and after each declaration the rewriter adds a call of
+ * emu_shared_touch for every variable it declares. The first thread of a
+ * block to pass the declaration fills the variable with 0xFF bytes (NaN as
+ * floats); so does every launch for the dynamic part. A thread that reads
+ * shared memory nobody in its block wrote reads NaN, as stale as it would
+ * be on a GPU, only visibly so. (A section holding all of them would be
+ * simpler, but g++ ignores section attributes on statics of templates.) */
+static char *dyn_smem;        /* EMU_SMEM_OPTIN bytes (+ a guard page without ASan) */
+static size_t dyn_smem_span;  /* bytes usable, without ASan: page-rounded */
+static size_t dyn_smem_size;  /* bytes the running launch asked for */
+
+void *emu_dynamic_smem(void)
+{
+    if (!dyn_smem) {
+        size_t body = round_up(EMU_SMEM_OPTIN, page_size());
+#if EMU_ASAN
+        if (posix_memalign((void **)&dyn_smem, 256, body)) die("out of host memory");
+#else
+        void *m = mmap(NULL, body + page_size(), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED) die("cannot map shared memory");
+        dyn_smem = (char *)m;
+        if (mprotect(dyn_smem + body, page_size(), PROT_NONE)) die("mprotect");
+#endif
+        dyn_smem_span = body;
+    }
+    return dyn_smem;
+}
+
+/* Makes exactly `bytes` of dynamic shared memory accessible (to the page
+ * without ASan, to the byte with it). */
+static void fence_dynamic_smem(size_t bytes)
+{
+    emu_dynamic_smem();
+    size_t body = round_up(EMU_SMEM_OPTIN, page_size());
+#if EMU_ASAN
+    ASAN_UNPOISON_MEMORY_REGION(dyn_smem, bytes);
+    ASAN_POISON_MEMORY_REGION(dyn_smem + bytes, body - bytes);
+    dyn_smem_span = bytes;
+#else
+    size_t span = round_up(bytes, page_size());
+    if (span != dyn_smem_span) {
+        if (mprotect(dyn_smem, span, PROT_READ | PROT_WRITE) ||
+            (span < body && mprotect(dyn_smem + span, body - span, PROT_NONE)))
+            die("mprotect");
+        dyn_smem_span = span;
+    }
+#endif
+    dyn_smem_size = bytes;
+}
+
+int emu_shared_touch(void *p, size_t bytes)
+{
+    if (!cur) return 0; /* a namespace-scope variable, initialised at startup */
+    for (int i = 0; i < B.ntouched; i++)
+        if (B.touched[i] == p) return 0;
+    if (B.ntouched < (int)(sizeof B.touched / sizeof B.touched[0])) B.touched[B.ntouched++] = p;
+    memset(p, 0xFF, bytes);
+    return 0;
+}
+
+/* ---- the launch --------------------------------------------------------------------------- */
+static int run_block(void)
+{
+    const uint3 bd = emu_block_dim;
+    const int n = (int)(bd.x * bd.y * bd.z);
+    B.nthreads = n;
+    B.nwarps = (n + 31) / 32;
+    B.exited = 0;
+    B.failed = 0;
+    for (int i = 0; i < n; i++) {
+        emu_thread *t = &pool[i];
+        t->tid.x = (unsigned)i % bd.x;
+        t->tid.y = (unsigned)i / bd.x % bd.y;
+        t->tid.z = (unsigned)i / (bd.x * bd.y);
+        t->warp = i / 32;
+        t->lane = i % 32;
+        t->state = T_RUN;
+        t->op = -1;
+        t->pred = 0;
+    }
+    for (int w = 0; w < B.nwarps; w++) {
+        int lanes = n - 32 * w < 32 ? n - 32 * w : 32;
+        B.warps[w].exist = lanes == 32 ? ~0u : (1u << lanes) - 1;
+        B.warps[w].exited = B.warps[w].waiting = 0;
+    }
+    const unsigned long long linear =
+        emu_block_idx.x + (unsigned long long)emu_grid_dim.x *
+                              (emu_block_idx.y + (unsigned long long)emu_grid_dim.y * emu_block_idx.z);
+    B.reverse = warp_order == EMU_ORDER_REVERSE || (warp_order == EMU_ORDER_ALTERNATE && (linear & 1));
+    B.ntouched = 0;
+    if (dyn_smem_size) memset(dyn_smem, 0xFF, dyn_smem_size);
+
+    for (;;) {
+        S.wi = S.li = S.progress = 0;
+        emu_thread *t = next_thread();
+        if (t) switch_to(t);
+        if (B.failed) return -1;
+        if (B.exited == n) return 0;
+        if (resolve_block()) return -1;
+    }
+}
+
+static emu_thread *next_thread(void)
+{
+    const int nw = B.nwarps, n = B.nthreads;
+    while (S.wi < nw) {
+        const int w = B.reverse ? nw - 1 - S.wi : S.wi;
+        const int base = 32 * w, lanes = n - base < 32 ? n - base : 32;
+        while (S.li < lanes) {
+            emu_thread *t = &pool[base + (B.reverse ? lanes - 1 - S.li : S.li)];
+            S.li++;
+            if (t->state == T_RUN) {
+                S.progress = 1;
+                return t;
+            }
+        }
+        S.li = 0;
+        if (S.progress) S.progress = 0; /* another pass over the same warp */
+        else S.wi++;
+    }
+    return NULL;
+}
+
+static int check_config(const emu_launch_config *c, cudaError_t *err)
+{
+    const dim3 g = c->grid, b = c->block;
+    const char *why = NULL;
+    char buf[200];
+    unsigned long long threads = (unsigned long long)b.x * b.y * b.z;
+    *err = cudaErrorInvalidConfiguration;
+    if (!g.x || !g.y || !g.z) why = "a grid dimension is 0";
+    else if (!b.x || !b.y || !b.z) why = "a block dimension is 0";
+    else if (g.x > 2147483647u) why = "gridDim.x is above 2^31 - 1";
+    else if (g.y > 65535 || g.z > 65535) why = "gridDim.y and gridDim.z must be at most 65535";
+    else if (b.x > 1024 || b.y > 1024 || b.z > 64) why = "blockDim is limited to (1024, 1024, 64)";
+    else if (threads > EMU_MAX_THREADS) why = "more than 1024 threads per block";
+    else if (!valid_stream(c->stream)) {
+        why = "not a stream";
+        *err = cudaErrorInvalidResourceHandle;
+    } else if (c->smem > EMU_SMEM_OPTIN) {
+        snprintf(buf, sizeof buf, "%zu bytes of dynamic shared memory: above the device's limit of %d",
+                 c->smem, EMU_SMEM_OPTIN);
+        why = buf;
+        *err = cudaErrorInvalidValue;
+    } else if (c->smem > EMU_SMEM_DEFAULT) {
+        const func_attr *a = c->func ? find_func(c->func) : NULL;
+        int allowed = c->func ? (a ? a->max_dynamic_smem : EMU_SMEM_DEFAULT) : any_max_dynamic_smem;
+        if ((size_t)allowed < c->smem) {
+            snprintf(buf, sizeof buf, "%zu bytes of dynamic shared memory, above 48 KB, without "
+                     "cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, >= %zu)",
+                     c->smem, c->smem);
+            why = buf;
+            *err = cudaErrorInvalidValue;
+        }
+    }
+    if (!why) return 1;
+    fprintf(stderr, "emu: launch of %s at %s:%d with grid (%u,%u,%u), block (%u,%u,%u) fails: %s\n",
+            c->kernel, c->file, c->line, g.x, g.y, g.z, b.x, b.y, b.z, why);
+    return 0;
+}
+
+cudaError_t emu_launch(const emu_launch_config *c, void (*invoke)(void *), void *ctx)
+{
+    emu_init();
+    if (cur) emu_unsupported(c->file, c->line, "a launch from inside a kernel (dynamic parallelism)");
+    if (sticky_error) return sticky_error;
+    cudaError_t err;
+    if (!check_config(c, &err)) return api(err);
+
+    ensure_fibers((int)(c->block.x * c->block.y * c->block.z));
+    fence_dynamic_smem(c->smem);
+    L.config = c;
+    L.invoke = invoke;
+    L.ctx = ctx;
+    emu_grid_dim.x = c->grid.x;
+    emu_grid_dim.y = c->grid.y;
+    emu_grid_dim.z = c->grid.z;
+    emu_block_dim.x = c->block.x;
+    emu_block_dim.y = c->block.y;
+    emu_block_dim.z = c->block.z;
+    if (watchdog_s) alarm(watchdog_s);
+
+    int failed = 0;
+    for (unsigned z = 0; z < c->grid.z && !failed; z++)
+        for (unsigned y = 0; y < c->grid.y && !failed; y++)
+            for (unsigned x = 0; x < c->grid.x && !failed; x++) {
+                emu_block_idx.x = x;
+                emu_block_idx.y = y;
+                emu_block_idx.z = z;
+                failed = run_block() != 0;
+            }
+    if (watchdog_s) alarm(0);
+    L.config = NULL;
+    if (failed) {
+        reset_fibers();
+        text_print();
+        return sticky_error = last_error = cudaErrorLaunchFailure;
+    }
+    if (!check_canaries()) {
+        char head[400];
+        snprintf(head, sizeof head, "error: out-of-bounds write by kernel %s (launched at %s:%d)\n",
+                 c->kernel, c->file, c->line);
+        size_t hl = strlen(head);
+        if (hl + error_len < sizeof error_text) {
+            memmove(error_text + hl, error_text, error_len + 1);
+            memcpy(error_text, head, hl);
+            error_len += hl;
+        }
+        text_print();
+        return sticky_error = last_error = cudaErrorIllegalAddress;
+    }
+    return cudaSuccess;
+}
+
+void emu_unsupported(const char *file, int line, const char *what)
+{
+    fprintf(stderr, "emu: %s:%d: not supported by the CPU emulator: %s. This code needs a GPU.\n",
+            file, line, what);
+    if (L.config)
+        fprintf(stderr, "emu: (in kernel %s launched at %s:%d)\n", L.config->kernel, L.config->file,
+                L.config->line);
+    fflush(stderr);
+    abort();
+}
+
+/* ---- faults ----------------------------------------------------------------------------------
+ * Without ASan, a kernel's bad access ends in a signal. The handler (on its
+ * own stack: the fault may be a fiber's stack overflow) says which kernel,
+ * block and thread, and what the address was, then lets the signal kill
+ * the process as it would have. Under ASan, ASan's own report does this. */
+#if !EMU_ASAN
+static void describe_address(char *buf, size_t len, const char *a, int sig, int code)
+{
+    for (int i = 0; i < nallocs; i++) {
+        const emu_alloc *al = &allocs[i];
+        if (!al->map) continue;
+        const char *guard = al->map + al->map_size - page_size();
+        if (a >= guard && a < guard + page_size()) {
+            snprintf(buf, len, "%zu bytes past the end of a cudaMalloc buffer of %zu bytes at %p",
+                     (size_t)(a - (al->ptr + al->size)), al->size, (void *)al->ptr);
+            return;
+        }
+    }
+    for (int i = 0; i < nfibers; i++)
+        if (a >= pool[i].map && a < pool[i].stack) {
+            snprintf(buf, len, "stack overflow of a CUDA thread: the emulator gives each %zu KB "
+                     "(EMU_STACK_KB=... raises it)", fiber_stack_bytes / 1024);
+            return;
+        }
+    if (dyn_smem && a >= dyn_smem + dyn_smem_span && a < dyn_smem + dyn_smem_span + page_size() + EMU_SMEM_OPTIN) {
+        snprintf(buf, len, "past the end of dynamic shared memory (the launch asked for %zu bytes)",
+                 dyn_smem_size);
+        return;
+    }
+    if (sig == SIGFPE) {
+        snprintf(buf, len, "integer division by zero (a GPU returns an unspecified value instead)");
+        return;
+    }
+    if (sig == SIGSEGV && code == SI_KERNEL) {
+        snprintf(buf, len, "general protection fault: typically a misaligned float4/int4 access "
+                 "(16-byte alignment needed, as on a GPU)");
+        return;
+    }
+    if ((uintptr_t)a < 65536) {
+        snprintf(buf, len, "a null (or nearly null) pointer");
+        return;
+    }
+    snprintf(buf, len, "not device memory the program owns (a host pointer? a freed buffer? far "
+             "out of bounds?)");
+}
+
+static void on_fault(int sig, siginfo_t *si, void *uctx)
+{
+    (void)uctx;
+    if (L.config) {
+        char what[300], msg[1200];
+        describe_address(what, sizeof what, (const char *)si->si_addr, sig, si->si_code);
+        const emu_launch_config *c = L.config;
+        int n = snprintf(msg, sizeof msg,
+                         "emu: error: %s in kernel %s (launched at %s:%d), block (%u,%u,%u), "
+                         "thread (%u,%u,%u): address %p: %s\n",
+                         sig == SIGFPE ? "arithmetic fault" : sig == SIGBUS ? "bus error" : "memory fault",
+                         c->kernel, c->file, c->line, emu_block_idx.x, emu_block_idx.y, emu_block_idx.z,
+                         emu_thread_idx.x, emu_thread_idx.y, emu_thread_idx.z, si->si_addr, what);
+        if (n > 0 && write(2, msg, (size_t)(n < (int)sizeof msg ? n : (int)sizeof msg - 1)) < 0) {
+            /* nothing more can be done */
+        }
+    }
+    signal(sig, SIG_DFL); /* returning re-executes the access, now fatal */
+}
+
+#endif
+
+#if EMU_ASAN
+/* After ASan's own report: which kernel, block and thread made the access. */
+static void asan_report(const char *report)
+{
+    (void)report;
+    if (L.config)
+        fprintf(stderr, "emu: the access above was made by kernel %s (launched at %s:%d), block "
+                        "(%u,%u,%u), thread (%u,%u,%u)\n", L.config->kernel, L.config->file,
+                L.config->line, emu_block_idx.x, emu_block_idx.y, emu_block_idx.z, emu_thread_idx.x,
+                emu_thread_idx.y, emu_thread_idx.z);
+}
+#endif
+
+/* A launch that runs for EMU_TIMEOUT seconds: an endless loop, or a
+ * spin-wait for another block, which never comes because blocks run one
+ * after another here. */
+static void on_alarm(int sig)
+{
+    char msg[700];
+    int n = snprintf(msg, sizeof msg,
+                     "emu: error: kernel %s (launched at %s:%d) still runs after %u s (EMU_TIMEOUT): "
+                     "an endless loop, or a thread waiting for another block or spinning on a flag "
+                     "(blocks run one after another here, and a thread runs until it must wait); "
+                     "for a launch that is just very large, EMU_TIMEOUT=0 turns this off\n",
+                     L.config ? L.config->kernel : "?", L.config ? L.config->file : "?",
+                     L.config ? L.config->line : 0, watchdog_s);
+    if (n > 0 && write(2, msg, (size_t)(n < (int)sizeof msg ? n : (int)sizeof msg - 1)) < 0) {
+        /* nothing more can be done */
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_fault_handlers(void)
+{
+#if !EMU_ASAN
+    static char altstack[64 * 1024];
+    stack_t ss;
+    ss.ss_sp = altstack;
+    ss.ss_size = sizeof altstack;
+    ss.ss_flags = 0;
+    sigaltstack(&ss, NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+    sigaction(SIGFPE, &sa, NULL);
+#endif
+    /* The watchdog (EMU_TIMEOUT seconds per launch, 0: none): a kernel
+     * that never ends is stopped with a reason, so that CI does not hang. */
+    signal(SIGALRM, on_alarm);
+}

@@ -1,0 +1,6 @@
+/* Stand-in for CUDA's <cooperative_groups.h> in the CPU emulator build: cooperative groups (grid/cluster sync, tiled partitions) cannot run on
+ * the CPU emulator, so including it stops the build with a message naming
+ * the feature (docs/emulator.md). Code that needs it runs only on a GPU:
+ * keep it out of the files that `make test` builds for the emulator, or
+ * behind #ifndef CUDA_EMU. */
+#error "not supported by the CPU emulator (common/emu): cooperative groups (grid/cluster sync, tiled partitions) (<cooperative_groups.h>); this code needs a GPU"
