@@ -78,7 +78,8 @@ void require_gpu(const char *who)
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n == 0) {
         fprintf(stderr, "%s: this program needs an NVIDIA GPU, and none was found (CUDA: %s); "
-                "`make test` still checks the kernels on the CPU\n",
+                "`make test` still checks the kernels on the CPU (and `make lessonN EMU=1` runs a "
+                "lesson there)\n",
                 who, e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
         exit(EXIT_NO_GPU);
     }
