@@ -20,6 +20,10 @@
 #include "../lessons/02_stable/softmax_stable.h"
 #include "../lessons/03_three_pass/softmax_three_pass.h"
 #include "../lessons/04_warp/softmax_warp.h"
+#include "../lessons/05_fused/softmax_fused.h"
+#include "../lessons/06_online/softmax_online.h"
+#include "../lessons/07_attention/softmax_attention.h"
+#include "../lessons/08_fastest/softmax_fastest.h"
 
 typedef struct {
     const char *name;
@@ -36,6 +40,20 @@ static const kernel KERNELS[] = {
     {"lesson4 warp", softmax_warp, 1, verify_rtol},
     {"lesson4 warp-1024", softmax_warp_1024, 1, verify_rtol},
     {"lesson4 warp-per-row", softmax_warp_per_row, 1, verify_rtol},
+    {"lesson5 fused", softmax_fused, 1, verify_rtol},
+    {"lesson5 fused, shared-memory path", softmax_fused_shared, 1, verify_rtol},
+    {"lesson5 fused, chunked path", softmax_fused_chunked, 1, verify_rtol},
+    {"lesson6 online", softmax_online, 1, verify_rtol},
+    {"lesson6 online, one block per row", softmax_online_block_per_row, 1, verify_rtol},
+    /* scale 1, no mask: plain softmax (lesson 7's other variants: test_lesson7.cu) */
+    {"lesson7 attention softmax, scale 1, no mask", softmax_attention_plain, 1, verify_rtol},
+    {"lesson7 attention softmax, online path", softmax_attention_plain_online, 1, verify_rtol},
+    {"lesson8 fastest", softmax_fastest, 1, verify_rtol},
+    {"lesson8 fastest, path 1 warp", softmax_fastest_warp, 1, verify_rtol},
+    {"lesson8 fastest, path 2 block", softmax_fastest_block, 1, verify_rtol},
+    {"lesson8 fastest, path 2s shared memory", softmax_fastest_shared, 1, verify_rtol},
+    {"lesson8 fastest, path 3 cluster", softmax_fastest_cluster, 1, verify_rtol},
+    {"lesson8 fastest, path 4 split", softmax_fastest_split, 1, verify_rtol},
 };
 #define NKERNELS (int)(sizeof KERNELS / sizeof KERNELS[0])
 

@@ -1,0 +1,196 @@
+/* Lesson 6: the online softmax (seeds 000 and 002; Milakov & Gimelshein,
+ * "Online normalizer calculation for softmax", 2018).
+ *
+ * Lesson 5 kept the whole row on chip, and had nowhere to go once the row
+ * outgrew one SM's registers and shared memory: its fallback reads the row
+ * three times. This kernel needs no room for the row at all:
+ *
+ *   pass 1 (read 1): each thread streams its share of the row in chunks
+ *     of 16 floats and keeps a running state (m, d), m the max so far and
+ *     d = sum of exp(x - m) so far, rescaled by exp(m_old - m_new) whenever
+ *     the max grows (online_md_push). The threads' states are then merged
+ *     into the row's (online_md_row_merge): warp shuffles, then shared
+ *     memory across warps. The merge is associative, so any split and any
+ *     order gives the same (m, d) up to rounding.
+ *   pass 2 (read 2 + write): y = exp(x - m) * (1 / d).
+ *
+ *     global memory traffic = 2 reads + 1 write = 12 bytes per element,
+ *
+ * for every row length: 3/4 of the 16 bytes of a three-pass kernel, 3/2 of
+ * the 8 bytes of lesson 5 while lesson 5's row fits on chip.
+ *
+ * Threads per row (TPR) grow with the row: up to 2048 floats a row is
+ * shared by 1 ... 32 lanes of a warp, so that each thread gets at least
+ * one chunk of 16 floats; longer rows get a block of 512 threads. */
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "softmax_online.h"
+#include "online_md.cuh"
+#include "check.h"
+
+/* VEC consecutive floats in one access (VEC = 4: a 16-byte aligned float4). */
+template <int VEC>
+__device__ __forceinline__ void load_vec(const float *p, float *v)
+{
+    if constexpr (VEC == 4) {
+        const float4 q = *reinterpret_cast<const float4 *>(p);
+        v[0] = q.x;
+        v[1] = q.y;
+        v[2] = q.z;
+        v[3] = q.w;
+    } else {
+        v[0] = *p;
+    }
+}
+
+template <int VEC>
+__device__ __forceinline__ void store_vec(float *p, const float *v)
+{
+    if constexpr (VEC == 4) {
+        *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
+    } else {
+        *p = v[0];
+    }
+}
+
+/* VEC: floats per access. TPR: threads per row (1 ... 32 lanes of a warp,
+ * or the whole block). BLOCK: threads per block.
+ *
+ * A chunk is U = 16 / VEC vectors per thread, loaded together (64 bytes in
+ * flight per thread) before any is used. Thread `sub` of a row takes the
+ * vectors sub + (c U + u) TPR: at each step the row's threads read
+ * consecutive vectors (coalesced). Positions past the end hold -inf,
+ * which no state notices (online_md.cuh). Positions in a row are 64-bit:
+ * one row may hold more than 2^31 floats. */
+template <int VEC, int TPR, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+online_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
+              long long rows, long long cols)
+{
+    static_assert(BLOCK % TPR == 0 && (TPR <= 32 || TPR == BLOCK), "a row: part of a warp, or the block");
+    constexpr int U = 16 / VEC;
+    constexpr long long STEP = (long long)U * TPR;
+    constexpr int ROWS_PER_BLOCK = BLOCK / TPR;
+    __shared__ float red_m[32], red_d[32]; /* used only when TPR > 32 */
+
+    const int sub = threadIdx.x % TPR;
+    const long long nvec = cols / VEC;
+
+    /* `first` is the same for the whole block: its barriers are reached by all. */
+    for (long long first = (long long)blockIdx.x * ROWS_PER_BLOCK; first < rows;
+         first += (long long)gridDim.x * ROWS_PER_BLOCK) {
+        const long long row = first + threadIdx.x / TPR;
+        const bool live = row < rows; /* a dead lane still joins the merge */
+        const float *xr = x + (live ? row : 0) * ldx;
+        float *yr = y + (live ? row : 0) * ldy;
+
+        /* Pass 1, read 1: stream the row, one (m, d) per thread. */
+        online_md s = online_md_identity();
+        for (long long k0 = live ? sub : nvec; k0 < nvec; k0 += STEP) {
+            float v[U * VEC];
+            for (int u = 0; u < U; u++) {
+                const long long k = k0 + (long long)u * TPR;
+                if (k < nvec) {
+                    load_vec<VEC>(xr + k * VEC, &v[u * VEC]);
+                } else {
+                    for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
+                }
+            }
+            s = online_md_push<U * VEC>(s, v);
+        }
+
+        /* The row's (m, d), in every thread of the row. */
+        s = online_md_row_merge<TPR>(s, red_m, red_d);
+
+        /* d >= 1 (the max contributes exp(0) = 1) unless the row holds NaN
+         * (d is NaN) or only -inf (m = -inf, d = 0, and exp(x - m) below is
+         * exp(NaN)): then every output is NaN. */
+        const float inv = 1.0f / s.d;
+
+        /* Pass 2, read 2 + write. */
+        for (long long k0 = live ? sub : nvec; k0 < nvec; k0 += STEP) {
+            float v[U * VEC];
+            for (int u = 0; u < U; u++) {
+                const long long k = k0 + (long long)u * TPR;
+                if (k < nvec) load_vec<VEC>(xr + k * VEC, &v[u * VEC]);
+            }
+            for (int u = 0; u < U; u++) {
+                const long long k = k0 + (long long)u * TPR;
+                if (k < nvec) {
+                    for (int j = 0; j < VEC; j++) v[u * VEC + j] = expf(v[u * VEC + j] - s.m) * inv;
+                    store_vec<VEC>(yr + k * VEC, &v[u * VEC]);
+                }
+            }
+        }
+    }
+}
+
+/* ---- the host side --------------------------------------------------------- */
+
+static unsigned grid_for(long long rows, int per_block)
+{
+    long long blocks = (rows + per_block - 1) / per_block;
+    return (unsigned)(blocks < INT_MAX ? blocks : INT_MAX);
+}
+
+template <int VEC, int TPR, int BLOCK>
+static void launch(const float *x, long long ldx, float *y, long long ldy, long long rows,
+                   long long cols, cudaStream_t stream)
+{
+    void (*kernel)(const float *, long long, float *, long long, long long, long long) =
+        online_kernel<VEC, TPR, BLOCK>;
+    kernel<<<grid_for(rows, BLOCK / TPR), BLOCK, 0, stream>>>(x, ldx, y, ldy, rows, cols);
+    CUDA_CHECK_LAUNCH();
+}
+
+/* Threads per row: enough that each gets at least one chunk of 16 floats,
+ * up to a warp; a block beyond ONLINE_WARP_MAX_COLS (or when forced). */
+template <int VEC>
+static void dispatch(int block_per_row, const float *x, long long ldx, float *y, long long ldy,
+                     long long rows, long long cols, cudaStream_t stream)
+{
+    if (block_per_row || cols > ONLINE_WARP_MAX_COLS)
+        launch<VEC, ONLINE_BLOCK, ONLINE_BLOCK>(x, ldx, y, ldy, rows, cols, stream);
+    else if (cols > 256) launch<VEC, 32, 128>(x, ldx, y, ldy, rows, cols, stream);
+    else if (cols > 128) launch<VEC, 16, 128>(x, ldx, y, ldy, rows, cols, stream);
+    else if (cols > 64) launch<VEC, 8, 128>(x, ldx, y, ldy, rows, cols, stream);
+    else if (cols > 32) launch<VEC, 4, 128>(x, ldx, y, ldy, rows, cols, stream);
+    else if (cols > 16) launch<VEC, 2, 128>(x, ldx, y, ldy, rows, cols, stream);
+    else launch<VEC, 1, 128>(x, ldx, y, ldy, rows, cols, stream);
+}
+
+static void run(int block_per_row, const float *x, long long ldx, float *y, long long ldy,
+                long long rows, long long cols, cudaStream_t stream)
+{
+    if (rows > 1 && (ldx < cols || ldy < cols)) {
+        fprintf(stderr, "softmax_online: row strides ldx = %lld, ldy = %lld must be >= cols = %lld\n",
+                ldx, ldy, cols);
+        exit(1);
+    }
+    if (rows < 1 || cols < 1) return; /* nothing to do; a 0-block grid is an error */
+    const int vec4 = (uintptr_t)x % 16 == 0 && (uintptr_t)y % 16 == 0 && cols % 4 == 0 &&
+                     ldx % 4 == 0 && ldy % 4 == 0;
+    if (vec4) dispatch<4>(block_per_row, x, ldx, y, ldy, rows, cols, stream);
+    else dispatch<1>(block_per_row, x, ldx, y, ldy, rows, cols, stream);
+}
+
+void softmax_online_strided(const float *x, long long ldx, float *y, long long ldy,
+                            long long rows, long long cols, cudaStream_t stream)
+{
+    run(0, x, ldx, y, ldy, rows, cols, stream);
+}
+
+void softmax_online(const float *x, float *y, long long rows, long long cols, cudaStream_t stream)
+{
+    run(0, x, cols, y, cols, rows, cols, stream);
+}
+
+void softmax_online_block_per_row(const float *x, float *y, long long rows, long long cols,
+                                  cudaStream_t stream)
+{
+    run(1, x, cols, y, cols, rows, cols, stream);
+}

@@ -1,0 +1,35 @@
+/* Lesson 6: the online softmax. One pass over the row computes its max m
+ * and its sum d = sum exp(x - m) together, as a running (m, d) state per
+ * thread merged across threads and warps; a second pass writes
+ * exp(x - m) / d: 2 reads + 1 write, for rows of any length. */
+#ifndef LESSON06_SOFTMAX_ONLINE_H
+#define LESSON06_SOFTMAX_ONLINE_H
+#include <cuda_runtime.h>
+
+/* y = softmax(x) for each of `rows` rows of `cols` floats (device pointers,
+ * contiguous rows; x and y must not overlap). Any shape. A row holding NaN
+ * gives NaN; a row of only -inf gives NaN, as PyTorch does (its max is -inf
+ * and exp(-inf - (-inf)) is NaN); -inf entries among others give 0. */
+void softmax_online(const float *x, float *y, long long rows, long long cols, cudaStream_t stream);
+
+/* The same on views: row i of x starts at x + i * ldx, row i of y at
+ * y + i * ldy (strides in elements, >= cols). float4 accesses when both
+ * views are 16-byte aligned and cols, ldx, ldy are multiples of 4; a
+ * scalar path otherwise. Elements between cols and the stride are never
+ * touched. */
+void softmax_online_strided(const float *x, long long ldx, float *y, long long ldy,
+                            long long rows, long long cols, cudaStream_t stream);
+
+/* The one-block-per-row configuration (512 threads, block-wide merge
+ * through shared memory) on rows of every length, where softmax_online
+ * uses it only above ONLINE_WARP_MAX_COLS: the test matrix runs it on
+ * short rows too. */
+void softmax_online_block_per_row(const float *x, float *y, long long rows, long long cols,
+                                  cudaStream_t stream);
+
+/* Rows up to this length are shared by 1 ... 32 lanes of a warp (several
+ * rows per warp); longer rows get a block of ONLINE_BLOCK threads. */
+#define ONLINE_WARP_MAX_COLS 2048
+#define ONLINE_BLOCK 512
+
+#endif

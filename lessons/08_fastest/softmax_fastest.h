@@ -1,0 +1,110 @@
+/* Lesson 8: the fastest float32 softmax, one entry point for every shape.
+ *
+ * softmax_fastest() looks at the shape (and the GPU) and picks one of five
+ * kernels (README.md, "The dispatcher"):
+ *
+ *   path 1  FASTEST_WARP     N <= 1024: 1 ... 32 lanes of a warp per row,
+ *                            several rows per warp, row in registers
+ *   path 2  FASTEST_BLOCK    N <= 16384 (32768 without clusters): one row
+ *                            per block, row in registers
+ *           FASTEST_SHARED   N <= the opt-in shared memory (57 856 floats on
+ *                            an H100): one row per block, row in shared
+ *                            memory above the 48 KB default
+ *   path 3  FASTEST_CLUSTER  sm_90 only, N <= 2^19 with enough rows: one row
+ *                            per thread-block cluster of 2 ... 16 CTAs, each
+ *                            CTA's segment in registers, the (m, d) states
+ *                            exchanged through distributed shared memory
+ *   path 4  FASTEST_SPLIT    anything else (long rows, few rows): each row
+ *                            split over many blocks, (m, d) of each piece
+ *                            to a workspace, merged, then written
+ *
+ * Paths 1-3 move 1 read + 1 write (8 bytes per element), path 4 2 reads +
+ * 1 write (12). All paths take row strides and use 128-bit accesses when
+ * both views are 16-byte aligned and cols, ldx, ldy are multiples of 4,
+ * 32-bit accesses otherwise. Rows holding NaN or +inf, and rows of only
+ * -inf, give NaN (as PyTorch); -inf entries among finite ones give 0. */
+#ifndef LESSON08_SOFTMAX_FASTEST_H
+#define LESSON08_SOFTMAX_FASTEST_H
+#include <cuda_runtime.h>
+
+typedef enum {
+    FASTEST_AUTO = 0,
+    FASTEST_WARP,
+    FASTEST_BLOCK,
+    FASTEST_SHARED,
+    FASTEST_CLUSTER,
+    FASTEST_SPLIT,
+    FASTEST_NPATHS
+} fastest_path;
+
+/* What the dispatcher launches for one shape. */
+typedef struct {
+    fastest_path path;     /* never FASTEST_AUTO                                  */
+    int vec4;              /* 1: 128-bit accesses                                  */
+    int threads_per_row;   /* paths 1, 2: lanes or threads sharing a row           */
+    int floats_per_thread; /* register paths: floats of the row per thread         */
+    int block;             /* threads per block (per CTA)                          */
+    int cluster;           /* path 3: CTAs per row (cluster size), else 0          */
+    long long splits;      /* path 4: blocks per row, else 0                       */
+    long long segment;     /* paths 3, 4: floats per CTA / block, else 0           */
+    long long smem_bytes;  /* dynamic shared memory per block                      */
+    double bytes_per_elem; /* global traffic of this path: 8 or 12                 */
+} fastest_plan;
+
+/* y = softmax(x) over each of `rows` rows of `cols` floats (device
+ * pointers, contiguous rows, x and y not overlapping). The course's
+ * softmax_fn. */
+void softmax_fastest(const float *x, float *y, long long rows, long long cols, cudaStream_t stream);
+
+/* The same on views: row i of x at x + i * ldx, of y at y + i * ldy
+ * (strides in elements, >= cols). Elements between cols and the stride
+ * are never touched. */
+void softmax_fastest_strided(const float *x, long long ldx, float *y, long long ldy, long long rows,
+                             long long cols, cudaStream_t stream);
+
+/* The plan for this shape and these pointers. `want` forces a path when
+ * the shape fits it (FASTEST_SPLIT always fits; FASTEST_CLUSTER needs a
+ * GPU with clusters and cols <= FASTEST_CLUSTER_MAX_COLS); otherwise, and
+ * for FASTEST_AUTO, the dispatcher's choice. Queries the device. */
+fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long ldx, const float *y,
+                                  long long ldy, long long rows, long long cols);
+
+/* softmax_fastest_strided with a path forced as in softmax_fastest_plan;
+ * returns the plan it launched. */
+fastest_plan softmax_fastest_run(fastest_path want, const float *x, long long ldx, float *y,
+                                 long long ldy, long long rows, long long cols, cudaStream_t stream);
+
+/* Contiguous rows, path forced (falls back as above when it does not fit). */
+void softmax_fastest_path(const float *x, float *y, long long rows, long long cols, fastest_path path,
+                          cudaStream_t stream);
+
+/* Each path as a softmax_fn, for the test matrix and the benchmark. */
+void softmax_fastest_warp(const float *x, float *y, long long rows, long long cols, cudaStream_t stream);
+void softmax_fastest_block(const float *x, float *y, long long rows, long long cols, cudaStream_t stream);
+void softmax_fastest_shared(const float *x, float *y, long long rows, long long cols, cudaStream_t stream);
+void softmax_fastest_cluster(const float *x, float *y, long long rows, long long cols, cudaStream_t stream);
+void softmax_fastest_split(const float *x, float *y, long long rows, long long cols, cudaStream_t stream);
+
+/* 1 when path 3 can run here: compute capability >= 9, cluster launch
+ * supported, and the kernel built for sm_90 (0 on the CPU emulator). */
+int softmax_fastest_has_clusters(void);
+
+/* Longest rows of each path. */
+#define FASTEST_WARP_MAX_COLS 1024
+#define FASTEST_BLOCK_MAX_COLS 32768   /* registers: 1024 threads x 32 floats   */
+#define FASTEST_CLUSTER_MAX_COLS 524288 /* 16 CTAs x 1024 threads x 32 floats   */
+
+/* Longest row the shared-memory path holds on this device (opt-in limit
+ * less 1 KB for the kernel's own arrays, in whole float4s). */
+long long softmax_fastest_shared_capacity(void);
+
+/* Path 4's workspace: one (m, d) pair (8 bytes) per block, allocated by
+ * the first call that needs it with cudaMalloc and grown (never shrunk)
+ * as needed; freed at exit by the driver. Not for concurrent use from
+ * several host threads, and not during CUDA-graph capture (cudaMalloc). */
+long long softmax_fastest_workspace_bytes(void);
+
+/* "warp (registers)", ... */
+const char *fastest_path_name(fastest_path p);
+
+#endif

@@ -1,0 +1,180 @@
+/* Lesson 5's fused softmax on views, and its dispatcher.
+ *
+ * The equivalence matrix (test_kernels.cu) runs every kernel on contiguous,
+ * aligned rows. Here the same kernel runs on views inside larger buffers:
+ * row strides larger than cols and not multiples of 4, base pointers one
+ * float past a 16-byte boundary, N % 4 != 0, on each of the three paths
+ * (registers, shared memory, chunked). Each must match the float64
+ * reference and leave every float outside the view untouched
+ * (tests/views.h). The float4 rule and the register plans are checked on
+ * the host, without a GPU. */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "check.h"
+#include "harness.h"
+#include "verify.h"
+#include "../lessons/05_fused/softmax_fused.h"
+#include "../tests/test.h"
+#include "../tests/views.h"
+
+static const view_case CASES[] = {
+    {"a contiguous aligned", 4, 1000, 1000, 1000, 0, 0},
+    {"a padded aligned (float4 with strides)", 5, 1000, 1004, 1008, 0, 0},
+    {"a padded, strides not multiples of 4", 5, 1000, 1003, 1010, 0, 0},
+    {"a misaligned (both bases 1 float past 16 bytes)", 5, 1000, 1000, 1000, 1, 1},
+    {"an input-misaligned, output-aligned", 3, 1024, 1024, 1024, 1, 0},
+    {"an output-misaligned (3 floats), input-aligned", 3, 1024, 1028, 1024, 0, 3},
+    {"a padded N % 4 != 0", 7, 1025, 1032, 1032, 0, 0},
+    {"an N = 1, strided and misaligned", 9, 1, 3, 5, 1, 2},
+    {"an N = 31, strided", 33, 31, 33, 32, 0, 1},
+    {"an N = 33, strided and misaligned", 31, 33, 40, 37, 2, 0},
+    {"an N = 4097, misaligned", 3, 4097, 4100, 4099, 1, 1},
+    {"an N = 32768 (longest register row), padded", 2, 32768, 32772, 32776, 0, 0},
+    {"an N = 32771 (past registers), misaligned", 2, 32771, 32771, 32775, 1, 1},
+    {"an N = 65537 (past shared memory on an H100), misaligned", 2, 65537, 65540, 65541, 1, 3},
+    {"a 20001-row, N = 3 (huge M, tiny N), strided", 20001, 3, 5, 4, 1, 0},
+    {"a 1-row, N = 300000 (tiny M, long row), misaligned", 1, 300000, 300001, 300002, 3, 1},
+};
+#define NCASES (int)(sizeof CASES / sizeof CASES[0])
+
+/* The strided entry points, one per requested path. */
+static void run_auto(const float *x, long long ldx, float *y, long long ldy, long long rows,
+                     long long cols, cudaStream_t s)
+{
+    softmax_fused_strided(x, ldx, y, ldy, rows, cols, s);
+}
+static void run_registers(const float *x, long long ldx, float *y, long long ldy,
+                          long long rows, long long cols, cudaStream_t s)
+{
+    softmax_fused_run(FUSED_REGISTERS, x, ldx, y, ldy, rows, cols, s);
+}
+static void run_shared(const float *x, long long ldx, float *y, long long ldy, long long rows,
+                       long long cols, cudaStream_t s)
+{
+    softmax_fused_run(FUSED_SHARED, x, ldx, y, ldy, rows, cols, s);
+}
+static void run_chunked(const float *x, long long ldx, float *y, long long ldy, long long rows,
+                        long long cols, cudaStream_t s)
+{
+    softmax_fused_run(FUSED_CHUNKED, x, ldx, y, ldy, rows, cols, s);
+}
+
+static const struct {
+    fused_path path;
+    const char *name;
+    strided_fn fn;
+} PATHS[] = {
+    {FUSED_AUTO, "dispatcher's choice", run_auto},
+    {FUSED_REGISTERS, "registers path", run_registers},
+    {FUSED_SHARED, "shared-memory path", run_shared},
+    {FUSED_CHUNKED, "chunked path", run_chunked},
+};
+
+static void check_views(int have_gpu)
+{
+    char name[512], desc[512];
+    for (int p = 0; p < 4; p++) {
+        for (int i = 0; i < NCASES; i++) {
+            const view_case *c = &CASES[i];
+            snprintf(name, sizeof name,
+                     "lesson5 fused, %s, on %s view (%lld x %lld, ldx %lld, ldy %lld, offsets %lld/%lld) "
+                     "matches the reference and leaves the padding untouched",
+                     PATHS[p].name, c->what, c->rows, c->cols, c->ldx, c->ldy, c->xoff, c->yoff);
+            if (!have_gpu) {
+                test_skip(name, "no GPU");
+                continue;
+            }
+            /* A forced path that cannot hold the row runs the dispatcher's
+             * choice, which the first block of cases already covers (the
+             * path does not depend on float4, so 0 will do). */
+            if (PATHS[p].path != FUSED_AUTO &&
+                softmax_fused_plan(PATHS[p].path, 0, c->cols).path != PATHS[p].path)
+                continue;
+            /* One block per row on 20001 rows of 3 floats is what the
+             * dispatcher never does, and costs the CPU emulator minutes. */
+            if ((PATHS[p].path == FUSED_SHARED || PATHS[p].path == FUSED_CHUNKED) && c->rows > 1000)
+                continue;
+            int ok = view_check(PATHS[p].fn, c, INPUT_NORMAL, verify_rtol, desc, sizeof desc);
+            test_expect(ok, name, "%s", desc);
+        }
+    }
+    /* Special values on a misaligned, padded view, on every path. */
+    const view_case special = {"a special-values, misaligned", 10, 1001, 1003, 1002, 1, 3};
+    for (int p = 0; p < 4; p++) {
+        snprintf(name, sizeof name,
+                 "lesson5 fused, %s: constant rows, -inf, +-FLT_MAX and denormals on a misaligned "
+                 "view match the reference",
+                 PATHS[p].name);
+        if (!have_gpu) {
+            test_skip(name, "no GPU");
+            continue;
+        }
+        int ok = view_check(PATHS[p].fn, &special, INPUT_SPECIAL, verify_rtol, desc, sizeof desc);
+        test_expect(ok, name, "%s", desc);
+    }
+}
+
+/* The float4 rule, on fake addresses: no GPU needed. */
+static void check_float4_rule(void)
+{
+    const float *a = (const float *)(uintptr_t)0x10000; /* 16-byte aligned */
+    const float *off1 = a + 1, *off4 = a + 4;
+    test_expect(softmax_fused_can_use_float4(a, 1024, a, 1024, 1024),
+                "float4 is used on aligned views with cols, ldx, ldy multiples of 4", "refused");
+    test_expect(softmax_fused_can_use_float4(off4, 1028, a, 1032, 1000),
+                "float4 is used on padded views whose strides are multiples of 4", "refused");
+    test_expect(!softmax_fused_can_use_float4(off1, 1024, a, 1024, 1024),
+                "float4 is refused when the input starts 1 float past a 16-byte boundary", "allowed");
+    test_expect(!softmax_fused_can_use_float4(a, 1024, off1, 1024, 1024),
+                "float4 is refused when the output starts 1 float past a 16-byte boundary", "allowed");
+    test_expect(!softmax_fused_can_use_float4(a, 1025, a, 1025, 1025),
+                "float4 is refused when N % 4 != 0", "allowed");
+    test_expect(!softmax_fused_can_use_float4(a, 1003, a, 1004, 1000),
+                "float4 is refused when the input row stride is not a multiple of 4", "allowed");
+    test_expect(!softmax_fused_can_use_float4(a, 1004, a, 1006, 1000),
+                "float4 is refused when the output row stride is not a multiple of 4", "allowed");
+}
+
+/* The register plans: every row up to 32768 floats stays in registers, in
+ * a configuration that can hold it. Host only: no device limit is asked. */
+static void check_register_plans(void)
+{
+    int all_fit = 1, shapes_ok = 1;
+    long long bad = -1;
+    for (long long n = 1; n <= FUSED_MAX_REGISTER_COLS; n += (n < 2048 ? 1 : 61)) {
+        if (n + 61 > FUSED_MAX_REGISTER_COLS && n >= 2048) n = FUSED_MAX_REGISTER_COLS; /* the last */
+        for (int v = 0; v < 2; v++) {
+            fused_plan p = softmax_fused_plan(FUSED_AUTO, v, n);
+            if (p.path != FUSED_REGISTERS || (long long)p.threads_per_row * p.floats_per_thread < n) {
+                all_fit = 0;
+                if (bad < 0) bad = n;
+            }
+            int tpr = p.threads_per_row;
+            if ((tpr & (tpr - 1)) != 0 || p.block % tpr != 0 || p.rows_per_block * tpr != p.block ||
+                (tpr > 32 && tpr != p.block) || p.block > 1024)
+                shapes_ok = 0;
+        }
+    }
+    test_expect(all_fit, "lesson5 fused keeps every row of up to 32768 floats in registers that hold it",
+                "not at N = %lld", bad);
+    test_expect(shapes_ok,
+                "lesson5 fused register plans: a row is a power-of-two part of a warp or a whole block",
+                "a plan breaks the rule");
+    fused_plan shortp = softmax_fused_plan(FUSED_AUTO, 1, 32), longp = softmax_fused_plan(FUSED_AUTO, 1, 16384);
+    test_expect(shortp.rows_per_block > 1 && shortp.threads_per_row < 32 && longp.rows_per_block == 1,
+                "lesson5 fused shares a warp among several short rows and gives a long row a block",
+                "N = 32: %d rows per block, %d threads per row; N = 16384: %d rows per block",
+                shortp.rows_per_block, shortp.threads_per_row, longp.rows_per_block);
+}
+
+int main(void)
+{
+    int count = 0;
+    int have_gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+    cudaGetLastError(); /* clear the no-device error, if any */
+    check_float4_rule();
+    check_register_plans();
+    check_views(have_gpu);
+    return test_exit_status();
+}
