@@ -143,11 +143,15 @@ $(GPU_TESTS:%=$(BUILD)/tests/%): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(KERNEL_O
 	$(NVCC) $(ARCH) -o $@ $^ $(LDLIBS)
 
 # The benchmark: every kernel over the sweep, plus cuDNN when it is installed.
-CUDNN_H := $(firstword $(wildcard $(CUDA_HOME)/include/cudnn.h /usr/include/cudnn.h /usr/include/x86_64-linux-gnu/cudnn.h))
-CUDNN_SO := $(firstword $(wildcard $(CUDA_HOME)/lib64/libcudnn.so /usr/lib/x86_64-linux-gnu/libcudnn.so))
+# CUDNN_HOME=... points at another install, e.g. the pip wheel nvidia-cudnn-cu13
+# (site-packages/nvidia/cudnn, whose library is only libcudnn.so.9).
+CUDNN_H := $(firstword $(wildcard $(if $(CUDNN_HOME),$(CUDNN_HOME)/include/cudnn.h) \
+             $(CUDA_HOME)/include/cudnn.h /usr/include/cudnn.h /usr/include/x86_64-linux-gnu/cudnn.h))
+CUDNN_SO := $(firstword $(wildcard $(if $(CUDNN_HOME),$(CUDNN_HOME)/lib/libcudnn.so $(CUDNN_HOME)/lib/libcudnn.so.[0-9]*) \
+             $(CUDA_HOME)/lib64/libcudnn.so /usr/lib/x86_64-linux-gnu/libcudnn.so))
 ifneq ($(and $(CUDNN_H),$(CUDNN_SO)),)
 $(BUILD)/tests/bench.o: NVCCFLAGS += -DHAVE_CUDNN -I$(dir $(CUDNN_H))
-BENCH_LIBS := -L$(dir $(CUDNN_SO)) -lcudnn -Xlinker -rpath=$(dir $(CUDNN_SO))
+BENCH_LIBS := $(CUDNN_SO) -Xlinker -rpath=$(dir $(CUDNN_SO))
 endif
 $(BUILD)/bench: $(BUILD)/tests/bench.o $(KERNEL_OBJS) $(COMMON_OBJS)
 	$(NVCC) $(ARCH) -o $@ $^ $(BENCH_LIBS) $(LDLIBS)

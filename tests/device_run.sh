@@ -1,28 +1,55 @@
 #!/usr/bin/env bash
-# One call on a GPU machine (the course's device runs): build, test, run the
-# lessons, keep every log and CSV under $OUT, print a short summary last.
-# Usage: OUT=/some/dir tests/device_run.sh
+# One call on a GPU machine (the course's device runs): build, then the
+# stages named on the command line, every log and CSV under $OUT, a short
+# summary last.
+# Usage: OUT=/some/dir tests/device_run.sh [test] [sanitize] [large] [bench]
+#                                           [lessons] [profile] [lesson7]
+# (no stage: test and lessons)
 set -u
 OUT=${OUT:-build/device}
 mkdir -p "$OUT"
+stages=${*:-test lessons}
+# cuDNN for make bench: the machines here have it only as a pip wheel.
+if [ -z "${CUDNN_HOME:-}" ]; then
+    CUDNN_HOME=$(python3 -c 'import nvidia.cudnn as c; print(list(c.__path__)[0])' 2>/dev/null)
+    export CUDNN_HOME
+fi
 nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1
 { nvcc --version | tail -n 1; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; } \
     >"$OUT/env.txt" 2>&1
+t0=$(date +%s)
 make -j"$(nproc)" all >"$OUT/build.log" 2>&1 || { tail -n 30 "$OUT/build.log"; exit 1; }
-make test >"$OUT/test.log" 2>&1
-test_status=$?
-make lessons >"$OUT/lessons.log" 2>&1
-lessons_status=$?
-cp build/lessons.csv "$OUT/" 2>/dev/null
-# Lesson 1's exercise 3: the same bytes as many short rows and as few long ones.
-for shape in "131072 512" "512 131072"; do
-    set -- $shape
-    for n in 1 2; do
-        build/lesson$n --rows "$1" --cols "$2" --csv "$OUT/shapes.csv" >>"$OUT/shapes.log" 2>&1
-    done
+summary="build: $(( $(date +%s) - t0 )) s"
+for stage in $stages; do
+    t0=$(date +%s)
+    case $stage in
+    test)     make test >"$OUT/test.log" 2>&1; st=$?
+              grep -E '^(FAIL|SKIP)' "$OUT/test.log" | head -n 30
+              line="make test: status $st, $(tail -n 1 "$OUT/test.log")" ;;
+    sanitize) make sanitize >"$OUT/sanitize.log" 2>&1; st=$?
+              cp build/sanitize/*.log "$OUT/" 2>/dev/null
+              line="make sanitize: status $st
+$(cat "$OUT/sanitize.log")" ;;
+    large)    make test-large >"$OUT/large.log" 2>&1; st=$?
+              grep -E '^FAIL' "$OUT/large.log" | head -n 20
+              line="make test-large: status $st, $(tail -n 1 "$OUT/large.log")" ;;
+    bench)    make bench >"$OUT/bench.log" 2>&1; st=$?
+              cp docs/results/*.csv "$OUT/" 2>/dev/null
+              line="make bench: status $st, $(grep -c FAILED "$OUT/bench.log") FAILED lines" ;;
+    lessons)  make lessons >"$OUT/lessons.log" 2>&1; st=$?
+              cp build/lessons.csv "$OUT/" 2>/dev/null
+              line="make lessons: status $st
+$(sed -n '/^All lessons/,$p' "$OUT/lessons.log")" ;;
+    profile)  make profile-lesson5 >"$OUT/profile.log" 2>&1; st=$?
+              line="make profile-lesson5: status $st
+$(cat "$OUT/profile.log")" ;;
+    lesson7)  build/lesson7 >"$OUT/lesson7.log" 2>&1; st=$?
+              build/lesson8 >"$OUT/lesson8.log" 2>&1
+              line="lesson7: status $st" ;;
+    *)        echo "device_run: unknown stage '$stage'" >&2; exit 2 ;;
+    esac
+    summary="$summary
+[$stage, $(( $(date +%s) - t0 )) s] $line"
 done
-grep -E '^(FAIL|SKIP)' "$OUT/test.log" | head -n 20
 cat "$OUT/env.txt"
-echo "make test: status $test_status, $(tail -n 1 "$OUT/test.log")"
-echo "make lessons: status $lessons_status"
-sed -n '/^All lessons/,$p' "$OUT/lessons.log"
+echo "$summary"
