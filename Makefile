@@ -151,7 +151,7 @@ CUDNN_SO := $(firstword $(wildcard $(if $(CUDNN_HOME),$(CUDNN_HOME)/lib/libcudnn
              $(CUDA_HOME)/lib64/libcudnn.so /usr/lib/x86_64-linux-gnu/libcudnn.so))
 ifneq ($(and $(CUDNN_H),$(CUDNN_SO)),)
 $(BUILD)/tests/bench.o: NVCCFLAGS += -DHAVE_CUDNN -I$(dir $(CUDNN_H))
-BENCH_LIBS := $(CUDNN_SO) -Xlinker -rpath=$(dir $(CUDNN_SO))
+BENCH_LIBS := -L$(dir $(CUDNN_SO)) -Xlinker -l:$(notdir $(CUDNN_SO)) -Xlinker -rpath=$(dir $(CUDNN_SO))
 endif
 $(BUILD)/bench: $(BUILD)/tests/bench.o $(KERNEL_OBJS) $(COMMON_OBJS)
 	$(NVCC) $(ARCH) -o $@ $^ $(BENCH_LIBS) $(LDLIBS)

@@ -1480,10 +1480,13 @@ static int check_config(const emu_launch_config *c, cudaError_t *err)
     const char *why = NULL;
     char buf[200];
     unsigned long long threads = (unsigned long long)b.x * b.y * b.z;
-    *err = cudaErrorInvalidConfiguration;
     if (!g.x || !g.y || !g.z) why = "a grid dimension is 0";
     else if (!b.x || !b.y || !b.z) why = "a block dimension is 0";
-    else if (g.x > 2147483647u) why = "gridDim.x is above 2^31 - 1";
+    /* Past a limit, CUDA 13 answers cudaErrorInvalidValue (seen on an
+       H100, driver 580, 2026-11-22), not cudaErrorInvalidConfiguration. */
+    *err = why ? cudaErrorInvalidConfiguration : cudaErrorInvalidValue;
+    if (why) {
+    } else if (g.x > 2147483647u) why = "gridDim.x is above 2^31 - 1";
     else if (g.y > 65535 || g.z > 65535) why = "gridDim.y and gridDim.z must be at most 65535";
     else if (b.x > 1024 || b.y > 1024 || b.z > 64) why = "blockDim is limited to (1024, 1024, 64)";
     else if (threads > EMU_MAX_THREADS) why = "more than 1024 threads per block";
