@@ -30,11 +30,11 @@ static const char *PATH_NAMES[] = {"warp", "block", "shared", "cluster", "split"
 
 /* Row lengths each path is forced on (0 ends a list): around warp, float4
  * and block boundaries, N % 4 != 0, and each path's upper end. */
-static const long long LENS[NP][10] = {
+static const long long LENS[NP][12] = {
     {1, 3, 31, 33, 129, 1000, 1024, 0},
     {1, 33, 1025, 2048, 4097, 16384, 16387, 32768, 0},
     {1, 31, 1025, 4097, 50001, 0},
-    {1, 33, 4097, 16387, 32768, 65537, 100003, 262144, 0},
+    {1, 33, 4097, 16387, 32768, 65537, 100003, 262144, 524291, 1LL << 20, 0},
     {1, 31, 1000, 4097, 65537, 100003, (1LL << 20) + 3, 0},
 };
 
@@ -178,7 +178,10 @@ static void check_dispatch(void)
         {1LL << 11, 32768, cl ? FASTEST_CLUSTER : FASTEST_BLOCK},
         {1LL << 10, 65536, cl ? FASTEST_CLUSTER : FASTEST_SPLIT},
         {1LL << 8, 262144, cl ? FASTEST_CLUSTER : FASTEST_SPLIT},
-        {64, 1LL << 20, FASTEST_SPLIT},
+        {128, 1LL << 19, cl ? FASTEST_CLUSTER : FASTEST_SPLIT},
+        {64, 1LL << 20, cl ? FASTEST_CLUSTER : FASTEST_SPLIT},
+        {1, 1LL << 20, FASTEST_SPLIT}, /* 16 CTAs of 132 SMs: splitting uses them all */
+        {32, (1LL << 20) + 4, FASTEST_SPLIT},
         {16, 1LL << 22, FASTEST_SPLIT},
         {1, 1LL << 26, FASTEST_SPLIT},
         {1, 100003, FASTEST_SPLIT},

@@ -12,7 +12,9 @@
  *
  * scaling by one per-thread factor. One merge of (m, d) pairs replaces
  * lesson 5's two reductions (max, then sum): one barrier round fewer for a
- * block, one cluster barrier instead of two for a cluster.
+ * block, one cluster barrier instead of two for a cluster. Within part of
+ * a warp, where no barrier is saved, path 1 keeps the two cheap butterflies
+ * (see fastest_rows_kernel).
  *
  * Reused from lesson 6 (included below by relative path): online_md, its
  * merge and identity, online_md_push (a chunk into a running state), the
@@ -130,9 +132,31 @@ fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restric
                 for (int j = 0; j < VEC; j++) v[i * VEC + j] = -INFINITY;
             }
         }
-        const online_md t = fx_thread_state<FPT>(v);
-        const online_md r = online_md_row_merge<TPR>(t, red_m, red_d);
-        const float scale = fx_scale(t.m, r);
+        float scale;
+        if constexpr (TPR <= 32) {
+            /* Part of a warp: a max butterfly, then a sum butterfly. Their
+             * steps are a shuffle and one cheap operation; a butterfly of
+             * (m, d) merges has two exps in each, on the critical path of
+             * short rows: 6.2 against 6.7 us at 1024 x 512 on the H100.
+             * All -inf row: exp(-inf - (-inf)) = NaN, as PyTorch. */
+            float m = -INFINITY;
+#pragma unroll
+            for (int p = 0; p < FPT; p++) m = fmaxf(m, v[p]);
+#pragma unroll
+            for (int off = TPR / 2; off > 0; off /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
+            float d = 0.0f;
+#pragma unroll
+            for (int p = 0; p < FPT; p++) {
+                v[p] = expf(v[p] - m);
+                d += v[p];
+            }
+#pragma unroll
+            for (int off = TPR / 2; off > 0; off /= 2) d += __shfl_xor_sync(0xffffffffu, d, off);
+            scale = 1.0f / d;
+        } else {
+            const online_md t = fx_thread_state<FPT>(v);
+            scale = fx_scale(t.m, online_md_row_merge<TPR>(t, red_m, red_d));
+        }
         float *yr = y + (live ? row : 0) * ldy;
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
@@ -202,15 +226,24 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
 
 /* ---- path 3: one row per thread-block cluster (sm_90) ---------------------
  * The grid is rows x C CTAs in clusters of C: cluster r is row r, CTA
- * `rank` of it holds floats [rank * seg, (rank + 1) * seg) of the row in
- * registers (BLOCK threads x FPT floats). Each CTA merges its threads'
- * states; thread 0 puts the CTA's state in its shared memory; after
- * cluster.sync() warp 0 of EVERY CTA reads the C states through
- * distributed shared memory (map_shared_rank), lane i the state of rank i
- * (identity beyond C), and merges them with a butterfly: every CTA gets
- * the row's (M, D), bit for bit the same. A CTA must not exit while
- * another may still read its shared memory: barrier_arrive after the
- * reads, barrier_wait after the stores, so the wait overlaps the writes.
+ * `rank` of it holds floats [rank * seg, (rank + 1) * seg) of the row:
+ * the first BLOCK x FPT in registers, the rest in dynamic shared memory
+ * (streamed in 64 bytes per thread at a time and folded into the thread's
+ * state on the way, as path 2s does). Each CTA merges its threads' states;
+ * thread 0 puts the CTA's state in its shared memory; after cluster.sync()
+ * warp 0 of EVERY CTA reads the C states through distributed shared memory
+ * (map_shared_rank), lane i the state of rank i (identity beyond C), and
+ * merges them with a butterfly: every CTA gets the row's (M, D), bit for
+ * bit the same. A CTA must not exit while another may still read its
+ * shared memory: barrier_arrive after the reads, barrier_wait after the
+ * stores, so the wait overlaps the writes.
+ * Why registers AND shared memory: a CTA is one row's piece from its load
+ * to its last store, and while it waits at the cluster barrier its SM
+ * moves no bytes unless another CTA is resident there. Small register
+ * parts (FPT = 8 or 16) and the rest in shared memory leave room for 2 or
+ * more CTAs per SM, which keep DRAM busy through each other's barriers:
+ * at 256 x 262144 on the H100, 92.8 % of copy against 83.3 % with the
+ * segment in 1024 threads' registers (README.md, "Path 3").
  * Compiled only for sm_90 and up; on older targets the body is empty and
  * the host never launches it (softmax_fastest_has_clusters checks the
  * binary's version). */
@@ -224,6 +257,10 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
     namespace cg = cooperative_groups;
     cg::cluster_group cluster = cg::this_cluster();
     constexpr int ITEMS = FPT / VEC;
+    constexpr int RCAP = BLOCK * FPT; /* floats of the segment in registers */
+    constexpr int U = 16 / VEC;
+    extern __shared__ float4 fastest_cluster_smem[];
+    float *srow = reinterpret_cast<float *>(fastest_cluster_smem);
     __shared__ float red_m[32], red_d[32];
     __shared__ online_md cta_state, row_state;
 
@@ -231,43 +268,82 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
     const int rank = (int)cluster.block_rank();
     const long long row = (long long)blockIdx.x / C;
     const int begin = rank * seg;
-    const int len = cols - begin < seg ? cols - begin : seg; /* may be <= 0 */
-    const int nvec = len > 0 ? len / VEC : 0;
+    int len = cols - begin < seg ? cols - begin : seg;
+    if (len < 0) len = 0; /* a short row leaves the last CTAs empty */
+    const int rlen = len < RCAP ? len : RCAP;
+    const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
     const float *xr = x + row * ldx + begin;
+    const float *xs = xr + RCAP;
 
+    /* All register loads are issued first; their latency overlaps the
+     * shared-memory part's loop. */
     float v[FPT];
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
         const int k = i * BLOCK + (int)threadIdx.x;
-        if (k < nvec) {
+        if (k < nvec_r) {
             fx_load<VEC>(xr + k * VEC, &v[i * VEC]);
         } else {
 #pragma unroll
             for (int j = 0; j < VEC; j++) v[i * VEC + j] = -INFINITY;
         }
     }
+    /* Vector k of the shared part always belongs to thread k % BLOCK: each
+     * thread reads back only what it wrote, no barrier needed for it. */
+    online_md s = online_md_identity();
+    for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * BLOCK) {
+        float w[U * VEC];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int k = k0 + u * BLOCK;
+            if (k < nvec_s) {
+                fx_load<VEC>(xs + k * VEC, &w[u * VEC]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) w[u * VEC + j] = -INFINITY;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int k = k0 + u * BLOCK;
+            if (k < nvec_s) fx_store<VEC>(srow + k * VEC, &w[u * VEC]);
+        }
+        s = online_md_push<U * VEC>(s, w);
+    }
     const online_md t = fx_thread_state<FPT>(v);
-    const online_md b = online_md_row_merge<BLOCK>(t, red_m, red_d);
+    const online_md b = online_md_row_merge<BLOCK>(online_md_merge(t, s), red_m, red_d);
     if (threadIdx.x == 0) cta_state = b;
     cluster.sync(); /* every CTA's state is written and visible cluster-wide */
     if (threadIdx.x < 32) {
-        online_md s = online_md_identity();
-        if ((int)threadIdx.x < C) s = *cluster.map_shared_rank(&cta_state, threadIdx.x);
-        for (int off = 16; off > 0; off /= 2) s = online_md_butterfly_step(s, off);
-        if (threadIdx.x == 0) row_state = s;
+        online_md q = online_md_identity();
+        if ((int)threadIdx.x < C) q = *cluster.map_shared_rank(&cta_state, threadIdx.x);
+        for (int off = 16; off > 0; off /= 2) q = online_md_butterfly_step(q, off);
+        if (threadIdx.x == 0) row_state = q;
     }
     __syncthreads();
     cluster.barrier_arrive(); /* this CTA has finished reading the others */
-    const float scale = fx_scale(t.m, row_state);
+    const online_md R = row_state;
+    const float scale = fx_scale(t.m, R);
     float *yr = y + row * ldy + begin;
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
         const int k = i * BLOCK + (int)threadIdx.x;
-        if (k < nvec) {
+        if (k < nvec_r) {
 #pragma unroll
             for (int j = 0; j < VEC; j++) v[i * VEC + j] *= scale;
             fx_store<VEC>(yr + k * VEC, &v[i * VEC]);
         }
+    }
+    /* All -inf row: R.m = -inf, shift 0, exp(-inf) * (1 / 0) = NaN, as the
+     * register part gives. */
+    const float shift = online_md_shift(R.m), inv = 1.0f / R.d;
+    float *ys = yr + RCAP;
+    for (int k = threadIdx.x; k < nvec_s; k += BLOCK) {
+        float w[VEC];
+        fx_load<VEC>(srow + k * VEC, w);
+#pragma unroll
+        for (int j = 0; j < VEC; j++) w[j] = expf(w[j] - shift) * inv;
+        fx_store<VEC>(ys + k * VEC, w);
     }
     cluster.barrier_wait(); /* ... and nobody reads this CTA's state any more */
 #else
@@ -379,10 +455,32 @@ static constexpr fx_reg_config FX_REG[] = {
 static_assert(FX_REG[FX_NWARP - 1].max_cols == FASTEST_WARP_MAX_COLS, "path 1 ends at 1024");
 static_assert(FX_REG[FX_NREG - 1].max_cols == FASTEST_BLOCK_MAX_COLS, "path 2 ends at 32768");
 
-/* Cluster CTA configurations (path 3): segment capacity block x 32 floats. */
-static constexpr int FX_CL_BLOCK[] = {256, 512, 1024};
-#define FX_CL_FPT 32
-#define FX_NCL 3
+/* Cluster configurations (path 3), shortest rows first: the first whose
+ * max_cols holds the row. C CTAs of `block` threads, each holding
+ * block x fpt floats of its segment in registers and the rest (up to
+ * max_cols / C - block x fpt floats) in shared memory. Picked from a sweep
+ * of C, block and fpt on the H100 (2026-11-22, M x N = 2^26; % of copy,
+ * against the first version's 1024-thread, register-only CTAs):
+ *   2^15 96.1 (94.4)   2^16 94.4 (91.8)   2^17 92.6 (89.0)
+ *   2^18 92.8 (83.3)   2^19 91.5 (72.3)   2^20 75.1 (62.6, path 4)
+ * Clusters above 8 CTAs are non-portable (the H100 allows 16). */
+struct fx_cluster_cfg {
+    long long max_cols;
+    int c, block, fpt;
+};
+static constexpr fx_cluster_cfg FX_CL[] = {
+    {32768, 4, 256, 8},    {65536, 8, 256, 8},     {131072, 8, 512, 8},
+    {262144, 16, 256, 16}, {524288, 16, 512, 16}, {1048576, 16, 1024, 16},
+};
+#define FX_NCL (int)(sizeof FX_CL / sizeof FX_CL[0])
+static_assert(FX_CL[FX_NCL - 1].max_cols == FASTEST_CLUSTER_MAX_COLS, "path 3 ends at 2^20");
+
+/* Shared memory of a path 3 CTA for a segment of seg floats. */
+static long long fx_cluster_smem(int cfg, long long seg)
+{
+    const long long rest = seg - (long long)FX_CL[cfg].block * FX_CL[cfg].fpt;
+    return rest > 0 ? rest * (long long)sizeof(float) : 0;
+}
 
 #define FX_SHARED_BLOCK 1024
 #define FX_SPLIT_BLOCK 512
@@ -494,6 +592,13 @@ static long long fx_work_bytes = 0;
 
 long long softmax_fastest_workspace_bytes(void) { return fx_work_bytes; }
 
+void softmax_fastest_release(void)
+{
+    if (fx_work) CUDA_CHECK(cudaFree(fx_work)); /* synchronises: no kernel still uses it */
+    fx_work = nullptr;
+    fx_work_bytes = 0;
+}
+
 static online_md *fx_workspace(long long states)
 {
     const long long bytes = states * (long long)sizeof(online_md);
@@ -548,29 +653,32 @@ static void fx_run_split(const float *x, long long ldx, float *y, long long ldy,
 #ifdef FASTEST_CLUSTER_CODE
 typedef void (*fx_cluster_fn)(const float *, long long, float *, long long, int, int);
 
+template <int VEC, int I>
+static fx_cluster_fn fx_cluster_kernel_at(void)
+{
+    return fastest_cluster_kernel<VEC, FX_CL[I].fpt, FX_CL[I].block>;
+}
+
 static fx_cluster_fn fx_cluster_kernel(int vec4, int cfg)
 {
-    if (vec4) {
-        switch (cfg) {
-        case 0: return fastest_cluster_kernel<4, FX_CL_FPT, 256>;
-        case 1: return fastest_cluster_kernel<4, FX_CL_FPT, 512>;
-        default: return fastest_cluster_kernel<4, FX_CL_FPT, 1024>;
-        }
-    }
+    static_assert(FX_NCL == 6, "fx_cluster_kernel has one case per configuration");
     switch (cfg) {
-    case 0: return fastest_cluster_kernel<1, FX_CL_FPT, 256>;
-    case 1: return fastest_cluster_kernel<1, FX_CL_FPT, 512>;
-    default: return fastest_cluster_kernel<1, FX_CL_FPT, 1024>;
+    case 0: return vec4 ? fx_cluster_kernel_at<4, 0>() : fx_cluster_kernel_at<1, 0>();
+    case 1: return vec4 ? fx_cluster_kernel_at<4, 1>() : fx_cluster_kernel_at<1, 1>();
+    case 2: return vec4 ? fx_cluster_kernel_at<4, 2>() : fx_cluster_kernel_at<1, 2>();
+    case 3: return vec4 ? fx_cluster_kernel_at<4, 3>() : fx_cluster_kernel_at<1, 3>();
+    case 4: return vec4 ? fx_cluster_kernel_at<4, 4>() : fx_cluster_kernel_at<1, 4>();
+    default: return vec4 ? fx_cluster_kernel_at<4, 5>() : fx_cluster_kernel_at<1, 5>();
     }
 }
 
-static cudaLaunchConfig_t fx_cluster_config(unsigned grid, int block, int c, cudaStream_t stream,
-                                            cudaLaunchAttribute *attr)
+static cudaLaunchConfig_t fx_cluster_config(unsigned grid, int block, int c, size_t smem,
+                                            cudaStream_t stream, cudaLaunchAttribute *attr)
 {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(grid, 1, 1);
     cfg.blockDim = dim3((unsigned)block, 1, 1);
-    cfg.dynamicSmemBytes = 0;
+    cfg.dynamicSmemBytes = smem;
     cfg.stream = stream;
     attr[0].id = cudaLaunchAttributeClusterDimension;
     attr[0].val.clusterDim.x = (unsigned)c;
@@ -581,28 +689,35 @@ static cudaLaunchConfig_t fx_cluster_config(unsigned grid, int block, int c, cud
     return cfg;
 }
 
-/* How many clusters of c CTAs of configuration cfg fit on the GPU at once
- * (cudaOccupancyMaxActiveClusters), cached; 0 when they do not fit. */
-static int fx_active_clusters(int vec4, int cfg, int c)
+/* Opts configuration cfg's kernel in to its largest shared memory and (C >
+ * 8) to non-portable cluster sizes, once, and returns how many of its
+ * clusters fit on the GPU at once (cudaOccupancyMaxActiveClusters); 0 when
+ * they do not fit. */
+static int fx_active_clusters(int vec4, int cfg)
 {
-    static int cache[2][FX_NCL][17];
+    static int cache[2][FX_NCL];
     static int filled = 0;
     if (!filled) {
         for (int v = 0; v < 2; v++)
-            for (int i = 0; i < FX_NCL; i++)
-                for (int j = 0; j < 17; j++) cache[v][i][j] = -1;
+            for (int i = 0; i < FX_NCL; i++) cache[v][i] = -1;
         filled = 1;
     }
-    int *slot = &cache[vec4 ? 1 : 0][cfg][c];
+    int *slot = &cache[vec4 ? 1 : 0][cfg];
     if (*slot < 0) {
-        fx_cluster_fn k = fx_cluster_kernel(vec4, cfg);
-        if (c > 8 && cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+        const fx_cluster_cfg C = FX_CL[cfg];
+        const fx_cluster_fn k = fx_cluster_kernel(vec4, cfg);
+        const long long smem = fx_cluster_smem(cfg, C.max_cols / C.c);
+        *slot = 0;
+        if (C.c > 8 && cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
             cudaGetLastError();
-            *slot = 0;
+            return 0;
+        }
+        if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess) {
+            cudaGetLastError(); /* more than this GPU's shared memory */
             return 0;
         }
         cudaLaunchAttribute attr[1];
-        cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(c * 64), FX_CL_BLOCK[cfg], c, 0, attr);
+        cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(C.c * 64), C.block, C.c, (size_t)smem, 0, attr);
         int n = 0;
         if (cudaOccupancyMaxActiveClusters(&n, k, &lc) != cudaSuccess) {
             cudaGetLastError();
@@ -639,21 +754,14 @@ int softmax_fastest_has_clusters(void)
 #endif
 }
 
-/* Path 3's shape for cols: the configuration (CTA size) and cluster size.
- * The smallest CTA (256 threads, 8192 floats) whose cluster stays within
- * the portable 8; then up to 16 CTAs (non-portable) if the GPU can hold
- * such clusters. 0 if none fits. */
-static int fx_cluster_shape(int vec4, long long cols, int *cfg_out, int *c_out)
+/* Path 3's configuration for cols: the first of FX_CL that holds the row
+ * and whose clusters fit on this GPU; 0 if none. */
+static int fx_cluster_shape(int vec4, long long cols, int *cfg_out)
 {
 #ifdef FASTEST_CLUSTER_CODE
-    for (int limit = 8; limit <= 16; limit += 8)
-        for (int cfg = 0; cfg < FX_NCL; cfg++) {
-            const long long cap = (long long)FX_CL_BLOCK[cfg] * FX_CL_FPT;
-            const long long c = (cols + cap - 1) / cap;
-            if (c > limit) continue;
-            if (fx_active_clusters(vec4, cfg, (int)c) < 1) continue;
+    for (int cfg = 0; cfg < FX_NCL; cfg++)
+        if (cols <= FX_CL[cfg].max_cols && fx_active_clusters(vec4, cfg) >= 1) {
             *cfg_out = cfg;
-            *c_out = (int)c;
             return 1;
         }
 #else
@@ -661,7 +769,6 @@ static int fx_cluster_shape(int vec4, long long cols, int *cfg_out, int *c_out)
     (void)cols;
 #endif
     *cfg_out = 0;
-    *c_out = 0;
     return 0;
 }
 
@@ -683,9 +790,10 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
     /* Does the shape fit each path? */
     const int fits_warp = cols <= FASTEST_WARP_MAX_COLS;
     const int fits_block = cols <= FASTEST_BLOCK_MAX_COLS;
-    int ccfg = 0, csize = 0;
+    int ccfg = 0;
     const int fits_cluster = (want == FASTEST_CLUSTER || want == FASTEST_AUTO) && cols <= FASTEST_CLUSTER_MAX_COLS &&
-                             softmax_fastest_has_clusters() && fx_cluster_shape(p.vec4, cols, &ccfg, &csize);
+                             softmax_fastest_has_clusters() && fx_cluster_shape(p.vec4, cols, &ccfg);
+    const int csize = FX_CL[ccfg].c;
     const int fits_shared = (want == FASTEST_SHARED || (want == FASTEST_AUTO && cols > 16384)) &&
                             cols <= softmax_fastest_shared_capacity();
 
@@ -720,11 +828,12 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
         p.smem_bytes = cols * (long long)sizeof(float);
         break;
     case FASTEST_CLUSTER: {
-        p.block = p.threads_per_row = FX_CL_BLOCK[ccfg];
-        p.floats_per_thread = FX_CL_FPT;
+        p.block = p.threads_per_row = FX_CL[ccfg].block;
+        p.floats_per_thread = FX_CL[ccfg].fpt;
         p.cluster = csize;
         long long seg = (cols + csize - 1) / csize;
         p.segment = (seg + 3) / 4 * 4; /* whole float4s: every CTA starts 16-byte aligned */
+        p.smem_bytes = fx_cluster_smem(ccfg, p.segment);
         break;
     }
     default:
@@ -763,13 +872,14 @@ fastest_plan softmax_fastest_run(fastest_path want, const float *x, long long ld
     case FASTEST_CLUSTER: {
 #ifdef FASTEST_CLUSTER_CODE
         int cfg = 0;
-        while (FX_CL_BLOCK[cfg] != p.block) cfg++;
+        fx_cluster_shape(p.vec4, cols, &cfg); /* the plan's; its kernel has opted in */
         fx_cluster_fn k = fx_cluster_kernel(p.vec4, cfg);
         const long long batch_max = INT_MAX / p.cluster;
         for (long long r0 = 0; r0 < rows; r0 += batch_max) {
             const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
             cudaLaunchAttribute attr[1];
-            cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(n * p.cluster), p.block, p.cluster, stream, attr);
+            cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(n * p.cluster), p.block, p.cluster,
+                                                      (size_t)p.smem_bytes, stream, attr);
             CUDA_CHECK(cudaLaunchKernelEx(&lc, k, x + r0 * ldx, ldx, y + r0 * ldy, ldy, (int)cols,
                                           (int)p.segment));
             CUDA_CHECK_LAUNCH();

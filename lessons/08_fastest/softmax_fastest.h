@@ -10,10 +10,11 @@
  *           FASTEST_SHARED   N <= the opt-in shared memory (57 856 floats on
  *                            an H100): one row per block, row in shared
  *                            memory above the 48 KB default
- *   path 3  FASTEST_CLUSTER  sm_90 only, N <= 2^19 with enough rows: one row
- *                            per thread-block cluster of 2 ... 16 CTAs, each
- *                            CTA's segment in registers, the (m, d) states
- *                            exchanged through distributed shared memory
+ *   path 3  FASTEST_CLUSTER  sm_90 only, N <= 2^20 with enough rows: one row
+ *                            per thread-block cluster of 4 ... 16 CTAs, each
+ *                            CTA's segment in registers and shared memory,
+ *                            the (m, d) states exchanged through
+ *                            distributed shared memory
  *   path 4  FASTEST_SPLIT    anything else (long rows, few rows): each row
  *                            split over many blocks, (m, d) of each piece
  *                            to a workspace, merged, then written
@@ -92,7 +93,7 @@ int softmax_fastest_has_clusters(void);
 /* Longest rows of each path. */
 #define FASTEST_WARP_MAX_COLS 1024
 #define FASTEST_BLOCK_MAX_COLS 32768   /* registers: 1024 threads x 32 floats   */
-#define FASTEST_CLUSTER_MAX_COLS 524288 /* 16 CTAs x 1024 threads x 32 floats   */
+#define FASTEST_CLUSTER_MAX_COLS 1048576 /* 16 CTAs x 65536 floats (registers + shared) */
 
 /* Longest row the shared-memory path holds on this device (opt-in limit
  * less 1 KB for the kernel's own arrays, in whole float4s). */
@@ -100,9 +101,11 @@ long long softmax_fastest_shared_capacity(void);
 
 /* Path 4's workspace: one (m, d) pair (8 bytes) per block, allocated by
  * the first call that needs it with cudaMalloc and grown (never shrunk)
- * as needed; freed at exit by the driver. Not for concurrent use from
- * several host threads, and not during CUDA-graph capture (cudaMalloc). */
+ * as needed, until softmax_fastest_release() frees it. Not for concurrent
+ * use from several host threads, and not during CUDA-graph capture
+ * (cudaMalloc). */
 long long softmax_fastest_workspace_bytes(void);
+void softmax_fastest_release(void);
 
 /* "warp (registers)", ... */
 const char *fastest_path_name(fastest_path p);
