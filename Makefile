@@ -64,7 +64,7 @@ include common/emu/emu.mk
 EMU_TEST_LINE = kernels run on the CPU emulator ($(if $(GPU_CC),EMU=1,no GPU found)): the GPU tests, \
   lessons and exercises are built by g++ against common/emu and checked at the same shapes as on a GPU; no timings
 
-.PHONY: all help lessons test test-large bench plots venv sanitize clean FORCE $(LESSON_NUMS:%=lesson%) $(LESSON_NUMS:%=exercise%)
+.PHONY: all help lessons test test-large bench plots tables venv sanitize clean FORCE $(LESSON_NUMS:%=lesson%) $(LESSON_NUMS:%=exercise%)
 .DEFAULT_GOAL := help
 
 all: $(LESSON_NUMS:%=$(BUILD)/lesson%) $(CPU_TESTS:%=$(BUILD)/tests/%) $(GPU_TESTS:%=$(BUILD)/tests/%) \
@@ -82,6 +82,7 @@ help:
 	@echo "  make profile-lessonN  Nsight Compute: DRAM bytes and throughput of lesson N at PROFILE_SHAPE=$(PROFILE_SHAPE)"
 	@echo "  make plots        draw docs/img/*.png from docs/results/*.csv (installs matplotlib into .venv)"
 	@echo "  make venv         only make .venv with matplotlib (CI does this so the plot test runs)"
+	@echo "  make tables       rewrite the measured tables of README.md and the lessons' texts from docs/results/*.csv"
 	@echo "  make test         every test: reference math, options, .npy, CLI, kernels, solutions"
 	@echo "  make all          build everything without running it"
 	@echo "  make clean        remove $(BUILD)/"
@@ -189,13 +190,19 @@ venv: $(VENV)/ok
 plots: $(VENV)/ok
 	$(VENV)/bin/python docs/plots.py $(wildcard docs/results/*.csv) --out docs/img
 
+# Tables: the <!-- measured: ... --> regions of the texts, from the same CSVs
+# (awk only; tests/tables.awk says which regions there are).
+MEASURED_TEXTS := README.md $(wildcard lessons/*/README.md) $(wildcard docs/*.md)
+tables:
+	awk -f tests/tables.awk $(wildcard docs/results/*.csv) $(MEASURED_TEXTS)
+
 test: all
 	@$(if $(TEST_EMU),echo "$(EMU_TEST_LINE)";) \
 	tests/run.sh $(CPU_TESTS:%=$(BUILD)/tests/%) \
 	  $(if $(TEST_EMU),$(EMU_GPU_TESTS),$(GPU_TESTS:%=$(BUILD)/tests/%)) $(EMU_SELF_TEST) $(EMU_NATIVE_TEST) \
 	  "tests/cli.sh $(BUILD) $(LESSON_NUMS)" "tests/exercises.sh $(if $(TEST_EMU),$(EMU_DIR),$(BUILD)) $(LESSON_NUMS)" \
 	  $(if $(TEST_EMU),"tests/emu/lessons.sh $(EMU_DIR) $(LESSON_NUMS)") \
-	  "tests/plots.sh $(BUILD) $(VENV)/bin/python"
+	  "tests/plots.sh $(BUILD) $(VENV)/bin/python" "tests/tables.sh $(BUILD)"
 
 clean:
 	rm -rf $(BUILD)

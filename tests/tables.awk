@@ -1,0 +1,309 @@
+# make tables: the measured tables of the course's texts, from the CSVs that
+# `make bench` writes. Every number in them comes from a CSV row; none is
+# typed by hand, so a new `make bench` is one `make tables` away from the text.
+#
+#   awk -f tests/tables.awk docs/results/*.csv README.md lessons/*/README.md ...
+#
+# Operands ending in .csv are read as bench output (columns found by the
+# header's names, so their order may change). Every other operand is a
+# markdown file whose regions
+#
+#   <!-- measured: KIND -->
+#   ...            (replaced on every run)
+#   <!-- /measured -->
+#
+# are regenerated; a missing closing line is added after the opening one.
+# KIND is
+#   lessonN     every kernel of lesson N on every shape of the sweep, with the
+#               copy and cuDNN beside them (one table per CSV)
+#   readme      the course table of README.md: its rows keep their first four
+#               cells (number, lesson, idea, bytes) and get the GB/s and % of
+#               copy of the lesson's main kernel at 16384 x 4096 (first CSV)
+#   shape RxC   every kernel at one shape, e.g. "shape 1024x512" (one per CSV)
+# A file is written only when its text changes, so a second run touches
+# nothing. Errors (a CSV without the needed columns, an unknown KIND) are one
+# line on stderr and exit status 2, before any file is written.
+# POSIX awk: runs under mawk, gawk and BSD awk.
+
+BEGIN {
+    NEED = "lesson name rows cols median_ms gbps pct_of_copy verified gpu cuda_driver cuda_runtime commit date"
+    # The kernel a lesson is about; its others are variants to compare.
+    split("naive stable three-pass warp fused online attention-plain fastest", MAIN, " ")
+    README_ROWS = 16384; README_COLS = 4096
+    DASH = "–"       # no row: the kernel does not take this shape, or was skipped
+    WARN = "⚠"       # the row's check did not pass (verified is not "yes")
+    BAD = " " WARN
+    ncsv = 0; nmd = 0; failed = 0
+}
+
+function die(msg) {
+    print "tables: " msg > "/dev/stderr"
+    failed = 2
+    exit 2
+}
+
+# Splits one CSV line into out[1..n], honouring "quoted, fields" and "".
+function csv_split(s, out,    n, i, c, field, q) {
+    n = 0; field = ""; q = 0
+    for (i = 1; i <= length(s); i++) {
+        c = substr(s, i, 1)
+        if (q) {
+            if (c != "\"") field = field c
+            else if (substr(s, i + 1, 1) == "\"") { field = field c; i++ }
+            else q = 0
+        } else if (c == "\"") q = 1
+        else if (c == ",") { out[++n] = field; field = "" }
+        else field = field c
+    }
+    out[++n] = field
+    return n
+}
+
+# ---- reading the CSVs -------------------------------------------------------------
+FILENAME ~ /\.csv$/ {
+    sub(/\r$/, "")
+    if (FNR == 1) {
+        ncsv++; csvname[ncsv] = FILENAME; nshape[ncsv] = 0; nrows[ncsv] = 0
+        ncol = csv_split($0, h)
+        for (k in col) delete col[k]
+        for (i = 1; i <= ncol; i++) col[h[i]] = i
+        missing = ""
+        nneed = split(NEED, need, " ")
+        for (i = 1; i <= nneed; i++) if (!(need[i] in col)) missing = missing " " need[i]
+        if (missing != "") die(FILENAME " lacks the columns" missing " (is it `make bench` output?)")
+        next
+    }
+    if ($0 == "") next
+    if (csv_split($0, v) != ncol) die(FILENAME ":" FNR ": " ncol " fields expected")
+    f = ncsv; L = v[col["lesson"]] + 0; name = v[col["name"]]
+    shp = v[col["rows"]] " x " v[col["cols"]]
+    if (!((f, shp) in shape_seen)) {              # shapes in the order bench wrote them
+        shape_seen[f, shp] = 1; shape[f, ++nshape[f]] = shp
+        srows[f, shp] = v[col["rows"]]; scols[f, shp] = v[col["cols"]]
+    }
+    if (!((f, L, name) in kern_seen)) {           # a lesson's kernels, also in CSV order
+        kern_seen[f, L, name] = 1; kern[f, L, ++nkern[f, L]] = name
+    }
+    key = f SUBSEP L SUBSEP name SUBSEP shp       # a later row of the same run wins
+    ms[key] = v[col["median_ms"]]; gb[key] = v[col["gbps"]]; pct[key] = v[col["pct_of_copy"]]
+    ver[key] = v[col["verified"]]
+    if ("bytes_per_elem" in col) bpe[key] = v[col["bytes_per_elem"]]
+    nrows[f]++
+    gpu[f] = v[col["gpu"]]; drv[f] = v[col["cuda_driver"]]; rt[f] = v[col["cuda_runtime"]]
+    if ("sm_clock_mhz" in col) smclk[f] = v[col["sm_clock_mhz"]]
+    if ("mem_clock_mhz" in col) memclk[f] = v[col["mem_clock_mhz"]]
+    c = v[col["commit"]]
+    if (!((f, c) in commit_seen)) { commit_seen[f, c] = 1; commits[f] = commits[f] (commits[f] == "" ? "" : ", ") c }
+    d = substr(v[col["date"]], 1, 10)
+    if (date_lo[f] == "" || d < date_lo[f]) date_lo[f] = d
+    if (d > date_hi[f]) date_hi[f] = d
+    next
+}
+
+# ---- reading the markdown files: kept whole, rewritten in END ---------------------------
+{
+    if (FNR == 1) { nmd++; mdname[nmd] = FILENAME; mdlines[nmd] = 0 }
+    md[nmd, ++mdlines[nmd]] = $0
+}
+
+# ---- formatting ---------------------------------------------------------------------------
+function fmt_gb(x) { return (x + 0 >= 100) ? sprintf("%.0f", x) : sprintf("%.1f", x) }
+function fmt_pct(x) { return sprintf("%.1f %%", x) }
+function fmt_time(t,    us) {
+    us = 1000 * t
+    if (us < 100) return sprintf("%.1f µs", us)
+    if (us < 1000) return sprintf("%.0f µs", us)
+    return sprintf(t + 0 < 100 ? "%.2f ms" : "%.1f ms", t)
+}
+function mark(key) { return (ver[key] == "yes") ? "" : BAD }
+
+# One cell of a kernel at a shape: what is "gb", "pct" or "time".
+function cell(f, L, name, shp, what,    key) {
+    key = f SUBSEP L SUBSEP name SUBSEP shp
+    if (!(key in ms)) { ndash++; return DASH }
+    if (what == "gb") return fmt_gb(gb[key]) mark(key)
+    if (what == "pct") return fmt_pct(pct[key]) mark(key)
+    return fmt_time(ms[key]) mark(key)
+}
+
+# "NVIDIA H100 80GB HBM3" -> "H100": the column header of the README table.
+function short_gpu(g,    w, n, i) {
+    n = split(g, w, " "); i = 1
+    if (w[i] == "NVIDIA") i++
+    if (w[i] == "GeForce" || w[i] == "Tesla" || w[i] == "Quadro") i++
+    if ((w[i] == "RTX" || w[i] == "GTX") && i < n) return w[i] " " w[i + 1]
+    return w[i]
+}
+
+function provenance(f,    s, d) {
+    d = (date_lo[f] == date_hi[f]) ? date_lo[f] : date_lo[f] " to " date_hi[f]
+    s = gpu[f] ", CUDA runtime " rt[f] " (driver " drv[f] ")"
+    if (smclk[f] != "") s = s ", SM " smclk[f] " MHz, memory " memclk[f] " MHz"
+    return s ", " d ", commit " commits[f]
+}
+
+function generated_note(f) {
+    return "<!-- generated by `make tables` (tests/tables.awk) from " csvname[f] ": edit the script, not this text -->\n"
+}
+
+# Footnotes under a table: what a dash means, and every failed check, by name.
+function footnotes(    s) {
+    s = ""
+    if (ndash) s = s "\n" DASH " : no row in the CSV for this shape (the kernel does not take it, or `make bench` skipped it as too slow).\n"
+    if (nbad) s = s "\n**" WARN " the output of these runs did not pass the check, so their times mean nothing:** " badlist ".\n"
+    return s
+}
+
+# Notes the failed checks among the kernels shown, for footnotes().
+function collect_bad(f, L, name, shp,    key) {
+    key = f SUBSEP L SUBSEP name SUBSEP shp
+    if ((key in ver) && ver[key] != "yes") {
+        nbad++
+        badlist = badlist (nbad > 1 ? "; " : "") name " at " shp " (verified = " ver[key] ")"
+    }
+}
+
+# ---- KIND lessonN ----------------------------------------------------------------------------
+function table_lesson(L,    f, s, i, j, n, k, names, wide, shp, row, mainname) {
+    s = ""
+    for (f = 1; f <= ncsv; f++) {
+        s = s generated_note(f) "\n"
+        n = nkern[f, L]
+        if (n == 0) { s = s "No lesson " L " rows in " csvname[f] " yet: run `make bench && make tables`.\n\n"; continue }
+        # The main kernel first, then the others as bench ran them.
+        mainname = ((f, L, MAIN[L]) in kern_seen) ? MAIN[L] : kern[f, L, 1]
+        k = 0; names[++k] = mainname
+        for (i = 1; i <= n; i++) if (kern[f, L, i] != mainname) names[++k] = kern[f, L, i]
+        wide = (n <= 3)                            # else: only % of copy for the variants
+        s = s "Measured by `make bench` on " provenance(f) ". Median time per call; GB/s = "
+        s = s "2 × M × N × 4 bytes / time; % of a device-to-device copy of the same bytes timed in the same "
+        s = s "process. Reproduce with `make bench && make tables`.\n\n"
+        row = "| M x N | " mainname " time | " mainname " GB/s | " mainname " % of copy"
+        for (j = 2; j <= n; j++) row = row (wide ? " | " names[j] " GB/s" : "") " | " names[j] " % of copy"
+        s = s row " | copy GB/s | cuDNN GB/s |\n"
+        row = "|---|---:|---:|---:|"
+        for (j = 2; j <= n; j++) row = row (wide ? "---:|" : "") "---:|"
+        s = s row "---:|---:|\n"
+        nbad = 0; badlist = ""; ndash = 0
+        for (i = 1; i <= nshape[f]; i++) {
+            shp = shape[f, i]
+            row = "| " shp " | " cell(f, L, mainname, shp, "time") " | " cell(f, L, mainname, shp, "gb") " | " cell(f, L, mainname, shp, "pct")
+            for (j = 2; j <= n; j++)
+                row = row (wide ? " | " cell(f, L, names[j], shp, "gb") : "") " | " cell(f, L, names[j], shp, "pct")
+            s = s row " | " cell(f, 0, "copy", shp, "gb") " | " cell(f, 0, "cudnn", shp, "gb") " |\n"
+            for (j = 1; j <= n; j++) collect_bad(f, L, names[j], shp)
+            collect_bad(f, 0, "copy", shp); collect_bad(f, 0, "cudnn", shp)
+        }
+        s = s footnotes() "\n"
+    }
+    return s
+}
+
+# ---- KIND shape RxC ----------------------------------------------------------------------------
+function table_shape(shp,    f, s, L, i, name, key) {
+    s = ""
+    for (f = 1; f <= ncsv; f++) {
+        s = s generated_note(f) "\n"
+        if (!((f, shp) in shape_seen)) { s = s "No rows at " shp " in " csvname[f] " yet: run `make bench && make tables`.\n\n"; continue }
+        s = s "Every kernel at " shp ", measured by `make bench` on " provenance(f) ". "
+        s = s "Reproduce with `make bench && make tables`.\n\n"
+        s = s "| lesson | kernel | time per call | GB/s | % of copy | design bytes / element | bound: 8 / bytes |\n"
+        s = s "|---|---|---:|---:|---:|---:|---:|\n"
+        nbad = 0; badlist = ""; ndash = 0
+        for (L = 0; L <= 99; L++) {
+            for (i = 1; i <= nkern[f, L]; i++) {
+                name = kern[f, L, i]; key = f SUBSEP L SUBSEP name SUBSEP shp
+                if (!(key in ms)) continue
+                s = s "| " (L ? L : "") " | " name " | " cell(f, L, name, shp, "time") " | " cell(f, L, name, shp, "gb")
+                s = s " | " cell(f, L, name, shp, "pct") " | " ((key in bpe) ? bpe[key] : DASH)
+                s = s " | " (((key in bpe) && bpe[key] + 0 > 0) ? sprintf("%.0f %%", 800 / bpe[key]) : DASH) " |\n"
+                collect_bad(f, L, name, shp)
+            }
+        }
+        s = s footnotes() "\n"
+    }
+    return s
+}
+
+# ---- KIND readme: the course table, its text columns kept ------------------------------------
+function trim(x) { sub(/^[ \t]+/, "", x); sub(/[ \t]+$/, "", x); return x }
+
+# old[1..nold]: the region's present lines. Rows "| N | ... |" keep cells 1-4.
+function table_readme(old, nold,    f, s, i, c, nc, head, nr, num, text, shp, key, L, line) {
+    f = 1; shp = README_ROWS " x " README_COLS
+    head = "| # | lesson | idea | bytes / element"; nr = 0
+    for (i = 1; i <= nold; i++) {
+        line = old[i]
+        if (line !~ /^\|/) continue
+        gsub(/\\\|/, "\001", line)                 # an escaped \| inside a cell is not a border
+        nc = split(line, c, "|")
+        if (nc < 6) continue
+        if (trim(c[2]) ~ /^[0-9]+$/) {
+            num[++nr] = trim(c[2])
+            text[nr] = "| " trim(c[2]) " | " trim(c[3]) " | " trim(c[4]) " | " trim(c[5])
+            gsub(/\001/, "\\|", text[nr])
+        } else if (trim(c[2]) !~ /^:?-+:?$/)
+            head = "| " trim(c[2]) " | " trim(c[3]) " | " trim(c[4]) " | " trim(c[5])
+    }
+    if (nr == 0)                                   # a new region: one row per lesson in the CSV
+        for (L = 1; L <= 99; L++) if (nkern[f, L]) { num[++nr] = L; text[nr] = "| " L " | " MAIN[L] " |  | " }
+    s = generated_note(f) "\n"
+    s = s head " | " short_gpu(gpu[f]) ": GB/s | % of copy |\n|---|---|---|---|---|---|\n"
+    nbad = 0; badlist = ""; ndash = 0
+    for (i = 1; i <= nr; i++) {
+        L = num[i] + 0
+        s = s text[i] " | " cell(f, L, MAIN[L], shp, "gb") " | " cell(f, L, MAIN[L], shp, "pct") " |\n"
+        collect_bad(f, L, MAIN[L], shp)
+    }
+    s = s "\nMeasured by `make bench` at " shp " (" sprintf("%.0f", README_ROWS * README_COLS * 4 / 1048576)
+    s = s " MiB per tensor) on " provenance(f)
+    key = f SUBSEP 0 SUBSEP "copy" SUBSEP shp
+    if (key in gb) s = s "; the copy ran at " fmt_gb(gb[key]) " GB/s in the same process"
+    key = f SUBSEP 0 SUBSEP "cudnn" SUBSEP shp
+    if (key in gb) s = s " and cuDNN's softmax at " fmt_pct(pct[key]) " of it"
+    s = s ". Each row is the lesson's main kernel (" MAIN[1]
+    for (L = 2; L <= 8; L++) s = s ", " MAIN[L]
+    s = s "); each lesson's text has the full table, every kernel on every shape. Reproduce with "
+    s = s "`make bench && make tables`; `make lessons` runs the lessons one by one at this shape.\n"
+    s = s footnotes()
+    return s "\n"
+}
+
+# ---- rewriting the markdown files -------------------------------------------------------------
+function region(kind, old, nold, where) {
+    if (kind ~ /^lesson[0-9]+$/) return table_lesson(substr(kind, 7) + 0)
+    if (kind == "readme") return table_readme(old, nold)
+    if (kind ~ /^shape [0-9]+x[0-9]+$/) { sub(/^shape /, "", kind); sub(/x/, " x ", kind); return table_shape(kind) }
+    die(where ": unknown region '" kind "' (lessonN, readme or shape RxC)")
+}
+
+END {
+    if (failed) exit failed
+    if (ncsv == 0) die("no CSV with rows given (run `make bench` first)")
+    for (f = 1; f <= ncsv; f++) if (nrows[f] == 0) die(csvname[f] " has a header but no rows")
+    for (m = 1; m <= nmd; m++) {
+        before = ""; out = ""; nreg = 0; n = mdlines[m]
+        for (i = 1; i <= n; i++) before = before md[m, i] "\n"
+        for (i = 1; i <= n; i++) {
+            line = md[m, i]
+            if (line !~ /^<!-- measured: .* -->$/) { out = out line "\n"; continue }
+            kind = line; sub(/^<!-- measured: /, "", kind); sub(/ -->$/, "", kind)
+            # The region ends at the next closing line, unless another opening comes first.
+            for (j = i + 1; j <= n && md[m, j] != "<!-- /measured -->" && md[m, j] !~ /^<!-- measured: /; j++) ;
+            closed = (j <= n && md[m, j] == "<!-- /measured -->")
+            nold = 0
+            if (closed) for (k = i + 1; k < j; k++) old[++nold] = md[m, k]
+            out = out line "\n" region(kind, old, nold, mdname[m] ":" i) "<!-- /measured -->\n"
+            if (failed) exit failed
+            nreg++
+            if (closed) i = j
+        }
+        if (nreg && out != before) {
+            tmp = mdname[m] ".tables-tmp"
+            printf "%s", out > tmp
+            close(tmp)
+            if (system("mv '" tmp "' '" mdname[m] "'") != 0) die("cannot replace " mdname[m])
+            print "tables: wrote " nreg " region(s) of " mdname[m]
+        }
+    }
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# make tables: tests/tables.awk turns bench CSVs into the measured regions of
+# the markdown texts. Checked on the small committed CSV (real H100 rows) and
+# a scratch README, never on the course's own files.
+# Usage: tests/tables.sh BUILD_DIR
+set -u
+build=$1
+dir="$build/tables-test"
+rm -rf "$dir" && mkdir -p "$dir"
+csv=tests/data/sample_results.csv
+md="$dir/README.md"
+
+pass() { echo "PASS tables: $1"; }
+fail() { echo "FAIL tables: $1: $2"; }
+
+# A text with a lesson region left unclosed, and a README-style table.
+cat >"$md" <<'EOF'
+# Scratch lesson
+
+Text before.
+
+<!-- measured: lesson2 -->
+
+Text between.
+
+<!-- measured: readme -->
+| # | lesson | idea | bytes / element | GB/s | % of copy |
+|---|---|---|---|---|---|
+| 1 | [naive](x/) | one thread per row | 12 | old | old |
+| 2 | [stable](y/) | subtract the max | 16 | old | old |
+<!-- /measured -->
+
+Text after.
+EOF
+cp "$md" "$dir/original.md"
+
+name="a lesson region gets a table of its kernels per shape, closed by <!-- /measured -->"
+awk -f tests/tables.awk "$csv" "$md" >"$dir/log" 2>&1
+if [ $? -ne 0 ]; then fail "$name" "exit status non-zero: $(head -c 300 "$dir/log")"
+elif ! grep -q '^| M x N | stable time | stable GB/s | stable % of copy |' "$md"; then fail "$name" "no table header"
+elif ! grep -q '^| 131072 x 512 | 2.46 ms | 219 | 7.4 % |' "$md"; then fail "$name" "no row for 131072 x 512 with the CSV's numbers"
+elif [ "$(grep -c '^<!-- /measured -->$' "$md")" -ne 2 ]; then fail "$name" "the closing line was not added"
+else pass "$name"; fi
+
+name="the README table keeps its text columns and takes its numbers from 16384 x 4096"
+if grep -q '^| 1 | \[naive\](x/) | one thread per row | 12 | 251 | 8.5 % |$' "$md" &&
+   grep -q '^| 2 | \[stable\](y/) | subtract the max | 16 | 200 | 6.7 % |$' "$md"; then pass "$name"
+else fail "$name" "$(grep '^| [12] |' "$md" | tr '\n' ' ')"; fi
+
+name="text outside the regions is left as it was"
+if diff <(grep -v '^|' "$dir/original.md" | grep -v -e '^<!--' -e '^$') \
+        <(sed '/^<!-- measured/,/^<!-- \/measured/d' "$md" | grep -v '^$') >/dev/null; then pass "$name"
+else fail "$name" "$(diff "$dir/original.md" "$md" | head -c 300)"; fi
+
+name="a second run changes nothing"
+cp "$md" "$dir/first.md"
+awk -f tests/tables.awk "$csv" "$md" >/dev/null 2>&1
+if cmp -s "$md" "$dir/first.md"; then pass "$name"; else fail "$name" "$(diff "$dir/first.md" "$md" | head -c 300)"; fi
+
+name="a row whose check did not pass is flagged in its cells and named under the table"
+sed 's/^2,stable,131072,512,\(.*\),yes,/2,stable,131072,512,\1,FAILED,/' "$csv" >"$dir/failed.csv"
+awk -f tests/tables.awk "$dir/failed.csv" "$md" >/dev/null 2>&1
+if grep -q '^| 131072 x 512 | 2.46 ms ⚠ | 219 ⚠ | 7.4 % ⚠ |' "$md" &&
+   grep -q 'stable at 131072 x 512 (verified = FAILED)' "$md" &&
+   ! grep -q '^| 16384 x 4096 .*⚠' "$md"; then pass "$name"
+else fail "$name" "$(grep -e '131072 x 512' -e 'verified =' "$md" | head -c 300)"; fi
+
+name="a CSV without the needed columns fails with one line on stderr and touches no file"
+printf 'lesson,name\n1,naive\n' >"$dir/bad.csv"
+cp "$md" "$dir/before-bad.md"
+awk -f tests/tables.awk "$dir/bad.csv" "$md" >"$dir/out" 2>"$dir/err"
+status=$?
+if [ $status -eq 0 ]; then fail "$name" "exit status 0"
+elif [ "$(wc -l <"$dir/err")" -ne 1 ]; then fail "$name" "$(wc -l <"$dir/err") lines on stderr: $(head -c 300 "$dir/err")"
+elif ! cmp -s "$md" "$dir/before-bad.md"; then fail "$name" "the markdown file was changed"
+else pass "$name"; fi
+
+name="an unknown region kind fails with one line on stderr"
+printf 'x\n<!-- measured: lessons -->\n' >"$dir/unknown.md"
+awk -f tests/tables.awk "$csv" "$dir/unknown.md" >/dev/null 2>"$dir/err"
+status=$?
+if [ $status -ne 0 ] && [ "$(wc -l <"$dir/err")" -eq 1 ]; then pass "$name"
+else fail "$name" "exit status $status, stderr: $(head -c 300 "$dir/err")"; fi
