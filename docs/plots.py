@@ -6,7 +6,10 @@ typed in here.
 
 For each CSV (one GPU) it writes three PNGs:
   <gpu>-sweep.png   effective GB/s against N (log2) at M x N = 2^26, one line
-                    per kernel, plus the copy roofline and cuDNN when present
+                    per lesson (its first kernel in the CSV, the one its
+                    program runs), plus the copy roofline and cuDNN
+  <gpu>-paths.png   the same for lesson 8's entry point and each of its
+                    paths forced on every shape
   <gpu>-bars.png    every kernel at one shape (16384 x 4096, `make lessons`)
                     as % of the copy
   <gpu>-small.png   1024 x 512 (2 MiB, fits in L2): time per call in
@@ -63,20 +66,35 @@ def caption(rows):
     return f"{r['gpu']}, {r['date'][:10]}, commit {r['commit']}"
 
 
-def plot_sweep(rows, out):
-    sweep = [r for r in rows if r["rows"] * r["cols"] == SWEEP_ELEMS]
+def main_kernels(rows):
+    """Per lesson, its first kernel in the CSV: the lesson's own."""
+    first = {}
+    for r in rows:
+        if r["lesson"] > 0:
+            first.setdefault(r["lesson"], r["name"])
+    return {(k, v) for k, v in first.items()}
+
+
+def plot_sweep(rows, out, keep, title):
+    sweep = [r for r in rows if r["rows"] * r["cols"] == SWEEP_ELEMS and keep(r)]
     fig, ax = plt.subplots(figsize=(9, 5.5))
+    colors = iter(plt.get_cmap("tab10").colors)
     for name in series(sweep):
         pts = sorted((r["cols"], r["gbps"]) for r in sweep if label(r) == name)
         if not pts:
             continue
         xs, ys = zip(*pts)
-        style = {"color": "black", "linestyle": "--", "linewidth": 2} if name.startswith("copy") else {"marker": "o", "markersize": 3}
+        if name.startswith("copy"):
+            style = {"color": "black", "linestyle": "--", "linewidth": 2}
+        elif name == "cudnn":
+            style = {"color": "grey", "linestyle": ":", "marker": "x", "markersize": 4, "linewidth": 1.5}
+        else:
+            style = {"color": next(colors), "marker": "o", "markersize": 3}
         ax.plot(xs, ys, label=name, **style)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("N (row length); M x N = 2^26 floats")
     ax.set_ylabel("effective GB/s (2 x M x N x 4 bytes / time)")
-    ax.set_title("Softmax bandwidth against row length\n" + caption(rows), fontsize=10)
+    ax.set_title(title + "\n" + caption(rows), fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
@@ -132,8 +150,14 @@ def main():
     for path in a.csv:
         rows = read_rows(path)
         base = os.path.join(a.out, os.path.splitext(os.path.basename(path))[0])
-        plot_sweep(rows, base + "-sweep.png")
+        mains = main_kernels(rows)
+        plot_sweep(rows, base + "-sweep.png", lambda r: r["lesson"] == 0 or (r["lesson"], r["name"]) in mains,
+                   "Softmax bandwidth against row length, one line per lesson")
         wrote = [base + "-sweep.png"]
+        if any(r["lesson"] == 8 for r in rows):
+            plot_sweep(rows, base + "-paths.png", lambda r: r["lesson"] in (0, 8),
+                       "Lesson 8: the entry point and each of its paths forced on every shape")
+            wrote.append(base + "-paths.png")
         if plot_bars(rows, base + "-bars.png"):
             wrote.append(base + "-bars.png")
         if plot_small(rows, base + "-small.png"):
