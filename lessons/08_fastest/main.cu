@@ -1,10 +1,13 @@
 /* Lesson 8 program: the dispatcher's table on this GPU, the path it picks
- * for the shape asked for, then the check and the timing against the copy. */
+ * for the shape asked for, then the check and the timing against the copy,
+ * and (GPU only) the same rows as views that rule out 128-bit accesses. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "check.h"
 #include "harness.h"
+#include "inputs.h"
 #include "softmax_fastest.h"
 
 static const lesson LESSON = {
@@ -58,6 +61,75 @@ static void show_table(void)
     printf("\n");
 }
 
+/* ---- views (GPU only): is the scalar path still fast? ---------------------
+ * The same rows as an aligned, contiguous matrix (128-bit accesses), then
+ * as views that force 32-bit accesses: both bases one float past a 16-byte
+ * boundary; a row stride of cols + 1 (padded rows); and one column fewer
+ * (N % 4 != 0). tests/test_lesson8.cu checks every one of them for
+ * correctness; here they are timed against the aligned run. */
+#ifndef CUDA_EMU
+static struct {
+    long long off, ld, cols;
+} V;
+
+static void run_view(const float *x, float *y, long long rows, long long cols, cudaStream_t s)
+{
+    (void)cols;
+    softmax_fastest_strided(x + V.off, V.ld, y + V.off, V.ld, rows, V.cols, s);
+}
+
+static void time_views(const options *o)
+{
+    const long long rows = o->rows, cols = o->cols, ld_max = cols + 1;
+    const size_t elems = (size_t)rows * (size_t)ld_max + 4, bytes = elems * sizeof(float);
+    size_t free_b, total_b;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const int sets = rotation_sets(bytes, free_b);
+    float *hx = (float *)malloc(bytes), *x[64], *y[64];
+    if (!hx) {
+        fprintf(stderr, "lesson8: out of host memory for the views\n");
+        exit(1);
+    }
+    inputs_fill(hx, 1, (long long)elems, INPUT_NORMAL, o->seed);
+    for (int k = 0; k < sets; k++) {
+        CUDA_CHECK(cudaMalloc(&x[k], bytes));
+        CUDA_CHECK(cudaMalloc(&y[k], bytes));
+        CUDA_CHECK(cudaMemcpy(x[k], hx, bytes, cudaMemcpyHostToDevice));
+    }
+    const struct {
+        const char *name;
+        long long off, ld, cols;
+    } C[] = {
+        {"aligned, contiguous (128-bit)", 0, cols, cols},
+        {"bases 1 float past 16 bytes", 1, cols, cols},
+        {"row stride cols + 1", 0, cols + 1, cols},
+        {"cols - 1 (N % 4 != 0)", 0, cols - 1, cols - 1},
+    };
+    printf("Views at %lld x %lld: the same rows without 128-bit accesses (median of %d runs)\n", rows, cols,
+           o->iters);
+    printf("  %-32s %-8s %11s %9s %12s\n", "view", "access", "time (ms)", "GB/s", "of aligned");
+    double aligned_gbps = 0.0;
+    for (int i = 0; i < 4; i++) {
+        if (C[i].cols < 1) continue;
+        V.off = C[i].off;
+        V.ld = C[i].ld;
+        V.cols = C[i].cols;
+        const fastest_plan p = softmax_fastest_plan(FASTEST_AUTO, x[0] + V.off, V.ld, y[0] + V.off, V.ld, rows,
+                                                    V.cols);
+        const timing t = time_runs(run_view, x, y, sets, rows, cols, o->warmup, o->iters);
+        const double gbps = 2.0 * (double)rows * (double)V.cols * sizeof(float) / (t.median_ms * 1e6);
+        if (i == 0) aligned_gbps = gbps;
+        printf("  %-32s %-8s %11.4f %9.1f %10.1f %%\n", C[i].name, p.vec4 ? "128-bit" : "32-bit", t.median_ms,
+               gbps, 100.0 * gbps / aligned_gbps);
+    }
+    for (int k = 0; k < sets; k++) {
+        CUDA_CHECK(cudaFree(x[k]));
+        CUDA_CHECK(cudaFree(y[k]));
+    }
+    free(hx);
+}
+#endif
+
 int main(int argc, char **argv)
 {
     options o;
@@ -75,5 +147,12 @@ int main(int argc, char **argv)
     l.bytes_per_elem = p.bytes_per_elem;
     if (p.path == FASTEST_SPLIT) l.traffic = "2 reads + 1 write (row split across blocks, (m, d) merge)";
     else l.traffic = "1 read + 1 write (row on chip)";
-    return lesson_run(&l, &o);
+    const int status = lesson_run(&l, &o);
+#ifndef CUDA_EMU
+    if (status == 0 && o.cols > 1) {
+        printf("\n");
+        time_views(&o);
+    }
+#endif
+    return status;
 }
