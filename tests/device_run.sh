@@ -27,7 +27,7 @@ for stage in $stages; do
               grep -E '^(FAIL|SKIP)' "$OUT/test.log" | head -n 30
               line="make test: status $st, $(tail -n 1 "$OUT/test.log")" ;;
     sanitize) make sanitize >"$OUT/sanitize.log" 2>&1; st=$?
-              cp build/sanitize/*.log "$OUT/" 2>/dev/null
+              tar czf "$OUT/sanitize-logs.tgz" build/sanitize 2>/dev/null
               line="make sanitize: status $st
 $(cat "$OUT/sanitize.log")" ;;
     large)    make test-large >"$OUT/large.log" 2>&1; st=$?
