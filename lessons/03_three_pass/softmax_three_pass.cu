@@ -41,8 +41,19 @@ softmax_three_pass_kernel(const float *__restrict__ x, float *__restrict__ y, lo
     for (long long j = threadIdx.x; j < cols; j += BLOCK) m = fmaxf(m, xr[j]); /* read 1 */
     m = block_reduce_max<BLOCK>(m, buf);
 
-    float s = 0.0f; /* the identity of +: threads with no element add nothing */
-    for (long long j = threadIdx.x; j < cols; j += BLOCK) s += expf(xr[j] - m); /* read 2 */
+    /* 0, the identity of +: threads with no element add nothing. Kahan's
+     * compensated sum: a plain running float sum drops terms below half an
+     * ulp of the sum, and over a 2^31-element row each of 256 threads adds
+     * 8 million terms: every element came out wrong (`make test-large`,
+     * H100, 2026-11-22). c carries what each addition lost; the three
+     * extra flops are free in a memory-bound pass. */
+    float s = 0.0f, c = 0.0f;
+    for (long long j = threadIdx.x; j < cols; j += BLOCK) { /* read 2 */
+        const float t = expf(xr[j] - m) - c;
+        const float u = s + t;
+        c = (u - s) - t;
+        s = u;
+    }
     s = block_reduce_sum<BLOCK>(s, buf);
 
     /* One division per thread instead of one per element; the extra

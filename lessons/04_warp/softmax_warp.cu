@@ -40,8 +40,13 @@ softmax_warp_kernel(const float *__restrict__ x, float *__restrict__ y, long lon
     for (long long j = threadIdx.x; j < cols; j += BLOCK) m = fmaxf(m, xr[j]); /* read 1 */
     m = block_max_warps<BLOCK>(m, partial_max);
 
-    float s = 0.0f;
-    for (long long j = threadIdx.x; j < cols; j += BLOCK) s += expf(xr[j] - m); /* read 2 */
+    float s = 0.0f, c = 0.0f; /* Kahan-compensated, as in lesson 3 */
+    for (long long j = threadIdx.x; j < cols; j += BLOCK) { /* read 2 */
+        const float t = expf(xr[j] - m) - c;
+        const float u = s + t;
+        c = (u - s) - t;
+        s = u;
+    }
     s = block_sum_warps<BLOCK>(s, partial_sum);
 
     const float inv = 1.0f / s; /* NaN for a row holding NaN or only -inf */
@@ -90,8 +95,13 @@ softmax_warp_per_row_kernel(const float *__restrict__ x, float *__restrict__ y, 
     for (long long j = lane; j < cols; j += 32) m = fmaxf(m, xr[j]); /* read 1 */
     m = warp_max(m); /* every lane has the row max: no shared memory, no barrier */
 
-    float s = 0.0f;
-    for (long long j = lane; j < cols; j += 32) s += expf(xr[j] - m); /* read 2 */
+    float s = 0.0f, c = 0.0f; /* Kahan-compensated: 67 million terms per lane on a 2^31 row */
+    for (long long j = lane; j < cols; j += 32) { /* read 2 */
+        const float t = expf(xr[j] - m) - c;
+        const float u = s + t;
+        c = (u - s) - t;
+        s = u;
+    }
     s = warp_sum(s);
 
     const float inv = 1.0f / s;
