@@ -3,7 +3,7 @@
 # stages named on the command line, every log and CSV under $OUT, a short
 # summary last.
 # Usage: OUT=/some/dir tests/device_run.sh [test] [sanitize] [large] [bench]
-#                                           [lessons] [profile] [lesson7]
+#                                           [lessons] [profile] [lesson7] [views]
 # (no stage: test and lessons)
 set -u
 OUT=${OUT:-build/device}
@@ -46,6 +46,12 @@ $(cat "$OUT/profile.log")" ;;
     lesson7)  build/lesson7 >"$OUT/lesson7.log" 2>&1; st=$?
               build/lesson8 >"$OUT/lesson8.log" 2>&1
               line="lesson7: status $st" ;;
+    views)    for shape in "2097152 32" "16384 4096" "1024 65536" "128 524288" "64 1048576" "1 67108864"; do
+                  set -- $shape
+                  build/lesson8 --rows "$1" --cols "$2" 2>&1 | sed -n '/^Views/,$p'
+              done >"$OUT/views.log" 2>&1; st=$?
+              line="lesson8 views: status $st
+$(cat "$OUT/views.log")" ;;
     *)        echo "device_run: unknown stage '$stage'" >&2; exit 2 ;;
     esac
     summary="$summary

@@ -215,5 +215,6 @@ int main(void)
     check_paths();
     check_masked();
     check_views();
+    if (g_have_gpu) softmax_fastest_release(); /* memcheck's leak check: nothing left */
     return test_exit_status();
 }

@@ -154,5 +154,6 @@ int main(int argc, char **argv)
         time_views(&o);
     }
 #endif
+    softmax_fastest_release();
     return status;
 }
