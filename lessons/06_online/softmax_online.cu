@@ -31,7 +31,31 @@
 #include "softmax_online.h"
 #include "online_md.cuh"
 #include "check.h"
-#include "../05_fused/vec.cuh" /* lesson 5's load_vec, store_vec */
+
+/* VEC consecutive floats in one access (VEC = 4: a 16-byte aligned float4). */
+template <int VEC>
+__device__ __forceinline__ void load_vec(const float *p, float *v)
+{
+    if constexpr (VEC == 4) {
+        const float4 q = *reinterpret_cast<const float4 *>(p);
+        v[0] = q.x;
+        v[1] = q.y;
+        v[2] = q.z;
+        v[3] = q.w;
+    } else {
+        v[0] = *p;
+    }
+}
+
+template <int VEC>
+__device__ __forceinline__ void store_vec(float *p, const float *v)
+{
+    if constexpr (VEC == 4) {
+        *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
+    } else {
+        *p = v[0];
+    }
+}
 
 /* VEC: floats per access. TPR: threads per row (1 ... 32 lanes of a warp,
  * or the whole block). BLOCK: threads per block.

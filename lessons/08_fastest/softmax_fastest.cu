@@ -35,7 +35,6 @@
 #include "softmax_fastest.h"
 #include "check.h"
 #include "../06_online/online_md.cuh" /* lesson 6's (m, d) state and merges */
-#include "../05_fused/vec.cuh" /* lesson 5's load_vec, store_vec */
 
 /* The cluster path needs cooperative groups and cudaLaunchKernelEx, which
  * the CPU emulator (common/emu, which defines CUDA_EMU) does not have: there
@@ -44,6 +43,31 @@
 #define FASTEST_CLUSTER_CODE 1
 #include <cooperative_groups.h>
 #endif
+
+/* ---- moving VEC consecutive floats (VEC = 4: one 16-byte access) ------- */
+template <int VEC>
+__device__ __forceinline__ void fx_load(const float *p, float *v)
+{
+    if constexpr (VEC == 4) {
+        const float4 q = *reinterpret_cast<const float4 *>(p);
+        v[0] = q.x;
+        v[1] = q.y;
+        v[2] = q.z;
+        v[3] = q.w;
+    } else {
+        v[0] = *p;
+    }
+}
+
+template <int VEC>
+__device__ __forceinline__ void fx_store(float *p, const float *v)
+{
+    if constexpr (VEC == 4) {
+        *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
+    } else {
+        *p = v[0];
+    }
+}
 
 /* A thread's own state; v[p] becomes exp(v[p] - m_t). Padding is -inf
  * (exp gives 0). A thread that saw only -inf has (-inf, 0) and zeros; a
@@ -102,7 +126,7 @@ fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restric
         for (int i = 0; i < ITEMS; i++) {
             const int k = i * TPR + sub;
             if (live && k < nvec) {
-                load_vec<VEC>(xr + (long long)k * VEC, &v[i * VEC]);
+                fx_load<VEC>(xr + (long long)k * VEC, &v[i * VEC]);
             } else {
 #pragma unroll
                 for (int j = 0; j < VEC; j++) v[i * VEC + j] = -INFINITY;
@@ -140,7 +164,7 @@ fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restric
             if (live && k < nvec) {
 #pragma unroll
                 for (int j = 0; j < VEC; j++) v[i * VEC + j] *= scale;
-                store_vec<VEC>(yr + (long long)k * VEC, &v[i * VEC]);
+                fx_store<VEC>(yr + (long long)k * VEC, &v[i * VEC]);
             }
         }
     }
@@ -174,7 +198,7 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
             for (int u = 0; u < U; u++) {
                 const int k = k0 + u * BLOCK;
                 if (k < nvec) {
-                    load_vec<VEC>(xr + (long long)k * VEC, &v[u * VEC]);
+                    fx_load<VEC>(xr + (long long)k * VEC, &v[u * VEC]);
                 } else {
 #pragma unroll
                     for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
@@ -183,7 +207,7 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 const int k = k0 + u * BLOCK;
-                if (k < nvec) store_vec<VEC>(srow + k * VEC, &v[u * VEC]);
+                if (k < nvec) fx_store<VEC>(srow + k * VEC, &v[u * VEC]);
             }
             s = online_md_push<U * VEC>(s, v);
         }
@@ -192,10 +216,10 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
         float *yr = y + row * ldy;
         for (int k = threadIdx.x; k < nvec; k += BLOCK) {
             float v[VEC];
-            load_vec<VEC>(srow + k * VEC, v);
+            fx_load<VEC>(srow + k * VEC, v);
 #pragma unroll
             for (int j = 0; j < VEC; j++) v[j] = expf(v[j] - s.m) * inv;
-            store_vec<VEC>(yr + (long long)k * VEC, v);
+            fx_store<VEC>(yr + (long long)k * VEC, v);
         }
     }
 }
@@ -258,7 +282,7 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
     for (int i = 0; i < ITEMS; i++) {
         const int k = i * BLOCK + (int)threadIdx.x;
         if (k < nvec_r) {
-            load_vec<VEC>(xr + k * VEC, &v[i * VEC]);
+            fx_load<VEC>(xr + k * VEC, &v[i * VEC]);
         } else {
 #pragma unroll
             for (int j = 0; j < VEC; j++) v[i * VEC + j] = -INFINITY;
@@ -273,7 +297,7 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
         for (int u = 0; u < U; u++) {
             const int k = k0 + u * BLOCK;
             if (k < nvec_s) {
-                load_vec<VEC>(xs + k * VEC, &w[u * VEC]);
+                fx_load<VEC>(xs + k * VEC, &w[u * VEC]);
             } else {
 #pragma unroll
                 for (int j = 0; j < VEC; j++) w[u * VEC + j] = -INFINITY;
@@ -282,7 +306,7 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
 #pragma unroll
         for (int u = 0; u < U; u++) {
             const int k = k0 + u * BLOCK;
-            if (k < nvec_s) store_vec<VEC>(srow + k * VEC, &w[u * VEC]);
+            if (k < nvec_s) fx_store<VEC>(srow + k * VEC, &w[u * VEC]);
         }
         s = online_md_push<U * VEC>(s, w);
     }
@@ -307,7 +331,7 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
         if (k < nvec_r) {
 #pragma unroll
             for (int j = 0; j < VEC; j++) v[i * VEC + j] *= scale;
-            store_vec<VEC>(yr + k * VEC, &v[i * VEC]);
+            fx_store<VEC>(yr + k * VEC, &v[i * VEC]);
         }
     }
     /* All -inf row: R.m = -inf, shift 0, exp(-inf) * (1 / 0) = NaN, as the
@@ -316,10 +340,10 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
     float *ys = yr + RCAP;
     for (int k = threadIdx.x; k < nvec_s; k += BLOCK) {
         float w[VEC];
-        load_vec<VEC>(srow + k * VEC, w);
+        fx_load<VEC>(srow + k * VEC, w);
 #pragma unroll
         for (int j = 0; j < VEC; j++) w[j] = expf(w[j] - shift) * inv;
-        store_vec<VEC>(ys + k * VEC, w);
+        fx_store<VEC>(ys + k * VEC, w);
     }
     cluster.barrier_wait(); /* ... and nobody reads this CTA's state any more */
 #else
@@ -360,7 +384,7 @@ fastest_split_state_kernel(const float *__restrict__ x, long long ldx, long long
         for (int u = 0; u < U; u++) {
             const long long k = k0 + (long long)u * BLOCK;
             if (k < nvec) {
-                load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
+                fx_load<VEC>(xs + k * VEC, &v[u * VEC]);
             } else {
 #pragma unroll
                 for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
@@ -398,7 +422,7 @@ fastest_split_write_kernel(const float *__restrict__ x, long long ldx, float *__
 #pragma unroll
         for (int u = 0; u < U; u++) {
             const long long k = k0 + (long long)u * BLOCK;
-            if (k < nvec) load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
+            if (k < nvec) fx_load<VEC>(xs + k * VEC, &v[u * VEC]);
         }
 #pragma unroll
         for (int u = 0; u < U; u++) {
@@ -406,7 +430,7 @@ fastest_split_write_kernel(const float *__restrict__ x, long long ldx, float *__
             if (k < nvec) {
 #pragma unroll
                 for (int j = 0; j < VEC; j++) v[u * VEC + j] = expf(v[u * VEC + j] - s.m) * inv;
-                store_vec<VEC>(ys + k * VEC, &v[u * VEC]);
+                fx_store<VEC>(ys + k * VEC, &v[u * VEC]);
             }
         }
     }
