@@ -49,7 +49,7 @@ $(cat "$OUT/profile.log")" ;;
               line="lesson7: status $st7, lesson8: status $st"
               [ $st7 -ne 0 ] && st=$st7 ;;
     views)    st=0 # any lesson8 run that fails its check (or crashes) makes the stage fail
-              for shape in "2097152 32" "16384 4096" "1024 65536" "128 524288" "64 1048576" "1 67108864"; do
+              for shape in "2097152 32" "16384 4096" "1024 65536" "128 524288" "64 1048576" "16 4194304" "1 67108864"; do
                   set -- $shape
                   build/lesson8 --rows "$1" --cols "$2" >"$OUT/lesson8-view.log" 2>&1 || st=1
                   sed -n '/^Views/,$p' "$OUT/lesson8-view.log"

@@ -4,7 +4,8 @@
  * padded views (tests/views.h), against the float64 reference with the
  * outputs poisoned (NaN) first; and the dispatcher's choice for
  * representative shapes. The cluster path (sm_90) is reported SKIP where
- * the device has no clusters (older GPUs, the CPU emulator).
+ * the device has no clusters (older GPUs, the CPU emulator), the grid path
+ * (3g) on the CPU emulator.
  * 64-bit sizes (1 x (2^31 + 17)) are checked by `make test-large`, which
  * runs softmax_fastest from tests/kernels.h. */
 #include <math.h>
@@ -23,10 +24,10 @@
 #include "../tests/test.h"
 #include "../tests/views.h"
 
-static const fastest_path PATHS[] = {FASTEST_WARP, FASTEST_BLOCK, FASTEST_SHARED, FASTEST_CLUSTER,
-                                     FASTEST_SPLIT};
-static const char *PATH_NAMES[] = {"warp", "block", "shared", "cluster", "split"};
-#define NP 5
+static const fastest_path PATHS[] = {FASTEST_WARP,    FASTEST_BLOCK, FASTEST_SHARED,
+                                     FASTEST_CLUSTER, FASTEST_GRID,  FASTEST_SPLIT};
+static const char *PATH_NAMES[] = {"warp", "block", "shared", "cluster", "grid", "split"};
+#define NP 6
 
 /* Row lengths each path is forced on (0 ends a list): around warp, float4
  * and block boundaries, N % 4 != 0, and each path's upper end. */
@@ -35,6 +36,7 @@ static const long long LENS[NP][12] = {
     {1, 33, 1025, 2048, 4097, 16384, 16387, 32768, 0},
     {1, 31, 1025, 4097, 50001, 0},
     {1, 33, 4097, 16387, 32768, 65537, 100003, 262144, 524291, 1LL << 20, 0},
+    {1, 33, 4097, 16387, 65537, 100003, 524291, 1LL << 20, (1LL << 20) + 3, 0},
     {1, 31, 1000, 4097, 65537, 100003, (1LL << 20) + 3, 0},
 };
 
@@ -60,6 +62,8 @@ static int path_runs(fastest_path p, long long rows, long long cols, const char 
     if (plan.path == p) return 1;
     if (p == FASTEST_CLUSTER && !softmax_fastest_has_clusters())
         test_skip(name, "this device has no thread-block clusters (sm_90+ only; not on the CPU emulator)");
+    else if (p == FASTEST_GRID && !softmax_fastest_has_grid())
+        test_skip(name, "blocks that wait for each other need a GPU (not the CPU emulator)");
     else
         test_fail(name, "forcing %s ran %s instead", fastest_path_name(p), fastest_path_name(plan.path));
     return 0;
@@ -128,6 +132,15 @@ static void check_views(void)
         {"N = 33, strided and misaligned", 31, 33, 40, 37, 2, 0},
         {"N = 65537, misaligned", 2, 65537, 65540, 65541, 1, 3},
         {"N = 40000, padded, aligned", 3, 40000, 40004, 40008, 0, 0},
+        /* x and y rows sharing their offset from 16 bytes: float4 bodies,
+         * peeled heads and tails (every head length 0-3 across the rows) */
+        {"shared misalignment, stride N + 1", 9, 1000, 1001, 1001, 0, 0},
+        {"shared misalignment, bases 3 floats in, N % 4 = 1", 6, 4097, 4097, 4097, 3, 3},
+        {"shared misalignment, N = 33, stride 33 (path 1 at 8 lanes a row)", 67, 33, 33, 33, 1, 1},
+        {"shared misalignment, N = 7 (4 lanes a row: 32-bit)", 40, 7, 7, 7, 1, 1},
+        {"shared misalignment, N = 5, head 3 and tail 2", 12, 5, 13, 9, 1, 1},
+        {"shared misalignment, N = 65537, stride N + 2", 5, 65537, 65539, 65539, 2, 2},
+        {"shared misalignment, N = 2^20 + 3", 3, (1LL << 20) + 3, (1LL << 20) + 3, (1LL << 20) + 3, 2, 2},
     };
     char name[512], desc[512];
     for (int p = 0; p < NP; p++)
@@ -146,6 +159,8 @@ static void check_views(void)
             if (plan.path != PATHS[p]) {
                 if (PATHS[p] == FASTEST_CLUSTER && !softmax_fastest_has_clusters())
                     test_skip(name, "no thread-block clusters on this device");
+                else if (PATHS[p] == FASTEST_GRID && !softmax_fastest_has_grid())
+                    test_skip(name, "path 3g needs a GPU (not the CPU emulator)");
                 else
                     test_pass(name); /* too long for this path: covered by the paths that take it */
                 continue;
@@ -166,6 +181,8 @@ static void check_dispatch(void)
         return;
     }
     const int cl = softmax_fastest_has_clusters();
+    /* Without path 3g (the CPU emulator) its shapes go to path 4. */
+    const fastest_path g = softmax_fastest_has_grid() ? FASTEST_GRID : FASTEST_SPLIT;
     const struct {
         long long rows, cols;
         fastest_path want;
@@ -176,28 +193,48 @@ static void check_dispatch(void)
         {1LL << 14, 4096, FASTEST_BLOCK},
         {1LL << 12, 16384, FASTEST_BLOCK},
         {1LL << 11, 32768, cl ? FASTEST_CLUSTER : FASTEST_BLOCK},
-        {1LL << 10, 65536, cl ? FASTEST_CLUSTER : FASTEST_SPLIT},
-        {1LL << 8, 262144, cl ? FASTEST_CLUSTER : FASTEST_SPLIT},
-        {128, 1LL << 19, cl ? FASTEST_CLUSTER : FASTEST_SPLIT},
-        {64, 1LL << 20, cl ? FASTEST_CLUSTER : FASTEST_SPLIT},
-        {1, 1LL << 20, FASTEST_SPLIT}, /* 16 CTAs of 132 SMs: splitting uses them all */
-        {32, (1LL << 20) + 4, FASTEST_SPLIT},
-        {16, 1LL << 22, FASTEST_SPLIT},
+        {1LL << 10, 65536, cl ? FASTEST_CLUSTER : g},
+        {1LL << 8, 262144, cl ? FASTEST_CLUSTER : g},
+        {128, 1LL << 19, cl ? FASTEST_CLUSTER : g},
+        {64, 1LL << 20, g}, /* 4 MiB rows: 64 CTAs of 64 KB, not 16 of 256 KB */
+        {1, 1LL << 20, g},  /* more, smaller pieces: every SM gets one */
+        {32, (1LL << 20) + 4, g},
+        {16, 1LL << 22, g},
+        {1, 1LL << 24, FASTEST_SPLIT}, /* 64 MiB: more than any GPU holds on chip */
         {1, 1LL << 26, FASTEST_SPLIT},
-        {1, 100003, FASTEST_SPLIT},
+        {1, 100003, g},
     };
     const float *a = (const float *)(uintptr_t)256;
     for (int i = 0; i < (int)(sizeof C / sizeof C[0]); i++) {
         fastest_plan p = softmax_fastest_plan(FASTEST_AUTO, a, C[i].cols, a, C[i].cols, C[i].rows, C[i].cols);
         snprintf(name, sizeof name, "%s %s for %lld x %lld", name_base, fastest_path_name(C[i].want), C[i].rows,
                  C[i].cols);
-        test_expect(p.path == C[i].want && p.vec4 == (C[i].cols % 4 == 0), name, "picked %s (vec4 %d)", fastest_path_name(p.path), p.vec4);
+        test_expect(p.path == C[i].want && p.vec4, name, "picked %s (vec4 %d)", fastest_path_name(p.path), p.vec4);
     }
-    /* A misaligned base or N % 4 != 0 turns 128-bit accesses off. */
-    fastest_plan p1 = softmax_fastest_plan(FASTEST_AUTO, a + 1, 1024, a, 1024, 64, 1024);
-    fastest_plan p2 = softmax_fastest_plan(FASTEST_AUTO, a, 1027, a, 1027, 64, 1027);
-    test_expect(!p1.vec4 && !p2.vec4, "lesson8 dispatcher uses 32-bit accesses on a misaligned base or N % 4 != 0",
-                "vec4 %d, %d", p1.vec4, p2.vec4);
+    /* 128-bit accesses whenever the rows of x and y share their offset from
+     * 16 bytes (heads and tails peeled), 32-bit when they do not, or when a
+     * row's lanes are too few for its 6 possible extras. */
+    const fastest_plan p1 = softmax_fastest_plan(FASTEST_AUTO, a + 1, 1024, a, 1024, 64, 1024);
+    const fastest_plan p2 = softmax_fastest_plan(FASTEST_AUTO, a, 1027, a, 1027, 64, 1027);
+    const fastest_plan p3 = softmax_fastest_plan(FASTEST_AUTO, a + 1, 1025, a + 1, 1025, 64, 1025);
+    const fastest_plan p4 = softmax_fastest_plan(FASTEST_AUTO, a, 1027, a, 1028, 64, 1027);
+    const fastest_plan p5 = softmax_fastest_plan(FASTEST_AUTO, a + 1, 16, a + 1, 16, 64, 16);
+    const fastest_plan p6 = softmax_fastest_plan(FASTEST_AUTO, a + 1, 33, a + 1, 33, 64, 33);
+    test_expect(!p1.vec4 && p2.vec4 && p3.vec4 && !p4.vec4 && !p5.vec4 && p6.vec4,
+                "lesson8 dispatcher keeps 128-bit accesses on views whose x and y rows share their misalignment",
+                "vec4: bases differ %d (want 0), N %% 4 != 0 %d (1), both bases +1 %d (1), strides differ by 1 %d (0), "
+                "N = 16 at 4 lanes %d (0), N = 33 at 8 lanes %d (1)",
+                p1.vec4, p2.vec4, p3.vec4, p4.vec4, p5.vec4, p6.vec4);
+    /* Path 3g's pieces: whole rows covered, 64 KB at most, a whole row
+     * resident at once (its CTAs wait for each other). */
+    if (g == FASTEST_GRID) {
+        fastest_plan pg = softmax_fastest_plan(FASTEST_GRID, a, 1LL << 20, a, 1LL << 20, 64, 1LL << 20);
+        test_expect(pg.path == FASTEST_GRID && pg.splits * pg.segment >= (1LL << 20) &&
+                        (pg.splits - 1) * pg.segment < (1LL << 20) && pg.segment <= 16384 && pg.segment % 4 == 0 &&
+                        pg.smem_bytes <= 48 * 1024,
+                    "lesson8 grid path covers 64 x 2^20 with 64 KB pieces, each float once",
+                    "%lld pieces of %lld, %lld bytes of shared memory", pg.splits, pg.segment, pg.smem_bytes);
+    }
     /* The split path's pieces: whole rows covered, within the grid. */
     fastest_plan ps = softmax_fastest_plan(FASTEST_SPLIT, a, 1LL << 26, a, 1LL << 26, 1, 1LL << 26);
     test_expect(ps.splits * ps.segment >= (1LL << 26) && (ps.splits - 1) * ps.segment < (1LL << 26) &&

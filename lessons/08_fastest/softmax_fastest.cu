@@ -36,11 +36,13 @@
 #include "check.h"
 #include "../06_online/online_md.cuh" /* lesson 6's (m, d) state and merges */
 
-/* The cluster path needs cooperative groups and cudaLaunchKernelEx, which
- * the CPU emulator (common/emu, which defines CUDA_EMU) does not have: there
- * it is not compiled at all, and softmax_fastest_has_clusters() says 0. */
+/* Paths 3 and 3g are GPU-only. The cluster path needs cooperative groups
+ * and cudaLaunchKernelEx, which the CPU emulator (common/emu, which defines
+ * CUDA_EMU) does not have; path 3g has CTAs wait for each other, which the
+ * emulator's one-block-after-another model cannot run. There neither is
+ * compiled, and softmax_fastest_has_clusters() and _has_grid() say 0. */
 #if !defined(CUDA_EMU)
-#define FASTEST_CLUSTER_CODE 1
+#define FASTEST_GPU_CODE 1
 #include <cooperative_groups.h>
 #endif
 
@@ -97,41 +99,97 @@ __device__ __forceinline__ float fx_scale(float m_thread, online_md row)
     return expf(m_thread - online_md_shift(row.m)) * (1.0f / row.d);
 }
 
+/* ---- views: peeling a row to keep 128-bit accesses ----------------------
+ * A float4 access needs a 16-byte aligned address. A view whose rows start
+ * anywhere (an offset base, a row stride that is not a multiple of 4, N %
+ * 4 != 0) would otherwise fall back to 32-bit accesses: 67-80 % of the
+ * aligned speed on paths 1 and 3 on the H100 (README.md, "Views"). With
+ * VEC = 4, each row is cut into a head of 0-3 floats up to its first
+ * 16-byte boundary, a body of whole float4s, and a tail of 0-3 floats. The
+ * host picks VEC = 4 only when every row of x starts at the same offset
+ * from a 16-byte boundary as the same row of y, so the cut fits both. The
+ * head and tail (at most 6 floats, the "extras") are taken one each by
+ * threads 0-5 of the row's first piece, in one more register. */
+typedef struct {
+    int head;       /* floats before the body                     */
+    int nextra;     /* head + tail                                */
+    long long nvec; /* whole vectors of VEC floats in the body    */
+} fx_cut;
+
+/* Row `row` of a view whose base lies `mis` floats past a 16-byte boundary
+ * (the host passes mis = (address / 4) % 4). Not from the row's address:
+ * casting x to an integer hides from the compiler that the kernel never
+ * writes through x, and it then gives up the read-only path for every
+ * load of x (ld.global.nc): 83.7 against 91.6 % of copy at 128 x 2^19 on
+ * the H100. */
+template <int VEC>
+__device__ __forceinline__ fx_cut fx_row_cut(long long row, long long ldx, int mis, long long cols)
+{
+    fx_cut c = {0, 0, cols};
+    if constexpr (VEC == 4) {
+        const int off = (int)((mis + (row & 3) * (ldx & 3)) & 3); /* floats past a 16-byte boundary */
+        long long h = (4 - off) & 3;
+        if (h > cols) h = cols;
+        c.head = (int)h;
+        c.nvec = (cols - h) / 4;
+        c.nextra = (int)(h + (cols - h) % 4);
+    }
+    return c;
+}
+
+/* Where extra j (< nextra) of a cut row lies in the row. */
+__device__ __forceinline__ long long fx_extra_at(fx_cut c, int j)
+{
+    return j < c.head ? j : c.head + 4 * c.nvec + (j - c.head);
+}
+
+/* Extra j of the row at xr, or -inf (exp gives 0) when there is none. */
+__device__ __forceinline__ float fx_extra_load(const float *xr, fx_cut c, int j)
+{
+    return j < c.nextra ? xr[fx_extra_at(c, j)] : -INFINITY;
+}
+
 /* ---- paths 1 and 2: the row in registers ----------------------------------
  * TPR threads per row: 1 ... 32 neighbouring lanes (path 1, BLOCK / TPR
  * rows per block, no barrier at all), or the whole block (path 2). Thread
- * `sub` of a row holds vectors sub, sub + TPR, ...: coalesced, and all
- * FPT / VEC loads are issued before the first use. A grid-stride loop over
- * groups of rows; `first` is uniform over the block, so every thread
- * reaches the barriers of the block merge. cols <= 32768: an int. */
+ * `sub` of a row holds vectors sub, sub + TPR, ... of the row's body, and
+ * with VEC = 4 one extra (v[FPT]; the host takes VEC = 4 on a cut row only
+ * when TPR >= 8, so 6 extras find 6 threads): coalesced, and all loads are
+ * issued before the first use. A grid-stride loop over groups of rows;
+ * `first` is uniform over the block, so every thread reaches the barriers
+ * of the block merge. cols <= 32768: an int. */
 template <int VEC, int FPT, int TPR, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
-                    long long rows, int cols)
+                    long long rows, int cols, int mis)
 {
     static_assert(FPT % VEC == 0, "whole vectors per thread");
     static_assert(BLOCK % TPR == 0 && (TPR <= 32 || TPR == BLOCK), "a row: part of a warp, or the block");
     constexpr int ITEMS = FPT / VEC;
     constexpr int RPB = BLOCK / TPR;
+    constexpr int X = VEC == 4 ? 1 : 0; /* the extra's register */
     __shared__ float red_m[32], red_d[32]; /* TPR > 32 only */
     const int sub = threadIdx.x % TPR;
-    const int nvec = cols / VEC;
 
     for (long long first = (long long)blockIdx.x * RPB; first < rows; first += (long long)gridDim.x * RPB) {
         const long long row = first + threadIdx.x / TPR;
         const bool live = row < rows; /* a dead lane still joins the shuffles */
         const float *xr = x + (live ? row : 0) * ldx;
-        float v[FPT];
+        const fx_cut cut = fx_row_cut<VEC>(live ? row : 0, ldx, mis, cols);
+        const int nvec = (int)cut.nvec;
+        const float *xb = xr + cut.head;
+        float v[FPT + X];
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
             const int k = i * TPR + sub;
             if (live && k < nvec) {
-                fx_load<VEC>(xr + (long long)k * VEC, &v[i * VEC]);
+                fx_load<VEC>(xb + (long long)k * VEC, &v[i * VEC]);
             } else {
 #pragma unroll
                 for (int j = 0; j < VEC; j++) v[i * VEC + j] = -INFINITY;
             }
         }
+        if constexpr (X) v[FPT] = live ? fx_extra_load(xr, cut, sub) : -INFINITY;
         float scale;
         if constexpr (TPR <= 32) {
             /* Part of a warp: a max butterfly, then a sum butterfly. Their
@@ -141,12 +199,12 @@ fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restric
              * All -inf row: exp(-inf - (-inf)) = NaN, as PyTorch. */
             float m = -INFINITY;
 #pragma unroll
-            for (int p = 0; p < FPT; p++) m = fmaxf(m, v[p]);
+            for (int p = 0; p < FPT + X; p++) m = fmaxf(m, v[p]);
 #pragma unroll
             for (int off = TPR / 2; off > 0; off /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
             float d = 0.0f;
 #pragma unroll
-            for (int p = 0; p < FPT; p++) {
+            for (int p = 0; p < FPT + X; p++) {
                 v[p] = expf(v[p] - m);
                 d += v[p];
             }
@@ -154,19 +212,22 @@ fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restric
             for (int off = TPR / 2; off > 0; off /= 2) d += __shfl_xor_sync(0xffffffffu, d, off);
             scale = 1.0f / d;
         } else {
-            const online_md t = fx_thread_state<FPT>(v);
+            const online_md t = fx_thread_state<FPT + X>(v);
             scale = fx_scale(t.m, online_md_row_merge<TPR>(t, red_m, red_d));
         }
         float *yr = y + (live ? row : 0) * ldy;
+        float *yb = yr + cut.head;
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
             const int k = i * TPR + sub;
             if (live && k < nvec) {
 #pragma unroll
                 for (int j = 0; j < VEC; j++) v[i * VEC + j] *= scale;
-                fx_store<VEC>(yr + (long long)k * VEC, &v[i * VEC]);
+                fx_store<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
             }
         }
+        if constexpr (X)
+            if (live && sub < cut.nextra) yr[fx_extra_at(cut, sub)] = v[FPT] * scale;
     }
 }
 
@@ -181,24 +242,27 @@ fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restric
 template <int VEC, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
-                      long long rows, int cols)
+                      long long rows, int cols, int mis)
 {
     constexpr int U = 16 / VEC;
     extern __shared__ float4 fastest_smem[];
     __shared__ float red_m[32], red_d[32];
     float *srow = reinterpret_cast<float *>(fastest_smem);
-    const int nvec = cols / VEC;
 
     for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
         const float *xr = x + row * ldx;
-        online_md s = online_md_identity();
+        const fx_cut cut = fx_row_cut<VEC>(row, ldx, mis, cols); /* extras: threads 0-5, in a register */
+        const int nvec = (int)cut.nvec;
+        const float *xb = xr + cut.head;
+        const float e = fx_extra_load(xr, cut, threadIdx.x);
+        online_md s = online_md_push<1>(online_md_identity(), &e);
         for (int k0 = threadIdx.x; k0 < nvec; k0 += U * BLOCK) {
             float v[U * VEC];
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 const int k = k0 + u * BLOCK;
                 if (k < nvec) {
-                    fx_load<VEC>(xr + (long long)k * VEC, &v[u * VEC]);
+                    fx_load<VEC>(xb + (long long)k * VEC, &v[u * VEC]);
                 } else {
 #pragma unroll
                     for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
@@ -214,70 +278,52 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
         s = online_md_row_merge<BLOCK>(s, red_m, red_d);
         const float inv = 1.0f / s.d; /* m = -inf (all -inf): exp(NaN) below */
         float *yr = y + row * ldy;
+        float *yb = yr + cut.head;
         for (int k = threadIdx.x; k < nvec; k += BLOCK) {
             float v[VEC];
             fx_load<VEC>(srow + k * VEC, v);
 #pragma unroll
             for (int j = 0; j < VEC; j++) v[j] = expf(v[j] - s.m) * inv;
-            fx_store<VEC>(yr + (long long)k * VEC, v);
+            fx_store<VEC>(yb + (long long)k * VEC, v);
         }
+        if ((int)threadIdx.x < cut.nextra) yr[fx_extra_at(cut, threadIdx.x)] = expf(e - s.m) * inv;
     }
 }
 
-/* ---- path 3: one row per thread-block cluster (sm_90) ---------------------
- * The grid is rows x C CTAs in clusters of C: cluster r is row r, CTA
- * `rank` of it holds floats [rank * seg, (rank + 1) * seg) of the row:
- * the first BLOCK x FPT in registers, the rest in dynamic shared memory
- * (streamed in 64 bytes per thread at a time and folded into the thread's
- * state on the way, as path 2s does). Each CTA merges its threads' states;
- * thread 0 puts the CTA's state in its shared memory; after cluster.sync()
- * warp 0 of EVERY CTA reads the C states through distributed shared memory
- * (map_shared_rank), lane i the state of rank i (identity beyond C), and
- * merges them with a butterfly: every CTA gets the row's (M, D), bit for
- * bit the same. A CTA must not exit while another may still read its
- * shared memory: barrier_arrive after the reads, barrier_wait after the
- * stores, so the wait overlaps the writes.
+/* ---- paths 3 and 3g: a row's piece per CTA, held on chip ------------------
+ * Both paths cut a row into pieces of `seg` floats, one per CTA, and keep
+ * each piece on chip from its load to its store: the first BLOCK x FPT
+ * floats in registers, the rest in dynamic shared memory (streamed in 64
+ * bytes per thread at a time and folded into the thread's state on the
+ * way, as path 2s does). They differ only in how the CTAs of a row trade
+ * their (m, d) states: distributed shared memory inside a cluster (path
+ * 3), or global memory between independent CTAs (path 3g).
  * Why registers AND shared memory: a CTA is one row's piece from its load
- * to its last store, and while it waits at the cluster barrier its SM
+ * to its last store, and while it waits for the row's other CTAs its SM
  * moves no bytes unless another CTA is resident there. Small register
  * parts (FPT = 8 or 16) and the rest in shared memory leave room for 2 or
- * more CTAs per SM, which keep DRAM busy through each other's barriers:
- * at 256 x 262144 on the H100, 92.8 % of copy against 83.3 % with the
- * segment in 1024 threads' registers (README.md, "Path 3").
- * Compiled only for sm_90 and up; on older targets the body is empty and
- * the host never launches it (softmax_fastest_has_clusters checks the
- * binary's version). */
-#ifdef FASTEST_CLUSTER_CODE
-template <int VEC, int FPT, int BLOCK>
-__global__ void __launch_bounds__(BLOCK)
-fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
-                       int cols, int seg)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    namespace cg = cooperative_groups;
-    cg::cluster_group cluster = cg::this_cluster();
-    constexpr int ITEMS = FPT / VEC;
-    constexpr int RCAP = BLOCK * FPT; /* floats of the segment in registers */
-    constexpr int U = 16 / VEC;
-    extern __shared__ float4 fastest_cluster_smem[];
-    float *srow = reinterpret_cast<float *>(fastest_cluster_smem);
-    __shared__ float red_m[32], red_d[32];
-    __shared__ online_md cta_state, row_state;
+ * more CTAs per SM, which keep DRAM busy through each other's waits: at
+ * 256 x 262144 on the H100, 92.8 % of copy against 83.3 % with the
+ * segment in 1024 threads' registers (README.md, "Path 3"). */
 
-    const int C = (int)cluster.num_blocks();
-    const int rank = (int)cluster.block_rank();
-    const long long row = (long long)blockIdx.x / C;
-    const int begin = rank * seg;
-    int len = cols - begin < seg ? cols - begin : seg;
-    if (len < 0) len = 0; /* a short row leaves the last CTAs empty */
+/* Reads the piece at xr (len floats of the row's body) into v (registers)
+ * and srow (shared memory), and `extra` (one of the row's head and tail
+ * floats, or -inf) into v[FPT]. Returns this thread's state of all of it;
+ * v holds exp(v - *m_regs), srow the raw values. Vector k of the shared
+ * part always belongs to thread k % BLOCK: each thread reads back only
+ * what it wrote, so the piece needs no barrier. v: FPT + 1 floats. */
+template <int VEC, int FPT, int BLOCK>
+__device__ __forceinline__ online_md fx_piece_read(const float *__restrict__ xr, int len, float extra, float *v,
+                                                   float *srow, float *m_regs)
+{
+    constexpr int ITEMS = FPT / VEC;
+    constexpr int RCAP = BLOCK * FPT; /* floats of the piece in registers */
+    constexpr int U = 16 / VEC;
     const int rlen = len < RCAP ? len : RCAP;
     const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
-    const float *xr = x + row * ldx + begin;
     const float *xs = xr + RCAP;
-
     /* All register loads are issued first; their latency overlaps the
      * shared-memory part's loop. */
-    float v[FPT];
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
         const int k = i * BLOCK + (int)threadIdx.x;
@@ -288,8 +334,6 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
             for (int j = 0; j < VEC; j++) v[i * VEC + j] = -INFINITY;
         }
     }
-    /* Vector k of the shared part always belongs to thread k % BLOCK: each
-     * thread reads back only what it wrote, no barrier needed for it. */
     online_md s = online_md_identity();
     for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * BLOCK) {
         float w[U * VEC];
@@ -310,8 +354,93 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
         }
         s = online_md_push<U * VEC>(s, w);
     }
-    const online_md t = fx_thread_state<FPT>(v);
-    const online_md b = online_md_row_merge<BLOCK>(online_md_merge(t, s), red_m, red_d);
+    v[FPT] = extra;
+    const online_md t = fx_thread_state<FPT + 1>(v);
+    *m_regs = t.m;
+    return online_md_merge(t, s);
+}
+
+/* Writes the piece as exp(x - R.m) / R.d, given the row's state R, and
+ * the extra to *yextra (when not null). All -inf row: R.m = -inf, shift
+ * 0, exp(-inf) * (1 / 0) = NaN in both parts, as PyTorch. */
+template <int VEC, int FPT, int BLOCK>
+__device__ __forceinline__ void fx_piece_write(float *__restrict__ yr, int len, float *v, const float *srow,
+                                               float m_regs, online_md R, float *yextra)
+{
+    constexpr int ITEMS = FPT / VEC;
+    constexpr int RCAP = BLOCK * FPT;
+    const int rlen = len < RCAP ? len : RCAP;
+    const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
+    const float scale = fx_scale(m_regs, R);
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        const int k = i * BLOCK + (int)threadIdx.x;
+        if (k < nvec_r) {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) v[i * VEC + j] *= scale;
+            fx_store<VEC>(yr + k * VEC, &v[i * VEC]);
+        }
+    }
+    if (yextra) *yextra = v[FPT] * scale;
+    const float shift = online_md_shift(R.m), inv = 1.0f / R.d;
+    float *ys = yr + RCAP;
+    for (int k = threadIdx.x; k < nvec_s; k += BLOCK) {
+        float w[VEC];
+        fx_load<VEC>(srow + k * VEC, w);
+#pragma unroll
+        for (int j = 0; j < VEC; j++) w[j] = expf(w[j] - shift) * inv;
+        fx_store<VEC>(ys + k * VEC, w);
+    }
+}
+
+/* Floats of piece `piece` of a row of `cols` (0 for the empty last pieces
+ * of a short row). */
+__device__ __forceinline__ int fx_piece_len(int cols, int piece, int seg)
+{
+    const int len = cols - piece * seg;
+    return len < 0 ? 0 : (len < seg ? len : seg);
+}
+
+/* Path 3: one row per thread-block cluster (sm_90). The grid is rows x C
+ * CTAs in clusters of C: cluster r is row r, CTA `rank` of it holds piece
+ * `rank`. Each CTA merges its threads' states; thread 0 puts the CTA's
+ * state in its shared memory; after cluster.sync() warp 0 of EVERY CTA
+ * reads the C states through distributed shared memory (map_shared_rank),
+ * lane i the state of rank i (identity beyond C), and merges them with a
+ * butterfly: every CTA gets the row's (M, D), bit for bit the same. A CTA
+ * must not exit while another may still read its shared memory:
+ * barrier_arrive after the reads, barrier_wait after the stores, so the
+ * wait overlaps the writes.
+ * Compiled only for sm_90 and up; on older targets the body is empty and
+ * the host never launches it (softmax_fastest_has_clusters checks the
+ * binary's version). */
+#ifdef FASTEST_GPU_CODE
+template <int VEC, int FPT, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
+                       int cols, int seg, int mis)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    extern __shared__ float4 fastest_cluster_smem[];
+    float *srow = reinterpret_cast<float *>(fastest_cluster_smem);
+    __shared__ float red_m[32], red_d[32];
+    __shared__ online_md cta_state, row_state;
+
+    const int C = (int)cluster.num_blocks();
+    const int rank = (int)cluster.block_rank();
+    const long long row = (long long)blockIdx.x / C;
+    const float *xr = x + row * ldx;
+    const fx_cut cut = fx_row_cut<VEC>(row, ldx, mis, cols);
+    const int len = fx_piece_len((int)(cut.nvec * VEC), rank, seg);
+    const long long begin = cut.head + (long long)rank * seg;
+    const bool has_extra = rank == 0 && (int)threadIdx.x < cut.nextra;
+
+    float v[FPT + 1], m_regs;
+    const online_md t = fx_piece_read<VEC, FPT, BLOCK>(xr + begin, len, has_extra ? fx_extra_load(xr, cut, threadIdx.x) : -INFINITY,
+                                                       v, srow, &m_regs);
+    const online_md b = online_md_row_merge<BLOCK>(t, red_m, red_d);
     if (threadIdx.x == 0) cta_state = b;
     cluster.sync(); /* every CTA's state is written and visible cluster-wide */
     if (threadIdx.x < 32) {
@@ -322,29 +451,9 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
     }
     __syncthreads();
     cluster.barrier_arrive(); /* this CTA has finished reading the others */
-    const online_md R = row_state;
-    const float scale = fx_scale(t.m, R);
-    float *yr = y + row * ldy + begin;
-#pragma unroll
-    for (int i = 0; i < ITEMS; i++) {
-        const int k = i * BLOCK + (int)threadIdx.x;
-        if (k < nvec_r) {
-#pragma unroll
-            for (int j = 0; j < VEC; j++) v[i * VEC + j] *= scale;
-            fx_store<VEC>(yr + k * VEC, &v[i * VEC]);
-        }
-    }
-    /* All -inf row: R.m = -inf, shift 0, exp(-inf) * (1 / 0) = NaN, as the
-     * register part gives. */
-    const float shift = online_md_shift(R.m), inv = 1.0f / R.d;
-    float *ys = yr + RCAP;
-    for (int k = threadIdx.x; k < nvec_s; k += BLOCK) {
-        float w[VEC];
-        fx_load<VEC>(srow + k * VEC, w);
-#pragma unroll
-        for (int j = 0; j < VEC; j++) w[j] = expf(w[j] - shift) * inv;
-        fx_store<VEC>(ys + k * VEC, w);
-    }
+    float *yr = y + row * ldy;
+    fx_piece_write<VEC, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, row_state,
+                                    has_extra ? yr + fx_extra_at(cut, threadIdx.x) : nullptr);
     cluster.barrier_wait(); /* ... and nobody reads this CTA's state any more */
 #else
     (void)x;
@@ -353,10 +462,75 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
     (void)ldy;
     (void)cols;
     (void)seg;
+    (void)mis;
 #endif
 }
-#endif
 
+/* Path 3g: one row over P independent CTAs (any GPU of the last decade, not
+ * the CPU emulator, whose blocks run one after another: a CTA waiting for
+ * a later one would wait forever). Clusters stop at 16 CTAs; a 4 MiB row
+ * then needs 256 KB per CTA, one CTA per SM, and DRAM idles through every
+ * wait (75 % of copy at 64 x 2^20 on the H100). Spread over P = 32 ... 64
+ * CTAs of 64-128 KB, two to four share an SM and hide each other's waits.
+ * The states travel through global memory: each CTA writes its state to
+ * work[row * P + piece], then counts itself in at sync[1 + row] and waits
+ * until all P have, then merges the P states (same threads, same order,
+ * same tree in every CTA: the same bits).
+ * Waiting for other CTAs is safe only if they are sure to run. A CTA
+ * takes its piece from a ticket (sync[0]) drawn when it starts, not from
+ * blockIdx: tickets go out in the order CTAs become resident, so every
+ * ticket below ours belongs to a running CTA. Only the row with the
+ * highest ticket can be incomplete; all rows below it finish and free
+ * their SMs for the CTAs it waits for, as long as one row's P CTAs fit on
+ * the GPU at once (the host checks). The same trick gives the single-pass
+ * scans of CUB their safety (Merrill and Garland, "Single-pass parallel
+ * prefix scan with decoupled look-back", 2016). The host zeroes sync
+ * before each launch. */
+template <int VEC, int FPT, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+fastest_grid_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy, int cols,
+                    int pieces, int seg, int mis, unsigned *sync, online_md *work)
+{
+    extern __shared__ float4 fastest_grid_smem[];
+    float *srow = reinterpret_cast<float *>(fastest_grid_smem);
+    __shared__ float red_m[32], red_d[32];
+    __shared__ unsigned ticket;
+
+    if (threadIdx.x == 0) ticket = atomicAdd(&sync[0], 1u);
+    __syncthreads();
+    const long long row = ticket / (unsigned)pieces;
+    const int piece = (int)(ticket % (unsigned)pieces);
+    const float *xr = x + row * ldx;
+    const fx_cut cut = fx_row_cut<VEC>(row, ldx, mis, cols);
+    const int len = fx_piece_len((int)(cut.nvec * VEC), piece, seg);
+    const long long begin = cut.head + (long long)piece * seg;
+    const bool has_extra = piece == 0 && (int)threadIdx.x < cut.nextra;
+
+    float v[FPT + 1], m_regs;
+    const online_md t = fx_piece_read<VEC, FPT, BLOCK>(xr + begin, len, has_extra ? fx_extra_load(xr, cut, threadIdx.x) : -INFINITY,
+                                                       v, srow, &m_regs);
+    const online_md b = online_md_row_merge<BLOCK>(t, red_m, red_d);
+    online_md *wr = work + row * pieces;
+    if (threadIdx.x == 0) {
+        wr[piece] = b;
+        __threadfence(); /* the state is visible GPU-wide before the count */
+        atomicAdd(&sync[1 + row], 1u);
+        while (*(volatile unsigned *)&sync[1 + row] < (unsigned)pieces) __nanosleep(64);
+        __threadfence(); /* ... and the others' states are read after it */
+    }
+    __syncthreads();
+    online_md q = online_md_identity();
+    for (int i = threadIdx.x; i < pieces; i += BLOCK) {
+        const float2 w = __ldcg(reinterpret_cast<const float2 *>(wr + i)); /* from L2, never a stale L1 line */
+        const online_md o = {w.x, w.y};
+        q = online_md_merge(q, o);
+    }
+    const online_md R = online_md_row_merge<BLOCK>(q, red_m, red_d);
+    float *yr = y + row * ldy;
+    fx_piece_write<VEC, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, R,
+                                    has_extra ? yr + fx_extra_at(cut, threadIdx.x) : nullptr);
+}
+#endif
 /* ---- path 4: a row split over many blocks (seed 002's block softmax) ------
  * Kernel 1: block b summarises piece b % splits of row b / splits, 64
  * bytes per thread in flight, into work[b]. Kernel 2: every block of a row
@@ -368,16 +542,19 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
 template <int VEC, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 fastest_split_state_kernel(const float *__restrict__ x, long long ldx, long long cols, long long splits,
-                           long long seg, online_md *__restrict__ work)
+                           long long seg, int mis, online_md *__restrict__ work)
 {
     constexpr int U = 16 / VEC;
     __shared__ float red_m[32], red_d[32];
-    const long long b = blockIdx.x, row = b / splits, begin = (b % splits) * seg;
-    const long long len = cols - begin < seg ? cols - begin : seg;
+    const long long b = blockIdx.x, row = b / splits, piece = b % splits, begin = piece * seg;
+    const float *xr = x + row * ldx;
+    const fx_cut cut = fx_row_cut<VEC>(row, ldx, mis, cols); /* extras: piece 0's threads 0-5 */
+    const long long blen = cut.nvec * VEC, len = blen - begin < seg ? blen - begin : seg;
     const long long nvec = len > 0 ? len / VEC : 0;
-    const float *xs = x + row * ldx + begin;
+    const float *xs = xr + cut.head + begin;
 
-    online_md s = online_md_identity();
+    const float e = piece == 0 ? fx_extra_load(xr, cut, threadIdx.x) : -INFINITY;
+    online_md s = online_md_push<1>(online_md_identity(), &e);
     for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * BLOCK) {
         float v[U * VEC];
 #pragma unroll
@@ -400,13 +577,15 @@ template <int VEC, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 fastest_split_write_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
                            long long cols, long long splits, long long seg,
-                           const online_md *__restrict__ work)
+                           int mis, const online_md *__restrict__ work)
 {
     constexpr int U = 16 / VEC;
     __shared__ float red_m[32], red_d[32];
     const long long b = (long long)gridDim.x - 1 - blockIdx.x; /* reverse: L2 reuse */
-    const long long row = b / splits, begin = (b % splits) * seg;
-    const long long len = cols - begin < seg ? cols - begin : seg;
+    const long long row = b / splits, piece = b % splits, begin = piece * seg;
+    const float *xr = x + row * ldx;
+    const fx_cut cut = fx_row_cut<VEC>(row, ldx, mis, cols);
+    const long long blen = cut.nvec * VEC, len = blen - begin < seg ? blen - begin : seg;
     const long long nvec = len > 0 ? len / VEC : 0;
 
     const online_md *wr = work + row * splits;
@@ -415,8 +594,13 @@ fastest_split_write_kernel(const float *__restrict__ x, long long ldx, float *__
     s = online_md_row_merge<BLOCK>(s, red_m, red_d);
     const float inv = 1.0f / s.d;
 
-    const float *xs = x + row * ldx + begin;
-    float *ys = y + row * ldy + begin;
+    float *yr = y + row * ldy;
+    if (piece == 0 && (int)threadIdx.x < cut.nextra) {
+        const long long at = fx_extra_at(cut, threadIdx.x);
+        yr[at] = expf(xr[at] - s.m) * inv;
+    }
+    const float *xs = xr + cut.head + begin;
+    float *ys = yr + cut.head + begin;
     for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * BLOCK) {
         float v[U * VEC];
 #pragma unroll
@@ -477,6 +661,10 @@ static constexpr fx_cluster_cfg FX_CL[] = {
 };
 #define FX_NCL (int)(sizeof FX_CL / sizeof FX_CL[0])
 static_assert(FX_CL[FX_NCL - 1].max_cols == FASTEST_CLUSTER_MAX_COLS, "path 3 ends at 2^20");
+/* ... but the dispatcher stops at 2^19: at 64 x 2^20, one 256 KB CTA per
+ * SM gives 75 % of copy, path 3g 89 % (H100, 2026-11-23). At 2^19 path 3
+ * leads, 91.5 against 90.7 %. */
+#define FX_CLUSTER_AUTO_MAX_COLS 524288
 
 /* Shared memory of a path 3 CTA for a segment of seg floats. */
 static long long fx_cluster_smem(int cfg, long long seg)
@@ -492,6 +680,10 @@ static long long fx_cluster_smem(int cfg, long long seg)
  * this many floats per block. */
 #define FX_SPLIT_BLOCKS_PER_SM 16
 #define FX_SPLIT_MIN_SEG 2048
+
+/* Floats between the 16-byte boundary below x and x (what the kernels'
+ * fx_row_cut needs; x is at least 4-byte aligned). */
+static int fx_mis(const float *x) { return (int)(((uintptr_t)x / sizeof(float)) % 4); }
 
 static unsigned fx_grid(long long rows, int per_block)
 {
@@ -526,6 +718,7 @@ const char *fastest_path_name(fastest_path p)
     case FASTEST_BLOCK: return "2 block (row in registers)";
     case FASTEST_SHARED: return "2s block (row in shared memory)";
     case FASTEST_CLUSTER: return "3 cluster (row across SMs, distributed shared memory)";
+    case FASTEST_GRID: return "3g grid (row across SMs, (m, d) via global memory)";
     case FASTEST_SPLIT: return "4 split (row across blocks, (m, d) merge, 2R+1W)";
     default: return "auto";
     }
@@ -538,9 +731,9 @@ static void fx_launch_rows(const float *x, long long ldx, float *y, long long ld
 {
     constexpr fx_reg_config C = FX_REG[I];
     static_assert(C.fpt % 4 == 0 && C.tpr * C.fpt >= C.max_cols, "capacity holds the class");
-    void (*kernel)(const float *, long long, float *, long long, long long, int) =
+    void (*kernel)(const float *, long long, float *, long long, long long, int, int) =
         fastest_rows_kernel<VEC, C.fpt, C.tpr, C.block>;
-    kernel<<<fx_grid(rows, C.block / C.tpr), C.block, 0, stream>>>(x, ldx, y, ldy, rows, (int)cols);
+    kernel<<<fx_grid(rows, C.block / C.tpr), C.block, 0, stream>>>(x, ldx, y, ldy, rows, (int)cols, fx_mis(x));
     CUDA_CHECK_LAUNCH();
 }
 
@@ -581,11 +774,11 @@ template <int VEC>
 static void fx_run_shared(const float *x, long long ldx, float *y, long long ldy, long long rows,
                           long long cols, long long smem, cudaStream_t stream)
 {
-    void (*kernel)(const float *, long long, float *, long long, long long, int) =
+    void (*kernel)(const float *, long long, float *, long long, long long, int, int) =
         fastest_shared_kernel<VEC, FX_SHARED_BLOCK>;
     if (smem > 48 * 1024) /* above the default, a kernel must opt in */
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    kernel<<<fx_grid(rows, 1), FX_SHARED_BLOCK, (size_t)smem, stream>>>(x, ldx, y, ldy, rows, (int)cols);
+    kernel<<<fx_grid(rows, 1), FX_SHARED_BLOCK, (size_t)smem, stream>>>(x, ldx, y, ldy, rows, (int)cols, fx_mis(x));
     CUDA_CHECK_LAUNCH();
 }
 
@@ -641,20 +834,20 @@ static void fx_run_split(const float *x, long long ldx, float *y, long long ldy,
         const float *xb = x + r0 * ldx;
         float *yb = y + r0 * ldy;
         const unsigned blocks = (unsigned)(n * splits);
-        void (*k1)(const float *, long long, long long, long long, long long, online_md *) =
+        void (*k1)(const float *, long long, long long, long long, long long, int, online_md *) =
             fastest_split_state_kernel<VEC, FX_SPLIT_BLOCK>;
-        void (*k2)(const float *, long long, float *, long long, long long, long long, long long,
+        void (*k2)(const float *, long long, float *, long long, long long, long long, long long, int,
                    const online_md *) = fastest_split_write_kernel<VEC, FX_SPLIT_BLOCK>;
-        k1<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, cols, splits, seg, work);
+        k1<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, cols, splits, seg, fx_mis(xb), work);
         CUDA_CHECK_LAUNCH();
-        k2<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, yb, ldy, cols, splits, seg, work);
+        k2<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, yb, ldy, cols, splits, seg, fx_mis(xb), work);
         CUDA_CHECK_LAUNCH();
     }
 }
 
 /* ---- path 3 host side ---- */
-#ifdef FASTEST_CLUSTER_CODE
-typedef void (*fx_cluster_fn)(const float *, long long, float *, long long, int, int);
+#ifdef FASTEST_GPU_CODE
+typedef void (*fx_cluster_fn)(const float *, long long, float *, long long, int, int, int);
 
 template <int VEC, int I>
 static fx_cluster_fn fx_cluster_kernel_at(void)
@@ -734,7 +927,7 @@ static int fx_active_clusters(int vec4, int cfg)
 
 int softmax_fastest_has_clusters(void)
 {
-#ifdef FASTEST_CLUSTER_CODE
+#ifdef FASTEST_GPU_CODE
     static int has = -1;
     if (has < 0) {
         int dev, major = 0, launch = 0;
@@ -761,7 +954,7 @@ int softmax_fastest_has_clusters(void)
  * and whose clusters fit on this GPU; 0 if none. */
 static int fx_cluster_shape(int vec4, long long cols, int *cfg_out)
 {
-#ifdef FASTEST_CLUSTER_CODE
+#ifdef FASTEST_GPU_CODE
     for (int cfg = 0; cfg < FX_NCL; cfg++)
         if (cols <= FX_CL[cfg].max_cols && fx_active_clusters(vec4, cfg) >= 1) {
             *cfg_out = cfg;
@@ -775,16 +968,122 @@ static int fx_cluster_shape(int vec4, long long cols, int *cfg_out)
     return 0;
 }
 
-static int fx_can_vec4(const float *x, long long ldx, const float *y, long long ldy, long long cols)
+/* ---- path 3g host side ----
+ * 256 threads x 16 floats in registers + up to 48 KB of shared memory:
+ * 64 KB pieces, four CTAs per SM on an H100. From a sweep of block (256,
+ * 512, 1024), registers (8 ... 32 floats) and pieces per row on the H100
+ * (2026-11-23, exp at 64 x 2^20, % of copy): 89.4 with 64 KB pieces, 4 per
+ * SM; 87.3 with 128 KB pieces of 512 threads, 2 per SM; 84.1 with 48 KB
+ * pieces, 5 per SM; 70-73 with one CTA per SM (as path 3 at 2^20, 75). */
+#define FX_GRID_BLOCK 256
+#define FX_GRID_FPT 16
+#define FX_GRID_PIECE 16384    /* floats per CTA at most */
+#define FX_GRID_MIN_PIECE 2048 /* ... and at least, when few rows ask for more CTAs */
+
+#ifdef FASTEST_GPU_CODE
+typedef void (*fx_grid_fn)(const float *, long long, float *, long long, int, int, int, int, unsigned *,
+                           online_md *);
+
+static fx_grid_fn fx_grid_kernel(int vec4)
 {
-    return (uintptr_t)x % 16 == 0 && (uintptr_t)y % 16 == 0 && cols % 4 == 0 && ldx % 4 == 0 && ldy % 4 == 0;
+    return vec4 ? fastest_grid_kernel<4, FX_GRID_FPT, FX_GRID_BLOCK> : fastest_grid_kernel<1, FX_GRID_FPT, FX_GRID_BLOCK>;
+}
+#endif
+
+/* How many path 3g CTAs with full pieces the GPU holds at once (0 on the
+ * emulator). A row's pieces must all fit: a CTA waits for its row's others. */
+static long long fx_grid_resident(int vec4)
+{
+#ifdef FASTEST_GPU_CODE
+    static long long cache[2] = {-1, -1};
+    long long *slot = &cache[vec4 ? 1 : 0];
+    if (*slot < 0) {
+        /* 48 KB of dynamic shared memory, plus the kernel's static arrays:
+         * above the 48 KB a block gets without opting in. */
+        const size_t smem = (size_t)(FX_GRID_PIECE - FX_GRID_BLOCK * FX_GRID_FPT) * sizeof(float);
+        const fx_grid_fn k = fx_grid_kernel(vec4);
+        int per_sm = 0;
+        CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, FX_GRID_BLOCK, smem));
+        *slot = (long long)per_sm * fx_sms();
+    }
+    return *slot;
+#else
+    (void)vec4;
+    return 0;
+#endif
+}
+
+int softmax_fastest_has_grid(void) { return fx_grid_resident(0) > 0; }
+
+/* Pieces per row: as many 64 KB pieces as the row needs, more (down to
+ * FX_GRID_MIN_PIECE floats) when there are too few rows to give every SM a
+ * CTA: 56.8 % of copy at 1 x 2^20 with 128 pieces, 51.5 % with 64 (H100).
+ * Each piece a whole number of float4s. */
+static void fx_grid_shape(long long rows, long long cols, long long *pieces, long long *seg)
+{
+    long long p = (cols + FX_GRID_PIECE - 1) / FX_GRID_PIECE;
+    const long long fill = (fx_sms() + rows - 1) / rows, most = cols / FX_GRID_MIN_PIECE;
+    if (p < fill) p = fill < most ? fill : most;
+    if (p < 1) p = 1;
+    long long g = (cols + p - 1) / p;
+    g = (g + 3) / 4 * 4;
+    *seg = g;
+    *pieces = (cols + g - 1) / g;
+}
+
+static long long fx_grid_smem(long long seg)
+{
+    const long long rest = seg - (long long)FX_GRID_BLOCK * FX_GRID_FPT;
+    return rest > 0 ? rest * (long long)sizeof(float) : 0;
+}
+
+/* Rows in batches of at most INT_MAX CTAs. The workspace holds the batch's
+ * states, then its counters: sync[0] the ticket, sync[1 + r] row r's. */
+static void fx_run_grid(int vec4, const float *x, long long ldx, float *y, long long ldy, long long rows,
+                        long long cols, long long pieces, long long seg, cudaStream_t stream)
+{
+#ifdef FASTEST_GPU_CODE
+    const fx_grid_fn k = fx_grid_kernel(vec4);
+    const long long smem = fx_grid_smem(seg);
+    const long long batch_max = INT_MAX / pieces;
+    for (long long r0 = 0; r0 < rows; r0 += batch_max) {
+        const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
+        const long long counters = n + 1, states = n * pieces;
+        online_md *work = fx_workspace(states + (counters + 1) / 2); /* two counters per state's 8 bytes */
+        unsigned *sync = reinterpret_cast<unsigned *>(work + states);
+        CUDA_CHECK(cudaMemsetAsync(sync, 0, (size_t)counters * sizeof(unsigned), stream));
+        const float *xb = x + r0 * ldx;
+        k<<<(unsigned)(n * pieces), FX_GRID_BLOCK, (size_t)smem, stream>>>(xb, ldx, y + r0 * ldy, ldy, (int)cols,
+                                                                            (int)pieces, (int)seg, fx_mis(xb),
+                                                                            sync, work);
+        CUDA_CHECK_LAUNCH();
+    }
+#else
+    (void)vec4, (void)x, (void)ldx, (void)y, (void)ldy, (void)rows, (void)cols, (void)pieces, (void)seg,
+        (void)stream;
+#endif
+}
+
+/* 2: every row of both views starts 16-byte aligned and N % 4 == 0 (no
+ * extras); 1: each row of x starts at the same offset from a 16-byte
+ * boundary as that row of y (float4 bodies, peeled heads and tails);
+ * 0: neither (32-bit accesses). */
+static int fx_alignment(const float *x, long long ldx, const float *y, long long ldy, long long rows,
+                        long long cols)
+{
+    const uintptr_t ax = (uintptr_t)x, ay = (uintptr_t)y;
+    if (ax % 16 == 0 && ay % 16 == 0 && cols % 4 == 0 && ldx % 4 == 0 && ldy % 4 == 0) return 2;
+    if (ax % 4 == 0 && ax % 16 == ay % 16 && (rows <= 1 || (ldx - ldy) % 4 == 0)) return 1;
+    return 0;
 }
 
 fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long ldx, const float *y,
                                   long long ldy, long long rows, long long cols)
 {
     fastest_plan p = {};
-    p.vec4 = fx_can_vec4(x, ldx, y, ldy, cols);
+    const int align = fx_alignment(x, ldx, y, ldy, rows, cols);
+    p.vec4 = align > 0; /* paths 1 and 2 below may take it back */
     p.bytes_per_elem = 8.0;
     if (cols < 1) cols = 1;
     if (rows < 1) rows = 1;
@@ -799,20 +1098,24 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
     const int csize = FX_CL[ccfg].c;
     const int fits_shared = (want == FASTEST_SHARED || (want == FASTEST_AUTO && cols > 16384)) &&
                             cols <= softmax_fastest_shared_capacity();
+    long long gpieces = 0, gseg = 0;
+    fx_grid_shape(rows, cols, &gpieces, &gseg);
+    const int fits_grid = (want == FASTEST_GRID || want == FASTEST_AUTO) && gpieces <= fx_grid_resident(p.vec4);
 
     fastest_path path = want;
     if ((want == FASTEST_WARP && !fits_warp) || (want == FASTEST_BLOCK && !fits_block) ||
         (want == FASTEST_CLUSTER && !fits_cluster) || (want == FASTEST_SHARED && !fits_shared) ||
-        want <= FASTEST_AUTO || want >= FASTEST_NPATHS)
+        (want == FASTEST_GRID && !fits_grid) || want <= FASTEST_AUTO || want >= FASTEST_NPATHS)
         path = FASTEST_AUTO;
 
     if (path == FASTEST_AUTO) {
         /* The dispatcher (README.md, "The dispatcher"). */
         if (fits_warp) path = FASTEST_WARP;
         else if (cols <= 16384) path = FASTEST_BLOCK;
-        else if (fits_cluster && rows * csize >= sms / 2) path = FASTEST_CLUSTER;
+        else if (fits_cluster && cols <= FX_CLUSTER_AUTO_MAX_COLS && rows * csize >= sms / 2) path = FASTEST_CLUSTER;
         else if (fits_block && rows >= sms / 2) path = FASTEST_BLOCK;
         else if (fits_shared && rows >= sms / 2) path = FASTEST_SHARED;
+        else if (fits_grid) path = FASTEST_GRID;
         else path = FASTEST_SPLIT;
     }
     p.path = path;
@@ -821,6 +1124,7 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
     case FASTEST_WARP:
     case FASTEST_BLOCK: {
         const int i = fx_reg_index(cols, path == FASTEST_WARP ? 0 : FX_NWARP);
+        p.vec4 = align == 2 || (align == 1 && FX_REG[i].tpr >= 8); /* up to 6 extras, one per thread */
         p.threads_per_row = FX_REG[i].tpr;
         p.floats_per_thread = FX_REG[i].fpt;
         p.block = FX_REG[i].block;
@@ -839,6 +1143,13 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
         p.smem_bytes = fx_cluster_smem(ccfg, p.segment);
         break;
     }
+    case FASTEST_GRID:
+        p.block = p.threads_per_row = FX_GRID_BLOCK;
+        p.floats_per_thread = FX_GRID_FPT;
+        p.splits = gpieces;
+        p.segment = gseg;
+        p.smem_bytes = fx_grid_smem(gseg);
+        break;
     default:
         p.path = FASTEST_SPLIT;
         p.block = FX_SPLIT_BLOCK;
@@ -873,7 +1184,7 @@ fastest_plan softmax_fastest_run(fastest_path want, const float *x, long long ld
         else fx_run_shared<1>(x, ldx, y, ldy, rows, cols, p.smem_bytes, stream);
         break;
     case FASTEST_CLUSTER: {
-#ifdef FASTEST_CLUSTER_CODE
+#ifdef FASTEST_GPU_CODE
         int cfg = 0;
         fx_cluster_shape(p.vec4, cols, &cfg); /* the plan's; its kernel has opted in */
         fx_cluster_fn k = fx_cluster_kernel(p.vec4, cfg);
@@ -883,13 +1194,16 @@ fastest_plan softmax_fastest_run(fastest_path want, const float *x, long long ld
             cudaLaunchAttribute attr[1];
             cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(n * p.cluster), p.block, p.cluster,
                                                       (size_t)p.smem_bytes, stream, attr);
-            CUDA_CHECK(cudaLaunchKernelEx(&lc, k, x + r0 * ldx, ldx, y + r0 * ldy, ldy, (int)cols,
-                                          (int)p.segment));
+            const float *xb = x + r0 * ldx;
+            CUDA_CHECK(cudaLaunchKernelEx(&lc, k, xb, ldx, y + r0 * ldy, ldy, (int)cols, (int)p.segment, fx_mis(xb)));
             CUDA_CHECK_LAUNCH();
         }
 #endif
         break;
     }
+    case FASTEST_GRID:
+        fx_run_grid(p.vec4, x, ldx, y, ldy, rows, cols, p.splits, p.segment, stream);
+        break;
     default:
         if (p.vec4) fx_run_split<4>(x, ldx, y, ldy, rows, cols, p.splits, p.segment, stream);
         else fx_run_split<1>(x, ldx, y, ldy, rows, cols, p.splits, p.segment, stream);
@@ -930,6 +1244,10 @@ void softmax_fastest_shared(const float *x, float *y, long long rows, long long 
 void softmax_fastest_cluster(const float *x, float *y, long long rows, long long cols, cudaStream_t s)
 {
     softmax_fastest_path(x, y, rows, cols, FASTEST_CLUSTER, s);
+}
+void softmax_fastest_grid(const float *x, float *y, long long rows, long long cols, cudaStream_t s)
+{
+    softmax_fastest_path(x, y, rows, cols, FASTEST_GRID, s);
 }
 void softmax_fastest_split(const float *x, float *y, long long rows, long long cols, cudaStream_t s)
 {

@@ -1,6 +1,6 @@
 /* Lesson 8: the fastest float32 softmax, one entry point for every shape.
  *
- * softmax_fastest() looks at the shape (and the GPU) and picks one of five
+ * softmax_fastest() looks at the shape (and the GPU) and picks one of six
  * kernels (README.md, "The dispatcher"):
  *
  *   path 1  FASTEST_WARP     N <= 1024: 1 ... 32 lanes of a warp per row,
@@ -10,16 +10,21 @@
  *           FASTEST_SHARED   N <= the opt-in shared memory (57 856 floats on
  *                            an H100): one row per block, row in shared
  *                            memory above the 48 KB default
- *   path 3  FASTEST_CLUSTER  sm_90 only, N <= 2^20 with enough rows: one row
+ *   path 3  FASTEST_CLUSTER  sm_90 only, N <= 2^19 with enough rows: one row
  *                            per thread-block cluster of 4 ... 16 CTAs, each
  *                            CTA's segment in registers and shared memory,
  *                            the (m, d) states exchanged through
  *                            distributed shared memory
- *   path 4  FASTEST_SPLIT    anything else (long rows, few rows): each row
- *                            split over many blocks, (m, d) of each piece
- *                            to a workspace, merged, then written
+ *   path 3g FASTEST_GRID     GPU only, rows up to what the whole GPU holds
+ *                            (8.6 M floats on an H100): one row over up to
+ *                            hundreds of independent CTAs of 64 KB each,
+ *                            held on chip, the (m, d) states exchanged
+ *                            through global memory
+ *   path 4  FASTEST_SPLIT    anything else (longer rows; the CPU emulator):
+ *                            each row split over many blocks, (m, d) of each
+ *                            piece to a workspace, merged, then written
  *
- * Paths 1-3 move 1 read + 1 write (8 bytes per element), path 4 2 reads +
+ * Paths 1-3g move 1 read + 1 write (8 bytes per element), path 4 2 reads +
  * 1 write (12). All paths take row strides and use 128-bit accesses when
  * both views are 16-byte aligned and cols, ldx, ldy are multiples of 4,
  * 32-bit accesses otherwise. Rows holding NaN or +inf, and rows of only
@@ -34,6 +39,7 @@ typedef enum {
     FASTEST_BLOCK,
     FASTEST_SHARED,
     FASTEST_CLUSTER,
+    FASTEST_GRID,
     FASTEST_SPLIT,
     FASTEST_NPATHS
 } fastest_path;
@@ -46,8 +52,8 @@ typedef struct {
     int floats_per_thread; /* register paths: floats of the row per thread         */
     int block;             /* threads per block (per CTA)                          */
     int cluster;           /* path 3: CTAs per row (cluster size), else 0          */
-    long long splits;      /* path 4: blocks per row, else 0                       */
-    long long segment;     /* paths 3, 4: floats per CTA / block, else 0           */
+    long long splits;      /* paths 3g, 4: blocks per row, else 0                  */
+    long long segment;     /* paths 3, 3g, 4: floats per CTA / block, else 0       */
     long long smem_bytes;  /* dynamic shared memory per block                      */
     double bytes_per_elem; /* global traffic of this path: 8 or 12                 */
 } fastest_plan;
@@ -65,7 +71,8 @@ void softmax_fastest_strided(const float *x, long long ldx, float *y, long long 
 
 /* The plan for this shape and these pointers. `want` forces a path when
  * the shape fits it (FASTEST_SPLIT always fits; FASTEST_CLUSTER needs a
- * GPU with clusters and cols <= FASTEST_CLUSTER_MAX_COLS); otherwise, and
+ * GPU with clusters and cols <= FASTEST_CLUSTER_MAX_COLS; FASTEST_GRID a
+ * GPU that holds a row's pieces at once); otherwise, and
  * for FASTEST_AUTO, the dispatcher's choice. Queries the device. */
 fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long ldx, const float *y,
                                   long long ldy, long long rows, long long cols);
@@ -84,13 +91,19 @@ void softmax_fastest_warp(const float *x, float *y, long long rows, long long co
 void softmax_fastest_block(const float *x, float *y, long long rows, long long cols, cudaStream_t stream);
 void softmax_fastest_shared(const float *x, float *y, long long rows, long long cols, cudaStream_t stream);
 void softmax_fastest_cluster(const float *x, float *y, long long rows, long long cols, cudaStream_t stream);
+void softmax_fastest_grid(const float *x, float *y, long long rows, long long cols, cudaStream_t stream);
 void softmax_fastest_split(const float *x, float *y, long long rows, long long cols, cudaStream_t stream);
 
 /* 1 when path 3 can run here: compute capability >= 9, cluster launch
  * supported, and the kernel built for sm_90 (0 on the CPU emulator). */
 int softmax_fastest_has_clusters(void);
 
-/* Longest rows of each path. */
+/* 1 when path 3g can run here: any GPU (0 on the CPU emulator, whose blocks
+ * run one after another, so a block waiting for another would hang). */
+int softmax_fastest_has_grid(void);
+
+/* Longest rows of each path (path 3g: as many 64 KB pieces as the GPU
+ * holds at once, 528 x 16384 floats on an H100). */
 #define FASTEST_WARP_MAX_COLS 1024
 #define FASTEST_BLOCK_MAX_COLS 32768   /* registers: 1024 threads x 32 floats   */
 #define FASTEST_CLUSTER_MAX_COLS 1048576 /* 16 CTAs x 65536 floats (registers + shared) */
@@ -99,7 +112,8 @@ int softmax_fastest_has_clusters(void);
  * less 1 KB for the kernel's own arrays, in whole float4s). */
 long long softmax_fastest_shared_capacity(void);
 
-/* Path 4's workspace: one (m, d) pair (8 bytes) per block, allocated by
+/* Paths 3g and 4's workspace: one (m, d) pair (8 bytes) per block (and
+ * for 3g one counter per row), allocated by
  * the first call that needs it with cudaMalloc and grown (never shrunk)
  * as needed, until softmax_fastest_release() frees it. Not for concurrent
  * use from several host threads, and not during CUDA-graph capture
