@@ -220,11 +220,13 @@ static void check_dispatch(void)
     const fastest_plan p4 = softmax_fastest_plan(FASTEST_AUTO, a, 1027, a, 1028, 64, 1027);
     const fastest_plan p5 = softmax_fastest_plan(FASTEST_AUTO, a + 1, 16, a + 1, 16, 64, 16);
     const fastest_plan p6 = softmax_fastest_plan(FASTEST_AUTO, a + 1, 33, a + 1, 33, 64, 33);
-    test_expect(!p1.vec4 && p2.vec4 && p3.vec4 && !p4.vec4 && !p5.vec4 && p6.vec4,
+    const fastest_plan p7 = softmax_fastest_plan(FASTEST_AUTO, a, 1024, a, 1024, 64, 1024);
+    test_expect(!p1.vec4 && p2.vec4 && p3.vec4 && !p4.vec4 && !p5.vec4 && p6.vec4 && p2.peel && p3.peel && p6.peel &&
+                    p7.vec4 && !p7.peel,
                 "lesson8 dispatcher keeps 128-bit accesses on views whose x and y rows share their misalignment",
                 "vec4: bases differ %d (want 0), N %% 4 != 0 %d (1), both bases +1 %d (1), strides differ by 1 %d (0), "
-                "N = 16 at 4 lanes %d (0), N = 33 at 8 lanes %d (1)",
-                p1.vec4, p2.vec4, p3.vec4, p4.vec4, p5.vec4, p6.vec4);
+                "N = 16 at 4 lanes %d (0), N = 33 at 8 lanes %d (1); peeled: %d %d %d (1 1 1), aligned %d (0)",
+                p1.vec4, p2.vec4, p3.vec4, p4.vec4, p5.vec4, p6.vec4, p2.peel, p3.peel, p6.peel, p7.peel);
     /* Path 3g's pieces: whole rows covered, 64 KB at most, a whole row
      * resident at once (its CTAs wait for each other). */
     if (g == FASTEST_GRID) {

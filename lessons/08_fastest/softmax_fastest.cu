@@ -46,7 +46,17 @@
 #include <cooperative_groups.h>
 #endif
 
-/* ---- moving VEC consecutive floats (VEC = 4: one 16-byte access) ------- */
+/* ---- moving VEC consecutive floats (VEC = 4: one 16-byte access) -------
+ * Loads of x go through __ldg (ld.global.nc, the read-only path: x is never
+ * written). Stores are plain, except where the compiler got them wrong:
+ * after the row offsets of lesson 8's views (fx_row_cut) it split each
+ * float4 store of the register part of paths 3 and 3g into 4 + 4 + 8 bytes
+ * (83.7 against 91.9 % of copy at 128 x 2^19 on the H100). There
+ * fx_store_v4 spells out one st.global.v4 in inline PTX. Not __stwb: its
+ * "memory" clobber forbids the compiler to move any load across it; used
+ * for every store it serialised the shared-memory write loops (87.9
+ * against 94.2 % at 1024 x 65536). Nothing in these kernels reads y, so
+ * no clobber is needed. Shared memory: plain accesses (fx_lds, fx_sts). */
 template <int VEC>
 __device__ __forceinline__ void fx_load(const float *p, float *v)
 {
@@ -63,6 +73,42 @@ __device__ __forceinline__ void fx_load(const float *p, float *v)
 
 template <int VEC>
 __device__ __forceinline__ void fx_store(float *p, const float *v)
+{
+    if constexpr (VEC == 4) {
+        *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
+    } else {
+        *p = v[0];
+    }
+}
+
+template <int VEC>
+__device__ __forceinline__ void fx_store_v4(float *p, const float *v)
+{
+#if defined(__CUDA_ARCH__)
+    if constexpr (VEC == 4) {
+        asm("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3]));
+        return;
+    }
+#endif
+    fx_store<VEC>(p, v);
+}
+
+template <int VEC>
+__device__ __forceinline__ void fx_lds(const float *p, float *v)
+{
+    if constexpr (VEC == 4) {
+        const float4 q = *reinterpret_cast<const float4 *>(p);
+        v[0] = q.x;
+        v[1] = q.y;
+        v[2] = q.z;
+        v[3] = q.w;
+    } else {
+        v[0] = *p;
+    }
+}
+
+template <int VEC>
+__device__ __forceinline__ void fx_sts(float *p, const float *v)
 {
     if constexpr (VEC == 4) {
         *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
@@ -122,11 +168,11 @@ typedef struct {
  * writes through x, and it then gives up the read-only path for every
  * load of x (ld.global.nc): 83.7 against 91.6 % of copy at 128 x 2^19 on
  * the H100. */
-template <int VEC>
+template <int VEC, bool PEEL>
 __device__ __forceinline__ fx_cut fx_row_cut(long long row, long long ldx, int mis, long long cols)
 {
-    fx_cut c = {0, 0, cols};
-    if constexpr (VEC == 4) {
+    fx_cut c = {0, 0, cols / VEC}; /* without PEEL, VEC = 4 only when cols % 4 == 0 */
+    if constexpr (VEC == 4 && PEEL) {
         const int off = (int)((mis + (row & 3) * (ldx & 3)) & 3); /* floats past a 16-byte boundary */
         long long h = (4 - off) & 3;
         if (h > cols) h = cols;
@@ -158,7 +204,7 @@ __device__ __forceinline__ float fx_extra_load(const float *xr, fx_cut c, int j)
  * issued before the first use. A grid-stride loop over groups of rows;
  * `first` is uniform over the block, so every thread reaches the barriers
  * of the block merge. cols <= 32768: an int. */
-template <int VEC, int FPT, int TPR, int BLOCK>
+template <int VEC, bool PEEL, int FPT, int TPR, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
                     long long rows, int cols, int mis)
@@ -167,7 +213,7 @@ fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restric
     static_assert(BLOCK % TPR == 0 && (TPR <= 32 || TPR == BLOCK), "a row: part of a warp, or the block");
     constexpr int ITEMS = FPT / VEC;
     constexpr int RPB = BLOCK / TPR;
-    constexpr int X = VEC == 4 ? 1 : 0; /* the extra's register */
+    constexpr int X = PEEL ? 1 : 0; /* the extra's register */
     __shared__ float red_m[32], red_d[32]; /* TPR > 32 only */
     const int sub = threadIdx.x % TPR;
 
@@ -175,7 +221,7 @@ fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restric
         const long long row = first + threadIdx.x / TPR;
         const bool live = row < rows; /* a dead lane still joins the shuffles */
         const float *xr = x + (live ? row : 0) * ldx;
-        const fx_cut cut = fx_row_cut<VEC>(live ? row : 0, ldx, mis, cols);
+        const fx_cut cut = fx_row_cut<VEC, PEEL>(live ? row : 0, ldx, mis, cols);
         const int nvec = (int)cut.nvec;
         const float *xb = xr + cut.head;
         float v[FPT + X];
@@ -239,7 +285,7 @@ fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restric
  * is written from shared memory. Vector k always belongs to thread
  * k % BLOCK: each thread reads back only what it wrote, so the row data
  * needs no barrier. */
-template <int VEC, int BLOCK>
+template <int VEC, bool PEEL, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
                       long long rows, int cols, int mis)
@@ -251,11 +297,12 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
 
     for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
         const float *xr = x + row * ldx;
-        const fx_cut cut = fx_row_cut<VEC>(row, ldx, mis, cols); /* extras: threads 0-5, in a register */
+        const fx_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols); /* extras: threads 0-5, in a register */
         const int nvec = (int)cut.nvec;
         const float *xb = xr + cut.head;
         const float e = fx_extra_load(xr, cut, threadIdx.x);
-        online_md s = online_md_push<1>(online_md_identity(), &e);
+        online_md s = online_md_identity();
+        if constexpr (PEEL) s = online_md_push<1>(s, &e);
         for (int k0 = threadIdx.x; k0 < nvec; k0 += U * BLOCK) {
             float v[U * VEC];
 #pragma unroll
@@ -271,7 +318,7 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 const int k = k0 + u * BLOCK;
-                if (k < nvec) fx_store<VEC>(srow + k * VEC, &v[u * VEC]);
+                if (k < nvec) fx_sts<VEC>(srow + k * VEC, &v[u * VEC]);
             }
             s = online_md_push<U * VEC>(s, v);
         }
@@ -281,12 +328,12 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
         float *yb = yr + cut.head;
         for (int k = threadIdx.x; k < nvec; k += BLOCK) {
             float v[VEC];
-            fx_load<VEC>(srow + k * VEC, v);
+            fx_lds<VEC>(srow + k * VEC, v);
 #pragma unroll
             for (int j = 0; j < VEC; j++) v[j] = expf(v[j] - s.m) * inv;
             fx_store<VEC>(yb + (long long)k * VEC, v);
         }
-        if ((int)threadIdx.x < cut.nextra) yr[fx_extra_at(cut, threadIdx.x)] = expf(e - s.m) * inv;
+        if (PEEL && (int)threadIdx.x < cut.nextra) yr[fx_extra_at(cut, threadIdx.x)] = expf(e - s.m) * inv;
     }
 }
 
@@ -312,7 +359,7 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
  * v holds exp(v - *m_regs), srow the raw values. Vector k of the shared
  * part always belongs to thread k % BLOCK: each thread reads back only
  * what it wrote, so the piece needs no barrier. v: FPT + 1 floats. */
-template <int VEC, int FPT, int BLOCK>
+template <int VEC, bool PEEL, int FPT, int BLOCK>
 __device__ __forceinline__ online_md fx_piece_read(const float *__restrict__ xr, int len, float extra, float *v,
                                                    float *srow, float *m_regs)
 {
@@ -350,12 +397,14 @@ __device__ __forceinline__ online_md fx_piece_read(const float *__restrict__ xr,
 #pragma unroll
         for (int u = 0; u < U; u++) {
             const int k = k0 + u * BLOCK;
-            if (k < nvec_s) fx_store<VEC>(srow + k * VEC, &w[u * VEC]);
+            if (k < nvec_s) fx_sts<VEC>(srow + k * VEC, &w[u * VEC]);
         }
         s = online_md_push<U * VEC>(s, w);
     }
-    v[FPT] = extra;
-    const online_md t = fx_thread_state<FPT + 1>(v);
+    constexpr int X = PEEL ? 1 : 0;
+    if constexpr (PEEL) v[FPT] = extra;
+    else (void)extra;
+    const online_md t = fx_thread_state<FPT + X>(v);
     *m_regs = t.m;
     return online_md_merge(t, s);
 }
@@ -363,7 +412,7 @@ __device__ __forceinline__ online_md fx_piece_read(const float *__restrict__ xr,
 /* Writes the piece as exp(x - R.m) / R.d, given the row's state R, and
  * the extra to *yextra (when not null). All -inf row: R.m = -inf, shift
  * 0, exp(-inf) * (1 / 0) = NaN in both parts, as PyTorch. */
-template <int VEC, int FPT, int BLOCK>
+template <int VEC, bool PEEL, int FPT, int BLOCK>
 __device__ __forceinline__ void fx_piece_write(float *__restrict__ yr, int len, float *v, const float *srow,
                                                float m_regs, online_md R, float *yextra)
 {
@@ -378,15 +427,17 @@ __device__ __forceinline__ void fx_piece_write(float *__restrict__ yr, int len, 
         if (k < nvec_r) {
 #pragma unroll
             for (int j = 0; j < VEC; j++) v[i * VEC + j] *= scale;
-            fx_store<VEC>(yr + k * VEC, &v[i * VEC]);
+            if constexpr (PEEL) fx_store_v4<VEC>(yr + k * VEC, &v[i * VEC]);
+            else fx_store<VEC>(yr + k * VEC, &v[i * VEC]);
         }
     }
-    if (yextra) *yextra = v[FPT] * scale;
+    if constexpr (PEEL)
+        if (yextra) *yextra = v[FPT] * scale;
     const float shift = online_md_shift(R.m), inv = 1.0f / R.d;
     float *ys = yr + RCAP;
     for (int k = threadIdx.x; k < nvec_s; k += BLOCK) {
         float w[VEC];
-        fx_load<VEC>(srow + k * VEC, w);
+        fx_lds<VEC>(srow + k * VEC, w);
 #pragma unroll
         for (int j = 0; j < VEC; j++) w[j] = expf(w[j] - shift) * inv;
         fx_store<VEC>(ys + k * VEC, w);
@@ -415,7 +466,7 @@ __device__ __forceinline__ int fx_piece_len(int cols, int piece, int seg)
  * the host never launches it (softmax_fastest_has_clusters checks the
  * binary's version). */
 #ifdef FASTEST_GPU_CODE
-template <int VEC, int FPT, int BLOCK>
+template <int VEC, bool PEEL, int FPT, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
                        int cols, int seg, int mis)
@@ -432,13 +483,13 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
     const int rank = (int)cluster.block_rank();
     const long long row = (long long)blockIdx.x / C;
     const float *xr = x + row * ldx;
-    const fx_cut cut = fx_row_cut<VEC>(row, ldx, mis, cols);
+    const fx_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
     const int len = fx_piece_len((int)(cut.nvec * VEC), rank, seg);
     const long long begin = cut.head + (long long)rank * seg;
-    const bool has_extra = rank == 0 && (int)threadIdx.x < cut.nextra;
+    const bool has_extra = PEEL && rank == 0 && (int)threadIdx.x < cut.nextra;
 
-    float v[FPT + 1], m_regs;
-    const online_md t = fx_piece_read<VEC, FPT, BLOCK>(xr + begin, len, has_extra ? fx_extra_load(xr, cut, threadIdx.x) : -INFINITY,
+    float v[FPT + (PEEL ? 1 : 0)], m_regs;
+    const online_md t = fx_piece_read<VEC, PEEL, FPT, BLOCK>(xr + begin, len, has_extra ? fx_extra_load(xr, cut, threadIdx.x) : -INFINITY,
                                                        v, srow, &m_regs);
     const online_md b = online_md_row_merge<BLOCK>(t, red_m, red_d);
     if (threadIdx.x == 0) cta_state = b;
@@ -452,7 +503,7 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
     __syncthreads();
     cluster.barrier_arrive(); /* this CTA has finished reading the others */
     float *yr = y + row * ldy;
-    fx_piece_write<VEC, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, row_state,
+    fx_piece_write<VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, row_state,
                                     has_extra ? yr + fx_extra_at(cut, threadIdx.x) : nullptr);
     cluster.barrier_wait(); /* ... and nobody reads this CTA's state any more */
 #else
@@ -486,7 +537,7 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
  * scans of CUB their safety (Merrill and Garland, "Single-pass parallel
  * prefix scan with decoupled look-back", 2016). The host zeroes sync
  * before each launch. */
-template <int VEC, int FPT, int BLOCK>
+template <int VEC, bool PEEL, int FPT, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 fastest_grid_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy, int cols,
                     int pieces, int seg, int mis, unsigned *sync, online_md *work)
@@ -501,13 +552,13 @@ fastest_grid_kernel(const float *__restrict__ x, long long ldx, float *__restric
     const long long row = ticket / (unsigned)pieces;
     const int piece = (int)(ticket % (unsigned)pieces);
     const float *xr = x + row * ldx;
-    const fx_cut cut = fx_row_cut<VEC>(row, ldx, mis, cols);
+    const fx_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
     const int len = fx_piece_len((int)(cut.nvec * VEC), piece, seg);
     const long long begin = cut.head + (long long)piece * seg;
-    const bool has_extra = piece == 0 && (int)threadIdx.x < cut.nextra;
+    const bool has_extra = PEEL && piece == 0 && (int)threadIdx.x < cut.nextra;
 
-    float v[FPT + 1], m_regs;
-    const online_md t = fx_piece_read<VEC, FPT, BLOCK>(xr + begin, len, has_extra ? fx_extra_load(xr, cut, threadIdx.x) : -INFINITY,
+    float v[FPT + (PEEL ? 1 : 0)], m_regs;
+    const online_md t = fx_piece_read<VEC, PEEL, FPT, BLOCK>(xr + begin, len, has_extra ? fx_extra_load(xr, cut, threadIdx.x) : -INFINITY,
                                                        v, srow, &m_regs);
     const online_md b = online_md_row_merge<BLOCK>(t, red_m, red_d);
     online_md *wr = work + row * pieces;
@@ -527,7 +578,7 @@ fastest_grid_kernel(const float *__restrict__ x, long long ldx, float *__restric
     }
     const online_md R = online_md_row_merge<BLOCK>(q, red_m, red_d);
     float *yr = y + row * ldy;
-    fx_piece_write<VEC, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, R,
+    fx_piece_write<VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, R,
                                     has_extra ? yr + fx_extra_at(cut, threadIdx.x) : nullptr);
 }
 #endif
@@ -539,7 +590,7 @@ fastest_grid_kernel(const float *__restrict__ x, long long ldx, float *__restric
  * exp(x - M) / D. 2 reads + 1 write. Kernel 2 walks the pieces in reverse
  * order: the pieces kernel 1 read last are the likeliest still in L2.
  * Positions are 64-bit: one row may hold more than 2^31 floats. */
-template <int VEC, int BLOCK>
+template <int VEC, bool PEEL, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 fastest_split_state_kernel(const float *__restrict__ x, long long ldx, long long cols, long long splits,
                            long long seg, int mis, online_md *__restrict__ work)
@@ -548,13 +599,16 @@ fastest_split_state_kernel(const float *__restrict__ x, long long ldx, long long
     __shared__ float red_m[32], red_d[32];
     const long long b = blockIdx.x, row = b / splits, piece = b % splits, begin = piece * seg;
     const float *xr = x + row * ldx;
-    const fx_cut cut = fx_row_cut<VEC>(row, ldx, mis, cols); /* extras: piece 0's threads 0-5 */
+    const fx_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols); /* extras: piece 0's threads 0-5 */
     const long long blen = cut.nvec * VEC, len = blen - begin < seg ? blen - begin : seg;
     const long long nvec = len > 0 ? len / VEC : 0;
     const float *xs = xr + cut.head + begin;
 
-    const float e = piece == 0 ? fx_extra_load(xr, cut, threadIdx.x) : -INFINITY;
-    online_md s = online_md_push<1>(online_md_identity(), &e);
+    online_md s = online_md_identity();
+    if constexpr (PEEL) {
+        const float e = piece == 0 ? fx_extra_load(xr, cut, threadIdx.x) : -INFINITY;
+        s = online_md_push<1>(s, &e);
+    }
     for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * BLOCK) {
         float v[U * VEC];
 #pragma unroll
@@ -573,7 +627,7 @@ fastest_split_state_kernel(const float *__restrict__ x, long long ldx, long long
     if (threadIdx.x == 0) work[b] = s;
 }
 
-template <int VEC, int BLOCK>
+template <int VEC, bool PEEL, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 fastest_split_write_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
                            long long cols, long long splits, long long seg,
@@ -584,7 +638,7 @@ fastest_split_write_kernel(const float *__restrict__ x, long long ldx, float *__
     const long long b = (long long)gridDim.x - 1 - blockIdx.x; /* reverse: L2 reuse */
     const long long row = b / splits, piece = b % splits, begin = piece * seg;
     const float *xr = x + row * ldx;
-    const fx_cut cut = fx_row_cut<VEC>(row, ldx, mis, cols);
+    const fx_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
     const long long blen = cut.nvec * VEC, len = blen - begin < seg ? blen - begin : seg;
     const long long nvec = len > 0 ? len / VEC : 0;
 
@@ -595,7 +649,7 @@ fastest_split_write_kernel(const float *__restrict__ x, long long ldx, float *__
     const float inv = 1.0f / s.d;
 
     float *yr = y + row * ldy;
-    if (piece == 0 && (int)threadIdx.x < cut.nextra) {
+    if (PEEL && piece == 0 && (int)threadIdx.x < cut.nextra) {
         const long long at = fx_extra_at(cut, threadIdx.x);
         yr[at] = expf(xr[at] - s.m) * inv;
     }
@@ -681,6 +735,15 @@ static long long fx_cluster_smem(int cfg, long long seg)
 #define FX_SPLIT_BLOCKS_PER_SM 16
 #define FX_SPLIT_MIN_SEG 2048
 
+/* How a plan moves data (fx_alignment): 32-bit accesses; float4 bodies with
+ * peeled heads and tails (PEEL kernels); float4 throughout. Separate
+ * kernels for the last two keep the aligned case exactly as fast as
+ * before peeling existed: one kernel for both lost 6-8 % of copy on
+ * paths 3 and 3g (H100, at 2^15 ... 2^17). */
+#define FX_SCALAR 0
+#define FX_PEELED 1
+#define FX_ALIGNED 2
+
 /* Floats between the 16-byte boundary below x and x (what the kernels'
  * fx_row_cut needs; x is at least 4-byte aligned). */
 static int fx_mis(const float *x) { return (int)(((uintptr_t)x / sizeof(float)) % 4); }
@@ -725,37 +788,37 @@ const char *fastest_path_name(fastest_path p)
 }
 
 /* ---- path 1 / 2 launches ---- */
-template <int VEC, int I>
+template <int VEC, bool PEEL, int I>
 static void fx_launch_rows(const float *x, long long ldx, float *y, long long ldy, long long rows,
                            long long cols, cudaStream_t stream)
 {
     constexpr fx_reg_config C = FX_REG[I];
     static_assert(C.fpt % 4 == 0 && C.tpr * C.fpt >= C.max_cols, "capacity holds the class");
     void (*kernel)(const float *, long long, float *, long long, long long, int, int) =
-        fastest_rows_kernel<VEC, C.fpt, C.tpr, C.block>;
+        fastest_rows_kernel<VEC, PEEL, C.fpt, C.tpr, C.block>;
     kernel<<<fx_grid(rows, C.block / C.tpr), C.block, 0, stream>>>(x, ldx, y, ldy, rows, (int)cols, fx_mis(x));
     CUDA_CHECK_LAUNCH();
 }
 
-template <int VEC>
+template <int VEC, bool PEEL>
 static void fx_run_rows(int i, const float *x, long long ldx, float *y, long long ldy, long long rows,
                         long long cols, cudaStream_t s)
 {
     switch (i) {
-    case 0: fx_launch_rows<VEC, 0>(x, ldx, y, ldy, rows, cols, s); break;
-    case 1: fx_launch_rows<VEC, 1>(x, ldx, y, ldy, rows, cols, s); break;
-    case 2: fx_launch_rows<VEC, 2>(x, ldx, y, ldy, rows, cols, s); break;
-    case 3: fx_launch_rows<VEC, 3>(x, ldx, y, ldy, rows, cols, s); break;
-    case 4: fx_launch_rows<VEC, 4>(x, ldx, y, ldy, rows, cols, s); break;
-    case 5: fx_launch_rows<VEC, 5>(x, ldx, y, ldy, rows, cols, s); break;
-    case 6: fx_launch_rows<VEC, 6>(x, ldx, y, ldy, rows, cols, s); break;
-    case 7: fx_launch_rows<VEC, 7>(x, ldx, y, ldy, rows, cols, s); break;
-    case 8: fx_launch_rows<VEC, 8>(x, ldx, y, ldy, rows, cols, s); break;
-    case 9: fx_launch_rows<VEC, 9>(x, ldx, y, ldy, rows, cols, s); break;
-    case 10: fx_launch_rows<VEC, 10>(x, ldx, y, ldy, rows, cols, s); break;
-    case 11: fx_launch_rows<VEC, 11>(x, ldx, y, ldy, rows, cols, s); break;
-    case 12: fx_launch_rows<VEC, 12>(x, ldx, y, ldy, rows, cols, s); break;
-    default: fx_launch_rows<VEC, 13>(x, ldx, y, ldy, rows, cols, s); break;
+    case 0: fx_launch_rows<VEC, PEEL, 0>(x, ldx, y, ldy, rows, cols, s); break;
+    case 1: fx_launch_rows<VEC, PEEL, 1>(x, ldx, y, ldy, rows, cols, s); break;
+    case 2: fx_launch_rows<VEC, PEEL, 2>(x, ldx, y, ldy, rows, cols, s); break;
+    case 3: fx_launch_rows<VEC, PEEL, 3>(x, ldx, y, ldy, rows, cols, s); break;
+    case 4: fx_launch_rows<VEC, PEEL, 4>(x, ldx, y, ldy, rows, cols, s); break;
+    case 5: fx_launch_rows<VEC, PEEL, 5>(x, ldx, y, ldy, rows, cols, s); break;
+    case 6: fx_launch_rows<VEC, PEEL, 6>(x, ldx, y, ldy, rows, cols, s); break;
+    case 7: fx_launch_rows<VEC, PEEL, 7>(x, ldx, y, ldy, rows, cols, s); break;
+    case 8: fx_launch_rows<VEC, PEEL, 8>(x, ldx, y, ldy, rows, cols, s); break;
+    case 9: fx_launch_rows<VEC, PEEL, 9>(x, ldx, y, ldy, rows, cols, s); break;
+    case 10: fx_launch_rows<VEC, PEEL, 10>(x, ldx, y, ldy, rows, cols, s); break;
+    case 11: fx_launch_rows<VEC, PEEL, 11>(x, ldx, y, ldy, rows, cols, s); break;
+    case 12: fx_launch_rows<VEC, PEEL, 12>(x, ldx, y, ldy, rows, cols, s); break;
+    default: fx_launch_rows<VEC, PEEL, 13>(x, ldx, y, ldy, rows, cols, s); break;
     }
 }
 static_assert(FX_NREG == 14, "fx_run_rows has one case per configuration");
@@ -770,12 +833,12 @@ static int fx_reg_index(long long cols, int from)
 }
 
 /* ---- path 2s ---- */
-template <int VEC>
+template <int VEC, bool PEEL>
 static void fx_run_shared(const float *x, long long ldx, float *y, long long ldy, long long rows,
                           long long cols, long long smem, cudaStream_t stream)
 {
     void (*kernel)(const float *, long long, float *, long long, long long, int, int) =
-        fastest_shared_kernel<VEC, FX_SHARED_BLOCK>;
+        fastest_shared_kernel<VEC, PEEL, FX_SHARED_BLOCK>;
     if (smem > 48 * 1024) /* above the default, a kernel must opt in */
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     kernel<<<fx_grid(rows, 1), FX_SHARED_BLOCK, (size_t)smem, stream>>>(x, ldx, y, ldy, rows, (int)cols, fx_mis(x));
@@ -822,7 +885,7 @@ static void fx_split_shape(long long rows, long long cols, long long *splits, lo
     *splits = (cols + g - 1) / g;
 }
 
-template <int VEC>
+template <int VEC, bool PEEL>
 static void fx_run_split(const float *x, long long ldx, float *y, long long ldy, long long rows,
                          long long cols, long long splits, long long seg, cudaStream_t stream)
 {
@@ -835,9 +898,9 @@ static void fx_run_split(const float *x, long long ldx, float *y, long long ldy,
         float *yb = y + r0 * ldy;
         const unsigned blocks = (unsigned)(n * splits);
         void (*k1)(const float *, long long, long long, long long, long long, int, online_md *) =
-            fastest_split_state_kernel<VEC, FX_SPLIT_BLOCK>;
+            fastest_split_state_kernel<VEC, PEEL, FX_SPLIT_BLOCK>;
         void (*k2)(const float *, long long, float *, long long, long long, long long, long long, int,
-                   const online_md *) = fastest_split_write_kernel<VEC, FX_SPLIT_BLOCK>;
+                   const online_md *) = fastest_split_write_kernel<VEC, PEEL, FX_SPLIT_BLOCK>;
         k1<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, cols, splits, seg, fx_mis(xb), work);
         CUDA_CHECK_LAUNCH();
         k2<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, yb, ldy, cols, splits, seg, fx_mis(xb), work);
@@ -849,22 +912,24 @@ static void fx_run_split(const float *x, long long ldx, float *y, long long ldy,
 #ifdef FASTEST_GPU_CODE
 typedef void (*fx_cluster_fn)(const float *, long long, float *, long long, int, int, int);
 
-template <int VEC, int I>
-static fx_cluster_fn fx_cluster_kernel_at(void)
+template <int I>
+static fx_cluster_fn fx_cluster_kernel_at(int mode)
 {
-    return fastest_cluster_kernel<VEC, FX_CL[I].fpt, FX_CL[I].block>;
+    if (mode == FX_ALIGNED) return fastest_cluster_kernel<4, false, FX_CL[I].fpt, FX_CL[I].block>;
+    if (mode == FX_PEELED) return fastest_cluster_kernel<4, true, FX_CL[I].fpt, FX_CL[I].block>;
+    return fastest_cluster_kernel<1, false, FX_CL[I].fpt, FX_CL[I].block>;
 }
 
-static fx_cluster_fn fx_cluster_kernel(int vec4, int cfg)
+static fx_cluster_fn fx_cluster_kernel(int mode, int cfg)
 {
     static_assert(FX_NCL == 6, "fx_cluster_kernel has one case per configuration");
     switch (cfg) {
-    case 0: return vec4 ? fx_cluster_kernel_at<4, 0>() : fx_cluster_kernel_at<1, 0>();
-    case 1: return vec4 ? fx_cluster_kernel_at<4, 1>() : fx_cluster_kernel_at<1, 1>();
-    case 2: return vec4 ? fx_cluster_kernel_at<4, 2>() : fx_cluster_kernel_at<1, 2>();
-    case 3: return vec4 ? fx_cluster_kernel_at<4, 3>() : fx_cluster_kernel_at<1, 3>();
-    case 4: return vec4 ? fx_cluster_kernel_at<4, 4>() : fx_cluster_kernel_at<1, 4>();
-    default: return vec4 ? fx_cluster_kernel_at<4, 5>() : fx_cluster_kernel_at<1, 5>();
+    case 0: return fx_cluster_kernel_at<0>(mode);
+    case 1: return fx_cluster_kernel_at<1>(mode);
+    case 2: return fx_cluster_kernel_at<2>(mode);
+    case 3: return fx_cluster_kernel_at<3>(mode);
+    case 4: return fx_cluster_kernel_at<4>(mode);
+    default: return fx_cluster_kernel_at<5>(mode);
     }
 }
 
@@ -889,19 +954,19 @@ static cudaLaunchConfig_t fx_cluster_config(unsigned grid, int block, int c, siz
  * 8) to non-portable cluster sizes, once, and returns how many of its
  * clusters fit on the GPU at once (cudaOccupancyMaxActiveClusters); 0 when
  * they do not fit. */
-static int fx_active_clusters(int vec4, int cfg)
+static int fx_active_clusters(int mode, int cfg)
 {
-    static int cache[2][FX_NCL];
+    static int cache[3][FX_NCL];
     static int filled = 0;
     if (!filled) {
-        for (int v = 0; v < 2; v++)
+        for (int v = 0; v < 3; v++)
             for (int i = 0; i < FX_NCL; i++) cache[v][i] = -1;
         filled = 1;
     }
-    int *slot = &cache[vec4 ? 1 : 0][cfg];
+    int *slot = &cache[mode][cfg];
     if (*slot < 0) {
         const fx_cluster_cfg C = FX_CL[cfg];
-        const fx_cluster_fn k = fx_cluster_kernel(vec4, cfg);
+        const fx_cluster_fn k = fx_cluster_kernel(mode, cfg);
         const long long smem = fx_cluster_smem(cfg, C.max_cols / C.c);
         *slot = 0;
         if (C.c > 8 && cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
@@ -939,7 +1004,7 @@ int softmax_fastest_has_clusters(void)
             /* The kernel must have been built for sm_90 or later (not only
              * for an older target whose body is empty). */
             cudaFuncAttributes fa;
-            if (cudaFuncGetAttributes(&fa, fx_cluster_kernel(1, 0)) == cudaSuccess)
+            if (cudaFuncGetAttributes(&fa, fx_cluster_kernel(FX_ALIGNED, 0)) == cudaSuccess)
                 has = fa.binaryVersion >= 90 || fa.ptxVersion >= 90;
             cudaGetLastError();
         }
@@ -952,16 +1017,16 @@ int softmax_fastest_has_clusters(void)
 
 /* Path 3's configuration for cols: the first of FX_CL that holds the row
  * and whose clusters fit on this GPU; 0 if none. */
-static int fx_cluster_shape(int vec4, long long cols, int *cfg_out)
+static int fx_cluster_shape(int mode, long long cols, int *cfg_out)
 {
 #ifdef FASTEST_GPU_CODE
     for (int cfg = 0; cfg < FX_NCL; cfg++)
-        if (cols <= FX_CL[cfg].max_cols && fx_active_clusters(vec4, cfg) >= 1) {
+        if (cols <= FX_CL[cfg].max_cols && fx_active_clusters(mode, cfg) >= 1) {
             *cfg_out = cfg;
             return 1;
         }
 #else
-    (void)vec4;
+    (void)mode;
     (void)cols;
 #endif
     *cfg_out = 0;
@@ -984,24 +1049,26 @@ static int fx_cluster_shape(int vec4, long long cols, int *cfg_out)
 typedef void (*fx_grid_fn)(const float *, long long, float *, long long, int, int, int, int, unsigned *,
                            online_md *);
 
-static fx_grid_fn fx_grid_kernel(int vec4)
+static fx_grid_fn fx_grid_kernel(int mode)
 {
-    return vec4 ? fastest_grid_kernel<4, FX_GRID_FPT, FX_GRID_BLOCK> : fastest_grid_kernel<1, FX_GRID_FPT, FX_GRID_BLOCK>;
+    if (mode == FX_ALIGNED) return fastest_grid_kernel<4, false, FX_GRID_FPT, FX_GRID_BLOCK>;
+    if (mode == FX_PEELED) return fastest_grid_kernel<4, true, FX_GRID_FPT, FX_GRID_BLOCK>;
+    return fastest_grid_kernel<1, false, FX_GRID_FPT, FX_GRID_BLOCK>;
 }
 #endif
 
 /* How many path 3g CTAs with full pieces the GPU holds at once (0 on the
  * emulator). A row's pieces must all fit: a CTA waits for its row's others. */
-static long long fx_grid_resident(int vec4)
+static long long fx_grid_resident(int mode)
 {
 #ifdef FASTEST_GPU_CODE
-    static long long cache[2] = {-1, -1};
-    long long *slot = &cache[vec4 ? 1 : 0];
+    static long long cache[3] = {-1, -1, -1};
+    long long *slot = &cache[mode];
     if (*slot < 0) {
         /* 48 KB of dynamic shared memory, plus the kernel's static arrays:
          * above the 48 KB a block gets without opting in. */
         const size_t smem = (size_t)(FX_GRID_PIECE - FX_GRID_BLOCK * FX_GRID_FPT) * sizeof(float);
-        const fx_grid_fn k = fx_grid_kernel(vec4);
+        const fx_grid_fn k = fx_grid_kernel(mode);
         int per_sm = 0;
         CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, FX_GRID_BLOCK, smem));
@@ -1009,12 +1076,12 @@ static long long fx_grid_resident(int vec4)
     }
     return *slot;
 #else
-    (void)vec4;
+    (void)mode;
     return 0;
 #endif
 }
 
-int softmax_fastest_has_grid(void) { return fx_grid_resident(0) > 0; }
+int softmax_fastest_has_grid(void) { return fx_grid_resident(FX_SCALAR) > 0; }
 
 /* Pieces per row: as many 64 KB pieces as the row needs, more (down to
  * FX_GRID_MIN_PIECE floats) when there are too few rows to give every SM a
@@ -1040,11 +1107,11 @@ static long long fx_grid_smem(long long seg)
 
 /* Rows in batches of at most INT_MAX CTAs. The workspace holds the batch's
  * states, then its counters: sync[0] the ticket, sync[1 + r] row r's. */
-static void fx_run_grid(int vec4, const float *x, long long ldx, float *y, long long ldy, long long rows,
+static void fx_run_grid(int mode, const float *x, long long ldx, float *y, long long ldy, long long rows,
                         long long cols, long long pieces, long long seg, cudaStream_t stream)
 {
 #ifdef FASTEST_GPU_CODE
-    const fx_grid_fn k = fx_grid_kernel(vec4);
+    const fx_grid_fn k = fx_grid_kernel(mode);
     const long long smem = fx_grid_smem(seg);
     const long long batch_max = INT_MAX / pieces;
     for (long long r0 = 0; r0 < rows; r0 += batch_max) {
@@ -1060,22 +1127,21 @@ static void fx_run_grid(int vec4, const float *x, long long ldx, float *y, long 
         CUDA_CHECK_LAUNCH();
     }
 #else
-    (void)vec4, (void)x, (void)ldx, (void)y, (void)ldy, (void)rows, (void)cols, (void)pieces, (void)seg,
+    (void)mode, (void)x, (void)ldx, (void)y, (void)ldy, (void)rows, (void)cols, (void)pieces, (void)seg,
         (void)stream;
 #endif
 }
 
-/* 2: every row of both views starts 16-byte aligned and N % 4 == 0 (no
- * extras); 1: each row of x starts at the same offset from a 16-byte
- * boundary as that row of y (float4 bodies, peeled heads and tails);
- * 0: neither (32-bit accesses). */
+/* FX_ALIGNED: every row of both views starts 16-byte aligned and N % 4 ==
+ * 0; FX_PEELED: each row of x starts at the same offset from a 16-byte
+ * boundary as that row of y; FX_SCALAR: neither. */
 static int fx_alignment(const float *x, long long ldx, const float *y, long long ldy, long long rows,
                         long long cols)
 {
     const uintptr_t ax = (uintptr_t)x, ay = (uintptr_t)y;
-    if (ax % 16 == 0 && ay % 16 == 0 && cols % 4 == 0 && ldx % 4 == 0 && ldy % 4 == 0) return 2;
-    if (ax % 4 == 0 && ax % 16 == ay % 16 && (rows <= 1 || (ldx - ldy) % 4 == 0)) return 1;
-    return 0;
+    if (ax % 16 == 0 && ay % 16 == 0 && cols % 4 == 0 && ldx % 4 == 0 && ldy % 4 == 0) return FX_ALIGNED;
+    if (ax % 4 == 0 && ax % 16 == ay % 16 && (rows <= 1 || (ldx - ldy) % 4 == 0)) return FX_PEELED;
+    return FX_SCALAR;
 }
 
 fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long ldx, const float *y,
@@ -1083,7 +1149,7 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
 {
     fastest_plan p = {};
     const int align = fx_alignment(x, ldx, y, ldy, rows, cols);
-    p.vec4 = align > 0; /* paths 1 and 2 below may take it back */
+    int mode = align; /* paths 1 and 2 below may fall back to FX_SCALAR */
     p.bytes_per_elem = 8.0;
     if (cols < 1) cols = 1;
     if (rows < 1) rows = 1;
@@ -1094,13 +1160,13 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
     const int fits_block = cols <= FASTEST_BLOCK_MAX_COLS;
     int ccfg = 0;
     const int fits_cluster = (want == FASTEST_CLUSTER || want == FASTEST_AUTO) && cols <= FASTEST_CLUSTER_MAX_COLS &&
-                             softmax_fastest_has_clusters() && fx_cluster_shape(p.vec4, cols, &ccfg);
+                             softmax_fastest_has_clusters() && fx_cluster_shape(mode, cols, &ccfg);
     const int csize = FX_CL[ccfg].c;
     const int fits_shared = (want == FASTEST_SHARED || (want == FASTEST_AUTO && cols > 16384)) &&
                             cols <= softmax_fastest_shared_capacity();
     long long gpieces = 0, gseg = 0;
     fx_grid_shape(rows, cols, &gpieces, &gseg);
-    const int fits_grid = (want == FASTEST_GRID || want == FASTEST_AUTO) && gpieces <= fx_grid_resident(p.vec4);
+    const int fits_grid = (want == FASTEST_GRID || want == FASTEST_AUTO) && gpieces <= fx_grid_resident(mode);
 
     fastest_path path = want;
     if ((want == FASTEST_WARP && !fits_warp) || (want == FASTEST_BLOCK && !fits_block) ||
@@ -1124,7 +1190,7 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
     case FASTEST_WARP:
     case FASTEST_BLOCK: {
         const int i = fx_reg_index(cols, path == FASTEST_WARP ? 0 : FX_NWARP);
-        p.vec4 = align == 2 || (align == 1 && FX_REG[i].tpr >= 8); /* up to 6 extras, one per thread */
+        if (mode == FX_PEELED && FX_REG[i].tpr < 8) mode = FX_SCALAR; /* 6 extras need 6 threads */
         p.threads_per_row = FX_REG[i].tpr;
         p.floats_per_thread = FX_REG[i].fpt;
         p.block = FX_REG[i].block;
@@ -1157,8 +1223,12 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
         p.bytes_per_elem = 12.0;
         break;
     }
+    p.vec4 = mode != FX_SCALAR;
+    p.peel = mode == FX_PEELED;
     return p;
 }
+
+static int fx_plan_mode(const fastest_plan *p) { return p->peel ? FX_PEELED : (p->vec4 ? FX_ALIGNED : FX_SCALAR); }
 
 fastest_plan softmax_fastest_run(fastest_path want, const float *x, long long ldx, float *y, long long ldy,
                                  long long rows, long long cols, cudaStream_t stream)
@@ -1175,19 +1245,21 @@ fastest_plan softmax_fastest_run(fastest_path want, const float *x, long long ld
     case FASTEST_WARP:
     case FASTEST_BLOCK: {
         const int i = fx_reg_index(cols, p.path == FASTEST_WARP ? 0 : FX_NWARP);
-        if (p.vec4) fx_run_rows<4>(i, x, ldx, y, ldy, rows, cols, stream);
-        else fx_run_rows<1>(i, x, ldx, y, ldy, rows, cols, stream);
+        if (p.peel) fx_run_rows<4, true>(i, x, ldx, y, ldy, rows, cols, stream);
+        else if (p.vec4) fx_run_rows<4, false>(i, x, ldx, y, ldy, rows, cols, stream);
+        else fx_run_rows<1, false>(i, x, ldx, y, ldy, rows, cols, stream);
         break;
     }
     case FASTEST_SHARED:
-        if (p.vec4) fx_run_shared<4>(x, ldx, y, ldy, rows, cols, p.smem_bytes, stream);
-        else fx_run_shared<1>(x, ldx, y, ldy, rows, cols, p.smem_bytes, stream);
+        if (p.peel) fx_run_shared<4, true>(x, ldx, y, ldy, rows, cols, p.smem_bytes, stream);
+        else if (p.vec4) fx_run_shared<4, false>(x, ldx, y, ldy, rows, cols, p.smem_bytes, stream);
+        else fx_run_shared<1, false>(x, ldx, y, ldy, rows, cols, p.smem_bytes, stream);
         break;
     case FASTEST_CLUSTER: {
 #ifdef FASTEST_GPU_CODE
         int cfg = 0;
-        fx_cluster_shape(p.vec4, cols, &cfg); /* the plan's; its kernel has opted in */
-        fx_cluster_fn k = fx_cluster_kernel(p.vec4, cfg);
+        fx_cluster_shape(fx_plan_mode(&p), cols, &cfg); /* the plan's; its kernel has opted in */
+        fx_cluster_fn k = fx_cluster_kernel(fx_plan_mode(&p), cfg);
         const long long batch_max = INT_MAX / p.cluster;
         for (long long r0 = 0; r0 < rows; r0 += batch_max) {
             const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
@@ -1202,11 +1274,12 @@ fastest_plan softmax_fastest_run(fastest_path want, const float *x, long long ld
         break;
     }
     case FASTEST_GRID:
-        fx_run_grid(p.vec4, x, ldx, y, ldy, rows, cols, p.splits, p.segment, stream);
+        fx_run_grid(fx_plan_mode(&p), x, ldx, y, ldy, rows, cols, p.splits, p.segment, stream);
         break;
     default:
-        if (p.vec4) fx_run_split<4>(x, ldx, y, ldy, rows, cols, p.splits, p.segment, stream);
-        else fx_run_split<1>(x, ldx, y, ldy, rows, cols, p.splits, p.segment, stream);
+        if (p.peel) fx_run_split<4, true>(x, ldx, y, ldy, rows, cols, p.splits, p.segment, stream);
+        else if (p.vec4) fx_run_split<4, false>(x, ldx, y, ldy, rows, cols, p.splits, p.segment, stream);
+        else fx_run_split<1, false>(x, ldx, y, ldy, rows, cols, p.splits, p.segment, stream);
         break;
     }
     return p;

@@ -26,7 +26,9 @@
  *
  * Paths 1-3g move 1 read + 1 write (8 bytes per element), path 4 2 reads +
  * 1 write (12). All paths take row strides and use 128-bit accesses when
- * both views are 16-byte aligned and cols, ldx, ldy are multiples of 4,
+ * each row of x starts at the same offset from a 16-byte boundary as the
+ * same row of y (the 0-3 floats before the first boundary and after the
+ * last are peeled off; path 1 needs 8 lanes a row for that, N > 16), and
  * 32-bit accesses otherwise. Rows holding NaN or +inf, and rows of only
  * -inf, give NaN (as PyTorch); -inf entries among finite ones give 0. */
 #ifndef LESSON08_SOFTMAX_FASTEST_H
@@ -48,6 +50,8 @@ typedef enum {
 typedef struct {
     fastest_path path;     /* never FASTEST_AUTO                                  */
     int vec4;              /* 1: 128-bit accesses                                  */
+    int peel;              /* 1: ... on rows that start off 16-byte boundaries:    */
+                           /*    heads and tails of 0-3 floats peeled off          */
     int threads_per_row;   /* paths 1, 2: lanes or threads sharing a row           */
     int floats_per_thread; /* register paths: floats of the row per thread         */
     int block;             /* threads per block (per CTA)                          */
