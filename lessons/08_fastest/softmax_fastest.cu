@@ -471,7 +471,11 @@ __device__ __forceinline__ int fx_piece_len(int cols, int piece, int seg)
  * 49 registers for <8 floats, 512 threads> (40 before the views' peeling
  * arrived), two CTAs per SM instead of three: 86.7 against 92.7 % of copy
  * at 512 x 2^17 (H100). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define FX_CLUSTER_MIN_CTAS(FPT, BLOCK) 1 /* no clusters (the body is empty); 1536 threads would not fit */
+#else
 #define FX_CLUSTER_MIN_CTAS(FPT, BLOCK) (((FPT) <= 8 ? 1536 : 1024) / (BLOCK) > 0 ? ((FPT) <= 8 ? 1536 : 1024) / (BLOCK) : 1)
+#endif
 template <int VEC, bool PEEL, int FPT, int BLOCK>
 __global__ void __launch_bounds__(BLOCK, FX_CLUSTER_MIN_CTAS(FPT, BLOCK))
 fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
