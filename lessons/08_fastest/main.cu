@@ -12,7 +12,7 @@
 
 static const lesson LESSON = {
     8, "fastest",
-    "one entry point: the best of five kernels for the shape (warp, block, shared, cluster, split)",
+    "one entry point: the best of six kernels for the shape (warp, block, shared, cluster, grid, split)",
     "1 read + 1 write while the row fits on chip (even across SMs), else 2 reads + 1 write",
     8.0, softmax_fastest, verify_rtol,
     16384, 4096,

@@ -1,4 +1,4 @@
-/* Lesson 8: the fastest softmax: one dispatcher, five kernels (see
+/* Lesson 8: the fastest softmax: one dispatcher, six kernels (see
  * softmax_fastest.h for the list and README.md for why each exists).
  *
  * One idea runs through every kernel here: each thread first summarises
@@ -47,16 +47,16 @@
 #endif
 
 /* ---- moving VEC consecutive floats (VEC = 4: one 16-byte access) -------
- * Loads of x go through __ldg (ld.global.nc, the read-only path: x is never
- * written). Stores are plain, except where the compiler got them wrong:
- * after the row offsets of lesson 8's views (fx_row_cut) it split each
- * float4 store of the register part of paths 3 and 3g into 4 + 4 + 8 bytes
- * (83.7 against 91.9 % of copy at 128 x 2^19 on the H100). There
- * fx_store_v4 spells out one st.global.v4 in inline PTX. Not __stwb: its
- * "memory" clobber forbids the compiler to move any load across it; used
- * for every store it serialised the shared-memory write loops (87.9
- * against 94.2 % at 1024 x 65536). Nothing in these kernels reads y, so
- * no clobber is needed. Shared memory: plain accesses (fx_lds, fx_sts). */
+ * Plain accesses; x goes through the read-only path (ld.global.nc) because
+ * the compiler can prove from __restrict__ that x is never written. One
+ * exception: with the row offsets of peeled views (fx_row_cut) the compiler
+ * split each float4 store of the register part of paths 3 and 3g into
+ * 4 + 4 + 8 bytes (83.9 against 91.0 % of copy at 128 x 2^19 on the H100).
+ * There fx_store_v4 spells out one st.global.v4 in inline PTX. Not __stwb:
+ * its "memory" clobber forbids the compiler to move any load across it;
+ * used for every store it serialised the shared-memory write loops (87.9
+ * against 94.2 % at 1024 x 65536). Nothing in these kernels reads y, so no
+ * clobber is needed. Shared memory: fx_lds, fx_sts. */
 template <int VEC>
 __device__ __forceinline__ void fx_load(const float *p, float *v)
 {
@@ -148,14 +148,16 @@ __device__ __forceinline__ float fx_scale(float m_thread, online_md row)
 /* ---- views: peeling a row to keep 128-bit accesses ----------------------
  * A float4 access needs a 16-byte aligned address. A view whose rows start
  * anywhere (an offset base, a row stride that is not a multiple of 4, N %
- * 4 != 0) would otherwise fall back to 32-bit accesses: 67-80 % of the
- * aligned speed on paths 1 and 3 on the H100 (README.md, "Views"). With
- * VEC = 4, each row is cut into a head of 0-3 floats up to its first
- * 16-byte boundary, a body of whole float4s, and a tail of 0-3 floats. The
- * host picks VEC = 4 only when every row of x starts at the same offset
- * from a 16-byte boundary as the same row of y, so the cut fits both. The
- * head and tail (at most 6 floats, the "extras") are taken one each by
- * threads 0-5 of the row's first piece, in one more register. */
+ * 4 != 0) would otherwise fall back to 32-bit accesses: 73-80 % of the
+ * aligned speed on path 3 on the H100, 95-98 % peeled (README.md,
+ * "Measuring one of your own shapes"). With PEEL (and VEC = 4), each row is
+ * cut into a head of 0-3 floats up to its first 16-byte boundary, a body of
+ * whole float4s, and a tail of 0-3 floats. The host peels only when every
+ * row of x starts at the same offset from a 16-byte boundary as the same
+ * row of y, so the cut fits both. The head and tail (at most 6 floats, the
+ * "extras") are taken one each by threads 0-5 of the row's first piece, in
+ * one more register. Without PEEL the kernels are those of aligned views,
+ * unchanged. */
 typedef struct {
     int head;       /* floats before the body                     */
     int nextra;     /* head + tail                                */
@@ -164,10 +166,10 @@ typedef struct {
 
 /* Row `row` of a view whose base lies `mis` floats past a 16-byte boundary
  * (the host passes mis = (address / 4) % 4). Not from the row's address:
- * casting x to an integer hides from the compiler that the kernel never
- * writes through x, and it then gives up the read-only path for every
- * load of x (ld.global.nc): 83.7 against 91.6 % of copy at 128 x 2^19 on
- * the H100. */
+ * casting x to an integer kept the compiler from proving that the kernel
+ * never writes through x, and it gave up the read-only path for every load
+ * of x (ld.global.nc): 83.7 against 91.6 % of copy at 128 x 2^19 on the
+ * H100. */
 template <int VEC, bool PEEL>
 __device__ __forceinline__ fx_cut fx_row_cut(long long row, long long ldx, int mis, long long cols)
 {
@@ -199,9 +201,9 @@ __device__ __forceinline__ float fx_extra_load(const float *xr, fx_cut c, int j)
  * TPR threads per row: 1 ... 32 neighbouring lanes (path 1, BLOCK / TPR
  * rows per block, no barrier at all), or the whole block (path 2). Thread
  * `sub` of a row holds vectors sub, sub + TPR, ... of the row's body, and
- * with VEC = 4 one extra (v[FPT]; the host takes VEC = 4 on a cut row only
- * when TPR >= 8, so 6 extras find 6 threads): coalesced, and all loads are
- * issued before the first use. A grid-stride loop over groups of rows;
+ * with PEEL one extra (v[FPT]; the host peels only when TPR >= 8, so 6
+ * extras find 6 threads): coalesced, and all loads are issued before the
+ * first use. A grid-stride loop over groups of rows;
  * `first` is uniform over the block, so every thread reaches the barriers
  * of the block merge. cols <= 32768: an int. */
 template <int VEC, bool PEEL, int FPT, int TPR, int BLOCK>
