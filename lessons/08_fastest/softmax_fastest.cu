@@ -56,7 +56,7 @@
  * its "memory" clobber forbids the compiler to move any load across it;
  * used for every store it serialised the shared-memory write loops (87.9
  * against 94.2 % at 1024 x 65536). Nothing in these kernels reads y, so no
- * clobber is needed. Shared memory: fx_lds, fx_sts. */
+ * clobber is needed. The same functions move floats in shared memory. */
 template <int VEC>
 __device__ __forceinline__ void fx_load(const float *p, float *v)
 {
@@ -91,30 +91,6 @@ __device__ __forceinline__ void fx_store_v4(float *p, const float *v)
     }
 #endif
     fx_store<VEC>(p, v);
-}
-
-template <int VEC>
-__device__ __forceinline__ void fx_lds(const float *p, float *v)
-{
-    if constexpr (VEC == 4) {
-        const float4 q = *reinterpret_cast<const float4 *>(p);
-        v[0] = q.x;
-        v[1] = q.y;
-        v[2] = q.z;
-        v[3] = q.w;
-    } else {
-        v[0] = *p;
-    }
-}
-
-template <int VEC>
-__device__ __forceinline__ void fx_sts(float *p, const float *v)
-{
-    if constexpr (VEC == 4) {
-        *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
-    } else {
-        *p = v[0];
-    }
 }
 
 /* A thread's own state; v[p] becomes exp(v[p] - m_t). Padding is -inf
@@ -320,7 +296,7 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 const int k = k0 + u * BLOCK;
-                if (k < nvec) fx_sts<VEC>(srow + k * VEC, &v[u * VEC]);
+                if (k < nvec) fx_store<VEC>(srow + k * VEC, &v[u * VEC]);
             }
             s = online_md_push<U * VEC>(s, v);
         }
@@ -330,7 +306,7 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
         float *yb = yr + cut.head;
         for (int k = threadIdx.x; k < nvec; k += BLOCK) {
             float v[VEC];
-            fx_lds<VEC>(srow + k * VEC, v);
+            fx_load<VEC>(srow + k * VEC, v);
 #pragma unroll
             for (int j = 0; j < VEC; j++) v[j] = expf(v[j] - s.m) * inv;
             fx_store<VEC>(yb + (long long)k * VEC, v);
@@ -399,7 +375,7 @@ __device__ __forceinline__ online_md fx_piece_read(const float *__restrict__ xr,
 #pragma unroll
         for (int u = 0; u < U; u++) {
             const int k = k0 + u * BLOCK;
-            if (k < nvec_s) fx_sts<VEC>(srow + k * VEC, &w[u * VEC]);
+            if (k < nvec_s) fx_store<VEC>(srow + k * VEC, &w[u * VEC]);
         }
         s = online_md_push<U * VEC>(s, w);
     }
@@ -439,7 +415,7 @@ __device__ __forceinline__ void fx_piece_write(float *__restrict__ yr, int len, 
     float *ys = yr + RCAP;
     for (int k = threadIdx.x; k < nvec_s; k += BLOCK) {
         float w[VEC];
-        fx_lds<VEC>(srow + k * VEC, w);
+        fx_load<VEC>(srow + k * VEC, w);
 #pragma unroll
         for (int j = 0; j < VEC; j++) w[j] = expf(w[j] - shift) * inv;
         fx_store<VEC>(ys + k * VEC, w);
