@@ -452,7 +452,7 @@ __device__ __forceinline__ int fx_piece_len(int cols, int piece, int seg)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #define FX_CLUSTER_MIN_CTAS(FPT, BLOCK) 1 /* no clusters (the body is empty); 1536 threads would not fit */
 #else
-#define FX_CLUSTER_MIN_CTAS(FPT, BLOCK) (((FPT) <= 8 ? 1536 : 1024) / (BLOCK) > 0 ? ((FPT) <= 8 ? 1536 : 1024) / (BLOCK) : 1)
+#define FX_CLUSTER_MIN_CTAS(FPT, BLOCK) (((FPT) <= 8 ? 1536 : 1024) / (BLOCK)) /* BLOCK <= 1024: at least 1 */
 #endif
 template <int VEC, bool PEEL, int FPT, int BLOCK>
 __global__ void __launch_bounds__(BLOCK, FX_CLUSTER_MIN_CTAS(FPT, BLOCK))
@@ -477,8 +477,8 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
     const bool has_extra = PEEL && rank == 0 && (int)threadIdx.x < cut.nextra;
 
     float v[FPT + (PEEL ? 1 : 0)], m_regs;
-    const online_md t = fx_piece_read<VEC, PEEL, FPT, BLOCK>(xr + begin, len, has_extra ? fx_extra_load(xr, cut, threadIdx.x) : -INFINITY,
-                                                       v, srow, &m_regs);
+    const online_md t = fx_piece_read<VEC, PEEL, FPT, BLOCK>(
+        xr + begin, len, has_extra ? fx_extra_load(xr, cut, threadIdx.x) : -INFINITY, v, srow, &m_regs);
     const online_md b = online_md_row_merge<BLOCK>(t, red_m, red_d);
     if (threadIdx.x == 0) cta_state = b;
     cluster.sync(); /* every CTA's state is written and visible cluster-wide */
@@ -492,7 +492,7 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
     cluster.barrier_arrive(); /* this CTA has finished reading the others */
     float *yr = y + row * ldy;
     fx_piece_write<VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, row_state,
-                                    has_extra ? yr + fx_extra_at(cut, threadIdx.x) : nullptr);
+                                          has_extra ? yr + fx_extra_at(cut, threadIdx.x) : nullptr);
     cluster.barrier_wait(); /* ... and nobody reads this CTA's state any more */
 #else
     (void)x;
@@ -546,8 +546,8 @@ fastest_grid_kernel(const float *__restrict__ x, long long ldx, float *__restric
     const bool has_extra = PEEL && piece == 0 && (int)threadIdx.x < cut.nextra;
 
     float v[FPT + (PEEL ? 1 : 0)], m_regs;
-    const online_md t = fx_piece_read<VEC, PEEL, FPT, BLOCK>(xr + begin, len, has_extra ? fx_extra_load(xr, cut, threadIdx.x) : -INFINITY,
-                                                       v, srow, &m_regs);
+    const online_md t = fx_piece_read<VEC, PEEL, FPT, BLOCK>(
+        xr + begin, len, has_extra ? fx_extra_load(xr, cut, threadIdx.x) : -INFINITY, v, srow, &m_regs);
     const online_md b = online_md_row_merge<BLOCK>(t, red_m, red_d);
     online_md *wr = work + row * pieces;
     if (threadIdx.x == 0) {
@@ -567,7 +567,7 @@ fastest_grid_kernel(const float *__restrict__ x, long long ldx, float *__restric
     const online_md R = online_md_row_merge<BLOCK>(q, red_m, red_d);
     float *yr = y + row * ldy;
     fx_piece_write<VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, R,
-                                    has_extra ? yr + fx_extra_at(cut, threadIdx.x) : nullptr);
+                                          has_extra ? yr + fx_extra_at(cut, threadIdx.x) : nullptr);
 }
 #endif
 /* ---- path 4: a row split over many blocks (seed 002's block softmax) ------
