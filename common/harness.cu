@@ -190,6 +190,74 @@ timing time_runs(softmax_fn fn, float **x, float **y, int sets, long long rows,
     return t;
 }
 
+/* ---- views ------------------------------------------------------------- */
+
+/* time_runs takes a softmax_fn; the view being timed rides in here. */
+static struct {
+    softmax_strided_fn fn;
+    long long xoff, yoff, ld, cols;
+} view_now;
+
+static void run_view_now(const float *x, float *y, long long rows, long long cols, cudaStream_t s)
+{
+    (void)cols; /* the view's own */
+    view_now.fn(x + view_now.xoff, view_now.ld, y + view_now.yoff, view_now.ld, rows, view_now.cols, s);
+}
+
+void time_views(softmax_strided_fn fn, view_access_fn access, const options *o)
+{
+    const long long rows = o->rows, cols = o->cols;
+    /* Room for the widest view (stride cols + 1) and the base offsets. */
+    const size_t elems = (size_t)rows * (size_t)(cols + 1) + 4, bytes = elems * sizeof(float);
+    size_t free_b, total_b;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const int sets = rotation_sets(bytes, free_b);
+    float *hx = (float *)malloc(bytes), *x[64], *y[64];
+    if (!hx) {
+        fprintf(stderr, "views: out of host memory\n");
+        exit(1);
+    }
+    inputs_fill(hx, 1, (long long)elems, INPUT_NORMAL, o->seed); /* never zeros */
+    for (int k = 0; k < sets; k++) {
+        CUDA_CHECK(cudaMalloc(&x[k], bytes));
+        CUDA_CHECK(cudaMalloc(&y[k], bytes));
+        CUDA_CHECK(cudaMemcpy(x[k], hx, bytes, cudaMemcpyHostToDevice));
+    }
+    const struct {
+        const char *name;
+        long long xoff, yoff, ld, cols;
+    } C[] = {
+        {"aligned, contiguous", 0, 0, cols, cols},
+        {"bases 1 float past 16 bytes", 1, 1, cols, cols},
+        {"row stride cols + 1", 0, 0, cols + 1, cols},
+        {"cols - 1 (N % 4 != 0)", 0, 0, cols - 1, cols - 1},
+        {"x 1 float past 16 bytes, y not", 1, 0, cols, cols},
+    };
+    printf("Views at %lld x %lld: the same rows, misaligned (median of %d runs)\n", rows, cols, o->iters);
+    printf("  %-32s %-16s %11s %9s %12s\n", "view", "access", "time (ms)", "GB/s", "of aligned");
+    double aligned_gbps = 0.0;
+    for (int i = 0; i < (int)(sizeof C / sizeof C[0]); i++) {
+        if (C[i].cols < 1) continue;
+        view_now.fn = fn;
+        view_now.xoff = C[i].xoff;
+        view_now.yoff = C[i].yoff;
+        view_now.ld = C[i].ld;
+        view_now.cols = C[i].cols;
+        const char *how = access ? access(x[0] + C[i].xoff, C[i].ld, y[0] + C[i].yoff, C[i].ld, rows, C[i].cols)
+                                 : "-";
+        const timing t = time_runs(run_view_now, x, y, sets, rows, cols, o->warmup, o->iters);
+        const double gbps = 2.0 * (double)rows * (double)C[i].cols * sizeof(float) / (t.median_ms * 1e6);
+        if (i == 0) aligned_gbps = gbps;
+        printf("  %-32s %-16s %11.4f %9.1f %10.1f %%\n", C[i].name, how, t.median_ms, gbps,
+               100.0 * gbps / aligned_gbps);
+    }
+    for (int k = 0; k < sets; k++) {
+        CUDA_CHECK(cudaFree(x[k]));
+        CUDA_CHECK(cudaFree(y[k]));
+    }
+    free(hx);
+}
+
 /* ---- provenance ------------------------------------------------------- */
 
 static void version_string(int v, char *buf, size_t len)

@@ -64,6 +64,26 @@ int rotation_sets(size_t bytes, size_t free_bytes);
 timing time_runs(softmax_fn fn, float **x, float **y, int sets, long long rows,
                  long long cols, int warmup, int iters);
 
+/* ---- views: the same rows at misaligned addresses (lessons 5, 6, 8) ---- */
+
+/* A softmax over views: row i of x at x + i * ldx, of y at y + i * ldy. */
+typedef void (*softmax_strided_fn)(const float *x, long long ldx, float *y, long long ldy, long long rows,
+                                   long long cols, cudaStream_t stream);
+
+/* What a strided kernel does with these views, for the table ("128-bit",
+ * "32-bit", ...). */
+typedef const char *(*view_access_fn)(const float *x, long long ldx, const float *y, long long ldy,
+                                      long long rows, long long cols);
+
+/* GPU only. Times fn on the options' shape as an aligned contiguous matrix,
+ * then as four views whose rows do not all start on 16-byte boundaries:
+ * both bases one float past one; a row stride of cols + 1; cols - 1
+ * columns (N % 4 != 0); x one float past a boundary with y on one. Prints
+ * one line each: access (from `access`, "-" when NULL), median time, GB/s
+ * and % of the aligned run's GB/s. Buffers rotated as for the lesson's own
+ * timing; the views are not checked here (the tests check them). */
+void time_views(softmax_strided_fn fn, view_access_fn access, const options *o);
+
 typedef struct {
     char gpu[256];
     char driver[32], runtime[32];

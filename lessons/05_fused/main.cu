@@ -72,6 +72,17 @@ static void show_view(void)
            LDY - COLS, PAD);
 }
 
+/* The views table (GPU only, common/harness.cu's time_views): which access
+ * width the plan gives each view. */
+#ifndef CUDA_EMU
+static const char *fused_access(const float *x, long long ldx, const float *y, long long ldy, long long rows,
+                                long long cols)
+{
+    (void)rows;
+    return softmax_fused_can_use_float4(x, ldx, y, ldy, cols) ? "128-bit" : "32-bit";
+}
+#endif
+
 int main(int argc, char **argv)
 {
     options o;
@@ -86,5 +97,12 @@ int main(int argc, char **argv)
         l.traffic = "3 reads + 1 write (row too long for one SM: chunked fallback)";
         l.bytes_per_elem = 16.0;
     }
-    return lesson_run(&l, &o);
+    const int status = lesson_run(&l, &o);
+#ifndef CUDA_EMU
+    if (status == 0 && o.cols > 1) {
+        printf("\n");
+        time_views(softmax_fused_strided, fused_access, &o);
+    }
+#endif
+    return status;
 }

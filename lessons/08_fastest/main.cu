@@ -3,11 +3,9 @@
  * and (GPU only) the same rows as misaligned views. */
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "check.h"
 #include "harness.h"
-#include "inputs.h"
 #include "softmax_fastest.h"
 
 static const lesson LESSON = {
@@ -62,78 +60,18 @@ static void show_table(void)
 }
 
 /* ---- views (GPU only): are misaligned rows still fast? -------------------
- * The same rows as an aligned, contiguous matrix, then as views whose rows
- * do not start on 16-byte boundaries: both bases one float past one; a row
- * stride of cols + 1 (padded rows); one column fewer (N % 4 != 0) -- in all
- * three, each row of x starts where the same row of y does, relative to 16
- * bytes, so the kernels peel each row's head and tail and keep 128-bit
- * accesses for the rest; and x one float past a boundary with y on one,
- * where only 32-bit accesses are left. tests/test_lesson8.cu checks every
- * one of them for correctness; here they are timed against the aligned
- * run. */
+ * common/harness.cu's time_views times the same rows as views whose rows do
+ * not start on 16-byte boundaries. In three of them each row of x starts
+ * where the same row of y does, relative to 16 bytes, so the kernels peel
+ * each row's head and tail and keep 128-bit accesses for the rest; in the
+ * fourth (x one float past a boundary, y on one) only 32-bit accesses are
+ * left. tests/test_lesson8.cu checks every one of them for correctness. */
 #ifndef CUDA_EMU
-static struct {
-    long long xoff, yoff, ld, cols;
-} V;
-
-static void run_view(const float *x, float *y, long long rows, long long cols, cudaStream_t s)
+static const char *fastest_access(const float *x, long long ldx, const float *y, long long ldy, long long rows,
+                                  long long cols)
 {
-    (void)cols;
-    softmax_fastest_strided(x + V.xoff, V.ld, y + V.yoff, V.ld, rows, V.cols, s);
-}
-
-static void time_views(const options *o)
-{
-    const long long rows = o->rows, cols = o->cols, ld_max = cols + 1;
-    const size_t elems = (size_t)rows * (size_t)ld_max + 4, bytes = elems * sizeof(float);
-    size_t free_b, total_b;
-    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    const int sets = rotation_sets(bytes, free_b);
-    float *hx = (float *)malloc(bytes), *x[64], *y[64];
-    if (!hx) {
-        fprintf(stderr, "lesson8: out of host memory for the views\n");
-        exit(1);
-    }
-    inputs_fill(hx, 1, (long long)elems, INPUT_NORMAL, o->seed);
-    for (int k = 0; k < sets; k++) {
-        CUDA_CHECK(cudaMalloc(&x[k], bytes));
-        CUDA_CHECK(cudaMalloc(&y[k], bytes));
-        CUDA_CHECK(cudaMemcpy(x[k], hx, bytes, cudaMemcpyHostToDevice));
-    }
-    const struct {
-        const char *name;
-        long long xoff, yoff, ld, cols;
-    } C[] = {
-        {"aligned, contiguous", 0, 0, cols, cols},
-        {"bases 1 float past 16 bytes", 1, 1, cols, cols},
-        {"row stride cols + 1", 0, 0, cols + 1, cols},
-        {"cols - 1 (N % 4 != 0)", 0, 0, cols - 1, cols - 1},
-        {"x 1 float past 16 bytes, y not", 1, 0, cols, cols},
-    };
-    const int ncases = (int)(sizeof C / sizeof C[0]);
-    printf("Views at %lld x %lld: the same rows, misaligned (median of %d runs)\n", rows, cols,
-           o->iters);
-    printf("  %-32s %-8s %11s %9s %12s\n", "view", "access", "time (ms)", "GB/s", "of aligned");
-    double aligned_gbps = 0.0;
-    for (int i = 0; i < ncases; i++) {
-        if (C[i].cols < 1) continue;
-        V.xoff = C[i].xoff;
-        V.yoff = C[i].yoff;
-        V.ld = C[i].ld;
-        V.cols = C[i].cols;
-        const fastest_plan p = softmax_fastest_plan(FASTEST_AUTO, x[0] + V.xoff, V.ld, y[0] + V.yoff, V.ld, rows,
-                                                    V.cols);
-        const timing t = time_runs(run_view, x, y, sets, rows, cols, o->warmup, o->iters);
-        const double gbps = 2.0 * (double)rows * (double)V.cols * sizeof(float) / (t.median_ms * 1e6);
-        if (i == 0) aligned_gbps = gbps;
-        printf("  %-32s %-8s %11.4f %9.1f %10.1f %%\n", C[i].name, p.vec4 ? "128-bit" : "32-bit", t.median_ms,
-               gbps, 100.0 * gbps / aligned_gbps);
-    }
-    for (int k = 0; k < sets; k++) {
-        CUDA_CHECK(cudaFree(x[k]));
-        CUDA_CHECK(cudaFree(y[k]));
-    }
-    free(hx);
+    const fastest_plan p = softmax_fastest_plan(FASTEST_AUTO, x, ldx, y, ldy, rows, cols);
+    return p.peel ? "128-bit, peeled" : (p.vec4 ? "128-bit" : "32-bit");
 }
 #endif
 
@@ -143,7 +81,7 @@ int main(int argc, char **argv)
     lesson_init(&LESSON, &o, argc, argv);
     show_table();
 
-    /* cudaMalloc'd buffers are 256-byte aligned: float4 iff cols % 4 == 0. */
+    /* The plan for the program's own buffers (cudaMalloc: 256-byte aligned). */
     const float *a = (const float *)(uintptr_t)256;
     fastest_plan p = softmax_fastest_plan(FASTEST_AUTO, a, o.cols, a, o.cols, o.rows, o.cols);
     printf("This shape:\n");
@@ -158,7 +96,7 @@ int main(int argc, char **argv)
 #ifndef CUDA_EMU
     if (status == 0 && o.cols > 1) {
         printf("\n");
-        time_views(&o);
+        time_views(softmax_fastest_strided, fastest_access, &o);
     }
 #endif
     softmax_fastest_release();
