@@ -521,10 +521,10 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
  * ticket below ours belongs to a running CTA. Only the row with the
  * highest ticket can be incomplete; all rows below it finish and free
  * their SMs for the CTAs it waits for, as long as one row's P CTAs fit on
- * the GPU at once (the host checks). The same trick gives the single-pass
- * scans of CUB their safety (Merrill and Garland, "Single-pass parallel
- * prefix scan with decoupled look-back", 2016). The host zeroes sync
- * before each launch. */
+ * the GPU at once (the host checks). Single-pass scans, whose blocks wait
+ * for other blocks, meet the same question (Merrill and Garland,
+ * "Single-pass parallel prefix scan with decoupled look-back", 2016). The
+ * host zeroes sync before each launch. */
 template <int VEC, bool PEEL, int FPT, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 fastest_grid_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy, int cols,
