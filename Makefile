@@ -80,7 +80,7 @@ help:
 	@echo "  make test-large   every kernel on 1 x (2^31+17) and (2^17+1) x (2^14+3): 64-bit indexing (GPU, ~18 GB)"
 	@echo "  make sanitize     compute-sanitizer memcheck/racecheck/synccheck/initcheck on every kernel, odd shapes"
 	@echo "  make profile-lessonN  Nsight Compute: DRAM bytes and throughput of lesson N at PROFILE_SHAPE=$(PROFILE_SHAPE)"
-	@echo "  make plots        draw docs/img/*.png from docs/results/*.csv (installs matplotlib into .venv)"
+	@echo "  make plots        draw docs/img/*.png from docs/results/*.csv (python3's matplotlib, else installs it into .venv)"
 	@echo "  make venv         only make .venv with matplotlib (CI does this so the plot test runs)"
 	@echo "  make tables       rewrite the measured tables of README.md and the lessons' texts from docs/results/*.csv"
 	@echo "  make test         every test: reference math, options, .npy, CLI, kernels, solutions"
