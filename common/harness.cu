@@ -195,13 +195,13 @@ timing time_runs(softmax_fn fn, float **x, float **y, int sets, long long rows,
 /* time_runs takes a softmax_fn; the view being timed rides in here. */
 static struct {
     softmax_strided_fn fn;
-    long long xoff, yoff, ld, cols;
+    long long xoff, yoff, ldx, ldy, cols;
 } view_now;
 
 static void run_view_now(const float *x, float *y, long long rows, long long cols, cudaStream_t s)
 {
     (void)cols; /* the view's own */
-    view_now.fn(x + view_now.xoff, view_now.ld, y + view_now.yoff, view_now.ld, rows, view_now.cols, s);
+    view_now.fn(x + view_now.xoff, view_now.ldx, y + view_now.yoff, view_now.ldy, rows, view_now.cols, s);
 }
 
 void time_views(softmax_strided_fn fn, view_access_fn access, const options *o)
@@ -225,13 +225,14 @@ void time_views(softmax_strided_fn fn, view_access_fn access, const options *o)
     }
     const struct {
         const char *name;
-        long long xoff, yoff, ld, cols;
+        long long xoff, yoff, ldx, ldy, cols;
     } C[] = {
-        {"aligned, contiguous", 0, 0, cols, cols},
-        {"bases 1 float past 16 bytes", 1, 1, cols, cols},
-        {"row stride cols + 1", 0, 0, cols + 1, cols},
-        {"cols - 1 (N % 4 != 0)", 0, 0, cols - 1, cols - 1},
-        {"x 1 float past 16 bytes, y not", 1, 0, cols, cols},
+        {"aligned, contiguous", 0, 0, cols, cols, cols},
+        {"bases 1 float past 16 bytes", 1, 1, cols, cols, cols},
+        {"row stride cols + 1", 0, 0, cols + 1, cols + 1, cols},
+        {"cols - 1 (N % 4 != 0)", 0, 0, cols - 1, cols - 1, cols - 1},
+        {"x 1 float past 16 bytes, y not", 1, 0, cols, cols, cols},
+        {"x row stride cols + 1, y not", 0, 0, cols + 1, cols, cols},
     };
     printf("Views at %lld x %lld: the same rows, misaligned (median of %d runs)\n", rows, cols, o->iters);
     printf("  %-32s %-16s %11s %9s %12s\n", "view", "access", "time (ms)", "GB/s", "of aligned");
@@ -241,9 +242,10 @@ void time_views(softmax_strided_fn fn, view_access_fn access, const options *o)
         view_now.fn = fn;
         view_now.xoff = C[i].xoff;
         view_now.yoff = C[i].yoff;
-        view_now.ld = C[i].ld;
+        view_now.ldx = C[i].ldx;
+        view_now.ldy = C[i].ldy;
         view_now.cols = C[i].cols;
-        const char *how = access ? access(x[0] + C[i].xoff, C[i].ld, y[0] + C[i].yoff, C[i].ld, rows, C[i].cols)
+        const char *how = access ? access(x[0] + C[i].xoff, C[i].ldx, y[0] + C[i].yoff, C[i].ldy, rows, C[i].cols)
                                  : "-";
         const timing t = time_runs(run_view_now, x, y, sets, rows, cols, o->warmup, o->iters);
         const double gbps = 2.0 * (double)rows * (double)C[i].cols * sizeof(float) / (t.median_ms * 1e6);

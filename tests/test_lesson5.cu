@@ -6,8 +6,9 @@
  * float past a 16-byte boundary, N % 4 != 0, on each of the three paths
  * (registers, shared memory, chunked). Each must match the float64
  * reference and leave every float outside the view untouched
- * (tests/views.h). The float4 rule and the register plans are checked on
- * the host, without a GPU. */
+ * (tests/views.h); views whose rows of x and y start equally misaligned
+ * run the peeled kernels. The float4 and peeling rules and the register
+ * plans are checked on the host, without a GPU. */
 #include <stdint.h>
 #include <stdio.h>
 
@@ -35,6 +36,15 @@ static const view_case CASES[] = {
     {"an N = 65537 (past shared memory on an H100), misaligned", 2, 65537, 65540, 65541, 1, 3},
     {"a 20001-row, N = 3 (huge M, tiny N), strided", 20001, 3, 5, 4, 1, 0},
     {"a 1-row, N = 300000 (tiny M, long row), misaligned", 1, 300000, 300001, 300002, 3, 1},
+    /* x and y equally misaligned row by row: peeled (softmax_fused_can_peel) */
+    {"a shared-misalignment, stride N + 1", 9, 1000, 1001, 1001, 0, 0},
+    {"a shared-misalignment, N = 5 (head 3, tail 2; 2 lanes a row hold 3 extras each)", 12, 5, 13, 9, 1, 1},
+    {"a shared-misalignment, N = 2 (the head holds the row)", 11, 2, 3, 3, 3, 3},
+    {"a shared-misalignment, N = 33, stride 33", 67, 33, 33, 33, 1, 1},
+    {"a shared-misalignment, N = 4097, bases 3 floats in", 6, 4097, 4097, 4097, 3, 3},
+    {"a shared-misalignment, N = 32771 (past registers)", 3, 32771, 32773, 32777, 2, 2},
+    {"a shared-misalignment, N = 65537 (past shared memory on an H100), stride N + 2", 3, 65537, 65539,
+     65539, 2, 2},
 };
 #define NCASES (int)(sizeof CASES / sizeof CASES[0])
 
@@ -126,6 +136,16 @@ static void check_float4_rule(void)
                 "float4 is used on padded views whose strides are multiples of 4", "refused");
     test_expect(!softmax_fused_can_use_float4(off1, 1024, a, 1024, 1024),
                 "float4 is refused when the input starts 1 float past a 16-byte boundary", "allowed");
+    test_expect(softmax_fused_can_peel(off1, 1000, off1, 1000, 4),
+                "views whose bases are both 1 float past 16 bytes are peeled", "refused");
+    test_expect(softmax_fused_can_peel(a + 2, 1001, a + 6, 1005, 4),
+                "views whose strides differ by a multiple of 4 are peeled", "refused");
+    test_expect(!softmax_fused_can_peel(off1, 1024, a, 1024, 4),
+                "an input 1 float past 16 bytes with an aligned output is not peeled (32-bit)", "peeled");
+    test_expect(!softmax_fused_can_peel(a, 1001, a, 1000, 4),
+                "rows of x and y misaligned differently (strides 1001 and 1000) are not peeled", "peeled");
+    test_expect(softmax_fused_can_peel(a, 1001, a, 1000, 1), "one row is peeled whatever the strides",
+                "refused");
     test_expect(!softmax_fused_can_use_float4(a, 1024, off1, 1024, 1024),
                 "float4 is refused when the output starts 1 float past a 16-byte boundary", "allowed");
     test_expect(!softmax_fused_can_use_float4(a, 1025, a, 1025, 1025),

@@ -11,6 +11,7 @@
  *     chunks and warps of -inf, a max that grows at every chunk, NaN, an
  *     all -inf row) and on misaligned, padded views (tests/views.h). */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -380,6 +381,13 @@ static void check_views(int have_gpu)
         {"an N = 33, strided and misaligned", 31, 33, 40, 37, 2, 0},
         {"an N = 65537, misaligned", 2, 65537, 65540, 65541, 1, 3},
         {"a 20001-row, N = 3, strided", 20001, 3, 5, 4, 1, 0},
+        /* x and y equally misaligned row by row: peeled (ONLINE_PEELED) */
+        {"a shared-misalignment, stride N + 1", 9, 1000, 1001, 1001, 0, 0},
+        {"a shared-misalignment, N = 5 (head 3, tail 2), strides 13 and 9", 12, 5, 13, 9, 1, 1},
+        {"a shared-misalignment, N = 2 (the head holds the row)", 11, 2, 3, 3, 3, 3},
+        {"a shared-misalignment, N = 33, stride 33 (8 lanes a row)", 67, 33, 33, 33, 1, 1},
+        {"a shared-misalignment, N = 4097, bases 3 floats in (a block a row)", 6, 4097, 4097, 4097, 3, 3},
+        {"a shared-misalignment, N = 65537, stride N + 2", 5, 65537, 65539, 65539, 2, 2},
     };
     char name[512], desc[512];
     for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
@@ -397,6 +405,29 @@ static void check_views(int have_gpu)
     }
 }
 
+/* Which accesses a view gets, on fake addresses: no GPU needed. */
+static void check_access_rule(void)
+{
+    const float *a = (const float *)(uintptr_t)0x10000; /* 16-byte aligned */
+    test_expect(softmax_online_access(a, 1024, a, 1024, 4, 1024) == ONLINE_FLOAT4,
+                "lesson6 views: aligned rows with N, ldx, ldy multiples of 4 get float4 throughout", "not");
+    test_expect(softmax_online_access(a + 1, 1000, a + 1, 1000, 4, 1000) == ONLINE_PEELED,
+                "lesson6 views: both bases 1 float past 16 bytes are peeled", "not");
+    test_expect(softmax_online_access(a + 2, 1001, a + 6, 1005, 4, 1001) == ONLINE_PEELED,
+                "lesson6 views: strides that differ by a multiple of 4 are peeled", "not");
+    test_expect(softmax_online_access(a + 1, 1024, a, 1024, 4, 1024) == ONLINE_SCALAR,
+                "lesson6 views: x misaligned and y aligned fall back to 32-bit", "peeled or float4");
+    test_expect(softmax_online_access(a, 1001, a, 1000, 4, 1000) == ONLINE_SCALAR,
+                "lesson6 views: rows of x and y misaligned differently (strides 1001 and 1000) fall back to "
+                "32-bit",
+                "peeled or float4");
+    test_expect(softmax_online_access(a, 1001, a, 1000, 1, 1000) == ONLINE_PEELED,
+                "lesson6 views: one row is peeled whatever the strides", "not");
+    test_expect(softmax_online_access((const float *)((uintptr_t)a + 2), 1000, a, 1000, 1, 1000) ==
+                    ONLINE_SCALAR,
+                "lesson6 views: an x not 4-byte aligned is never peeled", "peeled");
+}
+
 int main(void)
 {
     int count = 0;
@@ -406,5 +437,6 @@ int main(void)
     check_merge_device(have_gpu);
     check_hard_rows(have_gpu);
     check_views(have_gpu);
+    check_access_rule();
     return test_exit_status();
 }

@@ -36,7 +36,9 @@ static void show_plans(void)
 }
 
 /* A 3 x 5 view inside padded buffers, starting one float past a 16-byte
- * boundary: the scalar path runs, and the padding is never touched. */
+ * boundary, with row strides 7 and 6: row 1 of x starts 3 floats past a
+ * boundary where row 1 of y starts 2 past, so no cut fits both and the
+ * scalar path runs; the padding is never touched. */
 static void show_view(void)
 {
     enum { ROWS = 3, COLS = 5, LDX = 7, LDY = 6, OFF = 1 };
@@ -62,7 +64,8 @@ static void show_view(void)
     printf("A view: %d x %d, row strides %d (x) and %d (y), 1 float past a 16-byte boundary\n",
            ROWS, COLS, LDX, LDY);
     printf("  path: %s, %s\n", fused_path_name(p.path),
-           p.float4 ? "float4" : "scalar (the views are not 16-byte aligned)");
+           p.peel ? "float4 body, head and tail peeled"
+                  : (p.float4 ? "float4" : "scalar (rows of x and y start at different offsets from 16 bytes)"));
     for (int r = 0; r < ROWS; r++) {
         char label[32];
         snprintf(label, sizeof label, "y row %d + padding", r);
@@ -78,8 +81,8 @@ static void show_view(void)
 static const char *fused_access(const float *x, long long ldx, const float *y, long long ldy, long long rows,
                                 long long cols)
 {
-    (void)rows;
-    return softmax_fused_can_use_float4(x, ldx, y, ldy, cols) ? "128-bit" : "32-bit";
+    if (softmax_fused_can_use_float4(x, ldx, y, ldy, cols)) return "128-bit";
+    return softmax_fused_can_peel(x, ldx, y, ldy, rows) ? "128-bit, peeled" : "32-bit";
 }
 #endif
 

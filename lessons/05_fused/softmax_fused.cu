@@ -24,6 +24,10 @@
  * Every kernel takes row strides (ldx, ldy, in elements) so it works on
  * views, and moves 128-bit float4s when the views allow it (VEC = 4),
  * single floats otherwise (VEC = 1): same code, a template parameter.
+ * With PEEL (VEC = 4), each row of a misaligned view is cut at its 16-byte
+ * boundaries (view_cut.cuh): 0-6 head and tail floats one at a time, the
+ * body in float4s. The host peels when every row of x starts at the same
+ * offset from 16 bytes as the same row of y.
  *
  * Why C++ templates: a register array must have a size known at compile
  * time (float v[FPT]), and every loop over it must be unrolled completely,
@@ -38,6 +42,7 @@
 #include <stdlib.h>
 
 #include "softmax_fused.h"
+#include "view_cut.cuh"
 #include "check.h"
 
 #define FULL_MASK 0xffffffffu
@@ -129,19 +134,23 @@ __device__ __forceinline__ float row_reduce(float v, float *red, Op op)
  *
  * cols <= FUSED_MAX_REGISTER_COLS here, so positions inside a row fit an
  * int; row offsets (row * ldx) are 64-bit. */
-template <int VEC, int FPT, int TPR, int BLOCK>
+template <int VEC, bool PEEL, int FPT, int TPR, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 fused_registers_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y,
-                       long long ldy, long long rows, int cols)
+                       long long ldy, long long rows, int cols, int mis)
 {
     static_assert(FPT % VEC == 0, "whole vectors per thread");
     static_assert(BLOCK % TPR == 0 && (TPR <= 32 || TPR == BLOCK), "a row: part of a warp, or the block");
+    static_assert(!PEEL || VEC == 4, "peeling keeps float4 bodies");
     constexpr int ITEMS = FPT / VEC;
     constexpr int ROWS_PER_BLOCK = BLOCK / TPR;
+    /* With PEEL, each thread also holds X of the row's (at most 6) head
+     * and tail floats: extra sub + e * TPR in v[FPT + e]. */
+    constexpr int X = PEEL ? (VIEW_MAX_EXTRAS + TPR - 1) / TPR : 0;
     __shared__ float red_max[32], red_sum[32]; /* used only when TPR > 32 */
 
     const int sub = threadIdx.x % TPR;
-    const int nvec = cols / VEC;
+    const int nvec_aligned = cols / VEC; /* without PEEL */
 
     /* A grid-stride loop over groups of rows; `first` is the same for the
      * whole block, so the barriers inside are reached by all its threads. */
@@ -150,27 +159,32 @@ fused_registers_kernel(const float *__restrict__ x, long long ldx, float *__rest
         const long long row = first + threadIdx.x / TPR;
         const bool live = row < rows; /* a dead lane still joins the shuffles */
         const float *xr = x + (live ? row : 0) * ldx;
+        view_cut cut = {0, 0, nvec_aligned};
+        if constexpr (PEEL) cut = view_row_cut(live ? row : 0, ldx, mis, cols);
+        const int nvec = PEEL ? (int)cut.nvec : nvec_aligned;
+        const float *xb = xr + cut.head; /* the body: vectors of VEC floats */
 
         /* The one read of the row. */
-        float v[FPT];
+        float v[FPT + X];
         for (int i = 0; i < ITEMS; i++) {
             const int k = i * TPR + sub;
             if (live && k < nvec) {
-                load_vec<VEC>(xr + k * VEC, &v[i * VEC]);
+                load_vec<VEC>(xb + k * VEC, &v[i * VEC]);
             } else {
                 for (int j = 0; j < VEC; j++) v[i * VEC + j] = -INFINITY;
             }
         }
+        for (int e = 0; e < X; e++) v[FPT + e] = live ? view_extra_load(xr, cut, sub + e * TPR) : -INFINITY;
 
         /* max: -inf is its identity. fmaxf skips NaN, but a NaN still
          * reaches every output through exp(NaN - m) in the sum. */
         float m = -INFINITY;
-        for (int p = 0; p < FPT; p++) m = fmaxf(m, v[p]);
+        for (int p = 0; p < FPT + X; p++) m = fmaxf(m, v[p]);
         m = row_reduce<TPR>(m, red_max, op_max());
 
         /* exp once per element, kept in place of x; then the sum. */
         float s = 0.0f;
-        for (int p = 0; p < FPT; p++) {
+        for (int p = 0; p < FPT + X; p++) {
             v[p] = expf(v[p] - m);
             s += v[p];
         }
@@ -182,13 +196,17 @@ fused_registers_kernel(const float *__restrict__ x, long long ldx, float *__rest
 
         /* The one write of the row. */
         float *yr = y + (live ? row : 0) * ldy;
+        float *yb = yr + cut.head;
         for (int i = 0; i < ITEMS; i++) {
             const int k = i * TPR + sub;
             if (live && k < nvec) {
                 for (int j = 0; j < VEC; j++) v[i * VEC + j] *= inv;
-                store_vec<VEC>(yr + k * VEC, &v[i * VEC]);
+                if constexpr (PEEL) view_store4(yb + k * VEC, &v[i * VEC]); /* see view_cut.cuh */
+                else store_vec<VEC>(yb + k * VEC, &v[i * VEC]);
             }
         }
+        for (int e = 0; e < X; e++)
+            if (live && sub + e * TPR < cut.nextra) yr[view_extra_at(cut, sub + e * TPR)] = v[FPT + e] * inv;
     }
 }
 
@@ -202,26 +220,33 @@ fused_registers_kernel(const float *__restrict__ x, long long ldx, float *__rest
  * Element vector k always belongs to thread k % BLOCK, in all three passes
  * and for every row: each thread reads back only what it wrote itself, so
  * the row data needs no barrier (only the two reductions have one). */
-template <int VEC, int BLOCK>
+template <int VEC, bool PEEL, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 fused_shared_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y,
-                    long long ldy, long long rows, int cols)
+                    long long ldy, long long rows, int cols, int mis)
 {
+    static_assert(!PEEL || VEC == 4, "peeling keeps float4 bodies");
     constexpr int U = 16 / VEC; /* 64 bytes per thread in flight */
     extern __shared__ float4 fused_smem[]; /* float4: 16-byte aligned for VEC = 4 */
     __shared__ float red_max[32], red_sum[32];
     float *srow = reinterpret_cast<float *>(fused_smem);
-    const int nvec = cols / VEC; /* cols <= the shared-memory capacity: an int */
+    const int nvec_aligned = cols / VEC; /* without PEEL; cols <= the shared-memory capacity: an int */
 
     for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
         const float *xr = x + row * ldx;
-        float m = -INFINITY;
+        view_cut cut = {0, 0, nvec_aligned};
+        if constexpr (PEEL) cut = view_row_cut(row, ldx, mis, cols);
+        const int nvec = PEEL ? (int)cut.nvec : nvec_aligned;
+        const float *xb = xr + cut.head;
+        /* PEEL: threads 0-5 hold the head and tail floats in a register. */
+        const float e = PEEL ? view_extra_load(xr, cut, threadIdx.x) : -INFINITY;
+        float m = e;
         for (int k0 = threadIdx.x; k0 < nvec; k0 += U * BLOCK) {
             float v[U * VEC];
             for (int u = 0; u < U; u++) { /* U loads in flight, then U stores */
                 const int k = k0 + u * BLOCK;
                 if (k < nvec) {
-                    load_vec<VEC>(xr + (long long)k * VEC, &v[u * VEC]);
+                    load_vec<VEC>(xb + (long long)k * VEC, &v[u * VEC]);
                 } else {
                     for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
                 }
@@ -234,7 +259,7 @@ fused_shared_kernel(const float *__restrict__ x, long long ldx, float *__restric
         }
         m = row_reduce<BLOCK>(m, red_max, op_max());
 
-        float s = 0.0f;
+        float s = PEEL ? expf(e - m) : 0.0f; /* 0 for -inf, unless m = -inf too: then NaN, as it should */
         for (int k = threadIdx.x; k < nvec; k += BLOCK) {
             float v[VEC];
             load_vec<VEC>(srow + k * VEC, v);
@@ -248,12 +273,15 @@ fused_shared_kernel(const float *__restrict__ x, long long ldx, float *__restric
         const float inv = 1.0f / s;
 
         float *yr = y + row * ldy;
+        float *yb = yr + cut.head;
         for (int k = threadIdx.x; k < nvec; k += BLOCK) {
             float v[VEC];
             load_vec<VEC>(srow + k * VEC, v);
             for (int j = 0; j < VEC; j++) v[j] *= inv;
-            store_vec<VEC>(yr + (long long)k * VEC, v);
+            if constexpr (PEEL) view_store4(yb + (long long)k * VEC, v);
+            else store_vec<VEC>(yb + (long long)k * VEC, v);
         }
+        if (PEEL && (int)threadIdx.x < cut.nextra) yr[view_extra_at(cut, threadIdx.x)] = expf(e - m) * inv;
     }
 }
 
@@ -262,27 +290,35 @@ fused_shared_kernel(const float *__restrict__ x, long long ldx, float *__restric
  * the row three times (max; sum of exp; exp / sum written): 16 bytes per
  * element, unless re-reads hit in L2. Any cols, including more than 2^31:
  * every position is 64-bit. */
-template <int VEC, int BLOCK>
+template <int VEC, bool PEEL, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 fused_chunked_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y,
-                     long long ldy, long long rows, long long cols)
+                     long long ldy, long long rows, long long cols, int mis)
 {
+    static_assert(!PEEL || VEC == 4, "peeling keeps float4 bodies");
     constexpr int U = 16 / VEC; /* 64 bytes per thread in flight */
     constexpr long long STEP = (long long)U * BLOCK;
     __shared__ float red_max[32], red_sum[32];
-    const long long nvec = cols / VEC;
+    const long long nvec_aligned = cols / VEC; /* without PEEL */
 
     for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
         const float *xr = x + row * ldx;
         float *yr = y + row * ldy;
+        view_cut cut = {0, 0, nvec_aligned};
+        if constexpr (PEEL) cut = view_row_cut(row, ldx, mis, cols);
+        const long long nvec = PEEL ? cut.nvec : nvec_aligned;
+        const float *xb = xr + cut.head;
+        float *yb = yr + cut.head;
+        /* PEEL: threads 0-5 hold the head and tail floats in a register. */
+        const float e = PEEL ? view_extra_load(xr, cut, threadIdx.x) : -INFINITY;
 
-        float m = -INFINITY; /* read 1 */
+        float m = e; /* read 1 */
         for (long long k0 = threadIdx.x; k0 < nvec; k0 += STEP) {
             float v[U * VEC];
             for (int u = 0; u < U; u++) {
                 const long long k = k0 + (long long)u * BLOCK;
                 if (k < nvec) {
-                    load_vec<VEC>(xr + k * VEC, &v[u * VEC]);
+                    load_vec<VEC>(xb + k * VEC, &v[u * VEC]);
                 } else {
                     for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
                 }
@@ -291,13 +327,13 @@ fused_chunked_kernel(const float *__restrict__ x, long long ldx, float *__restri
         }
         m = row_reduce<BLOCK>(m, red_max, op_max());
 
-        float s = 0.0f; /* read 2 */
+        float s = PEEL ? expf(e - m) : 0.0f; /* read 2 */
         for (long long k0 = threadIdx.x; k0 < nvec; k0 += STEP) {
             float v[U * VEC];
             for (int u = 0; u < U; u++) {
                 const long long k = k0 + (long long)u * BLOCK;
                 if (k < nvec) {
-                    load_vec<VEC>(xr + k * VEC, &v[u * VEC]);
+                    load_vec<VEC>(xb + k * VEC, &v[u * VEC]);
                 } else {
                     for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
                 }
@@ -311,16 +347,18 @@ fused_chunked_kernel(const float *__restrict__ x, long long ldx, float *__restri
             float v[U * VEC];
             for (int u = 0; u < U; u++) {
                 const long long k = k0 + (long long)u * BLOCK;
-                if (k < nvec) load_vec<VEC>(xr + k * VEC, &v[u * VEC]);
+                if (k < nvec) load_vec<VEC>(xb + k * VEC, &v[u * VEC]);
             }
             for (int u = 0; u < U; u++) {
                 const long long k = k0 + (long long)u * BLOCK;
                 if (k < nvec) {
                     for (int j = 0; j < VEC; j++) v[u * VEC + j] = expf(v[u * VEC + j] - m) * inv;
-                    store_vec<VEC>(yr + k * VEC, &v[u * VEC]);
+                    if constexpr (PEEL) view_store4(yb + k * VEC, &v[u * VEC]);
+                    else store_vec<VEC>(yb + k * VEC, &v[u * VEC]);
                 }
             }
         }
+        if (PEEL && (int)threadIdx.x < cut.nextra) yr[view_extra_at(cut, threadIdx.x)] = expf(e - m) * inv;
     }
 }
 
@@ -370,63 +408,65 @@ static unsigned grid_for(long long rows, int per_block)
     return (unsigned)(blocks < INT_MAX ? blocks : INT_MAX);
 }
 
-template <int VEC, int I>
+template <int VEC, bool PEEL, int I>
 static void launch_registers(const float *x, long long ldx, float *y, long long ldy,
                              long long rows, long long cols, cudaStream_t stream)
 {
     constexpr reg_config C = REG[I];
     static_assert(C.max_cols <= C.tpr * C.fpt, "capacity holds the row class");
-    void (*kernel)(const float *, long long, float *, long long, long long, int) =
-        fused_registers_kernel<VEC, C.fpt, C.tpr, C.block>;
-    kernel<<<grid_for(rows, C.block / C.tpr), C.block, 0, stream>>>(x, ldx, y, ldy, rows, (int)cols);
+    void (*kernel)(const float *, long long, float *, long long, long long, int, int) =
+        fused_registers_kernel<VEC, PEEL, C.fpt, C.tpr, C.block>;
+    kernel<<<grid_for(rows, C.block / C.tpr), C.block, 0, stream>>>(x, ldx, y, ldy, rows, (int)cols,
+                                                                      view_mis(x));
     CUDA_CHECK_LAUNCH();
 }
 
-template <int VEC>
+template <int VEC, bool PEEL>
 static void run_registers(int index, const float *x, long long ldx, float *y, long long ldy,
                           long long rows, long long cols, cudaStream_t stream)
 {
     switch (index) {
-    case 0: launch_registers<VEC, 0>(x, ldx, y, ldy, rows, cols, stream); break;
-    case 1: launch_registers<VEC, 1>(x, ldx, y, ldy, rows, cols, stream); break;
-    case 2: launch_registers<VEC, 2>(x, ldx, y, ldy, rows, cols, stream); break;
-    case 3: launch_registers<VEC, 3>(x, ldx, y, ldy, rows, cols, stream); break;
-    case 4: launch_registers<VEC, 4>(x, ldx, y, ldy, rows, cols, stream); break;
-    case 5: launch_registers<VEC, 5>(x, ldx, y, ldy, rows, cols, stream); break;
-    case 6: launch_registers<VEC, 6>(x, ldx, y, ldy, rows, cols, stream); break;
-    case 7: launch_registers<VEC, 7>(x, ldx, y, ldy, rows, cols, stream); break;
-    case 8: launch_registers<VEC, 8>(x, ldx, y, ldy, rows, cols, stream); break;
-    case 9: launch_registers<VEC, 9>(x, ldx, y, ldy, rows, cols, stream); break;
-    case 10: launch_registers<VEC, 10>(x, ldx, y, ldy, rows, cols, stream); break;
-    case 11: launch_registers<VEC, 11>(x, ldx, y, ldy, rows, cols, stream); break;
-    case 12: launch_registers<VEC, 12>(x, ldx, y, ldy, rows, cols, stream); break;
-    default: launch_registers<VEC, 13>(x, ldx, y, ldy, rows, cols, stream); break;
+    case 0: launch_registers<VEC, PEEL, 0>(x, ldx, y, ldy, rows, cols, stream); break;
+    case 1: launch_registers<VEC, PEEL, 1>(x, ldx, y, ldy, rows, cols, stream); break;
+    case 2: launch_registers<VEC, PEEL, 2>(x, ldx, y, ldy, rows, cols, stream); break;
+    case 3: launch_registers<VEC, PEEL, 3>(x, ldx, y, ldy, rows, cols, stream); break;
+    case 4: launch_registers<VEC, PEEL, 4>(x, ldx, y, ldy, rows, cols, stream); break;
+    case 5: launch_registers<VEC, PEEL, 5>(x, ldx, y, ldy, rows, cols, stream); break;
+    case 6: launch_registers<VEC, PEEL, 6>(x, ldx, y, ldy, rows, cols, stream); break;
+    case 7: launch_registers<VEC, PEEL, 7>(x, ldx, y, ldy, rows, cols, stream); break;
+    case 8: launch_registers<VEC, PEEL, 8>(x, ldx, y, ldy, rows, cols, stream); break;
+    case 9: launch_registers<VEC, PEEL, 9>(x, ldx, y, ldy, rows, cols, stream); break;
+    case 10: launch_registers<VEC, PEEL, 10>(x, ldx, y, ldy, rows, cols, stream); break;
+    case 11: launch_registers<VEC, PEEL, 11>(x, ldx, y, ldy, rows, cols, stream); break;
+    case 12: launch_registers<VEC, PEEL, 12>(x, ldx, y, ldy, rows, cols, stream); break;
+    default: launch_registers<VEC, PEEL, 13>(x, ldx, y, ldy, rows, cols, stream); break;
     }
 }
 static_assert(NREG == 14, "run_registers has one case per configuration");
 
-template <int VEC, int BLOCK>
+template <int VEC, bool PEEL, int BLOCK>
 static void run_shared(const float *x, long long ldx, float *y, long long ldy, long long rows,
                        long long cols, long long smem_bytes, cudaStream_t stream)
 {
-    void (*kernel)(const float *, long long, float *, long long, long long, int) =
-        fused_shared_kernel<VEC, BLOCK>;
+    void (*kernel)(const float *, long long, float *, long long, long long, int, int) =
+        fused_shared_kernel<VEC, PEEL, BLOCK>;
     /* Above 48 KB of dynamic shared memory a kernel must opt in, once per
      * kernel; the launch fails with "invalid argument" otherwise. */
     if (smem_bytes > 48 * 1024)
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)smem_bytes));
-    kernel<<<grid_for(rows, 1), BLOCK, (size_t)smem_bytes, stream>>>(x, ldx, y, ldy, rows, (int)cols);
+    kernel<<<grid_for(rows, 1), BLOCK, (size_t)smem_bytes, stream>>>(x, ldx, y, ldy, rows, (int)cols,
+                                                                    view_mis(x));
     CUDA_CHECK_LAUNCH();
 }
 
-template <int VEC, int BLOCK>
+template <int VEC, bool PEEL, int BLOCK>
 static void run_chunked(const float *x, long long ldx, float *y, long long ldy, long long rows,
                         long long cols, cudaStream_t stream)
 {
-    void (*kernel)(const float *, long long, float *, long long, long long, long long) =
-        fused_chunked_kernel<VEC, BLOCK>;
-    kernel<<<grid_for(rows, 1), BLOCK, 0, stream>>>(x, ldx, y, ldy, rows, cols);
+    void (*kernel)(const float *, long long, float *, long long, long long, long long, int) =
+        fused_chunked_kernel<VEC, PEEL, BLOCK>;
+    kernel<<<grid_for(rows, 1), BLOCK, 0, stream>>>(x, ldx, y, ldy, rows, cols, view_mis(x));
     CUDA_CHECK_LAUNCH();
 }
 
@@ -444,6 +484,11 @@ int softmax_fused_can_use_float4(const float *x, long long ldx, const float *y, 
 {
     return (uintptr_t)x % 16 == 0 && (uintptr_t)y % 16 == 0 && cols % 4 == 0 && ldx % 4 == 0 &&
            ldy % 4 == 0;
+}
+
+int softmax_fused_can_peel(const float *x, long long ldx, const float *y, long long ldy, long long rows)
+{
+    return view_can_peel(x, ldx, y, ldy, rows);
 }
 
 const char *fused_path_name(fused_path p)
@@ -466,7 +511,7 @@ static int register_index(long long cols)
 fused_plan softmax_fused_plan(fused_path want, int float4, long long cols)
 {
     const int big = block_for(cols);
-    fused_plan p = {FUSED_CHUNKED, float4 ? 1 : 0, big, 0, big, 1, 0};
+    fused_plan p = {FUSED_CHUNKED, float4 ? 1 : 0, 0, big, 0, big, 1, 0};
     const int reg = register_index(cols);
     const int fits_registers = reg >= 0;
     /* Ask the device only when the answer matters. */
@@ -489,6 +534,25 @@ fused_plan softmax_fused_plan(fused_path want, int float4, long long cols)
     return p;
 }
 
+template <int VEC, bool PEEL>
+static void launch_plan(const fused_plan *p, const float *x, long long ldx, float *y, long long ldy,
+                        long long rows, long long cols, cudaStream_t stream)
+{
+    switch (p->path) {
+    case FUSED_REGISTERS:
+        run_registers<VEC, PEEL>(register_index(cols), x, ldx, y, ldy, rows, cols, stream);
+        break;
+    case FUSED_SHARED:
+        if (p->block == BIG_BLOCK) run_shared<VEC, PEEL, BIG_BLOCK>(x, ldx, y, ldy, rows, cols, p->smem_bytes, stream);
+        else run_shared<VEC, PEEL, SMALL_BLOCK>(x, ldx, y, ldy, rows, cols, p->smem_bytes, stream);
+        break;
+    default:
+        if (p->block == BIG_BLOCK) run_chunked<VEC, PEEL, BIG_BLOCK>(x, ldx, y, ldy, rows, cols, stream);
+        else run_chunked<VEC, PEEL, SMALL_BLOCK>(x, ldx, y, ldy, rows, cols, stream);
+        break;
+    }
+}
+
 fused_plan softmax_fused_run(fused_path want, const float *x, long long ldx, float *y,
                              long long ldy, long long rows, long long cols, cudaStream_t stream)
 {
@@ -498,33 +562,14 @@ fused_plan softmax_fused_run(fused_path want, const float *x, long long ldx, flo
         exit(1);
     }
     const int vec4 = softmax_fused_can_use_float4(x, ldx, y, ldy, cols);
-    fused_plan p = softmax_fused_plan(want, vec4, cols);
+    const int peel = !vec4 && softmax_fused_can_peel(x, ldx, y, ldy, rows);
+    fused_plan p = softmax_fused_plan(want, vec4 || peel, cols);
+    p.peel = peel;
     if (rows < 1 || cols < 1) return p; /* nothing to do; a 0-block grid is an error */
 
-    switch (p.path) {
-    case FUSED_REGISTERS:
-        if (vec4) run_registers<4>(register_index(cols), x, ldx, y, ldy, rows, cols, stream);
-        else run_registers<1>(register_index(cols), x, ldx, y, ldy, rows, cols, stream);
-        break;
-    case FUSED_SHARED:
-        if (p.block == BIG_BLOCK) {
-            if (vec4) run_shared<4, BIG_BLOCK>(x, ldx, y, ldy, rows, cols, p.smem_bytes, stream);
-            else run_shared<1, BIG_BLOCK>(x, ldx, y, ldy, rows, cols, p.smem_bytes, stream);
-        } else {
-            if (vec4) run_shared<4, SMALL_BLOCK>(x, ldx, y, ldy, rows, cols, p.smem_bytes, stream);
-            else run_shared<1, SMALL_BLOCK>(x, ldx, y, ldy, rows, cols, p.smem_bytes, stream);
-        }
-        break;
-    default:
-        if (p.block == BIG_BLOCK) {
-            if (vec4) run_chunked<4, BIG_BLOCK>(x, ldx, y, ldy, rows, cols, stream);
-            else run_chunked<1, BIG_BLOCK>(x, ldx, y, ldy, rows, cols, stream);
-        } else {
-            if (vec4) run_chunked<4, SMALL_BLOCK>(x, ldx, y, ldy, rows, cols, stream);
-            else run_chunked<1, SMALL_BLOCK>(x, ldx, y, ldy, rows, cols, stream);
-        }
-        break;
-    }
+    if (vec4) launch_plan<4, false>(&p, x, ldx, y, ldy, rows, cols, stream);
+    else if (peel) launch_plan<4, true>(&p, x, ldx, y, ldy, rows, cols, stream);
+    else launch_plan<1, false>(&p, x, ldx, y, ldy, rows, cols, stream);
     return p;
 }
 

@@ -17,8 +17,10 @@ void softmax_fused(const float *x, float *y, long long rows, long long cols, cud
  * the output at y + i * ldy (row strides in elements, ldx, ldy >= cols),
  * as a slice x[:, a:b] or a padded matrix is laid out. Only the cols
  * elements of each row are read or written; the rest of each stride is
- * never touched. Any alignment: 128-bit loads and stores are used only
- * when softmax_fused_can_use_float4() says so, a scalar path otherwise. */
+ * never touched. Any alignment: 128-bit loads and stores throughout when
+ * softmax_fused_can_use_float4() says so; 128-bit for all but each row's
+ * 0-6 head and tail floats when softmax_fused_can_peel() does; a scalar
+ * path otherwise. */
 void softmax_fused_strided(const float *x, long long ldx, float *y, long long ldy,
                            long long rows, long long cols, cudaStream_t stream);
 
@@ -36,6 +38,7 @@ typedef enum {
 typedef struct {
     fused_path path;       /* never FUSED_AUTO                                   */
     int float4;            /* 1: 128-bit loads and stores, 0: 32-bit            */
+    int peel;              /* 1: rows cut at 16-byte boundaries (views only)    */
     int threads_per_row;   /* 1 ... 32: part of a warp; more: the whole block    */
     int floats_per_thread; /* registers path: capacity of each thread (0 else)   */
     int block;             /* threads per block                                  */
@@ -43,8 +46,8 @@ typedef struct {
     long long smem_bytes;  /* dynamic shared memory per block (shared path)      */
 } fused_plan;
 
-/* The plan for a row of `cols` floats, with or without float4 (float4 = 1
- * requires cols % 4 == 0). `want` forces a path when the row fits it
+/* The plan for a row of `cols` floats, with or without float4 (float4 = 1:
+ * cols % 4 == 0, or a peeled view; peel is left 0 here). `want` forces a path when the row fits it
  * (FUSED_CHUNKED always does); otherwise, or for FUSED_AUTO, the
  * dispatcher's choice: registers up to FUSED_MAX_REGISTER_COLS, shared
  * memory up to softmax_fused_shared_capacity(), chunked beyond. Needs a
@@ -69,6 +72,11 @@ void softmax_fused_chunked(const float *x, float *y, long long rows, long long c
  * 16-byte aligned and holds whole float4s). Host only, no GPU needed. */
 int softmax_fused_can_use_float4(const float *x, long long ldx, const float *y, long long ldy,
                                  long long cols);
+
+/* 1 if each row of x starts at the same offset from a 16-byte boundary as
+ * the same row of y (lessons/05_fused/view_cut.cuh): one cut into head,
+ * float4 body and tail then serves both. Host only, no GPU needed. */
+int softmax_fused_can_peel(const float *x, long long ldx, const float *y, long long ldy, long long rows);
 
 /* The longest row, in floats, that fits in one block's shared memory on
  * the current device: cudaDevAttrMaxSharedMemoryPerBlockOptin, less 1 KB

@@ -62,6 +62,19 @@ static void show_merge(void)
            safe.m, safe.d);
 }
 
+/* The views table (GPU only): which accesses each view gets. */
+#ifndef CUDA_EMU
+static const char *online_access_name(const float *x, long long ldx, const float *y, long long ldy,
+                                      long long rows, long long cols)
+{
+    switch (softmax_online_access(x, ldx, y, ldy, rows, cols)) {
+    case ONLINE_FLOAT4: return "128-bit";
+    case ONLINE_PEELED: return "128-bit, peeled";
+    default: return "32-bit";
+    }
+}
+#endif
+
 int main(int argc, char **argv)
 {
     options o;
@@ -89,7 +102,7 @@ int main(int argc, char **argv)
     /* The same rows as misaligned views (GPU only; common/harness.cu). */
     if (status == 0 && o.cols > 1) {
         printf("\n");
-        time_views(softmax_online_strided, NULL, &o);
+        time_views(softmax_online_strided, online_access_name, &o);
     }
 #endif
     return status;

@@ -30,6 +30,7 @@
 
 #include "softmax_online.h"
 #include "online_md.cuh"
+#include "../05_fused/view_cut.cuh" /* lesson 5's cut of misaligned rows */
 #include "check.h"
 
 /* VEC consecutive floats in one access (VEC = 4: a 16-byte aligned float4). */
@@ -57,28 +58,31 @@ __device__ __forceinline__ void store_vec(float *p, const float *v)
     }
 }
 
-/* VEC: floats per access. TPR: threads per row (1 ... 32 lanes of a warp,
- * or the whole block). BLOCK: threads per block.
+/* VEC: floats per access. PEEL: cut each row at its 16-byte boundaries
+ * (view_cut.cuh), for views whose rows of x and y start equally misaligned.
+ * TPR: threads per row (1 ... 32 lanes of a warp, or the whole block).
+ * BLOCK: threads per block. U: vectors per chunk.
  *
- * A chunk is U = 16 / VEC vectors per thread, loaded together (64 bytes in
- * flight per thread) before any is used. Thread `sub` of a row takes the
+ * A chunk is U vectors per thread, loaded together before any is used:
+ * U = 16 / VEC (64 bytes in flight per thread), except for single floats
+ * on short rows (see dispatch). Thread `sub` of a row takes the
  * vectors sub + (c U + u) TPR: at each step the row's threads read
  * consecutive vectors (coalesced). Positions past the end hold -inf,
  * which no state notices (online_md.cuh). Positions in a row are 64-bit:
  * one row may hold more than 2^31 floats. */
-template <int VEC, int TPR, int BLOCK>
+template <int VEC, bool PEEL, int TPR, int BLOCK, int U>
 __global__ void __launch_bounds__(BLOCK)
 online_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
-              long long rows, long long cols)
+              long long rows, long long cols, int mis)
 {
     static_assert(BLOCK % TPR == 0 && (TPR <= 32 || TPR == BLOCK), "a row: part of a warp, or the block");
-    constexpr int U = 16 / VEC;
+    static_assert(!PEEL || VEC == 4, "peeling keeps float4 bodies");
     constexpr long long STEP = (long long)U * TPR;
     constexpr int ROWS_PER_BLOCK = BLOCK / TPR;
     __shared__ float red_m[32], red_d[32]; /* used only when TPR > 32 */
 
     const int sub = threadIdx.x % TPR;
-    const long long nvec = cols / VEC;
+    const long long nvec_aligned = cols / VEC; /* without PEEL */
 
     /* `first` is the same for the whole block: its barriers are reached by all. */
     for (long long first = (long long)blockIdx.x * ROWS_PER_BLOCK; first < rows;
@@ -87,15 +91,25 @@ online_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y,
         const bool live = row < rows; /* a dead lane still joins the merge */
         const float *xr = x + (live ? row : 0) * ldx;
         float *yr = y + (live ? row : 0) * ldy;
+        view_cut cut = {0, 0, nvec_aligned};
+        if constexpr (PEEL) cut = view_row_cut(live ? row : 0, ldx, mis, cols);
+        const long long nvec = PEEL ? cut.nvec : nvec_aligned;
+        const float *xb = xr + cut.head; /* the body: vectors of VEC floats */
+        float *yb = yr + cut.head;
 
         /* Pass 1, read 1: stream the row, one (m, d) per thread. */
         online_md s = online_md_identity();
+        if constexpr (PEEL) /* the head and tail floats: the row's first threads, one each */
+            for (int j = sub; j < VIEW_MAX_EXTRAS; j += TPR) {
+                const float e = live ? view_extra_load(xr, cut, j) : -INFINITY;
+                s = online_md_push<1>(s, &e);
+            }
         for (long long k0 = live ? sub : nvec; k0 < nvec; k0 += STEP) {
             float v[U * VEC];
             for (int u = 0; u < U; u++) {
                 const long long k = k0 + (long long)u * TPR;
                 if (k < nvec) {
-                    load_vec<VEC>(xr + k * VEC, &v[u * VEC]);
+                    load_vec<VEC>(xb + k * VEC, &v[u * VEC]);
                 } else {
                     for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
                 }
@@ -112,17 +126,23 @@ online_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y,
         const float inv = 1.0f / s.d;
 
         /* Pass 2, read 2 + write. */
+        if constexpr (PEEL)
+            for (int j = sub; live && j < cut.nextra; j += TPR) {
+                const long long at = view_extra_at(cut, j);
+                yr[at] = expf(xr[at] - s.m) * inv;
+            }
         for (long long k0 = live ? sub : nvec; k0 < nvec; k0 += STEP) {
             float v[U * VEC];
             for (int u = 0; u < U; u++) {
                 const long long k = k0 + (long long)u * TPR;
-                if (k < nvec) load_vec<VEC>(xr + k * VEC, &v[u * VEC]);
+                if (k < nvec) load_vec<VEC>(xb + k * VEC, &v[u * VEC]);
             }
             for (int u = 0; u < U; u++) {
                 const long long k = k0 + (long long)u * TPR;
                 if (k < nvec) {
                     for (int j = 0; j < VEC; j++) v[u * VEC + j] = expf(v[u * VEC + j] - s.m) * inv;
-                    store_vec<VEC>(yr + k * VEC, &v[u * VEC]);
+                    if constexpr (PEEL) view_store4(yb + k * VEC, &v[u * VEC]); /* see view_cut.cuh */
+                    else store_vec<VEC>(yb + k * VEC, &v[u * VEC]);
                 }
             }
         }
@@ -137,30 +157,51 @@ static unsigned grid_for(long long rows, int per_block)
     return (unsigned)(blocks < INT_MAX ? blocks : INT_MAX);
 }
 
-template <int VEC, int TPR, int BLOCK>
+template <int VEC, bool PEEL, int TPR, int BLOCK, int U = 16 / VEC>
 static void launch(const float *x, long long ldx, float *y, long long ldy, long long rows,
                    long long cols, cudaStream_t stream)
 {
-    void (*kernel)(const float *, long long, float *, long long, long long, long long) =
-        online_kernel<VEC, TPR, BLOCK>;
-    kernel<<<grid_for(rows, BLOCK / TPR), BLOCK, 0, stream>>>(x, ldx, y, ldy, rows, cols);
+    void (*kernel)(const float *, long long, float *, long long, long long, long long, int) =
+        online_kernel<VEC, PEEL, TPR, BLOCK, U>;
+    kernel<<<grid_for(rows, BLOCK / TPR), BLOCK, 0, stream>>>(x, ldx, y, ldy, rows, cols, view_mis(x));
     CUDA_CHECK_LAUNCH();
 }
 
 /* Threads per row: enough that each gets at least one chunk of 16 floats,
- * up to a warp; a block beyond ONLINE_WARP_MAX_COLS (or when forced). */
-template <int VEC>
+ * up to a warp; a block beyond ONLINE_WARP_MAX_COLS (or when forced).
+ * Single floats on rows up to 256 take 4x the lanes (up to 32) and chunks
+ * of 4 floats instead: the same floats per row and chunk, but one load
+ * instruction of a warp covers as many consecutive bytes of a row as with
+ * float4. With 2 lanes of 16 floats at N = 32, each 32-bit load read 8
+ * bytes from each of 16 rows, a quarter of every 32-byte sector it
+ * touched: 31.5 % of the aligned speed, 77.0 % with 8 lanes of 4 floats
+ * (2097152 x 32, x one float past 16 bytes, H100, 2026-11-23). */
+template <int VEC, bool PEEL>
 static void dispatch(int block_per_row, const float *x, long long ldx, float *y, long long ldy,
                      long long rows, long long cols, cudaStream_t stream)
 {
     if (block_per_row || cols > ONLINE_WARP_MAX_COLS)
-        launch<VEC, ONLINE_BLOCK, ONLINE_BLOCK>(x, ldx, y, ldy, rows, cols, stream);
-    else if (cols > 256) launch<VEC, 32, 128>(x, ldx, y, ldy, rows, cols, stream);
-    else if (cols > 128) launch<VEC, 16, 128>(x, ldx, y, ldy, rows, cols, stream);
-    else if (cols > 64) launch<VEC, 8, 128>(x, ldx, y, ldy, rows, cols, stream);
-    else if (cols > 32) launch<VEC, 4, 128>(x, ldx, y, ldy, rows, cols, stream);
-    else if (cols > 16) launch<VEC, 2, 128>(x, ldx, y, ldy, rows, cols, stream);
-    else launch<VEC, 1, 128>(x, ldx, y, ldy, rows, cols, stream);
+        launch<VEC, PEEL, ONLINE_BLOCK, ONLINE_BLOCK>(x, ldx, y, ldy, rows, cols, stream);
+    else if (cols > 256) launch<VEC, PEEL, 32, 128>(x, ldx, y, ldy, rows, cols, stream);
+    else if constexpr (VEC == 1) {
+        if (cols > 128) launch<1, PEEL, 32, 128, 8>(x, ldx, y, ldy, rows, cols, stream);
+        else if (cols > 64) launch<1, PEEL, 32, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
+        else if (cols > 32) launch<1, PEEL, 16, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
+        else if (cols > 16) launch<1, PEEL, 8, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
+        else launch<1, PEEL, 4, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
+    } else if (cols > 128) launch<VEC, PEEL, 16, 128>(x, ldx, y, ldy, rows, cols, stream);
+    else if (cols > 64) launch<VEC, PEEL, 8, 128>(x, ldx, y, ldy, rows, cols, stream);
+    else if (cols > 32) launch<VEC, PEEL, 4, 128>(x, ldx, y, ldy, rows, cols, stream);
+    else if (cols > 16) launch<VEC, PEEL, 2, 128>(x, ldx, y, ldy, rows, cols, stream);
+    else launch<VEC, PEEL, 1, 128>(x, ldx, y, ldy, rows, cols, stream);
+}
+
+online_access softmax_online_access(const float *x, long long ldx, const float *y, long long ldy,
+                                    long long rows, long long cols)
+{
+    if ((uintptr_t)x % 16 == 0 && (uintptr_t)y % 16 == 0 && cols % 4 == 0 && ldx % 4 == 0 && ldy % 4 == 0)
+        return ONLINE_FLOAT4;
+    return view_can_peel(x, ldx, y, ldy, rows) ? ONLINE_PEELED : ONLINE_SCALAR;
 }
 
 static void run(int block_per_row, const float *x, long long ldx, float *y, long long ldy,
@@ -172,10 +213,11 @@ static void run(int block_per_row, const float *x, long long ldx, float *y, long
         exit(1);
     }
     if (rows < 1 || cols < 1) return; /* nothing to do; a 0-block grid is an error */
-    const int vec4 = (uintptr_t)x % 16 == 0 && (uintptr_t)y % 16 == 0 && cols % 4 == 0 &&
-                     ldx % 4 == 0 && ldy % 4 == 0;
-    if (vec4) dispatch<4>(block_per_row, x, ldx, y, ldy, rows, cols, stream);
-    else dispatch<1>(block_per_row, x, ldx, y, ldy, rows, cols, stream);
+    switch (softmax_online_access(x, ldx, y, ldy, rows, cols)) {
+    case ONLINE_FLOAT4: dispatch<4, false>(block_per_row, x, ldx, y, ldy, rows, cols, stream); break;
+    case ONLINE_PEELED: dispatch<4, true>(block_per_row, x, ldx, y, ldy, rows, cols, stream); break;
+    default: dispatch<1, false>(block_per_row, x, ldx, y, ldy, rows, cols, stream); break;
+    }
 }
 
 void softmax_online_strided(const float *x, long long ldx, float *y, long long ldy,

@@ -13,12 +13,19 @@
 void softmax_online(const float *x, float *y, long long rows, long long cols, cudaStream_t stream);
 
 /* The same on views: row i of x starts at x + i * ldx, row i of y at
- * y + i * ldy (strides in elements, >= cols). float4 accesses when both
- * views are 16-byte aligned and cols, ldx, ldy are multiples of 4; a
- * scalar path otherwise. Elements between cols and the stride are never
- * touched. */
+ * y + i * ldy (strides in elements, >= cols). Elements between cols and
+ * the stride are never touched. Accesses as softmax_online_access says. */
 void softmax_online_strided(const float *x, long long ldx, float *y, long long ldy,
                             long long rows, long long cols, cudaStream_t stream);
+
+/* How softmax_online_strided moves a view: float4 throughout when both
+ * views are 16-byte aligned and cols, ldx, ldy are multiples of 4; float4
+ * bodies with each row's 0-6 head and tail floats peeled off
+ * (lessons/05_fused/view_cut.cuh) when every row of x starts at the same
+ * offset from 16 bytes as the same row of y; single floats otherwise. */
+typedef enum { ONLINE_SCALAR, ONLINE_PEELED, ONLINE_FLOAT4 } online_access;
+online_access softmax_online_access(const float *x, long long ldx, const float *y, long long ldy,
+                                    long long rows, long long cols);
 
 /* The one-block-per-row configuration (512 threads, block-wide merge
  * through shared memory) on rows of every length, where softmax_online

@@ -35,6 +35,7 @@
 #include "softmax_fastest.h"
 #include "check.h"
 #include "../06_online/online_md.cuh" /* lesson 6's (m, d) state and merges */
+#include "../05_fused/view_cut.cuh"   /* lesson 5's cut of misaligned rows  */
 
 /* Paths 3 and 3g are GPU-only. The cluster path needs cooperative groups
  * and cudaLaunchKernelEx, which the CPU emulator (common/emu, which defines
@@ -51,8 +52,10 @@
  * the compiler can prove from __restrict__ that x is never written. One
  * exception: with the row offsets of peeled views (fx_row_cut) the compiler
  * split each float4 store of the register part of paths 3 and 3g into
- * 4 + 4 + 8 bytes (83.9 against 91.0 % of copy at 128 x 2^19 on the H100).
- * There fx_store_v4 spells out one st.global.v4 in inline PTX. Not __stwb:
+ * 4 + 4 + 8 bytes (83.9 against 91.0 % of copy at 128 x 2^19 on the H100),
+ * and one store of each peeled path 1, 2, 2s and 4 kernel. There
+ * fx_store_v4 spells out one st.global.v4 in inline PTX (lesson 5's
+ * view_store4). Not __stwb:
  * its "memory" clobber forbids the compiler to move any load across it;
  * used for every store it serialised the shared-memory write loops (87.9
  * against 94.2 % at 1024 x 65536). Nothing in these kernels reads y, so no
@@ -84,13 +87,8 @@ __device__ __forceinline__ void fx_store(float *p, const float *v)
 template <int VEC>
 __device__ __forceinline__ void fx_store_v4(float *p, const float *v)
 {
-#if defined(__CUDA_ARCH__)
-    if constexpr (VEC == 4) {
-        asm("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3]));
-        return;
-    }
-#endif
-    fx_store<VEC>(p, v);
+    if constexpr (VEC == 4) view_store4(p, v); /* lessons/05_fused/view_cut.cuh */
+    else fx_store<VEC>(p, v);
 }
 
 /* A thread's own state; v[p] becomes exp(v[p] - m_t). Padding is -inf
@@ -122,55 +120,19 @@ __device__ __forceinline__ float fx_scale(float m_thread, online_md row)
 }
 
 /* ---- views: peeling a row to keep 128-bit accesses ----------------------
- * A float4 access needs a 16-byte aligned address. A view whose rows start
- * anywhere (an offset base, a row stride that is not a multiple of 4, N %
- * 4 != 0) would otherwise fall back to 32-bit accesses: 73-80 % of the
- * aligned speed on path 3 on the H100, 95-98 % peeled (README.md,
- * "Measuring one of your own shapes"). With PEEL (and VEC = 4), each row is
- * cut into a head of 0-3 floats up to its first 16-byte boundary, a body of
- * whole float4s, and a tail of 0-3 floats. The host peels only when every
- * row of x starts at the same offset from a 16-byte boundary as the same
- * row of y, so the cut fits both. The head and tail (at most 6 floats, the
- * "extras") are taken one each by threads 0-5 of the row's first piece, in
- * one more register. Without PEEL the kernels are those of aligned views,
- * unchanged. */
-typedef struct {
-    int head;       /* floats before the body                     */
-    int nextra;     /* head + tail                                */
-    long long nvec; /* whole vectors of VEC floats in the body    */
-} fx_cut;
-
-/* Row `row` of a view whose base lies `mis` floats past a 16-byte boundary
- * (the host passes mis = (address / 4) % 4). Not from the row's address:
- * casting x to an integer kept the compiler from proving that the kernel
- * never writes through x, and it gave up the read-only path for every load
- * of x (ld.global.nc): 83.7 against 91.6 % of copy at 128 x 2^19 on the
- * H100. */
+ * Lesson 5's cut (view_cut.cuh): a head of 0-3 floats, a body of whole
+ * float4s, a tail of 0-3 floats, when each row of x starts where the same
+ * row of y does; the extras are taken by threads 0-5 of the row's first
+ * piece. Without it, 32-bit accesses: 73-80 % of the aligned speed on
+ * path 3 on the H100, 95-98 % peeled (README.md, "Measuring one of your
+ * own shapes"). The PEEL template instances are separate, so aligned views
+ * run exactly the code they ran before peeling existed. */
 template <int VEC, bool PEEL>
-__device__ __forceinline__ fx_cut fx_row_cut(long long row, long long ldx, int mis, long long cols)
+__device__ __forceinline__ view_cut fx_row_cut(long long row, long long ldx, int mis, long long cols)
 {
-    fx_cut c = {0, 0, cols / VEC}; /* without PEEL, VEC = 4 only when cols % 4 == 0 */
-    if constexpr (VEC == 4 && PEEL) {
-        const int off = (int)((mis + (row & 3) * (ldx & 3)) & 3); /* floats past a 16-byte boundary */
-        long long h = (4 - off) & 3;
-        if (h > cols) h = cols;
-        c.head = (int)h;
-        c.nvec = (cols - h) / 4;
-        c.nextra = (int)(h + (cols - h) % 4);
-    }
+    if constexpr (VEC == 4 && PEEL) return view_row_cut(row, ldx, mis, cols);
+    view_cut c = {0, 0, cols / VEC}; /* without PEEL, VEC = 4 only when cols % 4 == 0 */
     return c;
-}
-
-/* Where extra j (< nextra) of a cut row lies in the row. */
-__device__ __forceinline__ long long fx_extra_at(fx_cut c, int j)
-{
-    return j < c.head ? j : c.head + 4 * c.nvec + (j - c.head);
-}
-
-/* Extra j of the row at xr, or -inf (exp gives 0) when there is none. */
-__device__ __forceinline__ float fx_extra_load(const float *xr, fx_cut c, int j)
-{
-    return j < c.nextra ? xr[fx_extra_at(c, j)] : -INFINITY;
 }
 
 /* ---- paths 1 and 2: the row in registers ----------------------------------
@@ -199,7 +161,7 @@ fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restric
         const long long row = first + threadIdx.x / TPR;
         const bool live = row < rows; /* a dead lane still joins the shuffles */
         const float *xr = x + (live ? row : 0) * ldx;
-        const fx_cut cut = fx_row_cut<VEC, PEEL>(live ? row : 0, ldx, mis, cols);
+        const view_cut cut = fx_row_cut<VEC, PEEL>(live ? row : 0, ldx, mis, cols);
         const int nvec = (int)cut.nvec;
         const float *xb = xr + cut.head;
         float v[FPT + X];
@@ -213,7 +175,7 @@ fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restric
                 for (int j = 0; j < VEC; j++) v[i * VEC + j] = -INFINITY;
             }
         }
-        if constexpr (X) v[FPT] = live ? fx_extra_load(xr, cut, sub) : -INFINITY;
+        if constexpr (X) v[FPT] = live ? view_extra_load(xr, cut, sub) : -INFINITY;
         float scale;
         if constexpr (TPR <= 32) {
             /* Part of a warp: a max butterfly, then a sum butterfly. Their
@@ -247,11 +209,12 @@ fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restric
             if (live && k < nvec) {
 #pragma unroll
                 for (int j = 0; j < VEC; j++) v[i * VEC + j] *= scale;
-                fx_store<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
+                if constexpr (PEEL) fx_store_v4<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
+                else fx_store<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
             }
         }
         if constexpr (X)
-            if (live && sub < cut.nextra) yr[fx_extra_at(cut, sub)] = v[FPT] * scale;
+            if (live && sub < cut.nextra) yr[view_extra_at(cut, sub)] = v[FPT] * scale;
     }
 }
 
@@ -275,10 +238,10 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
 
     for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
         const float *xr = x + row * ldx;
-        const fx_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols); /* extras: threads 0-5, in a register */
+        const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols); /* extras: threads 0-5, in a register */
         const int nvec = (int)cut.nvec;
         const float *xb = xr + cut.head;
-        const float e = fx_extra_load(xr, cut, threadIdx.x);
+        const float e = view_extra_load(xr, cut, threadIdx.x);
         online_md s = online_md_identity();
         if constexpr (PEEL) s = online_md_push<1>(s, &e);
         for (int k0 = threadIdx.x; k0 < nvec; k0 += U * BLOCK) {
@@ -309,9 +272,10 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
             fx_load<VEC>(srow + k * VEC, v);
 #pragma unroll
             for (int j = 0; j < VEC; j++) v[j] = expf(v[j] - s.m) * inv;
-            fx_store<VEC>(yb + (long long)k * VEC, v);
+            if constexpr (PEEL) fx_store_v4<VEC>(yb + (long long)k * VEC, v);
+            else fx_store<VEC>(yb + (long long)k * VEC, v);
         }
-        if (PEEL && (int)threadIdx.x < cut.nextra) yr[fx_extra_at(cut, threadIdx.x)] = expf(e - s.m) * inv;
+        if (PEEL && (int)threadIdx.x < cut.nextra) yr[view_extra_at(cut, threadIdx.x)] = expf(e - s.m) * inv;
     }
 }
 
@@ -471,14 +435,14 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
     const int rank = (int)cluster.block_rank();
     const long long row = (long long)blockIdx.x / C;
     const float *xr = x + row * ldx;
-    const fx_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
+    const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
     const int len = fx_piece_len((int)(cut.nvec * VEC), rank, seg);
     const int begin = cut.head + rank * seg; /* cols < 2^31 */
     const bool has_extra = PEEL && rank == 0 && (int)threadIdx.x < cut.nextra;
 
     float v[FPT + (PEEL ? 1 : 0)], m_regs;
     const online_md t = fx_piece_read<VEC, PEEL, FPT, BLOCK>(
-        xr + begin, len, has_extra ? fx_extra_load(xr, cut, threadIdx.x) : -INFINITY, v, srow, &m_regs);
+        xr + begin, len, has_extra ? view_extra_load(xr, cut, threadIdx.x) : -INFINITY, v, srow, &m_regs);
     const online_md b = online_md_row_merge<BLOCK>(t, red_m, red_d);
     if (threadIdx.x == 0) cta_state = b;
     cluster.sync(); /* every CTA's state is written and visible cluster-wide */
@@ -492,7 +456,7 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
     cluster.barrier_arrive(); /* this CTA has finished reading the others */
     float *yr = y + row * ldy;
     fx_piece_write<VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, row_state,
-                                          has_extra ? yr + fx_extra_at(cut, threadIdx.x) : nullptr);
+                                          has_extra ? yr + view_extra_at(cut, threadIdx.x) : nullptr);
     cluster.barrier_wait(); /* ... and nobody reads this CTA's state any more */
 #else
     (void)x;
@@ -540,14 +504,14 @@ fastest_grid_kernel(const float *__restrict__ x, long long ldx, float *__restric
     const long long row = ticket / (unsigned)pieces;
     const int piece = (int)(ticket % (unsigned)pieces);
     const float *xr = x + row * ldx;
-    const fx_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
+    const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
     const int len = fx_piece_len((int)(cut.nvec * VEC), piece, seg);
     const int begin = cut.head + piece * seg;
     const bool has_extra = PEEL && piece == 0 && (int)threadIdx.x < cut.nextra;
 
     float v[FPT + (PEEL ? 1 : 0)], m_regs;
     const online_md t = fx_piece_read<VEC, PEEL, FPT, BLOCK>(
-        xr + begin, len, has_extra ? fx_extra_load(xr, cut, threadIdx.x) : -INFINITY, v, srow, &m_regs);
+        xr + begin, len, has_extra ? view_extra_load(xr, cut, threadIdx.x) : -INFINITY, v, srow, &m_regs);
     const online_md b = online_md_row_merge<BLOCK>(t, red_m, red_d);
     online_md *wr = work + row * pieces;
     if (threadIdx.x == 0) {
@@ -567,7 +531,7 @@ fastest_grid_kernel(const float *__restrict__ x, long long ldx, float *__restric
     const online_md R = online_md_row_merge<BLOCK>(q, red_m, red_d);
     float *yr = y + row * ldy;
     fx_piece_write<VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, R,
-                                          has_extra ? yr + fx_extra_at(cut, threadIdx.x) : nullptr);
+                                          has_extra ? yr + view_extra_at(cut, threadIdx.x) : nullptr);
 }
 #endif
 /* ---- path 4: a row split over many blocks (seed 002's block softmax) ------
@@ -587,14 +551,14 @@ fastest_split_state_kernel(const float *__restrict__ x, long long ldx, long long
     __shared__ float red_m[32], red_d[32];
     const long long b = blockIdx.x, row = b / splits, piece = b % splits, begin = piece * seg;
     const float *xr = x + row * ldx;
-    const fx_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols); /* extras: piece 0's threads 0-5 */
+    const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols); /* extras: piece 0's threads 0-5 */
     const long long blen = cut.nvec * VEC, len = blen - begin < seg ? blen - begin : seg;
     const long long nvec = len > 0 ? len / VEC : 0;
     const float *xs = xr + cut.head + begin;
 
     online_md s = online_md_identity();
     if constexpr (PEEL) {
-        const float e = piece == 0 ? fx_extra_load(xr, cut, threadIdx.x) : -INFINITY;
+        const float e = piece == 0 ? view_extra_load(xr, cut, threadIdx.x) : -INFINITY;
         s = online_md_push<1>(s, &e);
     }
     for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * BLOCK) {
@@ -626,7 +590,7 @@ fastest_split_write_kernel(const float *__restrict__ x, long long ldx, float *__
     const long long b = (long long)gridDim.x - 1 - blockIdx.x; /* reverse: L2 reuse */
     const long long row = b / splits, piece = b % splits, begin = piece * seg;
     const float *xr = x + row * ldx;
-    const fx_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
+    const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
     const long long blen = cut.nvec * VEC, len = blen - begin < seg ? blen - begin : seg;
     const long long nvec = len > 0 ? len / VEC : 0;
 
@@ -638,7 +602,7 @@ fastest_split_write_kernel(const float *__restrict__ x, long long ldx, float *__
 
     float *yr = y + row * ldy;
     if (PEEL && piece == 0 && (int)threadIdx.x < cut.nextra) {
-        const long long at = fx_extra_at(cut, threadIdx.x);
+        const long long at = view_extra_at(cut, threadIdx.x);
         yr[at] = expf(xr[at] - s.m) * inv;
     }
     const float *xs = xr + cut.head + begin;
@@ -656,7 +620,8 @@ fastest_split_write_kernel(const float *__restrict__ x, long long ldx, float *__
             if (k < nvec) {
 #pragma unroll
                 for (int j = 0; j < VEC; j++) v[u * VEC + j] = expf(v[u * VEC + j] - s.m) * inv;
-                fx_store<VEC>(ys + k * VEC, &v[u * VEC]);
+                if constexpr (PEEL) fx_store_v4<VEC>(ys + k * VEC, &v[u * VEC]);
+                else fx_store<VEC>(ys + k * VEC, &v[u * VEC]);
             }
         }
     }
@@ -732,10 +697,6 @@ static long long fx_cluster_smem(int cfg, long long seg)
 #define FX_PEELED 1
 #define FX_ALIGNED 2
 
-/* Floats between the 16-byte boundary below x and x (what the kernels'
- * fx_row_cut needs; x is at least 4-byte aligned). */
-static int fx_mis(const float *x) { return (int)(((uintptr_t)x / sizeof(float)) % 4); }
-
 static unsigned fx_grid(long long rows, int per_block)
 {
     const long long blocks = (rows + per_block - 1) / per_block;
@@ -784,7 +745,7 @@ static void fx_launch_rows(const float *x, long long ldx, float *y, long long ld
     static_assert(C.fpt % 4 == 0 && C.tpr * C.fpt >= C.max_cols, "capacity holds the class");
     void (*kernel)(const float *, long long, float *, long long, long long, int, int) =
         fastest_rows_kernel<VEC, PEEL, C.fpt, C.tpr, C.block>;
-    kernel<<<fx_grid(rows, C.block / C.tpr), C.block, 0, stream>>>(x, ldx, y, ldy, rows, (int)cols, fx_mis(x));
+    kernel<<<fx_grid(rows, C.block / C.tpr), C.block, 0, stream>>>(x, ldx, y, ldy, rows, (int)cols, view_mis(x));
     CUDA_CHECK_LAUNCH();
 }
 
@@ -829,7 +790,7 @@ static void fx_run_shared(const float *x, long long ldx, float *y, long long ldy
         fastest_shared_kernel<VEC, PEEL, FX_SHARED_BLOCK>;
     if (smem > 48 * 1024) /* above the default, a kernel must opt in */
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    kernel<<<fx_grid(rows, 1), FX_SHARED_BLOCK, (size_t)smem, stream>>>(x, ldx, y, ldy, rows, (int)cols, fx_mis(x));
+    kernel<<<fx_grid(rows, 1), FX_SHARED_BLOCK, (size_t)smem, stream>>>(x, ldx, y, ldy, rows, (int)cols, view_mis(x));
     CUDA_CHECK_LAUNCH();
 }
 
@@ -889,9 +850,9 @@ static void fx_run_split(const float *x, long long ldx, float *y, long long ldy,
             fastest_split_state_kernel<VEC, PEEL, FX_SPLIT_BLOCK>;
         void (*k2)(const float *, long long, float *, long long, long long, long long, long long, int,
                    const online_md *) = fastest_split_write_kernel<VEC, PEEL, FX_SPLIT_BLOCK>;
-        k1<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, cols, splits, seg, fx_mis(xb), work);
+        k1<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, cols, splits, seg, view_mis(xb), work);
         CUDA_CHECK_LAUNCH();
-        k2<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, yb, ldy, cols, splits, seg, fx_mis(xb), work);
+        k2<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, yb, ldy, cols, splits, seg, view_mis(xb), work);
         CUDA_CHECK_LAUNCH();
     }
 }
@@ -1110,7 +1071,7 @@ static void fx_run_grid(int mode, const float *x, long long ldx, float *y, long 
         CUDA_CHECK(cudaMemsetAsync(sync, 0, (size_t)counters * sizeof(unsigned), stream));
         const float *xb = x + r0 * ldx;
         k<<<(unsigned)(n * pieces), FX_GRID_BLOCK, (size_t)smem, stream>>>(xb, ldx, y + r0 * ldy, ldy, (int)cols,
-                                                                            (int)pieces, (int)seg, fx_mis(xb),
+                                                                            (int)pieces, (int)seg, view_mis(xb),
                                                                             sync, work);
         CUDA_CHECK_LAUNCH();
     }
@@ -1128,8 +1089,7 @@ static int fx_alignment(const float *x, long long ldx, const float *y, long long
 {
     const uintptr_t ax = (uintptr_t)x, ay = (uintptr_t)y;
     if (ax % 16 == 0 && ay % 16 == 0 && cols % 4 == 0 && ldx % 4 == 0 && ldy % 4 == 0) return FX_ALIGNED;
-    if (ax % 4 == 0 && ax % 16 == ay % 16 && (rows <= 1 || (ldx - ldy) % 4 == 0)) return FX_PEELED;
-    return FX_SCALAR;
+    return view_can_peel(x, ldx, y, ldy, rows) ? FX_PEELED : FX_SCALAR;
 }
 
 fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long ldx, const float *y,
@@ -1255,7 +1215,7 @@ fastest_plan softmax_fastest_run(fastest_path want, const float *x, long long ld
             cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(n * p.cluster), p.block, p.cluster,
                                                       (size_t)p.smem_bytes, stream, attr);
             const float *xb = x + r0 * ldx;
-            CUDA_CHECK(cudaLaunchKernelEx(&lc, k, xb, ldx, y + r0 * ldy, ldy, (int)cols, (int)p.segment, fx_mis(xb)));
+            CUDA_CHECK(cudaLaunchKernelEx(&lc, k, xb, ldx, y + r0 * ldy, ldy, (int)cols, (int)p.segment, view_mis(xb)));
             CUDA_CHECK_LAUNCH();
         }
 #endif

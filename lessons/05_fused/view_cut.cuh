@@ -1,0 +1,92 @@
+/* Lesson 5: cutting the rows of a view so that misaligned views keep their
+ * 128-bit accesses ("peeling"). Lessons 6 and 8 include this header.
+ *
+ * A float4 access needs a 16-byte aligned address. A view whose rows start
+ * anywhere (an offset base, a row stride that is not a multiple of 4,
+ * N % 4 != 0) would otherwise need 32-bit accesses for every element. So
+ * each row is cut into a head of 0-3 floats up to its first 16-byte
+ * boundary, a body of whole float4s, and a tail of 0-3 floats. The head
+ * and the tail, at most 6 floats (the "extras"), are taken one at a time
+ * by the first threads of the row; the body stays float4.
+ *
+ * One cut serves both views only if every row of x starts at the same
+ * offset from a 16-byte boundary as the same row of y (view_can_peel):
+ * then one thread's float4 of x is, element for element, one float4 of y.
+ * x = a[:, 1:] with y = b[:, 1:] qualifies; x = a[:, 1:] with a fresh,
+ * aligned y does not, and stays on 32-bit accesses. */
+#ifndef LESSON05_VIEW_CUT_CUH
+#define LESSON05_VIEW_CUT_CUH
+
+#include <stdint.h>
+
+#define VIEW_MAX_EXTRAS 6 /* head (<= 3) + tail (<= 3) */
+
+typedef struct {
+    int head;       /* floats before the body             */
+    int nextra;     /* head + tail                        */
+    long long nvec; /* whole float4s in the body          */
+} view_cut;
+
+/* Floats from the 16-byte boundary below x (0-3). Host side: the kernels
+ * take it as an argument. Computing it in a kernel from x's address
+ * (a pointer-to-integer cast) kept the compiler from proving that x is
+ * only read, and cost x its read-only loads (ld.global.nc): 83.7 against
+ * 91.6 % of copy in lesson 8 at 128 x 2^19 on an H100. */
+static inline int view_mis(const float *x) { return (int)(((uintptr_t)x / sizeof(float)) % 4); }
+
+/* Can one cut serve both views? Rows of x and y start at the same offset
+ * from a 16-byte boundary: same base offset, and strides that differ by a
+ * multiple of 4 floats. */
+static inline int view_can_peel(const float *x, long long ldx, const float *y, long long ldy,
+                                long long rows)
+{
+    const uintptr_t ax = (uintptr_t)x, ay = (uintptr_t)y;
+    return ax % 4 == 0 && ax % 16 == ay % 16 && (rows <= 1 || (ldx - ldy) % 4 == 0);
+}
+
+/* The cut of row `row` of a view whose base is `mis` floats past a 16-byte
+ * boundary. (row & 3) * (ldx & 3) is row * ldx modulo 4 without a 64-bit
+ * multiply. */
+__device__ __forceinline__ view_cut view_row_cut(long long row, long long ldx, int mis, long long cols)
+{
+    const int off = (int)((mis + (row & 3) * (ldx & 3)) & 3);
+    long long h = (4 - off) & 3;
+    if (h > cols) h = cols;
+    view_cut c;
+    c.head = (int)h;
+    c.nvec = (cols - h) / 4;
+    c.nextra = (int)(h + (cols - h) % 4);
+    return c;
+}
+
+/* Where extra j (< nextra) lies in the row: the head first, then the tail. */
+__device__ __forceinline__ long long view_extra_at(view_cut c, int j)
+{
+    return j < c.head ? j : c.head + 4 * c.nvec + (j - c.head);
+}
+
+/* Extra j of the row at xr, or -inf (exp gives 0) when there is none. */
+__device__ __forceinline__ float view_extra_load(const float *xr, view_cut c, int j)
+{
+    return j < c.nextra ? xr[view_extra_at(c, j)] : -INFINITY;
+}
+
+/* One 16-byte store of v[0..3] at p (16-byte aligned). With the row
+ * offsets of a peeled view, nvcc split some float4 stores into 4 + 4 + 8
+ * bytes (in lesson 8: 83.9 against 91.0 % of copy at 128 x 2^19 on an
+ * H100); inline PTX keeps one st.global.v4. No "memory" clobber: the
+ * kernels never read what they store, and a clobber (as in __stwb) keeps
+ * the compiler from moving any load across the store. */
+__device__ __forceinline__ void view_store4(float *p, const float *v)
+{
+#if defined(__CUDA_ARCH__)
+    asm("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3]));
+#else /* the CPU emulator */
+    p[0] = v[0];
+    p[1] = v[1];
+    p[2] = v[2];
+    p[3] = v[3];
+#endif
+}
+
+#endif
