@@ -243,6 +243,16 @@ static void check_dispatch(void)
                 "vec4: bases differ %d (want 0), N %% 4 != 0 %d (1), both bases +1 %d (1), strides differ by 1 %d (0), "
                 "N = 16 at 4 lanes %d (0), N = 33 at 8 lanes %d (1); peeled: %d %d %d (1 1 1), aligned %d (0)",
                 p1.vec4, p2.vec4, p3.vec4, p4.vec4, p5.vec4, p6.vec4, p2.peel, p3.peel, p6.peel, p7.peel);
+    /* Rows of x and y misaligned against each other: 32-bit accesses, but
+     * paths 3 and 3g cut the rows at y's boundaries (float4 stores) and
+     * read x in 32-bit loads. */
+    const fastest_plan p8 = softmax_fastest_plan(FASTEST_AUTO, a + 1, 1LL << 20, a, 1LL << 20, 64, 1LL << 20);
+    const int on_chip = p8.path == FASTEST_CLUSTER || p8.path == FASTEST_GRID;
+    test_expect(p8.x32 == on_chip && p8.vec4 == on_chip && !p1.x32 && !p4.x32 && !p2.x32 && !p7.x32,
+                "lesson8 dispatcher cuts rows at y's boundaries on paths 3 and 3g only, when x and y rows are "
+                "misaligned differently",
+                "64 x 2^20 on %s: x32 %d vec4 %d; x32 elsewhere: %d %d %d %d (0 0 0 0)", fastest_path_name(p8.path),
+                p8.x32, p8.vec4, p1.x32, p4.x32, p2.x32, p7.x32);
     /* Path 3g's pieces: whole rows covered, 64 KB at most, a whole row
      * resident at once (its CTAs wait for each other). */
     if (g == FASTEST_GRID) {

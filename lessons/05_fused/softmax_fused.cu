@@ -387,6 +387,19 @@ static constexpr reg_config REG[] = {
 #define NREG (int)(sizeof REG / sizeof REG[0])
 static_assert(REG[NREG - 1].max_cols == FUSED_MAX_REGISTER_COLS, "the table covers the register path");
 
+/* Peeled views: rows up to 128 floats get one float4 per lane, twice the
+ * lanes of REG (N = 32: 8 lanes, and 6 of them take the row's at most 6
+ * head and tail floats, one each). With REG's 4 lanes of 8 floats at
+ * N = 32, the peeled view ran at 82.7 % of the aligned speed (2097152 x 32,
+ * both bases one float past 16 bytes, H100, 2026-11-23). */
+static constexpr reg_config REG_PEEL[] = {
+    {4, 1, 4, 128},        {8, 2, 4, 128},        {16, 4, 4, 128},     {32, 8, 4, 128},
+    {64, 16, 4, 128},      {128, 32, 4, 128},     {256, 32, 8, 128},   {512, 32, 16, 128},
+    {1024, 32, 32, 128},   {2048, 128, 16, 128},  {4096, 256, 16, 256}, {8192, 256, 32, 256},
+    {16384, 512, 32, 512}, {32768, 1024, 32, 1024},
+};
+static_assert(sizeof REG_PEEL == sizeof REG, "one peeled configuration per row class");
+
 /* The shared-memory and chunked kernels: one block of 1024 threads per row
  * (the dispatcher gives them only rows of more than 32768 floats). Shorter
  * rows reach them only when a test forces the path: those get 256 threads,
@@ -412,8 +425,8 @@ template <int VEC, bool PEEL, int I>
 static void launch_registers(const float *x, long long ldx, float *y, long long ldy,
                              long long rows, long long cols, cudaStream_t stream)
 {
-    constexpr reg_config C = REG[I];
-    static_assert(C.max_cols <= C.tpr * C.fpt, "capacity holds the row class");
+    constexpr reg_config C = PEEL ? REG_PEEL[I] : REG[I];
+    static_assert(C.max_cols <= C.tpr * C.fpt && C.max_cols == REG[I].max_cols, "capacity holds the row class");
     void (*kernel)(const float *, long long, float *, long long, long long, int, int) =
         fused_registers_kernel<VEC, PEEL, C.fpt, C.tpr, C.block>;
     kernel<<<grid_for(rows, C.block / C.tpr), C.block, 0, stream>>>(x, ldx, y, ldy, rows, (int)cols,
@@ -565,6 +578,12 @@ fused_plan softmax_fused_run(fused_path want, const float *x, long long ldx, flo
     const int peel = !vec4 && softmax_fused_can_peel(x, ldx, y, ldy, rows);
     fused_plan p = softmax_fused_plan(want, vec4 || peel, cols);
     p.peel = peel;
+    if (peel && p.path == FUSED_REGISTERS) {
+        const reg_config *c = &REG_PEEL[register_index(cols)];
+        p.threads_per_row = c->tpr;
+        p.floats_per_thread = c->fpt;
+        p.rows_per_block = c->block / c->tpr;
+    }
     if (rows < 1 || cols < 1) return p; /* nothing to do; a 0-block grid is an error */
 
     if (vec4) launch_plan<4, false>(&p, x, ldx, y, ldy, rows, cols, stream);

@@ -91,6 +91,20 @@ __device__ __forceinline__ void fx_store_v4(float *p, const float *v)
     else fx_store<VEC>(p, v);
 }
 
+/* A load of VEC floats of x. XS (paths 3 and 3g, views whose rows of x and
+ * y start misaligned against each other): the rows are cut at y's 16-byte
+ * boundaries, so x's floats sit off them and are read one at a time. */
+template <int VEC, bool XS>
+__device__ __forceinline__ void fx_load_x(const float *p, float *v)
+{
+    if constexpr (XS) {
+#pragma unroll
+        for (int j = 0; j < VEC; j++) v[j] = p[j];
+    } else {
+        fx_load<VEC>(p, v);
+    }
+}
+
 /* A thread's own state; v[p] becomes exp(v[p] - m_t). Padding is -inf
  * (exp gives 0). A thread that saw only -inf has (-inf, 0) and zeros; a
  * NaN or +inf makes d_t NaN (exp(NaN), exp(inf - inf)), and NaN survives
@@ -301,7 +315,7 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
  * v holds exp(v - *m_regs), srow the raw values. Vector k of the shared
  * part always belongs to thread k % BLOCK: each thread reads back only
  * what it wrote, so the piece needs no barrier. v: FPT + 1 floats. */
-template <int VEC, bool PEEL, int FPT, int BLOCK>
+template <int VEC, bool PEEL, int FPT, int BLOCK, bool XS>
 __device__ __forceinline__ online_md fx_piece_read(const float *__restrict__ xr, int len, float extra, float *v,
                                                    float *srow, float *m_regs)
 {
@@ -317,7 +331,7 @@ __device__ __forceinline__ online_md fx_piece_read(const float *__restrict__ xr,
     for (int i = 0; i < ITEMS; i++) {
         const int k = i * BLOCK + (int)threadIdx.x;
         if (k < nvec_r) {
-            fx_load<VEC>(xr + k * VEC, &v[i * VEC]);
+            fx_load_x<VEC, XS>(xr + k * VEC, &v[i * VEC]);
         } else {
 #pragma unroll
             for (int j = 0; j < VEC; j++) v[i * VEC + j] = -INFINITY;
@@ -330,7 +344,7 @@ __device__ __forceinline__ online_md fx_piece_read(const float *__restrict__ xr,
         for (int u = 0; u < U; u++) {
             const int k = k0 + u * BLOCK;
             if (k < nvec_s) {
-                fx_load<VEC>(xs + k * VEC, &w[u * VEC]);
+                fx_load_x<VEC, XS>(xs + k * VEC, &w[u * VEC]);
             } else {
 #pragma unroll
                 for (int j = 0; j < VEC; j++) w[u * VEC + j] = -INFINITY;
@@ -418,7 +432,7 @@ __device__ __forceinline__ int fx_piece_len(int cols, int piece, int seg)
 #else
 #define FX_CLUSTER_MIN_CTAS(FPT, BLOCK) (((FPT) <= 8 ? 1536 : 1024) / (BLOCK)) /* BLOCK <= 1024: at least 1 */
 #endif
-template <int VEC, bool PEEL, int FPT, int BLOCK>
+template <int VEC, bool PEEL, int FPT, int BLOCK, bool XS>
 __global__ void __launch_bounds__(BLOCK, FX_CLUSTER_MIN_CTAS(FPT, BLOCK))
 fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
                        int cols, int seg, int mis)
@@ -435,13 +449,13 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
     const int rank = (int)cluster.block_rank();
     const long long row = (long long)blockIdx.x / C;
     const float *xr = x + row * ldx;
-    const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
+    const view_cut cut = fx_row_cut<VEC, PEEL>(row, XS ? ldy : ldx, mis, cols); /* XS: mis is y's */
     const int len = fx_piece_len((int)(cut.nvec * VEC), rank, seg);
     const int begin = cut.head + rank * seg; /* cols < 2^31 */
     const bool has_extra = PEEL && rank == 0 && (int)threadIdx.x < cut.nextra;
 
     float v[FPT + (PEEL ? 1 : 0)], m_regs;
-    const online_md t = fx_piece_read<VEC, PEEL, FPT, BLOCK>(
+    const online_md t = fx_piece_read<VEC, PEEL, FPT, BLOCK, XS>(
         xr + begin, len, has_extra ? view_extra_load(xr, cut, threadIdx.x) : -INFINITY, v, srow, &m_regs);
     const online_md b = online_md_row_merge<BLOCK>(t, red_m, red_d);
     if (threadIdx.x == 0) cta_state = b;
@@ -489,7 +503,7 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
  * for other blocks, meet the same question (Merrill and Garland,
  * "Single-pass parallel prefix scan with decoupled look-back", 2016). The
  * host zeroes sync before each launch. */
-template <int VEC, bool PEEL, int FPT, int BLOCK>
+template <int VEC, bool PEEL, int FPT, int BLOCK, bool XS>
 __global__ void __launch_bounds__(BLOCK)
 fastest_grid_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy, int cols,
                     int pieces, int seg, int mis, unsigned *sync, online_md *work)
@@ -504,13 +518,13 @@ fastest_grid_kernel(const float *__restrict__ x, long long ldx, float *__restric
     const long long row = ticket / (unsigned)pieces;
     const int piece = (int)(ticket % (unsigned)pieces);
     const float *xr = x + row * ldx;
-    const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
+    const view_cut cut = fx_row_cut<VEC, PEEL>(row, XS ? ldy : ldx, mis, cols); /* XS: mis is y's */
     const int len = fx_piece_len((int)(cut.nvec * VEC), piece, seg);
     const int begin = cut.head + piece * seg;
     const bool has_extra = PEEL && piece == 0 && (int)threadIdx.x < cut.nextra;
 
     float v[FPT + (PEEL ? 1 : 0)], m_regs;
-    const online_md t = fx_piece_read<VEC, PEEL, FPT, BLOCK>(
+    const online_md t = fx_piece_read<VEC, PEEL, FPT, BLOCK, XS>(
         xr + begin, len, has_extra ? view_extra_load(xr, cut, threadIdx.x) : -INFINITY, v, srow, &m_regs);
     const online_md b = online_md_row_merge<BLOCK>(t, red_m, red_d);
     online_md *wr = work + row * pieces;
@@ -696,6 +710,8 @@ static long long fx_cluster_smem(int cfg, long long seg)
 #define FX_SCALAR 0
 #define FX_PEELED 1
 #define FX_ALIGNED 2
+#define FX_YCUT 3 /* paths 3 and 3g: rows of x and y misaligned against each other */
+#define FX_NMODES 4
 
 static unsigned fx_grid(long long rows, int per_block)
 {
@@ -864,9 +880,10 @@ typedef void (*fx_cluster_fn)(const float *, long long, float *, long long, int,
 template <int I>
 static fx_cluster_fn fx_cluster_kernel_at(int mode)
 {
-    if (mode == FX_ALIGNED) return fastest_cluster_kernel<4, false, FX_CL[I].fpt, FX_CL[I].block>;
-    if (mode == FX_PEELED) return fastest_cluster_kernel<4, true, FX_CL[I].fpt, FX_CL[I].block>;
-    return fastest_cluster_kernel<1, false, FX_CL[I].fpt, FX_CL[I].block>;
+    if (mode == FX_ALIGNED) return fastest_cluster_kernel<4, false, FX_CL[I].fpt, FX_CL[I].block, false>;
+    if (mode == FX_PEELED) return fastest_cluster_kernel<4, true, FX_CL[I].fpt, FX_CL[I].block, false>;
+    if (mode == FX_YCUT) return fastest_cluster_kernel<4, true, FX_CL[I].fpt, FX_CL[I].block, true>;
+    return fastest_cluster_kernel<1, false, FX_CL[I].fpt, FX_CL[I].block, false>;
 }
 
 static fx_cluster_fn fx_cluster_kernel(int mode, int cfg)
@@ -905,10 +922,10 @@ static cudaLaunchConfig_t fx_cluster_config(unsigned grid, int block, int c, siz
  * they do not fit. */
 static int fx_active_clusters(int mode, int cfg)
 {
-    static int cache[3][FX_NCL];
+    static int cache[FX_NMODES][FX_NCL];
     static int filled = 0;
     if (!filled) {
-        for (int v = 0; v < 3; v++)
+        for (int v = 0; v < FX_NMODES; v++)
             for (int i = 0; i < FX_NCL; i++) cache[v][i] = -1;
         filled = 1;
     }
@@ -1000,9 +1017,10 @@ typedef void (*fx_grid_fn)(const float *, long long, float *, long long, int, in
 
 static fx_grid_fn fx_grid_kernel(int mode)
 {
-    if (mode == FX_ALIGNED) return fastest_grid_kernel<4, false, FX_GRID_FPT, FX_GRID_BLOCK>;
-    if (mode == FX_PEELED) return fastest_grid_kernel<4, true, FX_GRID_FPT, FX_GRID_BLOCK>;
-    return fastest_grid_kernel<1, false, FX_GRID_FPT, FX_GRID_BLOCK>;
+    if (mode == FX_ALIGNED) return fastest_grid_kernel<4, false, FX_GRID_FPT, FX_GRID_BLOCK, false>;
+    if (mode == FX_PEELED) return fastest_grid_kernel<4, true, FX_GRID_FPT, FX_GRID_BLOCK, false>;
+    if (mode == FX_YCUT) return fastest_grid_kernel<4, true, FX_GRID_FPT, FX_GRID_BLOCK, true>;
+    return fastest_grid_kernel<1, false, FX_GRID_FPT, FX_GRID_BLOCK, false>;
 }
 #endif
 
@@ -1011,7 +1029,7 @@ static fx_grid_fn fx_grid_kernel(int mode)
 static long long fx_grid_resident(int mode)
 {
 #ifdef FASTEST_GPU_CODE
-    static long long cache[3] = {-1, -1, -1};
+    static long long cache[FX_NMODES] = {-1, -1, -1, -1};
     long long *slot = &cache[mode];
     if (*slot < 0) {
         /* 48 KB of dynamic shared memory, plus the kernel's static arrays:
@@ -1070,9 +1088,10 @@ static void fx_run_grid(int mode, const float *x, long long ldx, float *y, long 
         unsigned *sync = reinterpret_cast<unsigned *>(work + states);
         CUDA_CHECK(cudaMemsetAsync(sync, 0, (size_t)counters * sizeof(unsigned), stream));
         const float *xb = x + r0 * ldx;
-        k<<<(unsigned)(n * pieces), FX_GRID_BLOCK, (size_t)smem, stream>>>(xb, ldx, y + r0 * ldy, ldy, (int)cols,
-                                                                            (int)pieces, (int)seg, view_mis(xb),
-                                                                            sync, work);
+        float *yb = y + r0 * ldy;
+        const int mis = view_mis(mode == FX_YCUT ? yb : xb); /* where the rows are cut */
+        k<<<(unsigned)(n * pieces), FX_GRID_BLOCK, (size_t)smem, stream>>>(xb, ldx, yb, ldy, (int)cols, (int)pieces,
+                                                                            (int)seg, mis, sync, work);
         CUDA_CHECK_LAUNCH();
     }
 #else
@@ -1083,13 +1102,15 @@ static void fx_run_grid(int mode, const float *x, long long ldx, float *y, long 
 
 /* FX_ALIGNED: every row of both views starts 16-byte aligned and N % 4 ==
  * 0; FX_PEELED: each row of x starts at the same offset from a 16-byte
- * boundary as that row of y; FX_SCALAR: neither. */
+ * boundary as that row of y; FX_YCUT: not, but both are 4-byte aligned
+ * (the plan keeps it for paths 3 and 3g only); FX_SCALAR: none. */
 static int fx_alignment(const float *x, long long ldx, const float *y, long long ldy, long long rows,
                         long long cols)
 {
     const uintptr_t ax = (uintptr_t)x, ay = (uintptr_t)y;
     if (ax % 16 == 0 && ay % 16 == 0 && cols % 4 == 0 && ldx % 4 == 0 && ldy % 4 == 0) return FX_ALIGNED;
-    return view_can_peel(x, ldx, y, ldy, rows) ? FX_PEELED : FX_SCALAR;
+    if (view_can_peel(x, ldx, y, ldy, rows)) return FX_PEELED;
+    return ax % 4 == 0 && ay % 4 == 0 ? FX_YCUT : FX_SCALAR;
 }
 
 fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long ldx, const float *y,
@@ -1133,6 +1154,7 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
         else path = FASTEST_SPLIT;
     }
     p.path = path;
+    if (path != FASTEST_CLUSTER && path != FASTEST_GRID && mode == FX_YCUT) mode = FX_SCALAR;
 
     switch (path) {
     case FASTEST_WARP:
@@ -1172,11 +1194,16 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
         break;
     }
     p.vec4 = mode != FX_SCALAR;
-    p.peel = mode == FX_PEELED;
+    p.peel = mode == FX_PEELED || mode == FX_YCUT;
+    p.x32 = mode == FX_YCUT;
     return p;
 }
 
-static int fx_plan_mode(const fastest_plan *p) { return p->peel ? FX_PEELED : (p->vec4 ? FX_ALIGNED : FX_SCALAR); }
+static int fx_plan_mode(const fastest_plan *p)
+{
+    if (p->x32) return FX_YCUT;
+    return p->peel ? FX_PEELED : (p->vec4 ? FX_ALIGNED : FX_SCALAR);
+}
 
 fastest_plan softmax_fastest_run(fastest_path want, const float *x, long long ldx, float *y, long long ldy,
                                  long long rows, long long cols, cudaStream_t stream)
@@ -1215,7 +1242,9 @@ fastest_plan softmax_fastest_run(fastest_path want, const float *x, long long ld
             cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(n * p.cluster), p.block, p.cluster,
                                                       (size_t)p.smem_bytes, stream, attr);
             const float *xb = x + r0 * ldx;
-            CUDA_CHECK(cudaLaunchKernelEx(&lc, k, xb, ldx, y + r0 * ldy, ldy, (int)cols, (int)p.segment, view_mis(xb)));
+            float *yb = y + r0 * ldy;
+            const int mis = view_mis(p.x32 ? yb : xb); /* where the rows are cut */
+            CUDA_CHECK(cudaLaunchKernelEx(&lc, k, xb, ldx, yb, ldy, (int)cols, (int)p.segment, mis));
             CUDA_CHECK_LAUNCH();
         }
 #endif

@@ -52,6 +52,8 @@ typedef struct {
     int vec4;              /* 1: 128-bit accesses                                  */
     int peel;              /* 1: ... on rows that start off 16-byte boundaries:    */
                            /*    heads and tails of 0-3 floats peeled off          */
+    int x32;               /* 1: rows cut at y's boundaries, x read in 32-bit      */
+                           /*    loads (paths 3, 3g: x, y misaligned differently)  */
     int threads_per_row;   /* paths 1, 2: lanes or threads sharing a row           */
     int floats_per_thread; /* register paths: floats of the row per thread         */
     int block;             /* threads per block (per CTA)                          */
