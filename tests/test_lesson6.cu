@@ -381,6 +381,9 @@ static void check_views(int have_gpu)
         {"an N = 33, strided and misaligned", 31, 33, 40, 37, 2, 0},
         {"an N = 65537, misaligned", 2, 65537, 65540, 65541, 1, 3},
         {"a 20001-row, N = 3, strided", 20001, 3, 5, 4, 1, 0},
+        /* x and y misaligned against each other: cut at y's boundaries (ONLINE_X32) */
+        {"an input-misaligned, output-aligned, N = 4096 (a block a row)", 3, 4096, 4096, 4096, 1, 0},
+        {"an output-misaligned (3 floats), N = 200 (32 lanes a row)", 9, 200, 204, 203, 0, 3},
         /* x and y equally misaligned row by row: peeled (ONLINE_PEELED) */
         {"a shared-misalignment, stride N + 1", 9, 1000, 1001, 1001, 0, 0},
         {"a shared-misalignment, N = 5 (head 3, tail 2), strides 13 and 9", 12, 5, 13, 9, 1, 1},
@@ -415,17 +418,18 @@ static void check_access_rule(void)
                 "lesson6 views: both bases 1 float past 16 bytes are peeled", "not");
     test_expect(softmax_online_access(a + 2, 1001, a + 6, 1005, 4, 1001) == ONLINE_PEELED,
                 "lesson6 views: strides that differ by a multiple of 4 are peeled", "not");
-    test_expect(softmax_online_access(a + 1, 1024, a, 1024, 4, 1024) == ONLINE_SCALAR,
-                "lesson6 views: x misaligned and y aligned fall back to 32-bit", "peeled or float4");
-    test_expect(softmax_online_access(a, 1001, a, 1000, 4, 1000) == ONLINE_SCALAR,
-                "lesson6 views: rows of x and y misaligned differently (strides 1001 and 1000) fall back to "
-                "32-bit",
-                "peeled or float4");
+    test_expect(softmax_online_access(a + 1, 1024, a, 1024, 4, 1024) == ONLINE_X32,
+                "lesson6 views: x misaligned and y aligned are cut at y's boundaries, x read in 32-bit loads",
+                "not");
+    test_expect(softmax_online_access(a, 1001, a, 1000, 4, 1000) == ONLINE_X32,
+                "lesson6 views: rows of x and y misaligned differently (strides 1001 and 1000) are cut at y's "
+                "boundaries",
+                "not");
     test_expect(softmax_online_access(a, 1001, a, 1000, 1, 1000) == ONLINE_PEELED,
                 "lesson6 views: one row is peeled whatever the strides", "not");
     test_expect(softmax_online_access((const float *)((uintptr_t)a + 2), 1000, a, 1000, 1, 1000) ==
                     ONLINE_SCALAR,
-                "lesson6 views: an x not 4-byte aligned is never peeled", "peeled");
+                "lesson6 views: an x not 4-byte aligned gets 32-bit accesses throughout", "not");
 }
 
 int main(void)

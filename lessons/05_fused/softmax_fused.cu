@@ -387,18 +387,22 @@ static constexpr reg_config REG[] = {
 #define NREG (int)(sizeof REG / sizeof REG[0])
 static_assert(REG[NREG - 1].max_cols == FUSED_MAX_REGISTER_COLS, "the table covers the register path");
 
-/* Peeled views: rows up to 128 floats get one float4 per lane, twice the
- * lanes of REG (N = 32: 8 lanes, and 6 of them take the row's at most 6
- * head and tail floats, one each). With REG's 4 lanes of 8 floats at
- * N = 32, the peeled view ran at 82.7 % of the aligned speed (2097152 x 32,
- * both bases one float past 16 bytes, H100, 2026-11-23). */
-static constexpr reg_config REG_PEEL[] = {
+/* Views that are not 16-byte aligned (peeled, or 32-bit): rows up to 128
+ * floats get 4 floats per lane (one float4 when peeled), twice the lanes
+ * of REG. At N = 32, 8 lanes, and 6 of them take the row's at most 6 head
+ * and tail floats, one each. With REG's 4 lanes of 8 floats at N = 32 the
+ * peeled view ran at 82.7 % of the aligned speed, 98.0 % with these
+ * (2097152 x 32, both bases one float past 16 bytes, H100, 2026-11-23).
+ * More lanes still did worse: 32 lanes of 1 float for 32-bit views, 56.6
+ * against 78.2 % with REG's 4 lanes: each thread then has only 4 bytes in
+ * flight. */
+static constexpr reg_config REG_VIEW[] = {
     {4, 1, 4, 128},        {8, 2, 4, 128},        {16, 4, 4, 128},     {32, 8, 4, 128},
     {64, 16, 4, 128},      {128, 32, 4, 128},     {256, 32, 8, 128},   {512, 32, 16, 128},
     {1024, 32, 32, 128},   {2048, 128, 16, 128},  {4096, 256, 16, 256}, {8192, 256, 32, 256},
     {16384, 512, 32, 512}, {32768, 1024, 32, 1024},
 };
-static_assert(sizeof REG_PEEL == sizeof REG, "one peeled configuration per row class");
+static_assert(sizeof REG_VIEW == sizeof REG, "one configuration per row class");
 
 /* The shared-memory and chunked kernels: one block of 1024 threads per row
  * (the dispatcher gives them only rows of more than 32768 floats). Shorter
@@ -425,7 +429,7 @@ template <int VEC, bool PEEL, int I>
 static void launch_registers(const float *x, long long ldx, float *y, long long ldy,
                              long long rows, long long cols, cudaStream_t stream)
 {
-    constexpr reg_config C = PEEL ? REG_PEEL[I] : REG[I];
+    constexpr reg_config C = PEEL || VEC == 1 ? REG_VIEW[I] : REG[I];
     static_assert(C.max_cols <= C.tpr * C.fpt && C.max_cols == REG[I].max_cols, "capacity holds the row class");
     void (*kernel)(const float *, long long, float *, long long, long long, int, int) =
         fused_registers_kernel<VEC, PEEL, C.fpt, C.tpr, C.block>;
@@ -533,10 +537,11 @@ fused_plan softmax_fused_plan(fused_path want, int float4, long long cols)
 
     if (fits_registers && (want == FUSED_AUTO || want == FUSED_REGISTERS)) {
         p.path = FUSED_REGISTERS;
-        p.threads_per_row = REG[reg].tpr;
-        p.floats_per_thread = REG[reg].fpt;
-        p.block = REG[reg].block;
-        p.rows_per_block = REG[reg].block / REG[reg].tpr;
+        const reg_config *T = float4 ? REG : REG_VIEW;
+        p.threads_per_row = T[reg].tpr;
+        p.floats_per_thread = T[reg].fpt;
+        p.block = T[reg].block;
+        p.rows_per_block = T[reg].block / T[reg].tpr;
     } else if (fits_shared && want != FUSED_CHUNKED) {
         p.path = FUSED_SHARED;
         p.threads_per_row = p.block = big;
@@ -578,8 +583,8 @@ fused_plan softmax_fused_run(fused_path want, const float *x, long long ldx, flo
     const int peel = !vec4 && softmax_fused_can_peel(x, ldx, y, ldy, rows);
     fused_plan p = softmax_fused_plan(want, vec4 || peel, cols);
     p.peel = peel;
-    if (peel && p.path == FUSED_REGISTERS) {
-        const reg_config *c = &REG_PEEL[register_index(cols)];
+    if (peel && p.path == FUSED_REGISTERS) { /* float4, on REG_VIEW's lanes */
+        const reg_config *c = &REG_VIEW[register_index(cols)];
         p.threads_per_row = c->tpr;
         p.floats_per_thread = c->fpt;
         p.rows_per_block = c->block / c->tpr;

@@ -46,9 +46,10 @@ typedef struct {
     long long smem_bytes;  /* dynamic shared memory per block (shared path)      */
 } fused_plan;
 
-/* The plan for a row of `cols` floats, with or without float4 (float4 = 1:
- * cols % 4 == 0, or a peeled view; peel is left 0 here). `want` forces a path when the row fits it
- * (FUSED_CHUNKED always does); otherwise, or for FUSED_AUTO, the
+/* The plan for a row of `cols` floats of an aligned view (float4 = 1,
+ * cols % 4 == 0) or of a 32-bit one (float4 = 0); softmax_fused_run
+ * returns the plan of a peeled view. `want` forces a path when the row
+ * fits it (FUSED_CHUNKED always does); otherwise, or for FUSED_AUTO, the
  * dispatcher's choice: registers up to FUSED_MAX_REGISTER_COLS, shared
  * memory up to softmax_fused_shared_capacity(), chunked beyond. Needs a
  * GPU only for the shared-memory limit. */

@@ -13,7 +13,8 @@
  * offset from a 16-byte boundary as the same row of y (view_can_peel):
  * then one thread's float4 of x is, element for element, one float4 of y.
  * x = a[:, 1:] with y = b[:, 1:] qualifies; x = a[:, 1:] with a fresh,
- * aligned y does not, and stays on 32-bit accesses. */
+ * aligned y does not: the rows can still be cut at y's boundaries, with x
+ * read in 32-bit loads (view_load4_x32), or everything is 32-bit. */
 #ifndef LESSON05_VIEW_CUT_CUH
 #define LESSON05_VIEW_CUT_CUH
 
@@ -69,6 +70,17 @@ __device__ __forceinline__ long long view_extra_at(view_cut c, int j)
 __device__ __forceinline__ float view_extra_load(const float *xr, view_cut c, int j)
 {
     return j < c.nextra ? xr[view_extra_at(c, j)] : -INFINITY;
+}
+
+/* Four floats of x for a body cut at y's boundaries, when x's rows are
+ * misaligned against y's (no cut fits both): y keeps its float4 stores,
+ * x is read in 32-bit loads (lesson 6; lesson 8's paths 3 and 3g). */
+__device__ __forceinline__ void view_load4_x32(const float *p, float *v)
+{
+    v[0] = p[0];
+    v[1] = p[1];
+    v[2] = p[2];
+    v[3] = p[3];
 }
 
 /* One 16-byte store of v[0..3] at p (16-byte aligned). With the row

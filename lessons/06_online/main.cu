@@ -70,6 +70,7 @@ static const char *online_access_name(const float *x, long long ldx, const float
     switch (softmax_online_access(x, ldx, y, ldy, rows, cols)) {
     case ONLINE_FLOAT4: return "128-bit";
     case ONLINE_PEELED: return "128-bit, peeled";
+    case ONLINE_X32: return "y 128, x 32-bit";
     default: return "32-bit";
     }
 }

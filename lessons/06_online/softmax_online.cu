@@ -60,8 +60,10 @@ __device__ __forceinline__ void store_vec(float *p, const float *v)
 
 /* VEC: floats per access. PEEL: cut each row at its 16-byte boundaries
  * (view_cut.cuh), for views whose rows of x and y start equally misaligned.
- * TPR: threads per row (1 ... 32 lanes of a warp, or the whole block).
- * BLOCK: threads per block. U: vectors per chunk.
+ * XS (with PEEL): x's rows are misaligned against y's; the cut follows y
+ * and x is read in 32-bit loads. TPR: threads per row (1 ... 32 lanes of
+ * a warp, or the whole block). BLOCK: threads per block. U: vectors per
+ * chunk.
  *
  * A chunk is U vectors per thread, loaded together before any is used:
  * U = 16 / VEC (64 bytes in flight per thread), except for single floats
@@ -70,13 +72,13 @@ __device__ __forceinline__ void store_vec(float *p, const float *v)
  * consecutive vectors (coalesced). Positions past the end hold -inf,
  * which no state notices (online_md.cuh). Positions in a row are 64-bit:
  * one row may hold more than 2^31 floats. */
-template <int VEC, bool PEEL, int TPR, int BLOCK, int U>
+template <int VEC, bool PEEL, bool XS, int TPR, int BLOCK, int U>
 __global__ void __launch_bounds__(BLOCK)
 online_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
               long long rows, long long cols, int mis)
 {
     static_assert(BLOCK % TPR == 0 && (TPR <= 32 || TPR == BLOCK), "a row: part of a warp, or the block");
-    static_assert(!PEEL || VEC == 4, "peeling keeps float4 bodies");
+    static_assert((!PEEL || VEC == 4) && (!XS || PEEL), "peeling keeps float4 bodies");
     constexpr long long STEP = (long long)U * TPR;
     constexpr int ROWS_PER_BLOCK = BLOCK / TPR;
     __shared__ float red_m[32], red_d[32]; /* used only when TPR > 32 */
@@ -92,7 +94,7 @@ online_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y,
         const float *xr = x + (live ? row : 0) * ldx;
         float *yr = y + (live ? row : 0) * ldy;
         view_cut cut = {0, 0, nvec_aligned};
-        if constexpr (PEEL) cut = view_row_cut(live ? row : 0, ldx, mis, cols);
+        if constexpr (PEEL) cut = view_row_cut(live ? row : 0, XS ? ldy : ldx, mis, cols); /* XS: y's mis */
         const long long nvec = PEEL ? cut.nvec : nvec_aligned;
         const float *xb = xr + cut.head; /* the body: vectors of VEC floats */
         float *yb = yr + cut.head;
@@ -109,7 +111,8 @@ online_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y,
             for (int u = 0; u < U; u++) {
                 const long long k = k0 + (long long)u * TPR;
                 if (k < nvec) {
-                    load_vec<VEC>(xb + k * VEC, &v[u * VEC]);
+                    if constexpr (XS) view_load4_x32(xb + k * VEC, &v[u * VEC]);
+                    else load_vec<VEC>(xb + k * VEC, &v[u * VEC]);
                 } else {
                     for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
                 }
@@ -135,7 +138,10 @@ online_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y,
             float v[U * VEC];
             for (int u = 0; u < U; u++) {
                 const long long k = k0 + (long long)u * TPR;
-                if (k < nvec) load_vec<VEC>(xb + k * VEC, &v[u * VEC]);
+                if (k < nvec) {
+                    if constexpr (XS) view_load4_x32(xb + k * VEC, &v[u * VEC]);
+                    else load_vec<VEC>(xb + k * VEC, &v[u * VEC]);
+                }
             }
             for (int u = 0; u < U; u++) {
                 const long long k = k0 + (long long)u * TPR;
@@ -157,13 +163,14 @@ static unsigned grid_for(long long rows, int per_block)
     return (unsigned)(blocks < INT_MAX ? blocks : INT_MAX);
 }
 
-template <int VEC, bool PEEL, int TPR, int BLOCK, int U = 16 / VEC>
+template <int VEC, bool PEEL, bool XS, int TPR, int BLOCK, int U = 16 / VEC>
 static void launch(const float *x, long long ldx, float *y, long long ldy, long long rows,
                    long long cols, cudaStream_t stream)
 {
     void (*kernel)(const float *, long long, float *, long long, long long, long long, int) =
-        online_kernel<VEC, PEEL, TPR, BLOCK, U>;
-    kernel<<<grid_for(rows, BLOCK / TPR), BLOCK, 0, stream>>>(x, ldx, y, ldy, rows, cols, view_mis(x));
+        online_kernel<VEC, PEEL, XS, TPR, BLOCK, U>;
+    kernel<<<grid_for(rows, BLOCK / TPR), BLOCK, 0, stream>>>(x, ldx, y, ldy, rows, cols,
+                                                              view_mis(XS ? y : x)); /* where rows are cut */
     CUDA_CHECK_LAUNCH();
 }
 
@@ -176,35 +183,35 @@ static void launch(const float *x, long long ldx, float *y, long long ldy, long 
  * bytes from each of 16 rows, a quarter of every 32-byte sector it
  * touched: 31.5 % of the aligned speed, 77.0 % with 8 lanes of 4 floats
  * (2097152 x 32, x one float past 16 bytes, H100, 2026-11-23). */
-template <int VEC, bool PEEL>
+template <int VEC, bool PEEL, bool XS>
 static void dispatch(int block_per_row, const float *x, long long ldx, float *y, long long ldy,
                      long long rows, long long cols, cudaStream_t stream)
 {
     if (block_per_row || cols > ONLINE_WARP_MAX_COLS)
-        launch<VEC, PEEL, ONLINE_BLOCK, ONLINE_BLOCK>(x, ldx, y, ldy, rows, cols, stream);
-    else if (cols > 256) launch<VEC, PEEL, 32, 128>(x, ldx, y, ldy, rows, cols, stream);
+        launch<VEC, PEEL, XS, ONLINE_BLOCK, ONLINE_BLOCK>(x, ldx, y, ldy, rows, cols, stream);
+    else if (cols > 256) launch<VEC, PEEL, XS, 32, 128>(x, ldx, y, ldy, rows, cols, stream);
     else if constexpr (PEEL) {
         /* Peeled short rows: one float4 per lane and chunk, 4x the lanes,
          * so that 6 lanes take the 6 head and tail floats one each. With
          * the aligned layout (2 lanes of 4 float4s at N = 32) the peeled
          * view ran at 63.6 % of the aligned speed (2097152 x 32, both
          * bases one float past 16 bytes, H100, 2026-11-23). */
-        if (cols > 128) launch<4, true, 32, 128, 2>(x, ldx, y, ldy, rows, cols, stream);
-        else if (cols > 64) launch<4, true, 32, 128, 1>(x, ldx, y, ldy, rows, cols, stream);
-        else if (cols > 32) launch<4, true, 16, 128, 1>(x, ldx, y, ldy, rows, cols, stream);
-        else if (cols > 16) launch<4, true, 8, 128, 1>(x, ldx, y, ldy, rows, cols, stream);
-        else launch<4, true, 4, 128, 1>(x, ldx, y, ldy, rows, cols, stream);
+        if (cols > 128) launch<4, true, XS, 32, 128, 2>(x, ldx, y, ldy, rows, cols, stream);
+        else if (cols > 64) launch<4, true, XS, 32, 128, 1>(x, ldx, y, ldy, rows, cols, stream);
+        else if (cols > 32) launch<4, true, XS, 16, 128, 1>(x, ldx, y, ldy, rows, cols, stream);
+        else if (cols > 16) launch<4, true, XS, 8, 128, 1>(x, ldx, y, ldy, rows, cols, stream);
+        else launch<4, true, XS, 4, 128, 1>(x, ldx, y, ldy, rows, cols, stream);
     } else if constexpr (VEC == 1) {
-        if (cols > 128) launch<1, PEEL, 32, 128, 8>(x, ldx, y, ldy, rows, cols, stream);
-        else if (cols > 64) launch<1, PEEL, 32, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
-        else if (cols > 32) launch<1, PEEL, 16, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
-        else if (cols > 16) launch<1, PEEL, 8, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
-        else launch<1, PEEL, 4, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
-    } else if (cols > 128) launch<VEC, PEEL, 16, 128>(x, ldx, y, ldy, rows, cols, stream);
-    else if (cols > 64) launch<VEC, PEEL, 8, 128>(x, ldx, y, ldy, rows, cols, stream);
-    else if (cols > 32) launch<VEC, PEEL, 4, 128>(x, ldx, y, ldy, rows, cols, stream);
-    else if (cols > 16) launch<VEC, PEEL, 2, 128>(x, ldx, y, ldy, rows, cols, stream);
-    else launch<VEC, PEEL, 1, 128>(x, ldx, y, ldy, rows, cols, stream);
+        if (cols > 128) launch<1, PEEL, XS, 32, 128, 8>(x, ldx, y, ldy, rows, cols, stream);
+        else if (cols > 64) launch<1, PEEL, XS, 32, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
+        else if (cols > 32) launch<1, PEEL, XS, 16, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
+        else if (cols > 16) launch<1, PEEL, XS, 8, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
+        else launch<1, PEEL, XS, 4, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
+    } else if (cols > 128) launch<VEC, PEEL, XS, 16, 128>(x, ldx, y, ldy, rows, cols, stream);
+    else if (cols > 64) launch<VEC, PEEL, XS, 8, 128>(x, ldx, y, ldy, rows, cols, stream);
+    else if (cols > 32) launch<VEC, PEEL, XS, 4, 128>(x, ldx, y, ldy, rows, cols, stream);
+    else if (cols > 16) launch<VEC, PEEL, XS, 2, 128>(x, ldx, y, ldy, rows, cols, stream);
+    else launch<VEC, PEEL, XS, 1, 128>(x, ldx, y, ldy, rows, cols, stream);
 }
 
 online_access softmax_online_access(const float *x, long long ldx, const float *y, long long ldy,
@@ -212,7 +219,8 @@ online_access softmax_online_access(const float *x, long long ldx, const float *
 {
     if ((uintptr_t)x % 16 == 0 && (uintptr_t)y % 16 == 0 && cols % 4 == 0 && ldx % 4 == 0 && ldy % 4 == 0)
         return ONLINE_FLOAT4;
-    return view_can_peel(x, ldx, y, ldy, rows) ? ONLINE_PEELED : ONLINE_SCALAR;
+    if (view_can_peel(x, ldx, y, ldy, rows)) return ONLINE_PEELED;
+    return (uintptr_t)x % 4 == 0 && (uintptr_t)y % 4 == 0 ? ONLINE_X32 : ONLINE_SCALAR;
 }
 
 static void run(int block_per_row, const float *x, long long ldx, float *y, long long ldy,
@@ -225,9 +233,10 @@ static void run(int block_per_row, const float *x, long long ldx, float *y, long
     }
     if (rows < 1 || cols < 1) return; /* nothing to do; a 0-block grid is an error */
     switch (softmax_online_access(x, ldx, y, ldy, rows, cols)) {
-    case ONLINE_FLOAT4: dispatch<4, false>(block_per_row, x, ldx, y, ldy, rows, cols, stream); break;
-    case ONLINE_PEELED: dispatch<4, true>(block_per_row, x, ldx, y, ldy, rows, cols, stream); break;
-    default: dispatch<1, false>(block_per_row, x, ldx, y, ldy, rows, cols, stream); break;
+    case ONLINE_FLOAT4: dispatch<4, false, false>(block_per_row, x, ldx, y, ldy, rows, cols, stream); break;
+    case ONLINE_PEELED: dispatch<4, true, false>(block_per_row, x, ldx, y, ldy, rows, cols, stream); break;
+    case ONLINE_X32: dispatch<4, true, true>(block_per_row, x, ldx, y, ldy, rows, cols, stream); break;
+    default: dispatch<1, false, false>(block_per_row, x, ldx, y, ldy, rows, cols, stream); break;
     }
 }
 

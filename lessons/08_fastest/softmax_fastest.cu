@@ -97,12 +97,8 @@ __device__ __forceinline__ void fx_store_v4(float *p, const float *v)
 template <int VEC, bool XS>
 __device__ __forceinline__ void fx_load_x(const float *p, float *v)
 {
-    if constexpr (XS) {
-#pragma unroll
-        for (int j = 0; j < VEC; j++) v[j] = p[j];
-    } else {
-        fx_load<VEC>(p, v);
-    }
+    if constexpr (XS && VEC == 4) view_load4_x32(p, v); /* lessons/05_fused/view_cut.cuh */
+    else fx_load<VEC>(p, v);
 }
 
 /* A thread's own state; v[p] becomes exp(v[p] - m_t). Padding is -inf
