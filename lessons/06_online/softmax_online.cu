@@ -101,11 +101,12 @@ online_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y,
 
         /* Pass 1, read 1: stream the row, one (m, d) per thread. */
         online_md s = online_md_identity();
-        if constexpr (PEEL) /* the head and tail floats: the row's first threads, one each */
-            for (int j = sub; j < VIEW_MAX_EXTRAS; j += TPR) {
-                const float e = live ? view_extra_load(xr, cut, j) : -INFINITY;
-                s = online_md_push<1>(s, &e);
-            }
+        if constexpr (PEEL) { /* the head and tail floats, X per thread, in one push */
+            constexpr int X = (VIEW_MAX_EXTRAS + TPR - 1) / TPR;
+            float e[X];
+            for (int i = 0; i < X; i++) e[i] = live ? view_extra_load(xr, cut, sub + i * TPR) : -INFINITY;
+            s = online_md_push<X>(s, e);
+        }
         for (long long k0 = live ? sub : nvec; k0 < nvec; k0 += STEP) {
             float v[U * VEC];
             for (int u = 0; u < U; u++) {
