@@ -177,13 +177,16 @@ static void launch(const float *x, long long ldx, float *y, long long ldy, long 
 
 /* Threads per row: enough that each gets at least one chunk of 16 floats,
  * up to a warp; a block beyond ONLINE_WARP_MAX_COLS (or when forced).
- * Single floats on rows up to 256 take 4x the lanes (up to 32) and chunks
- * of 4 floats instead: the same floats per row and chunk, but one load
- * instruction of a warp covers as many consecutive bytes of a row as with
- * float4. With 2 lanes of 16 floats at N = 32, each 32-bit load read 8
- * bytes from each of 16 rows, a quarter of every 32-byte sector it
- * touched: 31.5 % of the aligned speed, 77.0 % with 8 lanes of 4 floats
- * (2097152 x 32, x one float past 16 bytes, H100, 2026-11-23). */
+ *
+ * Views on rows up to 256 floats get their own lanes x chunk shapes,
+ * picked by a sweep over those shapes on the H100 (2026-11-23, 2^26 floats):
+ * at N = 32 this kernel is already short of issue slots when aligned
+ * (ncu: 75 M instructions), and what a view adds per row (the cut, up to 6
+ * head and tail floats, more lanes to merge) costs time directly. The
+ * aligned shape is the worst choice there: 2 lanes of 4 float4s ran a
+ * peeled view at 61.6 % of the aligned speed, 4 lanes of 2 float4s at
+ * 83.8 %; single floats on 2 lanes of 16 read a quarter of each 32-byte
+ * sector per load (31.5 %), on 8 lanes of 4 76.0 %. */
 template <int VEC, bool PEEL, bool XS>
 static void dispatch(int block_per_row, const float *x, long long ldx, float *y, long long ldy,
                      long long rows, long long cols, cudaStream_t stream)
@@ -191,23 +194,16 @@ static void dispatch(int block_per_row, const float *x, long long ldx, float *y,
     if (block_per_row || cols > ONLINE_WARP_MAX_COLS)
         launch<VEC, PEEL, XS, ONLINE_BLOCK, ONLINE_BLOCK>(x, ldx, y, ldy, rows, cols, stream);
     else if (cols > 256) launch<VEC, PEEL, XS, 32, 128>(x, ldx, y, ldy, rows, cols, stream);
-    else if constexpr (PEEL) {
-        /* Peeled short rows: one float4 per lane and chunk, 4x the lanes,
-         * so that 6 lanes take the 6 head and tail floats one each. With
-         * the aligned layout (2 lanes of 4 float4s at N = 32) the peeled
-         * view ran at 63.6 % of the aligned speed (2097152 x 32, both
-         * bases one float past 16 bytes, H100, 2026-11-23). */
-        if (cols > 128) launch<4, true, XS, 32, 128, 2>(x, ldx, y, ldy, rows, cols, stream);
-        else if (cols > 64) launch<4, true, XS, 32, 128, 1>(x, ldx, y, ldy, rows, cols, stream);
-        else if (cols > 32) launch<4, true, XS, 16, 128, 1>(x, ldx, y, ldy, rows, cols, stream);
-        else if (cols > 16) launch<4, true, XS, 8, 128, 1>(x, ldx, y, ldy, rows, cols, stream);
-        else launch<4, true, XS, 4, 128, 1>(x, ldx, y, ldy, rows, cols, stream);
-    } else if constexpr (VEC == 1) {
-        if (cols > 128) launch<1, PEEL, XS, 32, 128, 8>(x, ldx, y, ldy, rows, cols, stream);
-        else if (cols > 64) launch<1, PEEL, XS, 32, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
-        else if (cols > 32) launch<1, PEEL, XS, 16, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
-        else if (cols > 16) launch<1, PEEL, XS, 8, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
-        else launch<1, PEEL, XS, 4, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
+    else if constexpr (PEEL) { /* float4 bodies: lanes x float4s per chunk */
+        if (cols > 128) launch<4, true, XS, 16, 128, 1>(x, ldx, y, ldy, rows, cols, stream);
+        else if (cols > 64) launch<4, true, XS, 8, 128, 1>(x, ldx, y, ldy, rows, cols, stream);
+        else if (cols > 32 && !XS) launch<4, true, XS, 4, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
+        else if (cols > 4) launch<4, true, XS, 4, 128, 2>(x, ldx, y, ldy, rows, cols, stream);
+        else launch<4, true, XS, 1, 128, 1>(x, ldx, y, ldy, rows, cols, stream);
+    } else if constexpr (VEC == 1) { /* single floats: lanes x floats per chunk */
+        if (cols > 64) launch<1, false, false, 16, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
+        else if (cols > 16) launch<1, false, false, 8, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
+        else launch<1, false, false, 4, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
     } else if (cols > 128) launch<VEC, PEEL, XS, 16, 128>(x, ldx, y, ldy, rows, cols, stream);
     else if (cols > 64) launch<VEC, PEEL, XS, 8, 128>(x, ldx, y, ldy, rows, cols, stream);
     else if (cols > 32) launch<VEC, PEEL, XS, 4, 128>(x, ldx, y, ldy, rows, cols, stream);
