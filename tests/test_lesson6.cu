@@ -388,7 +388,9 @@ static void check_views(int have_gpu)
         {"a shared-misalignment, stride N + 1", 9, 1000, 1001, 1001, 0, 0},
         {"a shared-misalignment, N = 5 (head 3, tail 2), strides 13 and 9", 12, 5, 13, 9, 1, 1},
         {"a shared-misalignment, N = 2 (the head holds the row)", 11, 2, 3, 3, 3, 3},
-        {"a shared-misalignment, N = 33, stride 33 (8 lanes a row)", 67, 33, 33, 33, 1, 1},
+        {"a shared-misalignment, N = 33, stride 33 (4 lanes of 4 float4s)", 67, 33, 33, 33, 1, 1},
+        {"a shared-misalignment, N = 100, stride N + 1 (8 lanes of 1 float4)", 13, 100, 101, 101, 2, 2},
+        {"a shared-misalignment, N = 255, stride N (16 lanes of 1 float4)", 7, 255, 255, 255, 0, 0},
         {"a shared-misalignment, N = 4097, bases 3 floats in (a block a row)", 6, 4097, 4097, 4097, 3, 3},
         {"a shared-misalignment, N = 65537, stride N + 2", 5, 65537, 65539, 65539, 2, 2},
     };

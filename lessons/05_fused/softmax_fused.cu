@@ -387,9 +387,9 @@ static constexpr reg_config REG[] = {
 #define NREG (int)(sizeof REG / sizeof REG[0])
 static_assert(REG[NREG - 1].max_cols == FUSED_MAX_REGISTER_COLS, "the table covers the register path");
 
-/* Views that are not 16-byte aligned (peeled, or 32-bit): rows up to 128
- * floats get 4 floats per lane (one float4 when peeled), twice the lanes
- * of REG. At N = 32, 8 lanes, and 6 of them take the row's at most 6 head
+/* Views that are not 16-byte aligned (peeled, or 32-bit): rows of 5 to
+ * 128 floats get 4 floats per lane (one float4 when peeled), twice the
+ * lanes of REG. At N = 32, 8 lanes, and 6 of them take the row's at most 6 head
  * and tail floats, one each. With REG's 4 lanes of 8 floats at N = 32 the
  * peeled view ran at 82.7 % of the aligned speed, 98.0 % with these
  * (2097152 x 32, both bases one float past 16 bytes, H100, 2026-11-23).
