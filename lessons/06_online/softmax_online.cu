@@ -101,9 +101,11 @@ online_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y,
 
         /* Pass 1, read 1: stream the row, one (m, d) per thread. */
         online_md s = online_md_identity();
-        if constexpr (PEEL) { /* the head and tail floats, X per thread, in one push */
-            constexpr int X = (VIEW_MAX_EXTRAS + TPR - 1) / TPR;
-            float e[X];
+        /* PEEL: the row's head and tail floats, X per thread (extra
+         * sub + i * TPR in e[i]), in one push, and kept for pass 2. */
+        constexpr int X = PEEL ? (VIEW_MAX_EXTRAS + TPR - 1) / TPR : 1;
+        float e[X];
+        if constexpr (PEEL) {
             for (int i = 0; i < X; i++) e[i] = live ? view_extra_load(xr, cut, sub + i * TPR) : -INFINITY;
             s = online_md_push<X>(s, e);
         }
@@ -131,10 +133,8 @@ online_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y,
 
         /* Pass 2, read 2 + write. */
         if constexpr (PEEL)
-            for (int j = sub; live && j < cut.nextra; j += TPR) {
-                const long long at = view_extra_at(cut, j);
-                yr[at] = expf(xr[at] - s.m) * inv;
-            }
+            for (int i = 0; i < X; i++)
+                if (live && sub + i * TPR < cut.nextra) yr[view_extra_at(cut, sub + i * TPR)] = expf(e[i] - s.m) * inv;
         for (long long k0 = live ? sub : nvec; k0 < nvec; k0 += STEP) {
             float v[U * VEC];
             for (int u = 0; u < U; u++) {
