@@ -42,37 +42,15 @@
 #include <stdlib.h>
 
 #include "softmax_fused.h"
+#include "vec.cuh"
 #include "view_cut.cuh"
 #include "check.h"
 
 #define FULL_MASK 0xffffffffu
 
-/* ---- moving VEC consecutive floats ----------------------------------------
- * VEC = 4: one 128-bit instruction. The address must be 16-byte aligned,
- * which softmax_fused_can_use_float4() guarantees for every row. */
-template <int VEC>
-__device__ __forceinline__ void load_vec(const float *p, float *v)
-{
-    if constexpr (VEC == 4) {
-        const float4 q = *reinterpret_cast<const float4 *>(p);
-        v[0] = q.x;
-        v[1] = q.y;
-        v[2] = q.z;
-        v[3] = q.w;
-    } else {
-        v[0] = *p;
-    }
-}
-
-template <int VEC>
-__device__ __forceinline__ void store_vec(float *p, const float *v)
-{
-    if constexpr (VEC == 4) {
-        *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
-    } else {
-        *p = v[0];
-    }
-}
+/* load_vec / store_vec<VEC> (vec.cuh): VEC = 4 only where
+ * softmax_fused_can_use_float4() or the peeled cut guarantees 16-byte
+ * alignment. */
 
 /* ---- reducing over the threads that share a row -----------------------------
  * TPR (threads per row) <= 32: the row's threads are TPR neighbouring lanes

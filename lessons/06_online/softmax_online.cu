@@ -30,33 +30,9 @@
 
 #include "softmax_online.h"
 #include "online_md.cuh"
+#include "../05_fused/vec.cuh"      /* lesson 5's load_vec, store_vec  */
 #include "../05_fused/view_cut.cuh" /* lesson 5's cut of misaligned rows */
 #include "check.h"
-
-/* VEC consecutive floats in one access (VEC = 4: a 16-byte aligned float4). */
-template <int VEC>
-__device__ __forceinline__ void load_vec(const float *p, float *v)
-{
-    if constexpr (VEC == 4) {
-        const float4 q = *reinterpret_cast<const float4 *>(p);
-        v[0] = q.x;
-        v[1] = q.y;
-        v[2] = q.z;
-        v[3] = q.w;
-    } else {
-        v[0] = *p;
-    }
-}
-
-template <int VEC>
-__device__ __forceinline__ void store_vec(float *p, const float *v)
-{
-    if constexpr (VEC == 4) {
-        *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
-    } else {
-        *p = v[0];
-    }
-}
 
 /* VEC: floats per access. PEEL: cut each row at its 16-byte boundaries
  * (view_cut.cuh), for views whose rows of x and y start equally misaligned.
@@ -106,6 +82,7 @@ online_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y,
         constexpr int X = PEEL ? (VIEW_MAX_EXTRAS + TPR - 1) / TPR : 1;
         float e[X];
         if constexpr (PEEL) {
+#pragma unroll
             for (int i = 0; i < X; i++) e[i] = live ? view_extra_load(xr, cut, sub + i * TPR) : -INFINITY;
             s = online_md_push<X>(s, e);
         }
@@ -134,6 +111,7 @@ online_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y,
         /* Pass 2, read 2 + write. */
         if constexpr (PEEL && !XS) /* the extras kept since pass 1: 87.6 against 83.9 % of the aligned
                                       speed at 2097152 x 32 (H100) */
+#pragma unroll
             for (int i = 0; i < X; i++)
                 if (live && sub + i * TPR < cut.nextra) yr[view_extra_at(cut, sub + i * TPR)] = expf(e[i] - s.m) * inv;
         if constexpr (XS) /* read again: kept, they cost the cut at y's boundaries 95.5 -> 75.9 % at

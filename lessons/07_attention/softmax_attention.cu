@@ -46,36 +46,14 @@
 /* Lesson 6's online (m, d) state: its type and its -inf-safe shift
  * (online_md_shift), used by both paths. */
 #include "../06_online/online_md.cuh"
+#include "../05_fused/vec.cuh" /* lesson 5's load_vec, store_vec */
 
 #define FULL_MASK 0xffffffffu
 
 /* ---- moving VEC consecutive values (VEC = 4: one 128-bit access) ----------
- * The callers guarantee 16-byte alignment for floats and 4-byte alignment
- * for bytes whenever VEC = 4 (attn_can_use_vec4 on the host). */
-template <int VEC>
-__device__ __forceinline__ void load_vec(const float *p, float *v)
-{
-    if constexpr (VEC == 4) {
-        const float4 q = *reinterpret_cast<const float4 *>(p);
-        v[0] = q.x;
-        v[1] = q.y;
-        v[2] = q.z;
-        v[3] = q.w;
-    } else {
-        v[0] = *p;
-    }
-}
-
-template <int VEC>
-__device__ __forceinline__ void store_vec(float *p, const float *v)
-{
-    if constexpr (VEC == 4) {
-        *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
-    } else {
-        *p = v[0];
-    }
-}
-
+ * Floats with lesson 5's load_vec / store_vec (vec.cuh), bytes below. The
+ * callers guarantee 16-byte alignment for floats and 4-byte alignment for
+ * bytes whenever VEC = 4 (attn_can_use_vec4 on the host). */
 template <int VEC>
 __device__ __forceinline__ void load_bytes(const unsigned char *p, unsigned char *b)
 {

@@ -35,6 +35,7 @@
 #include "softmax_fastest.h"
 #include "check.h"
 #include "../06_online/online_md.cuh" /* lesson 6's (m, d) state and merges */
+#include "../05_fused/vec.cuh"        /* lesson 5's load_vec, store_vec      */
 #include "../05_fused/view_cut.cuh"   /* lesson 5's cut of misaligned rows  */
 
 /* Paths 3 and 3g are GPU-only. The cluster path needs cooperative groups
@@ -48,47 +49,23 @@
 #endif
 
 /* ---- moving VEC consecutive floats (VEC = 4: one 16-byte access) -------
- * Plain accesses; x goes through the read-only path (ld.global.nc) because
- * the compiler can prove from __restrict__ that x is never written. One
+ * Lesson 5's load_vec / store_vec (vec.cuh), in global and shared memory
+ * alike; x goes through the read-only path (ld.global.nc) because the
+ * compiler can prove from __restrict__ that x is never written. One
  * exception: with the row offsets of peeled views (fx_row_cut) the compiler
  * split each float4 store of the register part of paths 3 and 3g into
  * 4 + 4 + 8 bytes (83.9 against 91.0 % of copy at 128 x 2^19 on the H100),
  * and one store of each peeled path 1, 2, 2s and 4 kernel. There
  * fx_store_v4 spells out one st.global.v4 in inline PTX (lesson 5's
- * view_store4). Not __stwb:
- * its "memory" clobber forbids the compiler to move any load across it;
- * used for every store it serialised the shared-memory write loops (87.9
- * against 94.2 % at 1024 x 65536). Nothing in these kernels reads y, so no
- * clobber is needed. The same functions move floats in shared memory. */
-template <int VEC>
-__device__ __forceinline__ void fx_load(const float *p, float *v)
-{
-    if constexpr (VEC == 4) {
-        const float4 q = *reinterpret_cast<const float4 *>(p);
-        v[0] = q.x;
-        v[1] = q.y;
-        v[2] = q.z;
-        v[3] = q.w;
-    } else {
-        v[0] = *p;
-    }
-}
-
-template <int VEC>
-__device__ __forceinline__ void fx_store(float *p, const float *v)
-{
-    if constexpr (VEC == 4) {
-        *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
-    } else {
-        *p = v[0];
-    }
-}
-
+ * view_store4). Not __stwb: its "memory" clobber forbids the compiler to
+ * move any load across it; used for every store it serialised the
+ * shared-memory write loops (87.9 against 94.2 % at 1024 x 65536). Nothing
+ * in these kernels reads y, so no clobber is needed. */
 template <int VEC>
 __device__ __forceinline__ void fx_store_v4(float *p, const float *v)
 {
     if constexpr (VEC == 4) view_store4(p, v); /* lessons/05_fused/view_cut.cuh */
-    else fx_store<VEC>(p, v);
+    else store_vec<VEC>(p, v);
 }
 
 /* A load of VEC floats of x. XS (paths 3 and 3g, views whose rows of x and
@@ -98,7 +75,7 @@ template <int VEC, bool XS>
 __device__ __forceinline__ void fx_load_x(const float *p, float *v)
 {
     if constexpr (XS && VEC == 4) view_load4_x32(p, v); /* lessons/05_fused/view_cut.cuh */
-    else fx_load<VEC>(p, v);
+    else load_vec<VEC>(p, v);
 }
 
 /* A thread's own state; v[p] becomes exp(v[p] - m_t). Padding is -inf
@@ -179,7 +156,7 @@ fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restric
         for (int i = 0; i < ITEMS; i++) {
             const int k = i * TPR + sub;
             if (live && k < nvec) {
-                fx_load<VEC>(xb + (long long)k * VEC, &v[i * VEC]);
+                load_vec<VEC>(xb + (long long)k * VEC, &v[i * VEC]);
             } else {
 #pragma unroll
                 for (int j = 0; j < VEC; j++) v[i * VEC + j] = -INFINITY;
@@ -220,7 +197,7 @@ fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restric
 #pragma unroll
                 for (int j = 0; j < VEC; j++) v[i * VEC + j] *= scale;
                 if constexpr (PEEL) fx_store_v4<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
-                else fx_store<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
+                else store_vec<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
             }
         }
         if constexpr (X)
@@ -260,7 +237,7 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
             for (int u = 0; u < U; u++) {
                 const int k = k0 + u * BLOCK;
                 if (k < nvec) {
-                    fx_load<VEC>(xb + (long long)k * VEC, &v[u * VEC]);
+                    load_vec<VEC>(xb + (long long)k * VEC, &v[u * VEC]);
                 } else {
 #pragma unroll
                     for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
@@ -269,7 +246,7 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 const int k = k0 + u * BLOCK;
-                if (k < nvec) fx_store<VEC>(srow + k * VEC, &v[u * VEC]);
+                if (k < nvec) store_vec<VEC>(srow + k * VEC, &v[u * VEC]);
             }
             s = online_md_push<U * VEC>(s, v);
         }
@@ -279,11 +256,11 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
         float *yb = yr + cut.head;
         for (int k = threadIdx.x; k < nvec; k += BLOCK) {
             float v[VEC];
-            fx_load<VEC>(srow + k * VEC, v);
+            load_vec<VEC>(srow + k * VEC, v);
 #pragma unroll
             for (int j = 0; j < VEC; j++) v[j] = expf(v[j] - s.m) * inv;
             if constexpr (PEEL) fx_store_v4<VEC>(yb + (long long)k * VEC, v);
-            else fx_store<VEC>(yb + (long long)k * VEC, v);
+            else store_vec<VEC>(yb + (long long)k * VEC, v);
         }
         if (PEEL && (int)threadIdx.x < cut.nextra) yr[view_extra_at(cut, threadIdx.x)] = expf(e - s.m) * inv;
     }
@@ -349,7 +326,7 @@ __device__ __forceinline__ online_md fx_piece_read(const float *__restrict__ xr,
 #pragma unroll
         for (int u = 0; u < U; u++) {
             const int k = k0 + u * BLOCK;
-            if (k < nvec_s) fx_store<VEC>(srow + k * VEC, &w[u * VEC]);
+            if (k < nvec_s) store_vec<VEC>(srow + k * VEC, &w[u * VEC]);
         }
         s = online_md_push<U * VEC>(s, w);
     }
@@ -380,7 +357,7 @@ __device__ __forceinline__ void fx_piece_write(float *__restrict__ yr, int len, 
 #pragma unroll
             for (int j = 0; j < VEC; j++) v[i * VEC + j] *= scale;
             if constexpr (PEEL) fx_store_v4<VEC>(yr + k * VEC, &v[i * VEC]);
-            else fx_store<VEC>(yr + k * VEC, &v[i * VEC]);
+            else store_vec<VEC>(yr + k * VEC, &v[i * VEC]);
         }
     }
     if constexpr (PEEL)
@@ -389,10 +366,10 @@ __device__ __forceinline__ void fx_piece_write(float *__restrict__ yr, int len, 
     float *ys = yr + RCAP;
     for (int k = threadIdx.x; k < nvec_s; k += BLOCK) {
         float w[VEC];
-        fx_load<VEC>(srow + k * VEC, w);
+        load_vec<VEC>(srow + k * VEC, w);
 #pragma unroll
         for (int j = 0; j < VEC; j++) w[j] = expf(w[j] - shift) * inv;
-        fx_store<VEC>(ys + k * VEC, w);
+        store_vec<VEC>(ys + k * VEC, w);
     }
 }
 
@@ -577,7 +554,7 @@ fastest_split_state_kernel(const float *__restrict__ x, long long ldx, long long
         for (int u = 0; u < U; u++) {
             const long long k = k0 + (long long)u * BLOCK;
             if (k < nvec) {
-                fx_load<VEC>(xs + k * VEC, &v[u * VEC]);
+                load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
             } else {
 #pragma unroll
                 for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
@@ -622,7 +599,7 @@ fastest_split_write_kernel(const float *__restrict__ x, long long ldx, float *__
 #pragma unroll
         for (int u = 0; u < U; u++) {
             const long long k = k0 + (long long)u * BLOCK;
-            if (k < nvec) fx_load<VEC>(xs + k * VEC, &v[u * VEC]);
+            if (k < nvec) load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
         }
 #pragma unroll
         for (int u = 0; u < U; u++) {
@@ -631,7 +608,7 @@ fastest_split_write_kernel(const float *__restrict__ x, long long ldx, float *__
 #pragma unroll
                 for (int j = 0; j < VEC; j++) v[u * VEC + j] = expf(v[u * VEC + j] - s.m) * inv;
                 if constexpr (PEEL) fx_store_v4<VEC>(ys + k * VEC, &v[u * VEC]);
-                else fx_store<VEC>(ys + k * VEC, &v[u * VEC]);
+                else store_vec<VEC>(ys + k * VEC, &v[u * VEC]);
             }
         }
     }
