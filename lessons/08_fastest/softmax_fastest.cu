@@ -290,7 +290,10 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
  * floats, or -inf) into v[FPT]. Returns this thread's state of all of it;
  * v holds exp(v - *m_regs), srow the raw values. Vector k of the shared
  * part always belongs to thread k % BLOCK: each thread reads back only
- * what it wrote, so the piece needs no barrier. v: FPT + 1 floats. */
+ * what it wrote, so the piece needs no barrier. v: FPT + 1 floats. XS:
+ * the row was cut at y's boundaries, so x's floats are read one at a time
+ * (fx_load_x); everything after the load, shared memory included, stays
+ * float4. */
 template <int VEC, bool PEEL, int FPT, int BLOCK, bool XS>
 __device__ __forceinline__ online_md fx_piece_read(const float *__restrict__ xr, int len, float extra, float *v,
                                                    float *srow, float *m_regs)
