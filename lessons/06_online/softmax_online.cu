@@ -39,7 +39,8 @@
  * XS (with PEEL): x's rows are misaligned against y's; the cut follows y
  * and x is read in 32-bit loads. TPR: threads per row (1 ... 32 lanes of
  * a warp, or the whole block). BLOCK: threads per block. U: vectors per
- * chunk.
+ * chunk. MERGE (with PEEL): the extras join the first chunk's push instead
+ * of a push of their own (see dispatch).
  *
  * A chunk is U vectors per thread, loaded together before any is used:
  * U = 16 / VEC (64 bytes in flight per thread), except for single floats
@@ -48,7 +49,7 @@
  * consecutive vectors (coalesced). Positions past the end hold -inf,
  * which no state notices (online_md.cuh). Positions in a row are 64-bit:
  * one row may hold more than 2^31 floats. */
-template <int VEC, bool PEEL, bool XS, int TPR, int BLOCK, int U>
+template <int VEC, bool PEEL, bool XS, int TPR, int BLOCK, int U, bool MERGE>
 __global__ void __launch_bounds__(BLOCK)
 online_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
               long long rows, long long cols, int mis)
@@ -81,13 +82,15 @@ online_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y,
          * sub + i * TPR in e[i]), in one push, and kept for pass 2. */
         constexpr int X = PEEL ? (VIEW_MAX_EXTRAS + TPR - 1) / TPR : 1;
         float e[X];
+        constexpr int XM = MERGE ? X : 0; /* slots for the extras in the first chunk */
         if constexpr (PEEL) {
 #pragma unroll
             for (int i = 0; i < X; i++) e[i] = live ? view_extra_load(xr, cut, sub + i * TPR) : -INFINITY;
-            s = online_md_push<X>(s, e);
+            if constexpr (!MERGE) s = online_md_push<X>(s, e);
         }
+        bool first_chunk = true;
         for (long long k0 = live ? sub : nvec; k0 < nvec; k0 += STEP) {
-            float v[U * VEC];
+            float v[U * VEC + XM];
             for (int u = 0; u < U; u++) {
                 const long long k = k0 + (long long)u * TPR;
                 if (k < nvec) {
@@ -97,8 +100,11 @@ online_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y,
                     for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
                 }
             }
-            s = online_md_push<U * VEC>(s, v);
+            for (int i = 0; i < XM; i++) v[U * VEC + i] = first_chunk ? e[i] : -INFINITY;
+            first_chunk = false;
+            s = online_md_push<U * VEC + XM>(s, v);
         }
+        if (MERGE && first_chunk) s = online_md_push<X>(s, e); /* no body floats: the extras alone */
 
         /* The row's (m, d), in every thread of the row. */
         s = online_md_row_merge<TPR>(s, red_m, red_d);
@@ -109,7 +115,7 @@ online_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y,
         const float inv = 1.0f / s.d;
 
         /* Pass 2, read 2 + write. */
-        if constexpr (PEEL && !XS) /* the extras kept since pass 1: 87.6 against 83.9 % of the aligned
+        if constexpr (PEEL && !XS) /* the extras kept since pass 1: 88.2 against 83.9 % of the aligned
                                       speed at 2097152 x 32 (H100) */
 #pragma unroll
             for (int i = 0; i < X; i++)
@@ -149,12 +155,12 @@ static unsigned grid_for(long long rows, int per_block)
     return (unsigned)(blocks < INT_MAX ? blocks : INT_MAX);
 }
 
-template <int VEC, bool PEEL, bool XS, int TPR, int BLOCK, int U = 16 / VEC>
+template <int VEC, bool PEEL, bool XS, int TPR, int BLOCK, int U = 16 / VEC, bool MERGE = false>
 static void launch(const float *x, long long ldx, float *y, long long ldy, long long rows,
                    long long cols, cudaStream_t stream)
 {
     void (*kernel)(const float *, long long, float *, long long, long long, long long, int) =
-        online_kernel<VEC, PEEL, XS, TPR, BLOCK, U>;
+        online_kernel<VEC, PEEL, XS, TPR, BLOCK, U, MERGE>;
     kernel<<<grid_for(rows, BLOCK / TPR), BLOCK, 0, stream>>>(x, ldx, y, ldy, rows, cols,
                                                               view_mis(XS ? y : x)); /* where rows are cut */
     CUDA_CHECK_LAUNCH();
@@ -171,7 +177,11 @@ static void launch(const float *x, long long ldx, float *y, long long ldy, long 
  * aligned shape is the worst choice there: 2 lanes of 4 float4s ran a
  * peeled view at 61.6 % of the aligned speed, 4 lanes of 2 float4s at
  * 83.8 %; single floats on 2 lanes of 16 read a quarter of each 32-byte
- * sector per load (31.5 %), on 8 lanes of 4 76.0 %. */
+ * sector per load (31.5 %), on 8 lanes of 4 76.0 %. Peeled rows of 5-32
+ * floats also push their extras with the first chunk (MERGE): 95.9
+ * against 87.4 %; the same change cost 8 lanes of 1 float4 at N = 128
+ * 91.0 -> 78.1 % and the cut at y's boundaries at N = 32 102 -> 97 %,
+ * so nothing else merges (H100, 2026-11-23). */
 template <int VEC, bool PEEL, bool XS>
 static void dispatch(int block_per_row, const float *x, long long ldx, float *y, long long ldy,
                      long long rows, long long cols, cudaStream_t stream)
@@ -183,7 +193,7 @@ static void dispatch(int block_per_row, const float *x, long long ldx, float *y,
         if (cols > 128) launch<4, true, XS, 16, 128, 1>(x, ldx, y, ldy, rows, cols, stream);
         else if (cols > 64) launch<4, true, XS, 8, 128, 1>(x, ldx, y, ldy, rows, cols, stream);
         else if (cols > 32 && !XS) launch<4, true, XS, 4, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
-        else if (cols > 4) launch<4, true, XS, 4, 128, 2>(x, ldx, y, ldy, rows, cols, stream);
+        else if (cols > 4) launch<4, true, XS, 4, 128, 2, !XS>(x, ldx, y, ldy, rows, cols, stream);
         else launch<4, true, XS, 1, 128, 1>(x, ldx, y, ldy, rows, cols, stream);
     } else if constexpr (VEC == 1) { /* single floats: lanes x floats per chunk */
         if (cols > 64) launch<1, false, false, 16, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
