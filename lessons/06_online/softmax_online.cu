@@ -177,11 +177,13 @@ static void launch(const float *x, long long ldx, float *y, long long ldy, long 
  * aligned shape is the worst choice there: 2 lanes of 4 float4s ran a
  * peeled view at 61.6 % of the aligned speed, 4 lanes of 2 float4s at
  * 83.8 %; single floats on 2 lanes of 16 read a quarter of each 32-byte
- * sector per load (31.5 %), on 8 lanes of 4 76.0 %. Peeled rows of 5-32
- * floats also push their extras with the first chunk (MERGE): 95.9
- * against 87.4 %; the same change cost 8 lanes of 1 float4 at N = 128
- * 91.0 -> 78.1 % and the cut at y's boundaries at N = 32 102 -> 97 %,
- * so nothing else merges (H100, 2026-11-23). */
+ * sector per load (31.5 %), on 8 lanes of 4 76.0 %. Peeled rows of 5-64
+ * floats, one chunk each, push their extras with it (MERGE): 95.9 against
+ * 87.4 % at N = 32 (4 lanes of 2 float4s), 93.9 against 87.1 % at N = 64
+ * (8 lanes of 2, where 4 lanes of 4 merged gave 86.2 %). Where a row
+ * takes several chunks it cost: 8 lanes of 1 float4 at N = 128 91.0 ->
+ * 78.1 %; and the cut at y's boundaries at N = 32 102 -> 97 %. So only
+ * those two merge (H100, 2026-11-23). */
 template <int VEC, bool PEEL, bool XS>
 static void dispatch(int block_per_row, const float *x, long long ldx, float *y, long long ldy,
                      long long rows, long long cols, cudaStream_t stream)
@@ -192,7 +194,7 @@ static void dispatch(int block_per_row, const float *x, long long ldx, float *y,
     else if constexpr (PEEL) { /* float4 bodies: lanes x float4s per chunk */
         if (cols > 128) launch<4, true, XS, 16, 128, 1>(x, ldx, y, ldy, rows, cols, stream);
         else if (cols > 64) launch<4, true, XS, 8, 128, 1>(x, ldx, y, ldy, rows, cols, stream);
-        else if (cols > 32 && !XS) launch<4, true, XS, 4, 128, 4>(x, ldx, y, ldy, rows, cols, stream);
+        else if (cols > 32 && !XS) launch<4, true, XS, 8, 128, 2, true>(x, ldx, y, ldy, rows, cols, stream);
         else if (cols > 4) launch<4, true, XS, 4, 128, 2, !XS>(x, ldx, y, ldy, rows, cols, stream);
         else launch<4, true, XS, 1, 128, 1>(x, ldx, y, ldy, rows, cols, stream);
     } else if constexpr (VEC == 1) { /* single floats: lanes x floats per chunk */
