@@ -76,11 +76,12 @@ typedef const char *(*view_access_fn)(const float *x, long long ldx, const float
                                       long long rows, long long cols);
 
 /* GPU only. Times fn on the options' shape as an aligned contiguous matrix,
- * then as five views whose rows do not all start on 16-byte boundaries:
+ * then as six views whose rows do not all start on 16-byte boundaries:
  * both bases one float past one; a row stride of cols + 1; cols - 1
  * columns (N % 4 != 0); x one float past a boundary with y on one; x with
  * a row stride of cols + 1 (a slice of a wider matrix) and y contiguous
- * (a fresh output). Prints
+ * (a fresh output); the reverse, y with the row stride of cols + 1 (a
+ * hole after every row of y) and x contiguous. Prints
  * one line each: access (from `access`, "-" when NULL), median time, GB/s
  * and % of the aligned run's GB/s. Buffers rotated as for the lesson's own
  * timing; the views are not checked here (the tests check them). */

@@ -64,9 +64,10 @@ static void show_table(void)
  * not start on 16-byte boundaries. In three of them each row of x starts
  * where the same row of y does, relative to 16 bytes, so the kernels peel
  * each row's head and tail and keep 128-bit accesses for the rest; in the
- * last two (x one float past a boundary or x with a row stride of N + 1, y
- * aligned) paths 3 and 3g cut the rows at y's boundaries and read x in
- * 32-bit loads, and the other paths use 32-bit accesses throughout.
+ * last three (x one float past a boundary, x with a row stride of N + 1,
+ * y with a row stride of N + 1) x and y disagree: paths 3 and 3g cut the
+ * rows at y's boundaries and read x in 32-bit loads, and the other paths
+ * use 32-bit accesses throughout.
  * tests/test_lesson8.cu checks every one of them for correctness. */
 #ifndef CUDA_EMU
 static const char *fastest_access(const float *x, long long ldx, const float *y, long long ldy, long long rows,
