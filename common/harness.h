@@ -75,7 +75,8 @@ typedef void (*softmax_strided_fn)(const float *x, long long ldx, float *y, long
 typedef const char *(*view_access_fn)(const float *x, long long ldx, const float *y, long long ldy,
                                       long long rows, long long cols);
 
-/* GPU only. Times fn on the options' shape as an aligned contiguous matrix,
+/* Times fn on the options' shape (N >= 2; nothing on the CPU emulator,
+ * where times mean nothing) as an aligned contiguous matrix,
  * then as six views whose rows do not all start on 16-byte boundaries:
  * both bases one float past one; a row stride of cols + 1; cols - 1
  * columns (N % 4 != 0); x one float past a boundary with y on one; x with

@@ -99,7 +99,7 @@ static void check_views(int have_gpu)
              * choice, which the first block of cases already covers (the
              * path does not depend on float4, so 0 will do). */
             if (PATHS[p].path != FUSED_AUTO &&
-                softmax_fused_plan(PATHS[p].path, 0, c->cols).path != PATHS[p].path)
+                softmax_fused_plan(PATHS[p].path, FUSED_32BIT, c->cols).path != PATHS[p].path)
                 continue;
             /* One block per row on 20001 rows of 3 floats is what the
              * dispatcher never does, and costs the CPU emulator minutes. */
@@ -164,7 +164,7 @@ static void check_register_plans(void)
     long long bad = -1;
     for (long long n = 1; n <= FUSED_MAX_REGISTER_COLS; n += (n < 2048 ? 1 : 61)) {
         if (n + 61 > FUSED_MAX_REGISTER_COLS && n >= 2048) n = FUSED_MAX_REGISTER_COLS; /* the last */
-        for (int v = 0; v < 2; v++) {
+        for (int v = FUSED_32BIT; v <= FUSED_PEELED; v++) { /* every access mode */
             fused_plan p = softmax_fused_plan(FUSED_AUTO, v, n);
             if (p.path != FUSED_REGISTERS || (long long)p.threads_per_row * p.floats_per_thread < n) {
                 all_fit = 0;
@@ -172,16 +172,19 @@ static void check_register_plans(void)
             }
             int tpr = p.threads_per_row;
             if ((tpr & (tpr - 1)) != 0 || p.block % tpr != 0 || p.rows_per_block * tpr != p.block ||
-                (tpr > 32 && tpr != p.block) || p.block > 1024)
+                (tpr > 32 && tpr != p.block) || p.block > 1024 || p.float4 != (v != FUSED_32BIT) ||
+                p.peel != (v == FUSED_PEELED))
                 shapes_ok = 0;
         }
     }
     test_expect(all_fit, "lesson5 fused keeps every row of up to 32768 floats in registers that hold it",
                 "not at N = %lld", bad);
     test_expect(shapes_ok,
-                "lesson5 fused register plans: a row is a power-of-two part of a warp or a whole block",
+                "lesson5 fused register plans: a row is a power-of-two part of a warp or a whole block, and "
+                "the plan says how the view is moved",
                 "a plan breaks the rule");
-    fused_plan shortp = softmax_fused_plan(FUSED_AUTO, 1, 32), longp = softmax_fused_plan(FUSED_AUTO, 1, 16384);
+    fused_plan shortp = softmax_fused_plan(FUSED_AUTO, FUSED_FLOAT4, 32),
+               longp = softmax_fused_plan(FUSED_AUTO, FUSED_FLOAT4, 16384);
     test_expect(shortp.rows_per_block > 1 && shortp.threads_per_row < 32 && longp.rows_per_block == 1,
                 "lesson5 fused shares a warp among several short rows and gives a long row a block",
                 "N = 32: %d rows per block, %d threads per row; N = 16384: %d rows per block",

@@ -24,7 +24,7 @@ static void show_plans(void)
     printf("  %9s  %-28s %11s %12s %7s %9s %11s\n", "N", "path", "threads/row", "floats/thread",
            "block", "rows/blk", "smem/block");
     for (unsigned i = 0; i < sizeof ns / sizeof ns[0]; i++) {
-        fused_plan p = softmax_fused_plan(FUSED_AUTO, 1, ns[i]);
+        fused_plan p = softmax_fused_plan(FUSED_AUTO, FUSED_FLOAT4, ns[i]);
         char fpt[16] = "-", smem[24] = "-";
         if (p.floats_per_thread) snprintf(fpt, sizeof fpt, "%d", p.floats_per_thread);
         if (p.smem_bytes) snprintf(smem, sizeof smem, "%.1f KB", p.smem_bytes / 1024.0);
@@ -77,14 +77,12 @@ static void show_view(void)
 
 /* The views table (GPU only, common/harness.cu's time_views): which access
  * width the plan gives each view. */
-#ifndef CUDA_EMU
 static const char *fused_access(const float *x, long long ldx, const float *y, long long ldy, long long rows,
                                 long long cols)
 {
     if (softmax_fused_can_use_float4(x, ldx, y, ldy, cols)) return "128-bit";
     return softmax_fused_can_peel(x, ldx, y, ldy, rows) ? "128-bit, peeled" : "32-bit";
 }
-#endif
 
 int main(int argc, char **argv)
 {
@@ -96,16 +94,11 @@ int main(int argc, char **argv)
 
     /* Beyond shared memory the design traffic is that of the fallback. */
     lesson l = LESSON;
-    if (softmax_fused_plan(FUSED_AUTO, o.cols % 4 == 0, o.cols).path == FUSED_CHUNKED) {
+    if (softmax_fused_plan(FUSED_AUTO, o.cols % 4 == 0 ? FUSED_FLOAT4 : FUSED_32BIT, o.cols).path == FUSED_CHUNKED) {
         l.traffic = "3 reads + 1 write (row too long for one SM: chunked fallback)";
         l.bytes_per_elem = 16.0;
     }
     const int status = lesson_run(&l, &o);
-#ifndef CUDA_EMU
-    if (status == 0 && o.cols > 1) {
-        printf("\n");
-        time_views(softmax_fused_strided, fused_access, &o);
-    }
-#endif
+    if (status == 0) time_views(softmax_fused_strided, fused_access, &o);
     return status;
 }

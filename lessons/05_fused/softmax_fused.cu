@@ -503,10 +503,10 @@ static int register_index(long long cols)
     return -1;
 }
 
-fused_plan softmax_fused_plan(fused_path want, int float4, long long cols)
+fused_plan softmax_fused_plan(fused_path want, int access, long long cols)
 {
     const int big = block_for(cols);
-    fused_plan p = {FUSED_CHUNKED, float4 ? 1 : 0, 0, big, 0, big, 1, 0};
+    fused_plan p = {FUSED_CHUNKED, access != FUSED_32BIT, access == FUSED_PEELED, big, 0, big, 1, 0};
     const int reg = register_index(cols);
     const int fits_registers = reg >= 0;
     /* Ask the device only when the answer matters. */
@@ -515,7 +515,7 @@ fused_plan softmax_fused_plan(fused_path want, int float4, long long cols)
 
     if (fits_registers && (want == FUSED_AUTO || want == FUSED_REGISTERS)) {
         p.path = FUSED_REGISTERS;
-        const reg_config *T = float4 ? REG : REG_VIEW;
+        const reg_config *T = access == FUSED_FLOAT4 ? REG : REG_VIEW;
         p.threads_per_row = T[reg].tpr;
         p.floats_per_thread = T[reg].fpt;
         p.block = T[reg].block;
@@ -525,7 +525,7 @@ fused_plan softmax_fused_plan(fused_path want, int float4, long long cols)
         p.threads_per_row = p.block = big;
         p.smem_bytes = cols * (long long)sizeof(float);
     } else if (want == FUSED_REGISTERS || want == FUSED_SHARED) {
-        return softmax_fused_plan(FUSED_AUTO, float4, cols); /* does not fit that path */
+        return softmax_fused_plan(FUSED_AUTO, access, cols); /* does not fit that path */
     }
     return p;
 }
@@ -559,14 +559,7 @@ fused_plan softmax_fused_run(fused_path want, const float *x, long long ldx, flo
     }
     const int vec4 = softmax_fused_can_use_float4(x, ldx, y, ldy, cols);
     const int peel = !vec4 && softmax_fused_can_peel(x, ldx, y, ldy, rows);
-    fused_plan p = softmax_fused_plan(want, vec4 || peel, cols);
-    p.peel = peel;
-    if (peel && p.path == FUSED_REGISTERS) { /* float4, on REG_VIEW's lanes */
-        const reg_config *c = &REG_VIEW[register_index(cols)];
-        p.threads_per_row = c->tpr;
-        p.floats_per_thread = c->fpt;
-        p.rows_per_block = c->block / c->tpr;
-    }
+    const fused_plan p = softmax_fused_plan(want, vec4 ? FUSED_FLOAT4 : (peel ? FUSED_PEELED : FUSED_32BIT), cols);
     if (rows < 1 || cols < 1) return p; /* nothing to do; a 0-block grid is an error */
 
     if (vec4) launch_plan<4, false>(&p, x, ldx, y, ldy, rows, cols, stream);

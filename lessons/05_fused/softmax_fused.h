@@ -46,14 +46,18 @@ typedef struct {
     long long smem_bytes;  /* dynamic shared memory per block (shared path)      */
 } fused_plan;
 
-/* The plan for a row of `cols` floats of an aligned view (float4 = 1,
- * cols % 4 == 0) or of a 32-bit one (float4 = 0); softmax_fused_run
- * returns the plan of a peeled view. `want` forces a path when the row
- * fits it (FUSED_CHUNKED always does); otherwise, or for FUSED_AUTO, the
- * dispatcher's choice: registers up to FUSED_MAX_REGISTER_COLS, shared
- * memory up to softmax_fused_shared_capacity(), chunked beyond. Needs a
- * GPU only for the shared-memory limit. */
-fused_plan softmax_fused_plan(fused_path want, int float4, long long cols);
+/* How a view is moved (softmax_fused_plan's `access`). */
+#define FUSED_32BIT 0  /* single floats                                     */
+#define FUSED_FLOAT4 1 /* float4 throughout: aligned rows, cols % 4 == 0    */
+#define FUSED_PEELED 2 /* float4 bodies, heads and tails peeled (a view)    */
+
+/* The plan for a row of `cols` floats moved as `access` says. `want` forces
+ * a path when the row fits it (FUSED_CHUNKED always does); otherwise, or
+ * for FUSED_AUTO, the dispatcher's choice: registers up to
+ * FUSED_MAX_REGISTER_COLS, shared memory up to
+ * softmax_fused_shared_capacity(), chunked beyond. Needs a GPU only for
+ * the shared-memory limit. */
+fused_plan softmax_fused_plan(fused_path want, int access, long long cols);
 
 /* softmax_fused_strided, with a path forced as in softmax_fused_plan.
  * Returns the plan it launched. */
