@@ -20,6 +20,8 @@
 
 #include <stdint.h>
 
+#include "vec.cuh"
+
 #define VIEW_MAX_EXTRAS 6 /* head (<= 3) + tail (<= 3) */
 
 typedef struct {
@@ -81,6 +83,15 @@ __device__ __forceinline__ void view_load4_x32(const float *p, float *v)
     v[1] = p[1];
     v[2] = p[2];
     v[3] = p[3];
+}
+
+/* VEC floats of x at p: 32-bit loads when the row was cut at y's
+ * boundaries (XS), load_vec otherwise. */
+template <int VEC, bool XS>
+__device__ __forceinline__ void view_load_x(const float *p, float *v)
+{
+    if constexpr (XS && VEC == 4) view_load4_x32(p, v);
+    else load_vec<VEC>(p, v);
 }
 
 /* One 16-byte store of v[0..3] at p (16-byte aligned). With the row

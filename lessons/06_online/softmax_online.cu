@@ -94,8 +94,7 @@ online_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y,
             for (int u = 0; u < U; u++) {
                 const long long k = k0 + (long long)u * TPR;
                 if (k < nvec) {
-                    if constexpr (XS) view_load4_x32(xb + k * VEC, &v[u * VEC]);
-                    else load_vec<VEC>(xb + k * VEC, &v[u * VEC]);
+                    view_load_x<VEC, XS>(xb + k * VEC, &v[u * VEC]);
                 } else {
                     for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
                 }
@@ -130,10 +129,7 @@ online_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y,
             float v[U * VEC];
             for (int u = 0; u < U; u++) {
                 const long long k = k0 + (long long)u * TPR;
-                if (k < nvec) {
-                    if constexpr (XS) view_load4_x32(xb + k * VEC, &v[u * VEC]);
-                    else load_vec<VEC>(xb + k * VEC, &v[u * VEC]);
-                }
+                if (k < nvec) view_load_x<VEC, XS>(xb + k * VEC, &v[u * VEC]);
             }
             for (int u = 0; u < U; u++) {
                 const long long k = k0 + (long long)u * TPR;

@@ -68,15 +68,6 @@ __device__ __forceinline__ void fx_store_v4(float *p, const float *v)
     else store_vec<VEC>(p, v);
 }
 
-/* A load of VEC floats of x. XS (paths 3 and 3g, views whose rows of x and
- * y start misaligned against each other): the rows are cut at y's 16-byte
- * boundaries, so x's floats sit off them and are read one at a time. */
-template <int VEC, bool XS>
-__device__ __forceinline__ void fx_load_x(const float *p, float *v)
-{
-    if constexpr (XS && VEC == 4) view_load4_x32(p, v); /* lessons/05_fused/view_cut.cuh */
-    else load_vec<VEC>(p, v);
-}
 
 /* A thread's own state; v[p] becomes exp(v[p] - m_t). Padding is -inf
  * (exp gives 0). A thread that saw only -inf has (-inf, 0) and zeros; a
@@ -292,8 +283,8 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
  * part always belongs to thread k % BLOCK: each thread reads back only
  * what it wrote, so the piece needs no barrier. v: FPT + 1 floats. XS:
  * the row was cut at y's boundaries, so x's floats are read one at a time
- * (fx_load_x); everything after the load, shared memory included, stays
- * float4. */
+ * (lesson 5's view_load_x); everything after the load, shared memory
+ * included, stays float4. */
 template <int VEC, bool PEEL, int FPT, int BLOCK, bool XS>
 __device__ __forceinline__ online_md fx_piece_read(const float *__restrict__ xr, int len, float extra, float *v,
                                                    float *srow, float *m_regs)
@@ -310,7 +301,7 @@ __device__ __forceinline__ online_md fx_piece_read(const float *__restrict__ xr,
     for (int i = 0; i < ITEMS; i++) {
         const int k = i * BLOCK + (int)threadIdx.x;
         if (k < nvec_r) {
-            fx_load_x<VEC, XS>(xr + k * VEC, &v[i * VEC]);
+            view_load_x<VEC, XS>(xr + k * VEC, &v[i * VEC]);
         } else {
 #pragma unroll
             for (int j = 0; j < VEC; j++) v[i * VEC + j] = -INFINITY;
@@ -323,7 +314,7 @@ __device__ __forceinline__ online_md fx_piece_read(const float *__restrict__ xr,
         for (int u = 0; u < U; u++) {
             const int k = k0 + u * BLOCK;
             if (k < nvec_s) {
-                fx_load_x<VEC, XS>(xs + k * VEC, &w[u * VEC]);
+                view_load_x<VEC, XS>(xs + k * VEC, &w[u * VEC]);
             } else {
 #pragma unroll
                 for (int j = 0; j < VEC; j++) w[u * VEC + j] = -INFINITY;
