@@ -481,9 +481,12 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
  * 2026-11-23, three runs each). */
 /* A release add and an acquire load at GPU scope (sm_70 and up): the
  * writer's state is visible before its count, and whoever sees the count
- * sees the state, without a full __threadfence on either side. With the
- * per-warp merge of the states below: 88.5-88.8 -> 88.9-89.3 % of copy at
- * 64 x 2^20 (H100, 2026-11-23, four runs each). */
+ * sees the state, without a full __threadfence on either side. % of copy
+ * (H100, 2026-11-23, four runs each, fences -> release/acquire):
+ *   64 x 2^20 88.6 -> 89.9   32 x 2^21 86.0 -> 87.4
+ *   16 x 2^22 80.5 -> 82.7    8 x 2^23 73.5 -> 74.3
+ * Every warp merging all P states itself (no second block-wide merge)
+ * cost 2^20 half a point (89.1-89.5 %): not done. */
 __device__ __forceinline__ void fx_add_release(unsigned *p, unsigned v)
 {
     asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
@@ -532,16 +535,13 @@ fastest_grid_kernel(const float *__restrict__ x, long long ldx, float *__restric
         if (atomicAdd(&sync[1 + row], 1u) == 2u * (unsigned)pieces - 1u) sync[1 + row] = 0;
     }
     __syncthreads(); /* thread 0's acquire covers the block's reads after the barrier */
-    /* Every warp merges all P states itself, in the same order and tree as
-     * every other warp and CTA of the row: the same bits, and no second
-     * block-wide merge (two barriers fewer). */
     online_md q = online_md_identity();
-    for (int i = threadIdx.x % 32; i < pieces; i += 32) {
+    for (int i = threadIdx.x; i < pieces; i += BLOCK) {
         const float2 w = __ldcg(reinterpret_cast<const float2 *>(wr + i)); /* from L2, never a stale L1 line */
         const online_md o = {w.x, w.y};
         q = online_md_merge(q, o);
     }
-    const online_md R = online_md_row_merge<32>(q, nullptr, nullptr);
+    const online_md R = online_md_row_merge<BLOCK>(q, red_m, red_d);
     float *yr = y + row * ldy;
     fx_piece_write<VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, R,
                                           has_extra ? yr + view_extra_at(cut, threadIdx.x) : nullptr);
