@@ -122,8 +122,8 @@ long long softmax_fastest_shared_capacity(void);
  * for 3g one counter per row), allocated by
  * the first call that needs it with cudaMalloc and grown (never shrunk)
  * as needed, until softmax_fastest_release() frees it. Not for concurrent
- * use from several host threads, and not during CUDA-graph capture
- * (cudaMalloc). */
+ * use from several host threads or streams (one workspace, one set of
+ * counters), and not during CUDA-graph capture (cudaMalloc). */
 long long softmax_fastest_workspace_bytes(void);
 void softmax_fastest_release(void);
 
