@@ -29,7 +29,9 @@
  * each row of x starts at the same offset from a 16-byte boundary as the
  * same row of y (the 0-3 floats before the first boundary and after the
  * last are peeled off; path 1 needs 8 lanes a row for that, N > 16), and
- * 32-bit accesses otherwise. Rows holding NaN or +inf, and rows of only
+ * 32-bit accesses otherwise; also for rows of 256 floats or fewer when y
+ * has holes between rows at varying offsets, where 32-bit stores measured
+ * faster (README.md). Rows holding NaN or +inf, and rows of only
  * -inf, give NaN (as PyTorch); -inf entries among finite ones give 0. */
 #ifndef LESSON08_SOFTMAX_FASTEST_H
 #define LESSON08_SOFTMAX_FASTEST_H
