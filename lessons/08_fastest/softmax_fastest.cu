@@ -55,18 +55,12 @@
  * exception: with the row offsets of peeled views (fx_row_cut) the compiler
  * split each float4 store of the register part of paths 3 and 3g into
  * 4 + 4 + 8 bytes (83.9 against 91.0 % of copy at 128 x 2^19 on the H100),
- * and one store of each peeled path 1, 2, 2s and 4 kernel. There
- * fx_store_v4 spells out one st.global.v4 in inline PTX (lesson 5's
- * view_store4). Not __stwb: its "memory" clobber forbids the compiler to
- * move any load across it; used for every store it serialised the
- * shared-memory write loops (87.9 against 94.2 % at 1024 x 65536). Nothing
- * in these kernels reads y, so no clobber is needed. */
-template <int VEC>
-__device__ __forceinline__ void fx_store_v4(float *p, const float *v)
-{
-    if constexpr (VEC == 4) view_store4(p, v); /* lessons/05_fused/view_cut.cuh */
-    else store_vec<VEC>(p, v);
-}
+ * and one store of each peeled path 1, 2, 2s and 4 kernel. There the PEEL
+ * instances (always VEC = 4) store with lesson 5's view_store4: one
+ * st.global.v4 in inline PTX. Not __stwb: its "memory" clobber forbids the
+ * compiler to move any load across it; used for every store it serialised
+ * the shared-memory write loops (87.9 against 94.2 % at 1024 x 65536).
+ * Nothing in these kernels reads y, so no clobber is needed. */
 
 
 /* A thread's own state; v[p] becomes exp(v[p] - m_t). Padding is -inf
@@ -190,7 +184,7 @@ fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restric
                 /* PEEL: one st.global.v4 even where it costs <32 floats, 512
                  * threads> a 4-byte spill: 97.7 against 95.1 % of the aligned
                  * speed with the split store, 4096 x 16384 (H100). */
-                if constexpr (PEEL) fx_store_v4<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
+                if constexpr (PEEL) view_store4(yb + (long long)k * VEC, &v[i * VEC]);
                 else store_vec<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
             }
         }
@@ -253,7 +247,7 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
             load_vec<VEC>(srow + k * VEC, v);
 #pragma unroll
             for (int j = 0; j < VEC; j++) v[j] = expf(v[j] - s.m) * inv;
-            if constexpr (PEEL) fx_store_v4<VEC>(yb + (long long)k * VEC, v);
+            if constexpr (PEEL) view_store4(yb + (long long)k * VEC, v);
             else store_vec<VEC>(yb + (long long)k * VEC, v);
         }
         if (PEEL && (int)threadIdx.x < cut.nextra) yr[view_extra_at(cut, threadIdx.x)] = expf(e - s.m) * inv;
@@ -353,7 +347,7 @@ __device__ __forceinline__ void fx_piece_write(float *__restrict__ yr, int len, 
         if (k < nvec_r) {
 #pragma unroll
             for (int j = 0; j < VEC; j++) v[i * VEC + j] *= scale;
-            if constexpr (PEEL) fx_store_v4<VEC>(yr + k * VEC, &v[i * VEC]);
+            if constexpr (PEEL) view_store4(yr + k * VEC, &v[i * VEC]);
             else store_vec<VEC>(yr + k * VEC, &v[i * VEC]);
         }
     }
@@ -453,6 +447,25 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
 #endif
 }
 
+/* A release add and an acquire load at GPU scope (sm_70 and up): the
+ * writer's state is visible before its count, and whoever sees the count
+ * sees the state, without a full __threadfence on either side. % of copy
+ * (H100, 2026-11-23, four runs each, fences -> release/acquire):
+ *   64 x 2^20 88.6 -> 89.9   32 x 2^21 86.0 -> 87.4
+ *   16 x 2^22 80.5 -> 82.7    8 x 2^23 73.5 -> 74.3
+ * Every warp merging all P states itself (no second block-wide merge)
+ * cost 2^20 half a point (89.1-89.5 %): not done. */
+__device__ __forceinline__ void fx_add_release(unsigned *p, unsigned v)
+{
+    asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned fx_load_acquire(const unsigned *p)
+{
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
 /* Path 3g: one row over P independent CTAs (any GPU of the last decade, not
  * the CPU emulator, whose blocks run one after another: a CTA waiting for
  * a later one would wait forever). Clusters stop at 16 CTAs; a 4 MiB row
@@ -479,25 +492,6 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
  * before each launch did the same and cost 1 us or so: at 64 x 2^20 88.1
  * against 88.7 % of copy, at 1 x 2^20 54.6 against 57.7 % (H100,
  * 2026-11-23, three runs each). */
-/* A release add and an acquire load at GPU scope (sm_70 and up): the
- * writer's state is visible before its count, and whoever sees the count
- * sees the state, without a full __threadfence on either side. % of copy
- * (H100, 2026-11-23, four runs each, fences -> release/acquire):
- *   64 x 2^20 88.6 -> 89.9   32 x 2^21 86.0 -> 87.4
- *   16 x 2^22 80.5 -> 82.7    8 x 2^23 73.5 -> 74.3
- * Every warp merging all P states itself (no second block-wide merge)
- * cost 2^20 half a point (89.1-89.5 %): not done. */
-__device__ __forceinline__ void fx_add_release(unsigned *p, unsigned v)
-{
-    asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ unsigned fx_load_acquire(const unsigned *p)
-{
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
 template <int VEC, bool PEEL, int FPT, int BLOCK, bool XS>
 __global__ void __launch_bounds__(BLOCK)
 fastest_grid_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy, int cols,
@@ -633,7 +627,7 @@ fastest_split_write_kernel(const float *__restrict__ x, long long ldx, float *__
             if (k < nvec) {
 #pragma unroll
                 for (int j = 0; j < VEC; j++) v[u * VEC + j] = expf(v[u * VEC + j] - s.m) * inv;
-                if constexpr (PEEL) fx_store_v4<VEC>(ys + k * VEC, &v[u * VEC]);
+                if constexpr (PEEL) view_store4(ys + k * VEC, &v[u * VEC]);
                 else store_vec<VEC>(ys + k * VEC, &v[u * VEC]);
             }
         }
