@@ -146,6 +146,16 @@ static void check_float4_rule(void)
                 "rows of x and y misaligned differently (strides 1001 and 1000) are not peeled", "peeled");
     test_expect(softmax_fused_can_peel(a, 1001, a, 1000, 1), "one row is peeled whatever the strides",
                 "refused");
+    /* Peeled, except short rows of a y with holes at varying offsets, where
+     * 32-bit stores are faster (view_y_holes_short). */
+    const int h32 = softmax_fused_access(a, 33, a, 33, 64, 32), h256 = softmax_fused_access(a, 257, a, 257, 64, 256),
+              h1024 = softmax_fused_access(a, 1025, a, 1025, 64, 1024), one = softmax_fused_access(a, 33, a, 33, 1, 32),
+              al = softmax_fused_access(a, 36, a, 36, 64, 32);
+    test_expect(h32 == FUSED_32BIT && h256 == FUSED_32BIT && h1024 == FUSED_PEELED && one == FUSED_PEELED &&
+                    al == FUSED_FLOAT4,
+                "short rows of a y with holes at varying offsets are stored 32-bit, longer ones and one row peeled",
+                "access at stride N + 1 for N = 32, 256, 1024: %d %d %d (want 0 0 2); one row %d (2); stride 36 %d (1)",
+                h32, h256, h1024, one, al);
     test_expect(!softmax_fused_can_use_float4(a, 1024, off1, 1024, 1024),
                 "float4 is refused when the output starts 1 float past a 16-byte boundary", "allowed");
     test_expect(!softmax_fused_can_use_float4(a, 1025, a, 1025, 1025),

@@ -244,7 +244,7 @@ static void check_dispatch(void)
                 "N = 16 at 4 lanes %d (0), N = 33 at 8 lanes %d (1); peeled: %d %d %d (1 1 1), aligned %d (0)",
                 p1.vec4, p2.vec4, p3.vec4, p4.vec4, p5.vec4, p6.vec4, p2.peel, p3.peel, p6.peel, p7.peel);
     /* Peeled, except short rows of a y with holes at varying offsets, where
-     * 32-bit stores are faster (fx_y_holes_short): N = 32, stride 33. */
+     * 32-bit stores are faster (view_y_holes_short): N = 32, stride 33. */
     const fastest_plan h32 = softmax_fastest_plan(FASTEST_AUTO, a, 33, a, 33, 64, 32);
     const fastest_plan h1024 = softmax_fastest_plan(FASTEST_AUTO, a, 1025, a, 1025, 64, 1024);
     test_expect(!h32.vec4 && h1024.vec4 && h1024.peel,

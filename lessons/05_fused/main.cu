@@ -80,8 +80,8 @@ static void show_view(void)
 static const char *fused_access(const float *x, long long ldx, const float *y, long long ldy, long long rows,
                                 long long cols)
 {
-    if (softmax_fused_can_use_float4(x, ldx, y, ldy, cols)) return "128-bit";
-    return softmax_fused_can_peel(x, ldx, y, ldy, rows) ? "128-bit, peeled" : "32-bit";
+    const int a = softmax_fused_access(x, ldx, y, ldy, rows, cols);
+    return a == FUSED_FLOAT4 ? "128-bit" : a == FUSED_PEELED ? "128-bit, peeled" : "32-bit";
 }
 
 int main(int argc, char **argv)

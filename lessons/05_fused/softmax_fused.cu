@@ -486,6 +486,14 @@ int softmax_fused_can_peel(const float *x, long long ldx, const float *y, long l
     return view_can_peel(x, ldx, y, ldy, rows);
 }
 
+int softmax_fused_access(const float *x, long long ldx, const float *y, long long ldy, long long rows,
+                         long long cols)
+{
+    if (softmax_fused_can_use_float4(x, ldx, y, ldy, cols)) return FUSED_FLOAT4;
+    if (softmax_fused_can_peel(x, ldx, y, ldy, rows) && !view_y_holes_short(ldy, rows, cols)) return FUSED_PEELED;
+    return FUSED_32BIT;
+}
+
 const char *fused_path_name(fused_path p)
 {
     switch (p) {
@@ -557,13 +565,12 @@ fused_plan softmax_fused_run(fused_path want, const float *x, long long ldx, flo
                 ldx, ldy, cols);
         exit(1);
     }
-    const int vec4 = softmax_fused_can_use_float4(x, ldx, y, ldy, cols);
-    const int peel = !vec4 && softmax_fused_can_peel(x, ldx, y, ldy, rows);
-    const fused_plan p = softmax_fused_plan(want, vec4 ? FUSED_FLOAT4 : (peel ? FUSED_PEELED : FUSED_32BIT), cols);
+    const int access = softmax_fused_access(x, ldx, y, ldy, rows, cols);
+    const fused_plan p = softmax_fused_plan(want, access, cols);
     if (rows < 1 || cols < 1) return p; /* nothing to do; a 0-block grid is an error */
 
-    if (vec4) launch_plan<4, false>(&p, x, ldx, y, ldy, rows, cols, stream);
-    else if (peel) launch_plan<4, true>(&p, x, ldx, y, ldy, rows, cols, stream);
+    if (access == FUSED_FLOAT4) launch_plan<4, false>(&p, x, ldx, y, ldy, rows, cols, stream);
+    else if (access == FUSED_PEELED) launch_plan<4, true>(&p, x, ldx, y, ldy, rows, cols, stream);
     else launch_plan<1, false>(&p, x, ldx, y, ldy, rows, cols, stream);
     return p;
 }

@@ -20,7 +20,7 @@ void softmax_fused(const float *x, float *y, long long rows, long long cols, cud
  * never touched. Any alignment: 128-bit loads and stores throughout when
  * softmax_fused_can_use_float4() says so; 128-bit for all but each row's
  * 0-6 head and tail floats when softmax_fused_can_peel() does; a scalar
- * path otherwise. */
+ * path otherwise (softmax_fused_access() has the rule). */
 void softmax_fused_strided(const float *x, long long ldx, float *y, long long ldy,
                            long long rows, long long cols, cudaStream_t stream);
 
@@ -82,6 +82,15 @@ int softmax_fused_can_use_float4(const float *x, long long ldx, const float *y, 
  * the same row of y (lessons/05_fused/view_cut.cuh): one cut into head,
  * float4 body and tail then serves both. Host only, no GPU needed. */
 int softmax_fused_can_peel(const float *x, long long ldx, const float *y, long long ldy, long long rows);
+
+/* The access softmax_fused_strided uses for these views: FUSED_FLOAT4 when
+ * softmax_fused_can_use_float4(); FUSED_PEELED when softmax_fused_can_peel(),
+ * except for rows of up to 256 floats of a y with holes at varying offsets
+ * (ldy > cols, ldy % 4 != 0), where 32-bit stores are faster
+ * (view_cut.cuh's view_y_holes_short has the times); FUSED_32BIT otherwise.
+ * Host only, no GPU needed. */
+int softmax_fused_access(const float *x, long long ldx, const float *y, long long ldy, long long rows,
+                         long long cols);
 
 /* The longest row, in floats, that fits in one block's shared memory on
  * the current device: cudaDevAttrMaxSharedMemoryPerBlockOptin, less 1 KB

@@ -47,6 +47,22 @@ static inline int view_can_peel(const float *x, long long ldx, const float *y, l
     return ax % 4 == 0 && ax % 16 == ay % 16 && (rows <= 1 || (ldx - ldy) % 4 == 0);
 }
 
+/* Short rows of a y with holes between them at row offsets that vary
+ * (ldy > cols, ldy % 4 != 0): each row boundary leaves a 32-byte sector of
+ * y partly written, which the memory system reads back from DRAM to merge.
+ * There 32-bit stores beat the peeled float4 ones, up to N = 256. Both
+ * views padded to a row stride of N + 1, % of the aligned speed, H100,
+ * 2026-11-23, two runs each:
+ *   lesson 5: 59.4 -> 66.6 at N = 32, 68.6 -> 72.0 at 64, 79.7 -> 81.5 at
+ *             128, 89.6 -> 91.0 at 256; a tie at 1024 (97.2);
+ *   lesson 8: 59.7 -> 66.6, 68.3 -> 71.7, 79.3 -> 81.3, 89.6 -> 90.9; at
+ *             1024 the peeled ones lead, 97.5 against 97.3.
+ * Lesson 6 keeps peeling: its 32-bit kernels lose there from N = 64. */
+static inline int view_y_holes_short(long long ldy, long long rows, long long cols)
+{
+    return rows > 1 && ldy > cols && ldy % 4 != 0 && cols <= 256;
+}
+
 /* The cut of row `row` of a view whose base is `mis` floats past a 16-byte
  * boundary. (row & 3) * (ldx & 3) is row * ldx modulo 4 without a 64-bit
  * multiply. */

@@ -1122,19 +1122,6 @@ static int fx_alignment(const float *x, long long ldx, const float *y, long long
     return ax % 4 == 0 && ay % 4 == 0 ? FX_YCUT : FX_SCALAR;
 }
 
-/* Short rows of a y with holes between them, at row offsets that vary
- * (ldy > cols, ldy % 4 != 0): every row boundary leaves a 32-byte sector
- * partly written, which the memory reads back (README.md, "Measuring one
- * of your own shapes"). There 32-bit stores beat the peeled float4 ones:
- * at a row stride of N + 1, 59.7 -> 66.6 % of the aligned speed at N = 32,
- * 68.3 -> 71.7 at 64, 79.3 -> 81.3 at 128, 89.6 -> 90.9 at 256; at 1024 the
- * peeled ones lead, 97.5 against 97.3 (path 1, H100, 2026-11-23, two runs
- * each). */
-static int fx_y_holes_short(long long ldy, long long rows, long long cols)
-{
-    return rows > 1 && ldy > cols && ldy % 4 != 0 && cols <= 256;
-}
-
 fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long ldx, const float *y,
                                   long long ldy, long long rows, long long cols)
 {
@@ -1183,7 +1170,7 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
     case FASTEST_BLOCK: {
         const int i = fx_reg_index(cols, path == FASTEST_WARP ? 0 : FX_NWARP);
         if (mode == FX_PEELED && FX_REG[i].tpr < 8) mode = FX_SCALAR; /* 6 extras need 6 threads */
-        if (mode == FX_PEELED && fx_y_holes_short(ldy, rows, cols)) mode = FX_SCALAR;
+        if (mode == FX_PEELED && view_y_holes_short(ldy, rows, cols)) mode = FX_SCALAR; /* lesson 5's rule */
         p.threads_per_row = FX_REG[i].tpr;
         p.floats_per_thread = FX_REG[i].fpt;
         p.block = FX_REG[i].block;
