@@ -38,13 +38,15 @@ static const view_case CASES[] = {
     {"a 1-row, N = 300000 (tiny M, long row), misaligned", 1, 300000, 300001, 300002, 3, 1},
     /* x and y equally misaligned row by row: peeled (softmax_fused_can_peel) */
     {"a shared-misalignment, stride N + 1", 9, 1000, 1001, 1001, 0, 0},
-    {"a shared-misalignment, N = 5 (head 3, tail 2; 2 lanes a row hold 3 extras each)", 12, 5, 13, 9, 1, 1},
-    {"a shared-misalignment, N = 2 (the head holds the row)", 11, 2, 3, 3, 3, 3},
+    {"a shared-misalignment, N = 5 (head 3, tail 2; 2 lanes a row hold 3 extras each)", 12, 5, 13, 5, 1, 1},
+    {"a shared-misalignment, N = 2 (the head holds the row)", 11, 2, 6, 2, 3, 3},
     {"a shared-misalignment, N = 33, stride 33", 67, 33, 33, 33, 1, 1},
     {"a shared-misalignment, N = 4097, bases 3 floats in", 6, 4097, 4097, 4097, 3, 3},
     {"a shared-misalignment, N = 32771 (past registers)", 3, 32771, 32773, 32777, 2, 2},
     {"a shared-misalignment, N = 65537 (past shared memory on an H100), stride N + 2", 3, 65537, 65539,
      65539, 2, 2},
+    /* ... except short rows of a y with holes at varying offsets: 32-bit (view_y_holes_short) */
+    {"a shared-misalignment with holes in y, N = 33, stride 34", 20, 33, 34, 34, 1, 1},
 };
 #define NCASES (int)(sizeof CASES / sizeof CASES[0])
 
