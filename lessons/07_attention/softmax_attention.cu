@@ -46,9 +46,8 @@
 /* Lesson 6's online (m, d) state: its type and its -inf-safe shift
  * (online_md_shift), used by both paths. */
 #include "../06_online/online_md.cuh"
-#include "../05_fused/vec.cuh" /* lesson 5's load_vec, store_vec */
-
-#define FULL_MASK 0xffffffffu
+#include "../05_fused/vec.cuh"        /* lesson 5's load_vec, store_vec */
+#include "../05_fused/row_reduce.cuh" /* lesson 5's row_reduce          */
 
 /* ---- moving VEC consecutive values (VEC = 4: one 128-bit access) ----------
  * Floats with lesson 5's load_vec / store_vec (vec.cuh), bytes below. The
@@ -137,39 +136,6 @@ __device__ __forceinline__ float exp_shifted(float v, float shift, float scale)
 {
     if constexpr (KIND == ATTN_ADD_MASK) return expf(v - shift); /* v already scaled */
     else return expf((v - shift) * scale);
-}
-
-/* ---- reducing over the threads of a row ----------------------------------
- * Lesson 5's two-level reduction (row_reduce in
- * lessons/05_fused/softmax_fused.cu, which keeps it inside its .cu, so it
- * is repeated here). TPR <= 32: a xor butterfly inside each aligned group
- * of TPR lanes, all 32 lanes shuffling. TPR > 32 (the whole block): a
- * butterfly per warp, lane 0 writes red[warp], one barrier, then every warp
- * reduces all partials again, so every thread gets the same bits. A caller
- * reducing twice per row uses two arrays (red_max, red_sum). */
-struct op_max {
-    __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
-};
-struct op_sum {
-    __device__ float operator()(float a, float b) const { return a + b; }
-};
-
-template <int TPR, class Op>
-__device__ __forceinline__ float row_reduce(float v, float *red, Op op)
-{
-    static_assert(TPR >= 1 && TPR <= 1024 && (TPR & (TPR - 1)) == 0, "TPR: a power of two");
-    constexpr int W = TPR < 32 ? TPR : 32;
-    for (int off = W / 2; off > 0; off /= 2) v = op(v, __shfl_xor_sync(FULL_MASK, v, off));
-    if constexpr (TPR > 32) {
-        constexpr int WARPS = TPR / 32;
-        const int lane = threadIdx.x % 32;
-        if (lane == 0) red[threadIdx.x / 32] = v;
-        __syncthreads();
-        v = red[lane % WARPS]; /* never past the WARPS partials written */
-        for (int off = WARPS / 2; off > 0; off /= 2)
-            v = op(v, __shfl_xor_sync(FULL_MASK, v, off));
-    }
-    return v;
 }
 
 /* ---- path 1: the row in registers (lesson 5's fused_registers_kernel) -----

@@ -11,10 +11,10 @@
  *     y = exp(v - m_t) * exp(m_t - M) / D = exp(v - M) / D,
  *
  * scaling by one per-thread factor. One merge of (m, d) pairs replaces
- * lesson 5's two reductions (max, then sum): one barrier round fewer for a
- * block, one cluster barrier instead of two for a cluster. Within part of
- * a warp, where no barrier is saved, path 1 keeps the two cheap butterflies
- * (see fastest_rows_kernel).
+ * lesson 5's two reductions (max, then sum): one cluster barrier instead of
+ * two for a cluster, one exchange through global memory for path 3g.
+ * Paths 1 and 2 (a row in part of a warp, or in one block) keep lesson 5's
+ * two cheap reductions, measured faster there (see fastest_rows_kernel).
  *
  * Reused from lesson 6 (included below by relative path): online_md, its
  * merge and identity, online_md_push (a chunk into a running state), the
@@ -37,6 +37,7 @@
 #include "../06_online/online_md.cuh" /* lesson 6's (m, d) state and merges */
 #include "../05_fused/vec.cuh"        /* lesson 5's load_vec, store_vec      */
 #include "../05_fused/view_cut.cuh"   /* lesson 5's cut of misaligned rows  */
+#include "../05_fused/row_reduce.cuh" /* lesson 5's row_reduce              */
 
 /* Paths 3 and 3g are GPU-only. The cluster path needs cooperative groups
  * and cudaLaunchKernelEx, which the CPU emulator (common/emu, which defines
@@ -115,7 +116,14 @@ __device__ __forceinline__ view_cut fx_row_cut(long long row, long long ldx, int
  * extras find 6 threads): coalesced, and all loads are issued before the
  * first use. A grid-stride loop over groups of rows;
  * `first` is uniform over the block, so every thread reaches the barriers
- * of the block merge. cols <= 32768: an int. */
+ * of the block reductions. cols <= 32768: an int.
+ * The reductions are lesson 5's: max, then sum (row_reduce). Within part of
+ * a warp each step is a shuffle and one cheap operation, where a butterfly
+ * of (m, d) merges has two exps, on the critical path of short rows: 6.2
+ * against 6.7 us at 1024 x 512. For a block the merge saves one barrier
+ * round but still lost: % of copy at M x N = 2^26 (H100, 2026-11-23, three
+ * runs each, merge -> two reductions): 2^14 98.5-98.7 -> 98.7-99.0, 2^15
+ * 96.2-97.5 -> 97.1-98.4; even (within 0.6) from 2^11 to 2^13. */
 template <int VEC, bool PEEL, int FPT, int TPR, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
@@ -126,7 +134,7 @@ fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restric
     constexpr int ITEMS = FPT / VEC;
     constexpr int RPB = BLOCK / TPR;
     constexpr int X = PEEL ? 1 : 0; /* the extra's register */
-    __shared__ float red_m[32], red_d[32]; /* TPR > 32 only */
+    __shared__ float red_m[32], red_d[32]; /* TPR > 32 only: max, sum */
     const int sub = threadIdx.x % TPR;
 
     for (long long first = (long long)blockIdx.x * RPB; first < rows; first += (long long)gridDim.x * RPB) {
@@ -148,31 +156,19 @@ fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restric
             }
         }
         if constexpr (X) v[FPT] = live ? view_extra_load(xr, cut, sub) : -INFINITY;
-        float scale;
-        if constexpr (TPR <= 32) {
-            /* Part of a warp: a max butterfly, then a sum butterfly. Their
-             * steps are a shuffle and one cheap operation; a butterfly of
-             * (m, d) merges has two exps in each, on the critical path of
-             * short rows: 6.2 against 6.7 us at 1024 x 512 on the H100.
-             * All -inf row: exp(-inf - (-inf)) = NaN, as PyTorch. */
-            float m = -INFINITY;
+        /* All -inf row: exp(-inf - (-inf)) = NaN, as PyTorch. */
+        float m = -INFINITY;
 #pragma unroll
-            for (int p = 0; p < FPT + X; p++) m = fmaxf(m, v[p]);
+        for (int p = 0; p < FPT + X; p++) m = fmaxf(m, v[p]);
+        m = row_reduce<TPR>(m, red_m, op_max());
+        float d = 0.0f;
 #pragma unroll
-            for (int off = TPR / 2; off > 0; off /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
-            float d = 0.0f;
-#pragma unroll
-            for (int p = 0; p < FPT + X; p++) {
-                v[p] = expf(v[p] - m);
-                d += v[p];
-            }
-#pragma unroll
-            for (int off = TPR / 2; off > 0; off /= 2) d += __shfl_xor_sync(0xffffffffu, d, off);
-            scale = 1.0f / d;
-        } else {
-            const online_md t = fx_thread_state<FPT + X>(v);
-            scale = fx_scale(t.m, online_md_row_merge<TPR>(t, red_m, red_d));
+        for (int p = 0; p < FPT + X; p++) {
+            v[p] = expf(v[p] - m);
+            d += v[p];
         }
+        d = row_reduce<TPR>(d, red_d, op_sum());
+        const float scale = 1.0f / d;
         float *yr = y + (live ? row : 0) * ldy;
         float *yb = yr + cut.head;
 #pragma unroll
