@@ -208,7 +208,8 @@ static void check_dispatch(void)
         {1LL << 16, 1024, FASTEST_WARP},
         {1LL << 14, 4096, FASTEST_BLOCK},
         {1LL << 12, 16384, FASTEST_BLOCK},
-        {1LL << 11, 32768, cl ? FASTEST_CLUSTER : FASTEST_BLOCK},
+        {1LL << 11, 32768, FASTEST_BLOCK}, /* 16K-32K floats, M >= SMs / 4: path 2 beats path 3 */
+        {8, 32768, g}, /* too few rows for path 2 or for 4-CTA clusters */
         {1LL << 10, 65536, cl ? FASTEST_CLUSTER : g},
         {1LL << 8, 262144, cl ? FASTEST_CLUSTER : g},
         {128, 1LL << 19, cl ? FASTEST_CLUSTER : g},

@@ -1,12 +1,13 @@
 /* Lesson 8: the fastest softmax: one dispatcher, six kernels (see
  * softmax_fastest.h for the list and README.md for why each exists).
  *
- * One idea runs through every kernel here: each thread first summarises
- * ITS OWN values by a state (m_t, d_t) = (max, sum of exp(v - m_t)),
- * replacing each value by exp(v - m_t) on the way, so exp is computed once
- * per element. The states of all threads of a row (a part of a warp, a
- * block, a cluster of blocks or many blocks) are merged with lesson 6's
- * associative (m, d) merge into the row's (M, D), and each thread writes
+ * One idea runs through the kernels that stream a row (path 2s) or spread
+ * it over several SMs (paths 3, 3g, 4): each thread first summarises ITS
+ * OWN values by a state (m_t, d_t) = (max, sum of exp(v - m_t)), replacing
+ * each value by exp(v - m_t) on the way, so exp is computed once per
+ * element. The states of all threads of a row (a block, a cluster of
+ * blocks or many blocks) are merged with lesson 6's associative (m, d)
+ * merge into the row's (M, D), and each thread writes
  *
  *     y = exp(v - m_t) * exp(m_t - M) / D = exp(v - M) / D,
  *
@@ -1152,8 +1153,14 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
         /* The dispatcher (README.md, "The dispatcher"). */
         if (fits_warp) path = FASTEST_WARP;
         else if (cols <= 16384) path = FASTEST_BLOCK;
+        /* Rows of 16K-32K floats: path 2 beats path 3 from M = SMs/4 up
+         * (% of copy, H100, 2026-11-23, two runs, block against cluster):
+         * N = 32768: M = 33 72.6-73.6 / 70.8-71.3, 132 88.7-90.3 / 78.6-78.8,
+         * 2048 97.1-97.4 / 95.5-96.1; N = 16388: M = 2048 87.7-89.1 /
+         * 82.3-83.2. Below, the two tie (M = 16) and the rule further down
+         * decides. */
+        else if (fits_block && rows >= sms / 4) path = FASTEST_BLOCK;
         else if (fits_cluster && cols <= FX_CLUSTER_AUTO_MAX_COLS && rows * csize >= sms / 2) path = FASTEST_CLUSTER;
-        else if (fits_block && rows >= sms / 2) path = FASTEST_BLOCK;
         else if (fits_shared && rows >= sms / 2) path = FASTEST_SHARED;
         else if (fits_grid) path = FASTEST_GRID;
         else path = FASTEST_SPLIT;

@@ -5,8 +5,8 @@
  *
  *   path 1  FASTEST_WARP     N <= 1024: 1 ... 32 lanes of a warp per row,
  *                            several rows per warp, row in registers
- *   path 2  FASTEST_BLOCK    N <= 16384 (32768 without clusters): one row
- *                            per block, row in registers
+ *   path 2  FASTEST_BLOCK    N <= 16384, or <= 32768 with enough rows: one
+ *                            row per block, row in registers
  *           FASTEST_SHARED   N <= the opt-in shared memory (57 856 floats on
  *                            an H100): one row per block, row in shared
  *                            memory above the 48 KB default
