@@ -6,6 +6,9 @@
 #                                           [lessons] [profile] [lesson7] [views]
 # (lesson7: lessons 7 and 8 at their default shapes, with their extra tables)
 # (no stage: test and lessons)
+# On a lent machine whose .git may lag the working tree, name the commit
+# for the CSVs: GIT_COMMIT=<hash> tests/device_run.sh ... (the Makefile
+# otherwise asks git there).
 set -u
 OUT=${OUT:-build/device}
 mkdir -p "$OUT"
