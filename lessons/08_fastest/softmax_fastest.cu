@@ -641,12 +641,16 @@ struct fx_reg_config {
 };
 /* Up to 128 floats, one float4 per lane (fpt 4) and more lanes per row:
  * 99.9 % of copy at N = 32, 64, 128 on the H100, against 99.1-99.5 % with
- * two float4 per lane (README.md, "Path 1"; H100, 2026-11-22). */
+ * two float4 per lane (README.md, "Path 1"; H100, 2026-11-22).
+ * Rows just past 16384 floats left the 1024 x 32 class more than half
+ * empty: 92.2-92.4 % of copy at N = 16388, 97.5-97.6 % with 1024 x 20
+ * (M x N = 2^26, H100, 2026-11-23, two runs). Every other ragged length
+ * tried from 1028 to 30000 ran at 97.3-101.3 % in its power-of-two class. */
 static constexpr fx_reg_config FX_REG[] = {
     {4, 1, 4, 128},       {8, 2, 4, 128},       {16, 4, 4, 128},        {32, 8, 4, 128},
     {64, 16, 4, 128},     {128, 32, 4, 128},    {256, 32, 8, 128},      {512, 32, 16, 128},
     {1024, 32, 32, 128},  {2048, 128, 16, 128}, {4096, 256, 16, 256},   {8192, 256, 32, 256},
-    {16384, 512, 32, 512}, {32768, 1024, 32, 1024},
+    {16384, 512, 32, 512}, {20480, 1024, 20, 1024}, {32768, 1024, 32, 1024},
 };
 #define FX_NREG (int)(sizeof FX_REG / sizeof FX_REG[0])
 #define FX_NWARP 9 /* the first 9 are path 1 */
@@ -773,10 +777,11 @@ static void fx_run_rows(int i, const float *x, long long ldx, float *y, long lon
     case 10: fx_launch_rows<VEC, PEEL, 10>(x, ldx, y, ldy, rows, cols, s); break;
     case 11: fx_launch_rows<VEC, PEEL, 11>(x, ldx, y, ldy, rows, cols, s); break;
     case 12: fx_launch_rows<VEC, PEEL, 12>(x, ldx, y, ldy, rows, cols, s); break;
-    default: fx_launch_rows<VEC, PEEL, 13>(x, ldx, y, ldy, rows, cols, s); break;
+    case 13: fx_launch_rows<VEC, PEEL, 13>(x, ldx, y, ldy, rows, cols, s); break;
+    default: fx_launch_rows<VEC, PEEL, 14>(x, ldx, y, ldy, rows, cols, s); break;
     }
 }
-static_assert(FX_NREG == 14, "fx_run_rows has one case per configuration");
+static_assert(FX_NREG == 15, "fx_run_rows has one case per configuration");
 
 /* The register configuration for cols, from `from` on (0: path 1 first,
  * FX_NWARP: block configurations only); -1 if none holds it. */
