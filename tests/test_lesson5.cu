@@ -99,7 +99,7 @@ static void check_views(int have_gpu)
             }
             /* A forced path that cannot hold the row runs the dispatcher's
              * choice, which the first block of cases already covers (the
-             * path does not depend on float4, so 0 will do). */
+             * path does not depend on the access, so FUSED_32BIT will do). */
             if (PATHS[p].path != FUSED_AUTO &&
                 softmax_fused_plan(PATHS[p].path, FUSED_32BIT, c->cols).path != PATHS[p].path)
                 continue;
