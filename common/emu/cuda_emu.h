@@ -223,7 +223,12 @@ EMU_REDUCE(__reduce_xor_sync, EMU_OP_REDUCE_XOR, unsigned, 0)
 static inline void __threadfence(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 static inline void __threadfence_block(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 static inline void __threadfence_system(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
-static inline void __nanosleep(unsigned ns) { (void)ns; }
+/* A pause is where a spin-wait lets the other threads and CTAs run. */
+static inline void __nanosleep(unsigned ns, EMU_HERE)
+{
+    (void)ns;
+    emu_nap(emu_file_, emu_line_);
+}
 static inline long long clock64(void) { return (long long)clock(); }
 [[noreturn]] static inline void __trap(EMU_HERE) { emu_unsupported(emu_file_, emu_line_, "__trap() was called"); }
 
@@ -236,6 +241,7 @@ static inline long long clock64(void) { return (long long)clock(); }
     {                                             \
         T old = *address;                         \
         *address = (expr);                        \
+        emu_atomic_ops++;                         \
         return old;                               \
     }
 #define EMU_ATOMIC_ALL(name, expr)                          \
@@ -265,6 +271,7 @@ EMU_ATOMIC(atomicDec, unsigned int, (old == 0 || old > val) ? val : old - 1)
     {                                                        \
         T old = *address;                                    \
         if (old == compare) *address = val;                  \
+        emu_atomic_ops++;                                    \
         return old;                                          \
     }
 EMU_CAS(int)
@@ -446,6 +453,8 @@ inline emu_launch_config config(const char *file, int line, const char *kernel, 
     c.block = block;
     c.smem = smem;
     c.stream = stream;
+    c.cluster = dim3(1, 1, 1);
+    c.cooperative = 0;
     return c;
 }
 
@@ -458,7 +467,7 @@ template <class Probe> inline const void *kernel_address(Probe probe)
 }
 
 template <class K, class... A>
-inline void launch(emu_launch_config c, const void *func, K kernel, A &&...args)
+inline cudaError_t launch(emu_launch_config c, const void *func, K kernel, A &&...args)
 {
     typedef std::tuple<typename std::decay<A>::type...> values_t;
     struct ctx_t {
@@ -468,12 +477,43 @@ inline void launch(emu_launch_config c, const void *func, K kernel, A &&...args)
     values_t values(std::forward<A>(args)...);
     ctx_t ctx = {&kernel, &values};
     c.func = func;
-    emu_launch(&c, [](void *p) {
+    return emu_launch(&c, [](void *p) {
         ctx_t *x = static_cast<ctx_t *>(p);
         std::apply(*x->kernel, *x->values);
     }, &ctx);
 }
+
+/* cudaLaunchKernelEx(config, kernel, args...): as CUDA's template, the
+ * arguments are converted to the kernel's parameter types. The macro
+ * below passes the call's position and text; the kernel's name in
+ * reports is the call's second argument. */
+template <class... P, class... A>
+inline cudaError_t launch_ex(const char *file, int line, const char *text, const cudaLaunchConfig_t *lc,
+                             void (*kernel)(P...), A &&...args)
+{
+    static_assert(sizeof...(P) == sizeof...(A), "cudaLaunchKernelEx: wrong number of kernel arguments");
+    char name[160];
+    const char *k = strchr(text, ',');
+    k = k ? k + 1 : text;
+    while (*k == ' ') k++;
+    size_t n = strcspn(k, ",");
+    if (n >= sizeof name) n = sizeof name - 1;
+    memcpy(name, k, n);
+    name[n] = 0;
+    if (!lc) return cudaErrorInvalidValue;
+    emu_launch_config c = config(file, line, name, lc->gridDim, lc->blockDim, lc->dynamicSmemBytes, lc->stream);
+    for (unsigned i = 0; lc->attrs && i < lc->numAttrs; i++) {
+        const cudaLaunchAttribute &a = lc->attrs[i];
+        if (a.id == cudaLaunchAttributeClusterDimension)
+            c.cluster = dim3(a.val.clusterDim.x, a.val.clusterDim.y, a.val.clusterDim.z);
+        else if (a.id == cudaLaunchAttributeCooperative)
+            c.cooperative = a.val.cooperative != 0;
+    }
+    return launch(c, (const void *)kernel, [kernel](auto &...a) { kernel(a...); },
+                  static_cast<P>(std::forward<A>(args))...);
+}
 } // namespace emu
+#define cudaLaunchKernelEx(...) ::emu::launch_ex(__FILE__, __LINE__, #__VA_ARGS__, __VA_ARGS__)
 
 /* ---- runtime API: the C++ conveniences of cuda_runtime.h ---------------------------- */
 template <class T> static inline cudaError_t cudaMalloc(T **p, size_t n) { return cudaMalloc((void **)p, n); }
@@ -499,6 +539,11 @@ template <class T> static inline cudaError_t cudaFuncGetAttributes(cudaFuncAttri
 template <class T> static inline cudaError_t cudaFuncSetCacheConfig(T *f, cudaFuncCache c)
 {
     return cudaFuncSetCacheConfig((const void *)f, c);
+}
+template <class T>
+static inline cudaError_t cudaOccupancyMaxActiveClusters(int *n, T *f, const cudaLaunchConfig_t *config)
+{
+    return cudaOccupancyMaxActiveClusters(n, (const void *)f, config);
 }
 template <class T>
 static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, T *f, int block,

@@ -46,22 +46,30 @@
 #endif
 
 /* ---- the emulated device ----------------------------------------------------
- * An H100's limits (SMs, shared memory, grid and block sizes), so that
- * lessons that size their launches from the device take the same paths as
- * on the course's reference GPU; but no clusters and no cooperative launch,
- * which the emulator does not run. Memory: half of the host's. */
+ * An H100's limits (SMs, shared memory, grid and block sizes, clusters of
+ * up to 16 CTAs, cooperative launch), so that lessons that size their
+ * launches from the device take the same paths as on the course's
+ * reference GPU. Memory: half of the host's. What it cannot match is how
+ * many threads are resident at once: an H100 holds 2048 per SM, 270 336 in
+ * all; the emulator holds EMU_MAX_RESIDENT (default 16 384: a cluster of
+ * 16 CTAs of 1024 threads), each a fiber with its own stack. */
 #define EMU_SMS 132
 #define EMU_SMEM_DEFAULT (48 * 1024)
 #define EMU_SMEM_OPTIN (227 * 1024)
 #define EMU_SMEM_PER_SM (228 * 1024)
 #define EMU_L2_BYTES (50 * 1024 * 1024)
 #define EMU_MAX_THREADS 1024
+#define EMU_RESIDENT_DEFAULT 16384
+#define EMU_MAX_CLUSTER 16
+#define EMU_STATIC_SMEM_CAP (64 * 1024) /* __shared__ variables of one kernel (a GPU allows 48 KB) */
 #define EMU_CANARY 0xA5 /* fills the bytes between a buffer's end and the next 256 */
 
 static const char *const EMU_NAME = "CPU emulator (common/emu, no GPU)";
 
 /* The index variables of the running CUDA thread (see emu_runtime.h). */
 uint3 emu_thread_idx, emu_block_idx, emu_block_dim, emu_grid_dim;
+dim3 emu_cluster_dim;
+unsigned long long emu_atomic_ops;
 
 static size_t page_size(void)
 {
@@ -130,6 +138,7 @@ static size_t main_stack_size;
 static int initialised;
 static int warp_order = EMU_ORDER_ALTERNATE;
 static size_t fiber_stack_bytes;
+static int max_resident = EMU_RESIDENT_DEFAULT; /* threads resident at once */
 static unsigned watchdog_s = 300;
 static void install_fault_handlers(void);
 
@@ -146,6 +155,10 @@ static void emu_init(void)
     fiber_stack_bytes = round_up(fiber_stack_bytes, page_size());
     const char *w = getenv("EMU_TIMEOUT");
     if (w) watchdog_s = (unsigned)atoi(w);
+    /* Two memory maps per fiber (stack and guard page): Linux allows
+     * 65530 maps per process by default, hence at most 24576. */
+    const char *r = getenv("EMU_MAX_RESIDENT");
+    if (r && atoi(r) > 0) max_resident = atoi(r) < 1024 ? 1024 : atoi(r) > 24576 ? 24576 : atoi(r);
 #if EMU_ASAN
     /* ASan must be told the scheduler's stack whenever a fiber switches
      * back to it: the program's own stack. */
@@ -446,11 +459,11 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int device)
     p->sharedMemPerMultiprocessor = EMU_SMEM_PER_SM;
     p->regsPerMultiprocessor = 65536;
     p->managedMemory = 1;
-    p->cooperativeLaunch = 0;
+    p->cooperativeLaunch = 1;
     p->sharedMemPerBlockOptin = EMU_SMEM_OPTIN;
     p->maxBlocksPerMultiProcessor = 32;
     p->reservedSharedMemPerBlock = 1024;
-    p->clusterLaunch = 0;
+    p->clusterLaunch = 1;
     return sticky_error;
 }
 
@@ -484,11 +497,11 @@ cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device)
     case cudaDevAttrComputeCapabilityMinor: *value = p.minor; break;
     case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = (int)p.sharedMemPerMultiprocessor; break;
     case cudaDevAttrMaxRegistersPerMultiprocessor: *value = p.regsPerMultiprocessor; break;
-    case cudaDevAttrCooperativeLaunch: *value = 0; break;
+    case cudaDevAttrCooperativeLaunch: *value = 1; break;
     case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = (int)p.sharedMemPerBlockOptin; break;
     case cudaDevAttrMaxBlocksPerMultiprocessor: *value = p.maxBlocksPerMultiProcessor; break;
     case cudaDevAttrMaxPersistingL2CacheSize: *value = 0; break;
-    case cudaDevAttrClusterLaunch: *value = 0; break;
+    case cudaDevAttrClusterLaunch: *value = 1; break;
     default:
         fprintf(stderr, "emu: cudaDeviceGetAttribute: attribute %d is not emulated\n", (int)attr);
         return api(cudaErrorInvalidValue);
@@ -563,7 +576,8 @@ const char *cudaGetErrorName(cudaError_t e)
     NAME(cudaErrorInvalidResourceHandle) NAME(cudaErrorNotReady) NAME(cudaErrorIllegalAddress)
     NAME(cudaErrorLaunchOutOfResources) NAME(cudaErrorLaunchTimeout) NAME(cudaErrorAssert)
     NAME(cudaErrorMisalignedAddress) NAME(cudaErrorLaunchFailure)
-    NAME(cudaErrorCooperativeLaunchTooLarge) NAME(cudaErrorNotSupported) NAME(cudaErrorUnknown)
+    NAME(cudaErrorCooperativeLaunchTooLarge) NAME(cudaErrorNotSupported)
+    NAME(cudaErrorInvalidClusterSize) NAME(cudaErrorUnknown)
 #undef NAME
     }
     return "cudaErrorUnknown";
@@ -594,6 +608,7 @@ const char *cudaGetErrorString(cudaError_t e)
         return "unspecified launch failure (CPU emulator: see the 'emu:' lines above)";
     case cudaErrorCooperativeLaunchTooLarge: return "too many blocks in cooperative launch";
     case cudaErrorNotSupported: return "operation not supported (by the CPU emulator)";
+    case cudaErrorInvalidClusterSize: return "invalid cluster size";
     default: return "unknown error";
     }
 }
@@ -703,9 +718,9 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
 }
 
 /* ---- kernel attributes -------------------------------------------------------------- */
-typedef struct { const void *func; int max_dynamic_smem; } func_attr;
+typedef struct { const void *func; int max_dynamic_smem, nonportable; } func_attr;
 static func_attr func_attrs[256];
-static int nfunc_attrs, any_max_dynamic_smem;
+static int nfunc_attrs, any_max_dynamic_smem, any_nonportable;
 
 static func_attr *find_func(const void *f)
 {
@@ -714,15 +729,43 @@ static func_attr *find_func(const void *f)
     return NULL;
 }
 
+static func_attr *add_func(const void *f)
+{
+    func_attr *a = find_func(f);
+    if (!a && nfunc_attrs < (int)(sizeof func_attrs / sizeof func_attrs[0])) {
+        a = &func_attrs[nfunc_attrs++];
+        a->func = f;
+        a->max_dynamic_smem = EMU_SMEM_DEFAULT;
+        a->nonportable = 0;
+    }
+    return a;
+}
+
+/* Clusters above 8 CTAs need the kernel's opt-in (as on an H100). For a
+ * deduced template (no address) any kernel's opt-in counts. */
+static int cluster_limit(const void *func)
+{
+    const func_attr *a = func ? find_func(func) : NULL;
+    return (func ? a && a->nonportable : any_nonportable) ? EMU_MAX_CLUSTER : 8;
+}
+
 cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int value)
 {
     emu_init();
     if (!func) return api(cudaErrorInvalidDeviceFunction);
-    if (attr == cudaFuncAttributePreferredSharedMemoryCarveout) return sticky_error;
+    if (attr == cudaFuncAttributePreferredSharedMemoryCarveout ||
+        attr == cudaFuncAttributeClusterSchedulingPolicyPreference)
+        return sticky_error;
+    if (attr == cudaFuncAttributeNonPortableClusterSizeAllowed) {
+        func_attr *a = add_func(func);
+        if (a) a->nonportable = value != 0;
+        if (value) any_nonportable = 1;
+        return sticky_error;
+    }
     if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) {
-        char what[160];
-        snprintf(what, sizeof what, "cudaFuncSetAttribute(attribute %d): thread block clusters",
-                 (int)attr);
+        char what[200];
+        snprintf(what, sizeof what, "cudaFuncSetAttribute(attribute %d): cluster dimensions fixed "
+                 "per kernel (give them to cudaLaunchKernelEx instead)", (int)attr);
         emu_unsupported("(host code)", 0, what);
     }
     if (value < 0 || value > EMU_SMEM_OPTIN) {
@@ -730,11 +773,7 @@ cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int v
                         "above the device's opt-in limit of %d bytes\n", value, EMU_SMEM_OPTIN);
         return api(cudaErrorInvalidValue);
     }
-    func_attr *a = find_func(func);
-    if (!a && nfunc_attrs < (int)(sizeof func_attrs / sizeof func_attrs[0])) {
-        a = &func_attrs[nfunc_attrs++];
-        a->func = func;
-    }
+    func_attr *a = add_func(func);
     if (a) a->max_dynamic_smem = value;
     if (value > any_max_dynamic_smem) any_max_dynamic_smem = value;
     return sticky_error;
@@ -759,20 +798,59 @@ cudaError_t cudaFuncSetCacheConfig(const void *func, cudaFuncCache config)
     return sticky_error;
 }
 
-/* Resident blocks per SM from threads, block count and shared memory only:
- * registers are unknown on the CPU (assumed not to limit). */
-cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, const void *func,
-                                                          int block_size, size_t dynamic_smem)
+/* Resident blocks per SM of an H100 from threads, block count and shared
+ * memory only: registers are unknown on the CPU (assumed not to limit). */
+static int blocks_per_sm(int block_size, size_t dynamic_smem)
 {
-    (void)func;
-    if (!blocks || block_size <= 0 || block_size > EMU_MAX_THREADS) return api(cudaErrorInvalidValue);
     int warps = (block_size + 31) / 32;
     int n = 64 / warps; /* 2048 threads = 64 warps per SM */
     if (n > 32) n = 32;
     size_t per_block = dynamic_smem + 1024; /* the driver's reserve */
     int by_smem = (int)(EMU_SMEM_PER_SM / per_block);
-    if (by_smem < n) n = by_smem;
-    *blocks = n;
+    return by_smem < n ? by_smem : n;
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, const void *func,
+                                                          int block_size, size_t dynamic_smem)
+{
+    (void)func;
+    if (!blocks || block_size <= 0 || block_size > EMU_MAX_THREADS) return api(cudaErrorInvalidValue);
+    *blocks = blocks_per_sm(block_size, dynamic_smem);
+    return sticky_error;
+}
+
+/* The cluster dimension and cooperative flag among a launch's attributes. */
+static void launch_attributes(const cudaLaunchConfig_t *config, dim3 *cluster, int *cooperative)
+{
+    *cluster = (dim3){1, 1, 1};
+    *cooperative = 0;
+    for (unsigned i = 0; config->attrs && i < config->numAttrs; i++) {
+        const cudaLaunchAttribute *a = &config->attrs[i];
+        if (a->id == cudaLaunchAttributeClusterDimension)
+            *cluster = (dim3){a->val.clusterDim.x, a->val.clusterDim.y, a->val.clusterDim.z};
+        else if (a->id == cudaLaunchAttributeCooperative)
+            *cooperative = a->val.cooperative != 0;
+    }
+}
+
+cudaError_t cudaOccupancyMaxActiveClusters(int *clusters, const void *func, const cudaLaunchConfig_t *config)
+{
+    emu_init();
+    if (!clusters || !config) return api(cudaErrorInvalidValue);
+    dim3 cl;
+    int coop;
+    launch_attributes(config, &cl, &coop);
+    const unsigned long long c = (unsigned long long)cl.x * cl.y * cl.z;
+    const unsigned long long bt = (unsigned long long)config->emu_block_dim.x * config->emu_block_dim.y * config->emu_block_dim.z;
+    *clusters = 0;
+    if (!c || !bt || bt > EMU_MAX_THREADS) return api(cudaErrorInvalidValue);
+    if (c > (unsigned long long)cluster_limit(func)) return api(cudaErrorInvalidClusterSize);
+    if (config->dynamicSmemBytes > EMU_SMEM_OPTIN) return sticky_error;
+    /* An H100 spreads a cluster over the SMs of one GPC: about SMs x
+     * blocks per SM / cluster size in all. The emulator holds fewer. */
+    const unsigned long long gpu = (unsigned long long)blocks_per_sm((int)bt, config->dynamicSmemBytes) * EMU_SMS / c;
+    const unsigned long long emu = (unsigned long long)max_resident / (c * bt);
+    *clusters = (int)(gpu < emu ? gpu : emu);
     return sticky_error;
 }
 
@@ -780,24 +858,37 @@ cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **arg
                              cudaStream_t stream)
 {
     (void)func, (void)grid, (void)block, (void)args, (void)smem, (void)stream;
-    emu_unsupported("(host code)", 0, "cudaLaunchKernel (use <<<>>>: the emulator needs the "
-                                      "argument types, which only the launch syntax gives)");
+    emu_unsupported("(host code)", 0, "cudaLaunchKernel (use <<<>>> or cudaLaunchKernelEx: the emulator "
+                                      "needs the argument types, which void ** loses)");
 }
 
 cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 grid, dim3 block, void **args,
                                         size_t smem, cudaStream_t stream)
 {
     (void)func, (void)grid, (void)block, (void)args, (void)smem, (void)stream;
-    emu_unsupported("(host code)", 0, "cudaLaunchCooperativeKernel (cooperative groups, grid sync)");
+    emu_unsupported("(host code)", 0, "cudaLaunchCooperativeKernel (use cudaLaunchKernelEx with "
+                                      "cudaLaunchAttributeCooperative: the emulator needs the argument "
+                                      "types, which void ** loses)");
 }
 
 /* ---- fibers ----------------------------------------------------------------------------
- * Fiber i runs thread i (linear index in its block) of every block of every
+ * A CTA resident on the emulated device occupies a slot; thread i of slot
+ * k is fiber k x blockDim + i, for every CTA that slot holds during a
  * launch: it loops "run the kernel for my thread; mark it exited; give
  * control back" and never returns, so starting a thread costs no setup.
  * Its stack is an mmap'd region with an inaccessible page at the bottom, so
- * a stack overflow faults instead of corrupting the neighbour. */
-enum { T_RUN, T_BAR, T_WARP, T_EXIT };
+ * a stack overflow faults instead of corrupting the neighbour. Most
+ * launches need one slot: a CTA runs to its end before the next starts. */
+enum {
+    T_RUN, T_BAR, T_WARP, T_EXIT,
+    T_CBAR,    /* waits at a cluster barrier                                  */
+    T_GBAR,    /* waits at grid.sync() (cooperative launch)                   */
+    T_SPIN,    /* polls a word that has not changed (acquire load in a loop)  */
+    T_NAP,     /* in __nanosleep: a spin-wait's pause                         */
+    T_PREEMPT  /* made a release: the threads waiting for it go first         */
+};
+
+typedef struct emu_slot emu_slot;
 
 typedef struct emu_thread {
 #if EMU_ASM_SWITCH
@@ -808,10 +899,11 @@ typedef struct emu_thread {
     char *map;            /* guard page + stack */
     char *stack;          /* lowest usable byte */
     size_t stack_size;
+    emu_slot *slot;       /* the CTA it belongs to */
     uint3 tid;
     int index, warp, lane;
     int state;
-    const char *file;     /* where it waits (barrier or warp op) */
+    const char *file;     /* where it waits */
     int line;
     /* warp collective */
     int op, arg, width, is_signed;
@@ -819,20 +911,54 @@ typedef struct emu_thread {
     unsigned long long value, result;
     /* barrier */
     int bar_kind, pred, bar_result;
+    /* cluster and grid barriers: the phase it arrived at */
+    unsigned cphase, gphase;
+    int carrived;
+    /* spin-waits: its last poll, and what a spinning thread waits on */
+    unsigned long long nops;   /* barriers, collectives and releases so far */
+    const void *poll_p;
+    const char *poll_file;
+    int poll_line;
+    unsigned long long poll_val, poll_nops;
+    const void *watch;
+    int watch_size;
+    unsigned long long watch_val;
+    const char *nap_file;
+    int nap_line;
     void *asan_fake;
 } emu_thread;
 
 typedef struct { unsigned exist, exited, waiting; } emu_warp;
 
-static emu_thread *pool;     /* EMU_MAX_THREADS fibers, stacks made on demand */
+struct emu_slot {
+    int used, done;            /* done: every thread exited (kept for its cluster) */
+    uint3 bid;
+    unsigned long long seq;    /* among ready CTAs the lowest runs first */
+    int index, base;           /* slot number; its threads are pool[base ...] */
+    int nthreads, nwarps, exited, reverse, ready;
+    int cluster, rank;         /* index in G.clusters; rank in the cluster */
+    emu_warp warps[EMU_MAX_THREADS / 32];
+    const void *touched[64];   /* __shared__ variables poisoned in this CTA */
+    int ntouched;
+    char *image;               /* its shared memory while another CTA's is live */
+    int has_image;
+};
+
+typedef struct {
+    int used, nctas, ndone;
+    int slots[EMU_MAX_CLUSTER]; /* by rank */
+    unsigned phase, arrived, expected;
+} emu_cluster;
+
+static emu_thread *pool;     /* max_resident fibers, stacks made on demand */
 static int nfibers;          /* how many have a stack */
 static emu_thread *cur;      /* the running CUDA thread; NULL in the scheduler */
+static emu_slot *cs;         /* the running CTA */
 #if EMU_ASM_SWITCH
 static void *sched_sp;
 #else
 static ucontext_t sched_uc;
 #endif
-
 
 static struct {
     const emu_launch_config *config;
@@ -840,12 +966,26 @@ static struct {
     void *ctx;
 } L;                         /* the running launch */
 
+/* The running launch's CTAs, clusters and shared variables. */
 static struct {
-    int nthreads, nwarps, exited, reverse, failed;
-    emu_warp warps[EMU_MAX_THREADS / 32];
-    const void *touched[64]; /* __shared__ variables poisoned in this block */
-    int ntouched;
-} B;                         /* the running block */
+    int bt;                  /* threads per CTA */
+    int max_slots;           /* CTAs resident at once, at most */
+    int high;                /* slots used so far in this launch */
+    int nresident, failed;
+    unsigned long long nunits, next_unit, seq, launches;
+    int unit_ctas, reverse_units;
+    dim3 cgrid;              /* the grid in clusters */
+    emu_slot *live;          /* whose shared memory the program's addresses hold */
+    struct { void *p; size_t bytes, off; } vars[64];
+    int nvars;
+    size_t vars_bytes;
+    unsigned long long progress, round_progress;
+    int preempt_naps;
+    unsigned gphase, garrived, gexpected;
+} G;
+static emu_slot *slots;      /* room for max_resident CTAs of one thread */
+static emu_cluster *clusters;
+static int nslots_alloc;
 
 #if EMU_ASM_SWITCH
 /* Saves the callee-saved registers on the current stack, stores the stack
@@ -908,7 +1048,7 @@ static void fiber_prepare(emu_thread *t)
 static void ensure_fibers(int n)
 {
     if (!pool) {
-        pool = (emu_thread *)calloc(EMU_MAX_THREADS, sizeof *pool);
+        pool = (emu_thread *)calloc((size_t)max_resident, sizeof *pool);
         if (!pool) die("out of host memory");
     }
     for (; nfibers < n; nfibers++) {
@@ -946,6 +1086,7 @@ static struct {
 } S;
 
 static emu_thread *next_thread(void);
+static int resolve_block(emu_slot *s);
 
 static void asan_start(void **fake, const void *bottom, size_t size)
 {
@@ -987,7 +1128,7 @@ static void switch_to(emu_thread *t)
  * some switch comes back to this thread. */
 static void yield(void)
 {
-    emu_thread *t = cur, *n = B.failed ? NULL : next_thread();
+    emu_thread *t = cur, *n = G.failed ? NULL : next_thread();
     if (n == t) return; /* it is itself the next one to run */
     if (n) {
         cur = n;
@@ -1054,7 +1195,7 @@ static void text_kernel_header(const char *what)
  * abandoned, and this fiber is never resumed (reset_fibers restarts it). */
 __attribute__((noreturn)) static void fail_in_thread(void)
 {
-    B.failed = 1;
+    G.failed = 1;
     for (;;) yield();
 }
 
@@ -1071,6 +1212,17 @@ static void describe_state(const emu_thread *t)
     case T_WARP:
         text_add("waits at %s(0x%08x) %s:%d", op_name(t->op), t->mask, t->file, t->line);
         break;
+    case T_CBAR: text_add("waits at the cluster barrier %s:%d", t->file, t->line); break;
+    case T_GBAR: text_add("waits at grid.sync() %s:%d", t->file, t->line); break;
+    case T_SPIN: {
+        unsigned long long v = 0;
+        memcpy(&v, t->watch, (size_t)t->watch_size);
+        text_add("spins at %s:%d on the %d-byte word at %p, which stays %llu", t->file, t->line,
+                 t->watch_size, t->watch, v);
+        break;
+    }
+    case T_NAP: text_add("pauses in __nanosleep at %s:%d (a spin-wait)", t->file, t->line); break;
+    case T_PREEMPT: text_add("has made a release at %s:%d", t->file, t->line); break;
     default: text_add("is running"); break;
     }
 }
@@ -1113,7 +1265,7 @@ static int shuffle_source(int op, int lane, int arg, int width)
 static void complete_warp_op(emu_warp *w, emu_thread *last)
 {
     const unsigned mask = last->mask;
-    emu_thread *lanes = &pool[last->warp * 32];
+    emu_thread *lanes = &pool[last->slot->base + last->warp * 32];
     for (int l = 0; l < 32; l++) {
         if (!(mask >> l & 1)) continue;
         emu_thread *t = &lanes[l];
@@ -1186,8 +1338,9 @@ unsigned long long emu_warp_op(int op, unsigned int mask, unsigned long long val
                                int width, int is_signed, const char *file, int line)
 {
     emu_thread *t = need_thread(op_name(op), file, line);
-    emu_warp *w = &B.warps[t->warp];
+    emu_warp *w = &t->slot->warps[t->warp];
     const unsigned me = 1u << t->lane;
+    t->nops++;
     if (op <= EMU_OP_SHFL_XOR && (width < 1 || width > 32 || (width & (width - 1)))) {
         text_kernel_header("bad shuffle width");
         text_add("%s at %s:%d: width %d is not a power of two from 1 to 32 (", op_name(op), file,
@@ -1241,19 +1394,20 @@ unsigned long long emu_warp_op(int op, unsigned int mask, unsigned long long val
 unsigned int emu_activemask(void)
 {
     emu_thread *t = need_thread("__activemask", "?", 0);
-    const emu_warp *w = &B.warps[t->warp];
+    const emu_warp *w = &t->slot->warps[t->warp];
     return w->exist & ~w->exited;
 }
 
 static void thread_exited(emu_thread *t)
 {
-    emu_warp *w = &B.warps[t->warp];
+    emu_warp *w = &t->slot->warps[t->warp];
     const unsigned me = 1u << t->lane;
     t->state = T_EXIT;
-    B.exited++;
+    t->slot->exited++;
+    G.progress++;
     w->exited |= me;
     for (int l = 0; l < 32 && w->waiting; l++) {
-        const emu_thread *o = &pool[t->warp * 32 + l];
+        const emu_thread *o = &pool[t->slot->base + t->warp * 32 + l];
         if ((w->waiting >> l & 1) && (o->mask & me)) {
             text_kernel_header("a warp collective waits for a lane that has exited");
             describe_thread(t);
@@ -1268,6 +1422,7 @@ static void thread_exited(emu_thread *t)
 int emu_barrier(int kind, int pred, const char *file, int line)
 {
     emu_thread *t = need_thread(barrier_name(kind), file, line);
+    t->nops++;
     t->state = T_BAR;
     t->bar_kind = kind;
     t->pred = pred != 0;
@@ -1277,16 +1432,22 @@ int emu_barrier(int kind, int pred, const char *file, int line)
     return t->bar_result;
 }
 
-/* No thread can run: every one has exited, waits at a barrier, or waits in
- * a warp collective. Releases the barrier when the whole block is at the
- * same one; otherwise explains why the block is stuck. 0: released. */
-static int resolve_block(void)
+/* No thread of CTA s can run: every one has exited, waits at a barrier or
+ * in a warp collective, or waits for other CTAs (a cluster barrier,
+ * grid.sync, a spin-wait, a release). Releases the barrier when the whole
+ * block is at the same one (0); with threads that wait for other CTAs the
+ * CTA is parked (1) until they come; otherwise explains why the block is
+ * stuck (-1). */
+static int resolve_block(emu_slot *s)
 {
-    const int n = B.nthreads;
+    const int n = s->nthreads;
+    emu_thread *const th = &pool[s->base];
     emu_thread *first_bar = NULL, *first_exit = NULL, *other_bar = NULL;
     int at_bar = 0;
+    for (int i = 0; i < n; i++)
+        if (th[i].state >= T_CBAR) return 1;
     for (int i = 0; i < n; i++) {
-        emu_thread *t = &pool[i];
+        emu_thread *t = &th[i];
         if (t->state == T_WARP) {
             /* It waits for lanes that will never come: say where they are. */
             text_kernel_header("a warp collective can never complete (deadlock)");
@@ -1295,7 +1456,7 @@ static int resolve_block(void)
                      t->mask, t->file, t->line);
             int shown = 0;
             for (int l = 0; l < 32 && shown < 4; l++) {
-                const emu_thread *o = &pool[t->warp * 32 + l];
+                const emu_thread *o = &th[t->warp * 32 + l];
                 if (!(t->mask >> l & 1) || (o->state == T_WARP && o->op == t->op && o->mask == t->mask))
                     continue;
                 text_add("  lane %d ", l);
@@ -1328,7 +1489,7 @@ static int resolve_block(void)
                      other_bar->file, other_bar->line);
         }
         if (first_exit) {
-            text_add("while %d threads have exited, e.g. ", B.exited);
+            text_add("while %d threads have exited, e.g. ", s->exited);
             describe_thread(first_exit);
             text_add("\n");
         }
@@ -1338,12 +1499,12 @@ static int resolve_block(void)
     }
     /* Everyone is at the same barrier: release it. */
     int count = 0;
-    for (int i = 0; i < n; i++) count += pool[i].pred;
+    for (int i = 0; i < n; i++) count += th[i].pred;
     const int kind = first_bar->bar_kind;
     const int result = kind == 1 ? count : kind == 2 ? count == n : kind == 3 ? count > 0 : 0;
     for (int i = 0; i < n; i++) {
-        pool[i].bar_result = result;
-        pool[i].state = T_RUN;
+        th[i].bar_result = result;
+        th[i].state = T_RUN;
     }
     return 0;
 }
@@ -1401,27 +1562,120 @@ static void fence_dynamic_smem(size_t bytes)
     dyn_smem_size = bytes;
 }
 
+/* Every __shared__ variable a launch's CTAs declare is recorded, so that
+ * its contents can be set aside while another CTA runs (below). */
+static void record_shared(void *p, size_t bytes)
+{
+    for (int i = 0; i < G.nvars; i++)
+        if (G.vars[i].p == p) return;
+    if (G.nvars == (int)(sizeof G.vars / sizeof G.vars[0]) || G.vars_bytes + bytes > EMU_STATIC_SMEM_CAP)
+        emu_unsupported(L.config ? L.config->file : "?", L.config ? L.config->line : 0,
+                        "more than 64 __shared__ variables, or more than 64 KB of them, in one kernel");
+    G.vars[G.nvars].p = p;
+    G.vars[G.nvars].bytes = bytes;
+    G.vars[G.nvars].off = G.vars_bytes;
+    G.vars_bytes += round_up(bytes, 16);
+    G.nvars++;
+}
+
 int emu_shared_touch(void *p, size_t bytes)
 {
     if (!cur) return 0; /* a namespace-scope variable, initialised at startup */
-    for (int i = 0; i < B.ntouched; i++)
-        if (B.touched[i] == p) return 0;
-    if (B.ntouched < (int)(sizeof B.touched / sizeof B.touched[0])) B.touched[B.ntouched++] = p;
+    emu_slot *s = cur->slot;
+    for (int i = 0; i < s->ntouched; i++)
+        if (s->touched[i] == p) return 0;
+    if (s->ntouched < (int)(sizeof s->touched / sizeof s->touched[0])) s->touched[s->ntouched++] = p;
+    record_shared(p, bytes);
     memset(p, 0xFF, bytes);
     return 0;
 }
 
-/* ---- the launch --------------------------------------------------------------------------- */
-static int run_block(void)
+/* ---- CTAs that run at the same time ----------------------------------------------------------
+ * __shared__ variables are static storage and dynamic shared memory is one
+ * buffer: they hold the shared memory of one CTA, the live one. When the
+ * scheduler switches to another CTA, the live CTA's shared memory goes to
+ * its image and the next one's comes back from its image (a fresh CTA
+ * gets poison instead). Distributed shared memory (map_shared_rank) of a
+ * CTA that is not live is its image. One CTA at a time (most launches)
+ * never copies anything. Image layout: dynamic part at 0, the variables
+ * from EMU_SMEM_OPTIN on. */
+#define IMAGE_BYTES ((size_t)EMU_SMEM_OPTIN + EMU_STATIC_SMEM_CAP)
+
+static void ensure_image(emu_slot *s)
 {
+    if (s->image) return;
+    s->image = (char *)malloc(IMAGE_BYTES);
+    if (!s->image) die("out of host memory");
+    memset(s->image, 0xFF, IMAGE_BYTES);
+}
+
+static void poison_image(emu_slot *s)
+{
+    ensure_image(s);
+    memset(s->image, 0xFF, dyn_smem_size);
+    memset(s->image + EMU_SMEM_OPTIN, 0xFF, G.vars_bytes);
+    s->has_image = 1;
+}
+
+static void make_live(emu_slot *s)
+{
+    if (G.live == s) return;
+    emu_slot *o = G.live;
+    if (o) {
+        ensure_image(o);
+        memcpy(o->image, dyn_smem, dyn_smem_size);
+        for (int i = 0; i < G.nvars; i++)
+            memcpy(o->image + EMU_SMEM_OPTIN + G.vars[i].off, G.vars[i].p, G.vars[i].bytes);
+        o->has_image = 1;
+    }
+    if (s->has_image) {
+        memcpy(dyn_smem, s->image, dyn_smem_size);
+        for (int i = 0; i < G.nvars; i++)
+            memcpy(G.vars[i].p, s->image + EMU_SMEM_OPTIN + G.vars[i].off, G.vars[i].bytes);
+    } else if (dyn_smem_size) {
+        memset(dyn_smem, 0xFF, dyn_smem_size); /* a fresh CTA; its variables are poisoned when declared */
+    }
+    G.live = s;
+}
+
+static void ensure_slots(int n)
+{
+    if (n <= nslots_alloc) return;
+    slots = (emu_slot *)realloc(slots, (size_t)n * sizeof *slots);
+    clusters = (emu_cluster *)realloc(clusters, (size_t)n * sizeof *clusters);
+    if (!slots || !clusters) die("out of host memory");
+    memset(slots + nslots_alloc, 0, (size_t)(n - nslots_alloc) * sizeof *slots);
+    memset(clusters + nslots_alloc, 0, (size_t)(n - nslots_alloc) * sizeof *clusters);
+    nslots_alloc = n;
+}
+
+/* Makes CTA bid resident in a free slot, its threads ready to start. */
+static emu_slot *start_cta(uint3 bid, int cluster, int rank, unsigned long long seq)
+{
+    int k = 0;
+    while (slots[k].used) k++; /* the caller made sure there is room */
+    emu_slot *s = &slots[k];
     const uint3 bd = emu_block_dim;
-    const int n = (int)(bd.x * bd.y * bd.z);
-    B.nthreads = n;
-    B.nwarps = (n + 31) / 32;
-    B.exited = 0;
-    B.failed = 0;
+    const int n = G.bt;
+    if (k + 1 > G.high) G.high = k + 1;
+    ensure_fibers((k + 1) * n);
+    s->used = 1;
+    s->done = 0;
+    s->bid = bid;
+    s->seq = seq;
+    s->index = k;
+    s->base = k * n;
+    s->nthreads = n;
+    s->nwarps = (n + 31) / 32;
+    s->exited = 0;
+    s->ready = 1;
+    s->cluster = cluster;
+    s->rank = rank;
+    s->ntouched = 0;
+    s->has_image = 0;
     for (int i = 0; i < n; i++) {
-        emu_thread *t = &pool[i];
+        emu_thread *t = &pool[s->base + i];
+        t->slot = s;
         t->tid.x = (unsigned)i % bd.x;
         t->tid.y = (unsigned)i / bd.x % bd.y;
         t->tid.z = (unsigned)i / (bd.x * bd.y);
@@ -1430,37 +1684,208 @@ static int run_block(void)
         t->state = T_RUN;
         t->op = -1;
         t->pred = 0;
+        t->carrived = 0;
+        t->nops = 0;
+        t->poll_p = NULL;
+        t->nap_file = NULL;
+        t->nap_line = 0;
     }
-    for (int w = 0; w < B.nwarps; w++) {
+    for (int w = 0; w < s->nwarps; w++) {
         int lanes = n - 32 * w < 32 ? n - 32 * w : 32;
-        B.warps[w].exist = lanes == 32 ? ~0u : (1u << lanes) - 1;
-        B.warps[w].exited = B.warps[w].waiting = 0;
+        s->warps[w].exist = lanes == 32 ? ~0u : (1u << lanes) - 1;
+        s->warps[w].exited = s->warps[w].waiting = 0;
     }
     const unsigned long long linear =
-        emu_block_idx.x + (unsigned long long)emu_grid_dim.x *
-                              (emu_block_idx.y + (unsigned long long)emu_grid_dim.y * emu_block_idx.z);
-    B.reverse = warp_order == EMU_ORDER_REVERSE || (warp_order == EMU_ORDER_ALTERNATE && (linear & 1));
-    B.ntouched = 0;
-    if (dyn_smem_size) memset(dyn_smem, 0xFF, dyn_smem_size);
+        bid.x + (unsigned long long)emu_grid_dim.x * (bid.y + (unsigned long long)emu_grid_dim.y * bid.z);
+    s->reverse = warp_order == EMU_ORDER_REVERSE || (warp_order == EMU_ORDER_ALTERNATE && (linear & 1));
+    G.nresident++;
+    return s;
+}
 
+/* The next cluster of the grid (a single CTA outside cluster launches)
+ * becomes resident, if there is one and room for it. Clusters start in
+ * order of their index, or in reverse order (odd launches under the
+ * default alternating order); the CTAs of odd clusters run in reverse
+ * order of rank. */
+static int admit_unit(void)
+{
+    if (G.next_unit >= G.nunits || G.nresident + G.unit_ctas > G.max_slots) return 0;
+    const unsigned long long u = G.reverse_units ? G.nunits - 1 - G.next_unit : G.next_unit;
+    G.next_unit++;
+    const dim3 cd = emu_cluster_dim;
+    const unsigned ux = (unsigned)(u % G.cgrid.x), uy = (unsigned)(u / G.cgrid.x % G.cgrid.y),
+                   uz = (unsigned)(u / ((unsigned long long)G.cgrid.x * G.cgrid.y));
+    int ci = 0;
+    while (clusters[ci].used) ci++;
+    emu_cluster *c = &clusters[ci];
+    c->used = 1;
+    c->nctas = G.unit_ctas;
+    c->ndone = 0;
+    c->phase = c->arrived = 0;
+    c->expected = (unsigned)(G.unit_ctas * G.bt);
+    const int rev = warp_order == EMU_ORDER_REVERSE || (warp_order == EMU_ORDER_ALTERNATE && (u & 1));
+    for (int r = 0; r < G.unit_ctas; r++) {
+        uint3 bid;
+        bid.x = ux * cd.x + (unsigned)r % cd.x;
+        bid.y = uy * cd.y + (unsigned)r / cd.x % cd.y;
+        bid.z = uz * cd.z + (unsigned)r / (cd.x * cd.y);
+        emu_slot *s = start_cta(bid, ci, r, G.seq + (unsigned long long)(rev ? G.unit_ctas - 1 - r : r));
+        c->slots[r] = s->index;
+    }
+    G.seq += (unsigned long long)G.unit_ctas;
+    G.progress++;
+    return 1;
+}
+
+/* Every thread of s has exited. A CTA of a cluster keeps its slot until
+ * the whole cluster has finished, its shared memory poisoned: a CTA that
+ * reads it after it exited (no cluster barrier before the exit) reads NaN. */
+static void cta_finished(emu_slot *s)
+{
+    emu_cluster *c = &clusters[s->cluster];
+    s->done = 1;
+    s->ready = 0;
+    if (G.live == s) G.live = NULL;
+    if (++c->ndone < c->nctas) {
+        poison_image(s);
+        return;
+    }
+    for (int r = 0; r < c->nctas; r++) slots[c->slots[r]].used = 0;
+    G.nresident -= c->nctas;
+    c->used = 0;
+}
+
+static void wake(emu_thread *t)
+{
+    t->state = T_RUN;
+    t->slot->ready = 1;
+}
+
+static void wake_all(int state)
+{
+    for (int k = 0; k < G.high; k++) {
+        emu_slot *s = &slots[k];
+        if (!s->used || s->done) continue;
+        for (int i = 0; i < s->nthreads; i++)
+            if (pool[s->base + i].state == state) wake(&pool[s->base + i]);
+    }
+}
+
+/* Runs CTA s as far as it can: its warps in order, each as far as it can,
+ * releasing its __syncthreads as they fill. */
+static void run_cta(emu_slot *s)
+{
+    cs = s;
+    s->ready = 0;
+    make_live(s);
+    emu_block_idx = s->bid;
     for (;;) {
         S.wi = S.li = S.progress = 0;
         emu_thread *t = next_thread();
-        if (t) switch_to(t);
-        if (B.failed) return -1;
-        if (B.exited == n) return 0;
-        if (resolve_block()) return -1;
+        if (t) {
+            switch_to(t);
+            if (G.failed) return;
+            continue;
+        }
+        if (s->exited == s->nthreads) {
+            cta_finished(s);
+            return;
+        }
+        const int r = resolve_block(s);
+        if (r < 0) G.failed = 1;
+        if (r) return;
+    }
+}
+
+static emu_slot *ready_cta(void)
+{
+    emu_slot *best = NULL;
+    for (int k = 0; k < G.high; k++) {
+        emu_slot *s = &slots[k];
+        if (s->used && !s->done && s->ready && (!best || s->seq < best->seq)) best = s;
+    }
+    return best;
+}
+
+/* No resident CTA can run. In this order: threads whose polled word has
+ * changed go on; after a release, threads pausing in __nanosleep look
+ * first, then the releasing threads go on; another CTA starts, if there
+ * is room; threads that spin or pause get one more try, if anything
+ * happened since their last. 0: nothing can go on (a deadlock). */
+static int unstick(void)
+{
+    int woke = 0, spin = 0, nap = 0, pre = 0;
+    for (int k = 0; k < G.high; k++) {
+        emu_slot *s = &slots[k];
+        if (!s->used || s->done) continue;
+        for (int i = 0; i < s->nthreads; i++) {
+            emu_thread *t = &pool[s->base + i];
+            if (t->state == T_SPIN) {
+                if (memcmp(t->watch, &t->watch_val, (size_t)t->watch_size)) {
+                    wake(t);
+                    woke++;
+                } else {
+                    spin++;
+                }
+            } else if (t->state == T_NAP) {
+                nap++;
+            } else if (t->state == T_PREEMPT) {
+                pre++;
+            }
+        }
+    }
+    if (woke) {
+        G.progress++;
+        return 1;
+    }
+    if (pre) {
+        if (nap && !G.preempt_naps) {
+            G.preempt_naps = 1;
+            wake_all(T_NAP);
+        } else {
+            G.preempt_naps = 0;
+            wake_all(T_PREEMPT);
+        }
+        return 1;
+    }
+    if (admit_unit()) return 1;
+    if ((spin || nap) && G.progress + emu_atomic_ops != G.round_progress) {
+        G.round_progress = G.progress + emu_atomic_ops;
+        wake_all(T_NAP);
+        wake_all(T_SPIN);
+        return 1;
+    }
+    return 0;
+}
+
+static void report_stuck(void);
+
+static int run_grid(void)
+{
+    for (;;) {
+        if (G.failed) return -1;
+        emu_slot *s = ready_cta();
+        if (s) {
+            run_cta(s);
+            continue;
+        }
+        if (G.nresident == 0 && G.next_unit >= G.nunits) return 0;
+        if (unstick()) continue;
+        report_stuck();
+        return -1;
     }
 }
 
 static emu_thread *next_thread(void)
 {
-    const int nw = B.nwarps, n = B.nthreads;
+    emu_slot *s = cs;
+    const int nw = s->nwarps, n = s->nthreads;
+    emu_thread *const th = &pool[s->base];
     while (S.wi < nw) {
-        const int w = B.reverse ? nw - 1 - S.wi : S.wi;
+        const int w = s->reverse ? nw - 1 - S.wi : S.wi;
         const int base = 32 * w, lanes = n - base < 32 ? n - base : 32;
         while (S.li < lanes) {
-            emu_thread *t = &pool[base + (B.reverse ? lanes - 1 - S.li : S.li)];
+            emu_thread *t = &th[base + (s->reverse ? lanes - 1 - S.li : S.li)];
             S.li++;
             if (t->state == T_RUN) {
                 S.progress = 1;
@@ -1474,11 +1899,302 @@ static emu_thread *next_thread(void)
     return NULL;
 }
 
+/* ---- clusters, grid.sync, spin-waits ------------------------------------------------------------ */
+static void cta_header(const char *what, const emu_slot *s)
+{
+    const uint3 keep = emu_block_idx;
+    emu_block_idx = s->bid;
+    text_kernel_header(what);
+    emu_block_idx = keep;
+}
+
+static void describe_cta(const emu_slot *s)
+{
+    text_add("CTA (%u,%u,%u)", s->bid.x, s->bid.y, s->bid.z);
+    if (clusters[s->cluster].nctas > 1) text_add(" (rank %d of its cluster)", s->rank);
+}
+
+static void release_cluster(emu_cluster *c)
+{
+    for (int r = 0; r < c->nctas; r++) {
+        emu_slot *s = &slots[c->slots[r]];
+        for (int i = 0; i < s->nthreads; i++) {
+            emu_thread *t = &pool[s->base + i];
+            if (t->state == T_CBAR && t->cphase != c->phase) wake(t);
+        }
+    }
+}
+
+void emu_cluster_arrive(const char *file, int line)
+{
+    emu_thread *t = need_thread("cluster barrier_arrive", file, line);
+    emu_cluster *c = &clusters[t->slot->cluster];
+    if (t->carrived) {
+        text_kernel_header("a thread arrives at the cluster barrier twice without waiting");
+        describe_thread(t);
+        text_add(" at %s:%d: barrier_arrive() must be followed by barrier_wait() before the next "
+                 "arrival (undefined on a GPU)\n", file, line);
+        fail_in_thread();
+    }
+    t->carrived = 1;
+    t->cphase = c->phase;
+    t->nops++;
+    G.progress++;
+    if (++c->arrived == c->expected) {
+        c->arrived = 0;
+        c->phase++;
+        release_cluster(c);
+    }
+}
+
+void emu_cluster_wait(const char *file, int line)
+{
+    emu_thread *t = need_thread("cluster barrier_wait", file, line);
+    emu_cluster *c = &clusters[t->slot->cluster];
+    if (!t->carrived) {
+        text_kernel_header("cluster barrier_wait() without barrier_arrive()");
+        describe_thread(t);
+        text_add(" at %s:%d waits at the cluster barrier without having arrived (undefined on a GPU)\n",
+                 file, line);
+        fail_in_thread();
+    }
+    t->carrived = 0;
+    if (t->cphase != c->phase) return; /* every thread has arrived already */
+    t->state = T_CBAR;
+    t->file = file;
+    t->line = line;
+    yield();
+}
+
+void emu_grid_sync(const char *file, int line)
+{
+    emu_thread *t = need_thread("grid.sync()", file, line);
+    if (!L.config->cooperative) {
+        text_kernel_header("grid.sync() in a launch that is not cooperative");
+        describe_thread(t);
+        text_add(" at %s:%d: grid.sync() needs every CTA resident at once: launch with "
+                 "cudaLaunchKernelEx and cudaLaunchAttributeCooperative (a GPU hangs or fails)\n", file, line);
+        fail_in_thread();
+    }
+    t->nops++;
+    G.progress++;
+    t->gphase = G.gphase;
+    if (++G.garrived == G.gexpected) {
+        G.garrived = 0;
+        G.gphase++;
+        wake_all(T_GBAR);
+        return;
+    }
+    t->state = T_GBAR;
+    t->file = file;
+    t->line = line;
+    yield();
+}
+
+void *emu_map_shared_rank(const void *p, unsigned rank, const char *file, int line)
+{
+    emu_thread *t = need_thread("map_shared_rank", file, line);
+    const emu_cluster *c = &clusters[t->slot->cluster];
+    if (rank >= (unsigned)c->nctas) {
+        text_kernel_header("map_shared_rank names a CTA that is not in the cluster");
+        describe_thread(t);
+        text_add(" at %s:%d asks for rank %u; the cluster has %d CTAs (ranks 0 to %d)\n", file, line,
+                 rank, c->nctas, c->nctas - 1);
+        fail_in_thread();
+    }
+    emu_slot *o = &slots[c->slots[rank]];
+    if (o == t->slot) return (void *)p;
+    const char *q = (const char *)p;
+    size_t off = 0;
+    int found = 0;
+    if (dyn_smem && q >= dyn_smem && q < dyn_smem + dyn_smem_size) {
+        off = (size_t)(q - dyn_smem);
+        found = 1;
+    }
+    for (int i = 0; i < G.nvars && !found; i++) {
+        const char *v = (const char *)G.vars[i].p;
+        if (q >= v && q < v + G.vars[i].bytes) {
+            off = EMU_SMEM_OPTIN + G.vars[i].off + (size_t)(q - v);
+            found = 1;
+        }
+    }
+    if (!found) {
+        text_kernel_header("map_shared_rank of an address that is not shared memory");
+        describe_thread(t);
+        text_add(" at %s:%d maps %p, which is neither a __shared__ variable this CTA declared nor in "
+                 "its dynamic shared memory\n", file, line, p);
+        fail_in_thread();
+    }
+    if (!o->has_image) poison_image(o); /* it has not started: its variables are not written yet */
+    return o->image + off;
+}
+
+unsigned long long emu_poll(const void *p, int size, const char *file, int line)
+{
+    unsigned long long v = 0;
+    memcpy(&v, p, (size_t)size);
+    emu_thread *t = cur;
+    if (!t) return v;
+    if (t->poll_p == p && t->poll_val == v && t->poll_nops == t->nops && t->poll_line == line &&
+        (t->poll_file == file || !strcmp(t->poll_file, file))) {
+        /* The same poll again, the same value, nothing done in between: a spin. */
+        t->watch = p;
+        t->watch_size = size;
+        t->watch_val = v;
+        t->state = T_SPIN;
+        t->file = file;
+        t->line = line;
+        yield();
+        v = 0;
+        memcpy(&v, p, (size_t)size);
+    } else if (t->poll_p != p || t->poll_val != v) {
+        G.progress++;
+    }
+    t->poll_p = p;
+    t->poll_val = v;
+    t->poll_nops = t->nops;
+    t->poll_file = file;
+    t->poll_line = line;
+    return v;
+}
+
+void emu_release(const char *file, int line)
+{
+    emu_thread *t = cur;
+    if (!t) return;
+    t->nops++;
+    G.progress++;
+    t->state = T_PREEMPT;
+    t->file = file;
+    t->line = line;
+    yield();
+}
+
+void emu_nap(const char *file, int line)
+{
+    emu_thread *t = cur;
+    if (!t) return;
+    if (t->nap_line != line || !t->nap_file || strcmp(t->nap_file, file)) G.progress++;
+    t->nap_file = file;
+    t->nap_line = line;
+    t->state = T_NAP;
+    t->file = file;
+    t->line = line;
+    yield();
+}
+
+/* Nothing can go on. Says why: a cluster barrier that part of the cluster
+ * never reaches, grid.sync() that part of the grid never reaches, a spin
+ * on a word that nobody will change, or a block stuck on its own. */
+static void report_stuck(void)
+{
+    emu_slot *first = NULL;
+    for (int k = 0; k < G.high; k++)
+        if (slots[k].used && !slots[k].done && (!first || slots[k].seq < first->seq)) first = &slots[k];
+    if (!first) {
+        text_kernel_header("the launch cannot go on (emulator error)");
+        return;
+    }
+    /* A cluster barrier somebody waits at. */
+    for (int k = 0; k < G.high; k++) {
+        emu_slot *s = &slots[k];
+        if (!s->used || s->done) continue;
+        for (int i = 0; i < s->nthreads; i++) {
+            const emu_thread *w = &pool[s->base + i];
+            if (w->state != T_CBAR && w->state != T_GBAR) continue;
+            const int grid = w->state == T_GBAR;
+            const emu_cluster *c = &clusters[s->cluster];
+            cta_header(grid ? "grid.sync() that not every thread of the grid reaches (deadlock)"
+                            : "a cluster barrier that not every thread of the cluster reaches (deadlock)", s);
+            text_add("%u of %u threads of the %s have arrived; ", grid ? G.garrived : c->arrived,
+                     grid ? G.gexpected : c->expected, grid ? "grid" : "cluster");
+            describe_cta(s);
+            text_add(" ");
+            describe_thread(w);
+            text_add(" waits at %s:%d; threads that have not arrived:\n", w->file, w->line);
+            int shown = 0;
+            for (int j = 0; j < G.high && shown < 4; j++) {
+                const emu_slot *o = &slots[j];
+                if (!o->used || (!grid && o->cluster != s->cluster)) continue;
+                for (int m = 0; m < o->nthreads && shown < 4; m++) {
+                    const emu_thread *x = &pool[o->base + m];
+                    const int arrived = grid ? x->state == T_GBAR
+                                             : (x->carrived && x->cphase == c->phase) ||
+                                                   (x->state == T_CBAR && x->cphase == c->phase);
+                    if (arrived) continue;
+                    text_add("  ");
+                    describe_cta(o);
+                    text_add(" ");
+                    describe_thread(x);
+                    text_add(" ");
+                    describe_state(x);
+                    text_add("\n");
+                    shown++;
+                }
+            }
+            text_add("every thread of every CTA of the %s must arrive (%s) before any can go on; on a "
+                     "GPU this hangs\n", grid ? "grid" : "cluster",
+                     grid ? "grid.sync()" : "cluster.sync(), or barrier_arrive() then barrier_wait()");
+            return;
+        }
+    }
+    /* A spin or pause that nothing will end. */
+    for (int k = 0; k < G.high; k++) {
+        emu_slot *s = &slots[k];
+        if (!s->used || s->done) continue;
+        for (int i = 0; i < s->nthreads; i++) {
+            const emu_thread *w = &pool[s->base + i];
+            if (w->state != T_SPIN && w->state != T_NAP) continue;
+            cta_header("deadlock: a thread waits for a flag that nothing will set", s);
+            describe_cta(s);
+            text_add(" ");
+            describe_thread(w);
+            text_add(" ");
+            describe_state(w);
+            if (w->state == T_SPIN && w->nap_file)
+                text_add(" (pausing in __nanosleep at %s:%d)", w->nap_file, w->nap_line);
+            text_add("\nand no thread that could change it can run:");
+            int shown = 0;
+            for (int j = 0; j < G.high && shown < 4; j++) {
+                const emu_slot *o = &slots[j];
+                if (!o->used || o->done || o == s) continue;
+                const emu_thread *x = &pool[o->base];
+                for (int m = 0; m < o->nthreads; m++)
+                    if (pool[o->base + m].state != T_EXIT) {
+                        x = &pool[o->base + m];
+                        break;
+                    }
+                text_add("\n  ");
+                describe_cta(o);
+                text_add(" ");
+                describe_thread(x);
+                text_add(" ");
+                describe_state(x);
+                shown++;
+            }
+            if (!shown) text_add(" no other CTA is resident");
+            if (G.next_unit < G.nunits)
+                text_add("\nand no other CTA can start: %d CTAs of %d threads are resident, as many as the "
+                         "emulator holds (EMU_MAX_RESIDENT = %d threads; an H100 holds up to 2048 per SM): "
+                         "this grid is too large to emulate, or it waits for a CTA that never starts",
+                         G.nresident, G.bt, max_resident);
+            else
+                text_add("\nevery CTA of the grid has started; on a GPU this hangs");
+            text_add("\n");
+            return;
+        }
+    }
+    cta_header("the launch cannot go on (deadlock)", first);
+    describe_cta(first);
+    text_add(": no thread can run\n");
+}
+
+/* ---- the launch --------------------------------------------------------------------------- */
 static int check_config(const emu_launch_config *c, cudaError_t *err)
 {
-    const dim3 g = c->grid, b = c->block;
+    const dim3 g = c->grid, b = c->block, cl = c->cluster;
     const char *why = NULL;
-    char buf[200];
+    char buf[400];
     unsigned long long threads = (unsigned long long)b.x * b.y * b.z;
     if (!g.x || !g.y || !g.z) why = "a grid dimension is 0";
     else if (!b.x || !b.y || !b.z) why = "a block dimension is 0";
@@ -1509,6 +2225,34 @@ static int check_config(const emu_launch_config *c, cudaError_t *err)
             *err = cudaErrorInvalidValue;
         }
     }
+    const unsigned long long csize = (unsigned long long)cl.x * cl.y * cl.z;
+    if (!why && (!csize || g.x % cl.x || g.y % cl.y || g.z % cl.z)) {
+        snprintf(buf, sizeof buf, "the cluster dimension (%u,%u,%u) does not divide the grid", cl.x, cl.y, cl.z);
+        why = buf;
+        *err = cudaErrorInvalidClusterSize;
+    } else if (!why && csize > (unsigned long long)cluster_limit(c->func)) {
+        snprintf(buf, sizeof buf, "a cluster of %llu CTAs: above %d%s", csize, cluster_limit(c->func),
+                 cluster_limit(c->func) == 8 ? " without cudaFuncSetAttribute(kernel, "
+                 "cudaFuncAttributeNonPortableClusterSizeAllowed, 1) (16 with it)" : ", an H100's limit");
+        why = buf;
+        *err = cudaErrorInvalidClusterSize;
+    } else if (!why && csize * threads > (unsigned long long)max_resident) {
+        snprintf(buf, sizeof buf, "a cluster of %llu CTAs of %llu threads: more threads than the emulator "
+                 "holds at once (EMU_MAX_RESIDENT = %d)", csize, threads, max_resident);
+        why = buf;
+        *err = cudaErrorInvalidClusterSize;
+    } else if (!why && c->cooperative) {
+        const unsigned long long ctas = (unsigned long long)g.x * g.y * g.z;
+        const unsigned long long gpu = (unsigned long long)blocks_per_sm((int)threads, c->smem) * EMU_SMS;
+        const unsigned long long emu = (unsigned long long)max_resident / threads;
+        if (ctas > gpu || ctas > emu) {
+            snprintf(buf, sizeof buf, "a cooperative launch of %llu CTAs: more than are resident at once "
+                     "(%llu on an H100 at this block size and shared memory, %llu on the emulator, "
+                     "EMU_MAX_RESIDENT = %d threads); nothing ran", ctas, gpu, emu, max_resident);
+            why = buf;
+            *err = cudaErrorCooperativeLaunchTooLarge;
+        }
+    }
     if (!why) return 1;
     fprintf(stderr, "emu: launch of %s at %s:%d with grid (%u,%u,%u), block (%u,%u,%u) fails: %s\n",
             c->kernel, c->file, c->line, g.x, g.y, g.z, b.x, b.y, b.z, why);
@@ -1523,7 +2267,6 @@ cudaError_t emu_launch(const emu_launch_config *c, void (*invoke)(void *), void 
     cudaError_t err;
     if (!check_config(c, &err)) return api(err);
 
-    ensure_fibers((int)(c->block.x * c->block.y * c->block.z));
     fence_dynamic_smem(c->smem);
     L.config = c;
     L.invoke = invoke;
@@ -1534,19 +2277,38 @@ cudaError_t emu_launch(const emu_launch_config *c, void (*invoke)(void *), void 
     emu_block_dim.x = c->block.x;
     emu_block_dim.y = c->block.y;
     emu_block_dim.z = c->block.z;
-    if (watchdog_s) alarm(watchdog_s);
+    emu_cluster_dim = c->cluster;
 
-    int failed = 0;
-    for (unsigned z = 0; z < c->grid.z && !failed; z++)
-        for (unsigned y = 0; y < c->grid.y && !failed; y++)
-            for (unsigned x = 0; x < c->grid.x && !failed; x++) {
-                emu_block_idx.x = x;
-                emu_block_idx.y = y;
-                emu_block_idx.z = z;
-                failed = run_block() != 0;
-            }
+    G.bt = (int)(c->block.x * c->block.y * c->block.z);
+    G.max_slots = max_resident / G.bt;
+    ensure_slots(G.max_slots);
+    for (int k = 0; k < G.high; k++) slots[k].used = clusters[k].used = 0;
+    G.high = 0;
+    G.nresident = 0;
+    G.failed = 0;
+    G.unit_ctas = (int)(c->cluster.x * c->cluster.y * c->cluster.z);
+    G.cgrid = (dim3){c->grid.x / c->cluster.x, c->grid.y / c->cluster.y, c->grid.z / c->cluster.z};
+    G.nunits = (unsigned long long)G.cgrid.x * G.cgrid.y * G.cgrid.z;
+    G.next_unit = 0;
+    G.seq = 0;
+    G.reverse_units = warp_order == EMU_ORDER_REVERSE || (warp_order == EMU_ORDER_ALTERNATE && (G.launches & 1));
+    G.launches++;
+    G.live = NULL;
+    G.nvars = 0;
+    G.vars_bytes = 0;
+    G.progress = 0;
+    G.round_progress = ~0ull;
+    G.preempt_naps = 0;
+    G.gphase = G.garrived = 0;
+    G.gexpected = (unsigned)((unsigned long long)c->grid.x * c->grid.y * c->grid.z * (unsigned)G.bt);
+    if (c->cooperative)
+        while (admit_unit()) {
+        } /* every CTA at once (check_config made sure they fit) */
+    if (watchdog_s) alarm(watchdog_s);
+    const int failed = run_grid() != 0;
     if (watchdog_s) alarm(0);
     L.config = NULL;
+    cs = NULL;
     if (failed) {
         reset_fibers();
         text_print();
@@ -1668,8 +2430,9 @@ static void on_alarm(int sig)
     char msg[700];
     int n = snprintf(msg, sizeof msg,
                      "emu: error: kernel %s (launched at %s:%d) still runs after %u s (EMU_TIMEOUT): "
-                     "an endless loop, or a thread waiting for another block or spinning on a flag "
-                     "(blocks run one after another here, and a thread runs until it must wait); "
+                     "an endless loop, or a thread spinning on a flag with a plain or volatile read "
+                     "(a thread runs until it must wait: a spin-wait needs an acquire load, "
+                     "cuda::atomic_ref, or __nanosleep in its loop to let others run); "
                      "for a launch that is just very large, EMU_TIMEOUT=0 turns this off\n",
                      L.config ? L.config->kernel : "?", L.config ? L.config->file : "?",
                      L.config ? L.config->line : 0, watchdog_s);

@@ -90,6 +90,7 @@ typedef enum cudaError {
     cudaErrorLaunchFailure = 719,
     cudaErrorCooperativeLaunchTooLarge = 720,
     cudaErrorNotSupported = 801,
+    cudaErrorInvalidClusterSize = 912,
     cudaErrorUnknown = 999
 } cudaError_t;
 
@@ -211,6 +212,47 @@ typedef struct cudaFuncAttributes {
 typedef struct emu_stream *cudaStream_t;
 typedef struct emu_event *cudaEvent_t;
 
+/* cudaLaunchKernelEx's configuration (CUDA's layout and values). The
+ * emulator honours the cluster dimension and the cooperative flag and
+ * ignores the rest. */
+typedef enum cudaLaunchAttributeID {
+    cudaLaunchAttributeIgnore = 0,
+    cudaLaunchAttributeCooperative = 2,
+    cudaLaunchAttributeClusterDimension = 4,
+    cudaLaunchAttributeClusterSchedulingPolicyPreference = 5
+} cudaLaunchAttributeID;
+
+typedef enum cudaClusterSchedulingPolicy {
+    cudaClusterSchedulingPolicyDefault = 0,
+    cudaClusterSchedulingPolicySpread = 1,
+    cudaClusterSchedulingPolicyLoadBalancing = 2
+} cudaClusterSchedulingPolicy;
+
+typedef union cudaLaunchAttributeValue {
+    char pad[64];
+    int cooperative;
+    struct { unsigned int x, y, z; } clusterDim;
+    cudaClusterSchedulingPolicy clusterSchedulingPolicyPreference;
+} cudaLaunchAttributeValue;
+
+typedef struct cudaLaunchAttribute_st {
+    cudaLaunchAttributeID id;
+    char pad[8 - sizeof(cudaLaunchAttributeID)];
+    cudaLaunchAttributeValue val;
+} cudaLaunchAttribute;
+
+/* gridDim and blockDim are macros for the index variables in kernel code
+ * (cuda_emu.h), so the fields carry the names they expand to: cfg.gridDim
+ * in a program is cfg.emu_grid_dim here. */
+typedef struct cudaLaunchConfig_st {
+    dim3 emu_grid_dim;
+    dim3 emu_block_dim;
+    size_t dynamicSmemBytes;
+    cudaStream_t stream;
+    cudaLaunchAttribute *attrs;
+    unsigned int numAttrs;
+} cudaLaunchConfig_t;
+
 #define cudaStreamLegacy ((cudaStream_t)0x1)
 #define cudaStreamPerThread ((cudaStream_t)0x2)
 #define cudaStreamDefault 0x00
@@ -277,14 +319,20 @@ cudaError_t cudaEventQuery(cudaEvent_t event);
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
 
 /* Kernel attributes: the emulator records the opt-in dynamic shared memory
- * size per kernel address and checks launches against it; the cluster
- * attributes abort (clusters are not emulated). */
+ * size and the non-portable cluster size per kernel address and checks
+ * launches against them; required cluster dimensions abort (the emulator
+ * takes cluster dimensions from cudaLaunchKernelEx only). */
 cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int value);
 cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, const void *func);
 cudaError_t cudaFuncSetCacheConfig(const void *func, cudaFuncCache config);
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, const void *func,
                                                           int block_size, size_t dynamic_smem);
-/* Launches without <<<>>>: argument types are unknown here, so they abort. */
+/* Clusters of the launch's size that are resident at once: an H100's count,
+ * capped by what the emulator holds at once (EMU_MAX_RESIDENT threads). */
+cudaError_t cudaOccupancyMaxActiveClusters(int *clusters, const void *func,
+                                           const cudaLaunchConfig_t *config);
+/* Launches with void ** arguments: their types are unknown here, so they
+ * abort (cudaLaunchKernelEx with typed arguments works: cuda_emu.h). */
 cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args,
                              size_t smem, cudaStream_t stream);
 cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 grid, dim3 block, void **args,
@@ -305,6 +353,8 @@ typedef struct {
     dim3 grid, block;
     size_t smem;
     cudaStream_t stream;
+    dim3 cluster;        /* CTAs per cluster (1, 1, 1: no cluster launch)  */
+    int cooperative;     /* 1: every CTA resident at once (grid.sync)      */
 } emu_launch_config;
 
 /* Runs the grid: every thread of every block calls invoke(ctx), which calls
@@ -327,6 +377,32 @@ enum {
 unsigned long long emu_warp_op(int op, unsigned int mask, unsigned long long value, int arg,
                                int width, int is_signed, const char *file, int line);
 unsigned int emu_activemask(void);
+
+/* Thread block clusters and grid-wide waits (cooperative_groups.h and
+ * cuda/atomic of common/emu/include). The CTAs of a cluster run together,
+ * as fibers; so do the CTAs of a cooperative launch; in any other launch
+ * a CTA whose threads all wait (a spin on a flag) lets the next CTA of the
+ * grid start, as a GPU with room for it would. */
+extern dim3 emu_cluster_dim; /* the running launch's cluster dimensions */
+void emu_cluster_arrive(const char *file, int line);
+void emu_cluster_wait(const char *file, int line);
+void emu_grid_sync(const char *file, int line);
+/* Where CTA `rank` of the caller's cluster has the shared variable that
+ * the caller has at p. */
+void *emu_map_shared_rank(const void *p, unsigned rank, const char *file, int line);
+/* An acquire (or relaxed atomic) load of size bytes at p, as a spin-wait
+ * polls a flag: a thread that polls the same word at the same place again,
+ * having seen the same value and done nothing else, is spinning: it waits
+ * until another thread changes the word (or is reported as deadlocked). */
+unsigned long long emu_poll(const void *p, int size, const char *file, int line);
+/* After a release store or read-modify-write: the threads that wait for
+ * the word run before the releasing thread goes on (a flag published
+ * before its data shows). */
+void emu_release(const char *file, int line);
+/* __nanosleep: a spin-wait's pause; other threads and CTAs run first. */
+void emu_nap(const char *file, int line);
+/* Atomics count as progress for the deadlock detection (no switch). */
+extern unsigned long long emu_atomic_ops;
 
 /* Base of the block's dynamic shared memory (extern __shared__): one fixed
  * address for the whole process, so the rewritten declaration can be a

@@ -165,3 +165,101 @@ void planted_dynamic_smem_overflow(float *out, int smem_bytes)
 {
     dynamic_smem_overflow_kernel<<<1, 64, (size_t)smem_bytes>>>(out, smem_bytes / 4);
 }
+
+/* ---- clusters and CTAs that wait for each other -------------------------------------------
+ * Built by nvcc too (the native test binary), where clusters need sm_90:
+ * on older targets the bodies are empty and nothing launches them. */
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define PLANTED_CLUSTERS 1
+#endif
+
+/* A cluster of `c` CTAs of 64 threads. */
+template <class... P, class... A>
+static void launch_cluster(void (*kernel)(P...), unsigned grid, unsigned c, A... args)
+{
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = c;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cudaLaunchConfig_t lc = {};
+    lc.gridDim = dim3(grid, 1, 1);
+    lc.blockDim = dim3(64, 1, 1);
+    lc.attrs = attr;
+    lc.numAttrs = 1;
+    cudaLaunchKernelEx(&lc, kernel, args...);
+}
+
+__global__ void partial_cluster_barrier_kernel(float *out)
+{
+#ifdef PLANTED_CLUSTERS
+    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    __shared__ float s;
+    if (threadIdx.x == 0) s = (float)cluster.block_rank();
+    if (cluster.block_rank() == 1 && threadIdx.x >= 32) return; /* BUG: they never reach cluster.sync() */
+    cluster.sync();
+    out[blockIdx.x * 64 + threadIdx.x] = *cluster.map_shared_rank(&s, 0);
+    cluster.sync();
+#else
+    (void)out;
+#endif
+}
+
+void planted_partial_cluster_barrier(float *out) { launch_cluster(partial_cluster_barrier_kernel, 2, 2, out); }
+
+template <int MISSING>
+__global__ void dsmem_before_sync_kernel(float *out)
+{
+#ifdef PLANTED_CLUSTERS
+    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    __shared__ float s[64];
+    const unsigned rank = cluster.block_rank(), next = (rank + 1) % cluster.num_blocks();
+    s[threadIdx.x] = (float)(blockIdx.x * 64 + threadIdx.x);
+    if (!MISSING) cluster.sync(); /* BUG when MISSING: the other CTA may not have written s yet */
+    out[blockIdx.x * 64 + threadIdx.x] = cluster.map_shared_rank(s, next)[threadIdx.x];
+    cluster.sync(); /* nobody exits while another CTA may still read its s */
+#else
+    (void)out;
+#endif
+}
+
+void planted_dsmem_before_sync(float *out, int missing)
+{
+    if (missing) launch_cluster(dsmem_before_sync_kernel<1>, 8, 4, out);
+    else launch_cluster(dsmem_before_sync_kernel<0>, 8, 4, out);
+}
+
+__global__ void grid_deadlock_kernel(unsigned *flag, float *out)
+{
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        cuda::atomic_ref<unsigned, cuda::thread_scope_device> f(*flag);
+        while (f.load(cuda::memory_order_acquire) == 0) __nanosleep(64); /* BUG: nobody sets it */
+    }
+    __syncthreads();
+    out[blockIdx.x * 64 + threadIdx.x] = 1.0f;
+}
+
+void planted_grid_deadlock(unsigned *flag, float *out) { grid_deadlock_kernel<<<4, 64>>>(flag, out); }
+
+/* Each CTA publishes data[b], counts itself in, waits for all, sums. */
+template <int BUG>
+__global__ void flag_before_data_kernel(unsigned *count, float *data, float *out)
+{
+    if (threadIdx.x == 0) {
+        cuda::atomic_ref<unsigned, cuda::thread_scope_device> c(*count);
+        if (!BUG) data[blockIdx.x] = (float)(blockIdx.x + 1);
+        c.fetch_add(1u, cuda::memory_order_release);
+        if (BUG) data[blockIdx.x] = (float)(blockIdx.x + 1); /* BUG: published after the count */
+        while (c.load(cuda::memory_order_acquire) < gridDim.x) __nanosleep(32);
+    }
+    __syncthreads();
+    float s = 0.0f;
+    for (unsigned k = 0; k < gridDim.x; k++) s += __ldcg(&data[k]);
+    out[blockIdx.x * 64 + threadIdx.x] = s;
+}
+
+void planted_flag_before_data(unsigned *count, float *data, float *out, int blocks, int bug)
+{
+    if (bug) flag_before_data_kernel<1><<<blocks, 64>>>(count, data, out);
+    else flag_before_data_kernel<0><<<blocks, 64>>>(count, data, out);
+}

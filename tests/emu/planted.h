@@ -6,6 +6,8 @@
 #define TESTS_EMU_PLANTED_H
 
 #include <cuda_runtime.h>
+#include <cooperative_groups.h>
+#include <cuda/atomic>
 
 /* Block sums of 256 floats per block, read by one thread. missing_barrier:
  * the __syncthreads between the writes and the read is left out. reader:
@@ -49,5 +51,24 @@ void planted_oob_write(const float *x, float *y, int n);
 /* Dynamic shared memory of smem_bytes; each thread also reads the float
  * smem_bytes / 4 + threadIdx.x, past the end. */
 void planted_dynamic_smem_overflow(float *out, int smem_bytes);
+
+/* A cluster of 2 CTAs of 64 threads; half of rank 1 returns before
+ * cluster.sync(). */
+void planted_partial_cluster_barrier(float *out);
+
+/* Clusters of 4 CTAs of 64 threads (grid 8): each CTA writes its
+ * __shared__ s[64], then reads the next rank's through map_shared_rank;
+ * missing leaves out the cluster.sync() between. out: 512 floats. */
+void planted_dsmem_before_sync(float *out, int missing);
+
+/* CTA 0's thread 0 waits (acquire load, __nanosleep) for *flag, which
+ * nobody sets. Grid 4 x 64; out: 256 floats. */
+void planted_grid_deadlock(unsigned *flag, float *out);
+
+/* `blocks` CTAs of 64 threads (all resident at once on any GPU): thread 0
+ * of CTA b writes data[b] = b + 1 and counts itself in at *count (a
+ * release), waits until all have (acquire), then every thread sums data.
+ * bug: data[b] is written after the count. *count must start at 0. */
+void planted_flag_before_data(unsigned *count, float *data, float *out, int blocks, int bug);
 
 #endif

@@ -551,6 +551,163 @@ static void test_launch_errors(void)
     CUDA_CHECK(cudaFree(d));
 }
 
+/* ---- clusters, grid.sync, CTAs that wait for each other ----------------------------------------------
+ * Cluster kernels need sm_90: built for an older target, their bodies are
+ * empty, and the test is skipped where the device has no clusters. */
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define TEST_CLUSTERS 1
+#endif
+
+/* Each CTA of a cluster fills its shared memory (a __shared__ variable and
+ * the dynamic array), then reads the next rank's through map_shared_rank. */
+__global__ void cluster_ring_kernel(unsigned *out)
+{
+#ifdef TEST_CLUSTERS
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    extern __shared__ unsigned ring_dyn[];
+    __shared__ unsigned ring_static;
+    const unsigned rank = cluster.block_rank(), c = cluster.num_blocks();
+    const unsigned block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    if (threadIdx.x == 0) ring_static = 1000 * block + rank;
+    ring_dyn[threadIdx.x] = block * blockDim.x + threadIdx.x;
+    cluster.sync();
+    const unsigned next = (rank + 1) % c;
+    const unsigned *s = cluster.map_shared_rank(&ring_static, next);
+    const unsigned *d = cluster.map_shared_rank(ring_dyn, next);
+    const unsigned i = block * blockDim.x + threadIdx.x;
+    const dim3 cd = cluster.dim_blocks(), bi = cluster.block_index();
+    out[3 * i] = *s;
+    out[3 * i + 1] = d[blockDim.x - 1 - threadIdx.x];
+    out[3 * i + 2] = rank | c << 8 | cd.x << 16 | cd.y << 20 | bi.x << 24 | bi.y << 28;
+    cluster.sync(); /* nobody exits while another CTA may still read its shared memory */
+#else
+    (void)out;
+#endif
+}
+
+static int device_attribute(cudaDeviceAttr a)
+{
+    int v = 0;
+    if (cudaDeviceGetAttribute(&v, a, 0) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return v;
+}
+
+static void test_clusters(void)
+{
+    const char *name = "emu: clusters of 2 x 2 CTAs (cudaLaunchKernelEx): ranks, dimensions, and each CTA reads "
+                       "the next rank's static and dynamic shared memory (map_shared_rank)";
+    int major = device_attribute(cudaDevAttrComputeCapabilityMajor);
+    if (major < 9 || !device_attribute(cudaDevAttrClusterLaunch)) {
+        test_skip(name, "no thread-block clusters on this device");
+        return;
+    }
+    const dim3 grid(4, 2, 1), cl(2, 2, 1);
+    const unsigned bt = 64, blocks = grid.x * grid.y, n = blocks * bt * 3;
+    unsigned *d = dev_alloc<unsigned>(n), *h = (unsigned *)malloc(n * sizeof(unsigned));
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = cl.x;
+    attr[0].val.clusterDim.y = cl.y;
+    attr[0].val.clusterDim.z = 1;
+    cudaLaunchConfig_t lc = {};
+    lc.gridDim = grid;
+    lc.blockDim = dim3(bt, 1, 1);
+    lc.dynamicSmemBytes = bt * sizeof(unsigned);
+    lc.attrs = attr;
+    lc.numAttrs = 1;
+    int active = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&active, cluster_ring_kernel, &lc));
+    CUDA_CHECK(cudaLaunchKernelEx(&lc, cluster_ring_kernel, d));
+    CUDA_CHECK_LAUNCH();
+    to_host(h, d, n);
+    int bad = 0;
+    for (unsigned by = 0; by < grid.y; by++)
+        for (unsigned bx = 0; bx < grid.x; bx++) {
+            const unsigned block = bx + grid.x * by, rx = bx % cl.x, ry = by % cl.y, rank = rx + cl.x * ry;
+            const unsigned next = (rank + 1) % 4, nb = (bx - rx + next % 2) + grid.x * (by - ry + next / 2);
+            for (unsigned t = 0; t < bt; t++) {
+                const unsigned *o = &h[3 * (block * bt + t)];
+                bad += o[0] != 1000 * nb + next || o[1] != nb * bt + (bt - 1 - t) ||
+                       o[2] != (rank | 4u << 8 | 2u << 16 | 2u << 20 | rx << 24 | ry << 28);
+            }
+        }
+    test_expect(!bad && active >= 1, name, "%d wrong values; cudaOccupancyMaxActiveClusters %d", bad, active);
+    free(h);
+    CUDA_CHECK(cudaFree(d));
+}
+
+/* Every CTA writes its part, counts itself in with a release, waits with
+ * acquire loads until all have, then reads the others' parts: CTAs that
+ * wait for each other (all resident at once on any GPU). */
+__global__ void grid_exchange_kernel(unsigned *arrived, float *data, float *out)
+{
+    data[blockIdx.x * blockDim.x + threadIdx.x] = (float)(blockIdx.x + 1);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        cuda::atomic_ref<unsigned, cuda::thread_scope_device> a(*arrived);
+        a.fetch_add(1u, cuda::memory_order_release);
+        while (a.load(cuda::memory_order_acquire) < gridDim.x) __nanosleep(32);
+    }
+    __syncthreads();
+    float s = 0.0f;
+    for (unsigned k = 0; k < gridDim.x; k++) s += __ldcg(&data[k * blockDim.x + threadIdx.x]);
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
+/* grid.sync() in a cooperative launch: each thread reads what a thread
+ * of the next CTA wrote before the barrier. */
+__global__ void grid_sync_kernel(float *data, float *out)
+{
+    cooperative_groups::grid_group g = cooperative_groups::this_grid();
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x, n = gridDim.x * blockDim.x;
+    data[i] = (float)i;
+    g.sync();
+    out[i] = __ldcg(&data[(i + blockDim.x) % n]) + (float)g.block_rank();
+}
+
+static void test_waiting_ctas(void)
+{
+    const unsigned blocks = 8, bt = 64, n = blocks * bt;
+    unsigned *count = dev_alloc<unsigned>(1);
+    float *data = dev_alloc<float>(n), *out = dev_alloc<float>(n), *h = (float *)malloc(n * sizeof(float));
+    CUDA_CHECK(cudaMemset(count, 0, sizeof(unsigned)));
+    grid_exchange_kernel<<<blocks, bt>>>(count, data, out);
+    CUDA_CHECK_LAUNCH();
+    to_host(h, out, n);
+    int bad = 0;
+    for (unsigned i = 0; i < n; i++) bad += h[i] != (float)(blocks * (blocks + 1) / 2);
+    test_expect(!bad, "emu: CTAs that wait for each other (release add, acquire loads with __nanosleep) all run "
+                "and see each other's data", "%d wrong values", bad);
+
+    const char *name = "emu: grid.sync() in a cooperative launch (cudaLaunchKernelEx, cudaLaunchAttributeCooperative)";
+    if (!device_attribute(cudaDevAttrCooperativeLaunch)) {
+        test_skip(name, "no cooperative launch on this device");
+    } else {
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeCooperative;
+        attr[0].val.cooperative = 1;
+        cudaLaunchConfig_t lc = {};
+        lc.gridDim = dim3(blocks, 1, 1);
+        lc.blockDim = dim3(bt, 1, 1);
+        lc.attrs = attr;
+        lc.numAttrs = 1;
+        CUDA_CHECK(cudaLaunchKernelEx(&lc, grid_sync_kernel, data, out));
+        CUDA_CHECK_LAUNCH();
+        to_host(h, out, n);
+        bad = 0;
+        for (unsigned i = 0; i < n; i++) bad += h[i] != (float)((i + bt) % n) + (float)(i / bt);
+        test_expect(!bad, name, "%d wrong values", bad);
+    }
+    free(h);
+    CUDA_CHECK(cudaFree(count));
+    CUDA_CHECK(cudaFree(data));
+    CUDA_CHECK(cudaFree(out));
+}
+
 /* ---- math intrinsics ------------------------------------------------------------------------------ */
 __global__ void math_kernel(const float *x, float *out, int n)
 {
@@ -928,6 +1085,123 @@ static void test_planted_reports(void)
     CUDA_CHECK(cudaFree(small));
 }
 
+/* ---- planted: clusters and CTAs that wait for each other ------------------------------------------ */
+static void planted_grid_deadlock_f(float *d)
+{
+    unsigned *flag = dev_alloc<unsigned>(1);
+    CUDA_CHECK(cudaMemset(flag, 0, sizeof(unsigned)));
+    planted_grid_deadlock(flag, d);
+    cudaFree(flag);
+}
+
+static void grid_sync_plain_f(float *d) { grid_sync_kernel<<<2, 64>>>(d, d + 128); }
+
+/* 20 CTAs of 1024 threads that all wait until every one has started:
+ * more than the emulator holds at once (16 of 1024). */
+static void too_many_waiting_f(float *d)
+{
+    unsigned *count = dev_alloc<unsigned>(1);
+    float *data = dev_alloc<float>(20 * 1024), *out = dev_alloc<float>(20 * 1024);
+    CUDA_CHECK(cudaMemset(count, 0, sizeof(unsigned)));
+    grid_exchange_kernel<<<20, 1024>>>(count, data, out);
+    (void)d;
+    cudaFree(count);
+    cudaFree(data);
+    cudaFree(out);
+}
+
+static int count_nan(const float *h, int n)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) k += isnan(h[i]);
+    return k;
+}
+
+static void test_cluster_grid_reports(void)
+{
+    expect_launch_failure("emu: catches a cluster barrier that half of one CTA never reaches (partial cluster barrier)",
+                          planted_partial_cluster_barrier, "a cluster barrier that not every thread of the cluster reaches");
+    expect_launch_failure("emu: catches a CTA spinning on a flag nobody sets (grid deadlock, with CTA and line)",
+                          planted_grid_deadlock_f, "deadlock: a thread waits for a flag that nothing will set");
+    const char *t = emu_last_error_text();
+    test_expect(strstr(t, "CTA (0,0,0)") && strstr(t, "planted.cu:") && strstr(t, "__nanosleep"),
+                "emu: the grid deadlock report names the CTA, the thread and the lines of the poll and the pause",
+                "%s", t);
+    expect_launch_failure("emu: catches grid.sync() in a launch that is not cooperative", grid_sync_plain_f,
+                          "grid.sync() in a launch that is not cooperative");
+    expect_launch_failure("emu: a grid whose CTAs wait for more CTAs than the emulator holds stops with a reason",
+                          too_many_waiting_f, "too large to emulate");
+
+    /* Distributed shared memory read before the cluster barrier: the
+     * other CTA has not written it yet (poison), in either order. */
+    const int n = 8 * 64;
+    float *d = dev_alloc<float>(n), h[8 * 64];
+    planted_dsmem_before_sync(d, 0);
+    CUDA_CHECK_LAUNCH();
+    to_host(h, d, n);
+    int wrong = 0;
+    for (int b = 0; b < 8; b++)
+        for (int i = 0; i < 64; i++) wrong += h[b * 64 + i] != (float)((b / 4 * 4 + (b % 4 + 1) % 4) * 64 + i);
+    planted_dsmem_before_sync(d, 1);
+    CUDA_CHECK_LAUNCH();
+    to_host(h, d, n);
+    const int nan_missing = count_nan(h, n);
+    test_expect(!wrong && nan_missing > 0,
+                "emu: catches a read of another CTA's shared memory before cluster.sync() (NaN poison)",
+                "with the barrier %d wrong; without it %d of %d values NaN", wrong, nan_missing, n);
+
+    /* A flag published before the data it guards: the CTAs waiting for
+     * the flag run first and read the data before it is written. */
+    unsigned *count = dev_alloc<unsigned>(1);
+    float *data = dev_alloc<float>(8), *out = dev_alloc<float>(n);
+    int bad[2];
+    for (int bug = 0; bug < 2; bug++) {
+        CUDA_CHECK(cudaMemset(count, 0, sizeof(unsigned)));
+        CUDA_CHECK(cudaMemset(data, 0xFF, 8 * sizeof(float)));
+        planted_flag_before_data(count, data, out, 8, bug);
+        CUDA_CHECK_LAUNCH();
+        to_host(h, out, n);
+        bad[bug] = 0;
+        for (int i = 0; i < n; i++) bad[bug] += h[i] != 36.0f;
+    }
+    test_expect(!bad[0] && bad[1], "emu: catches a flag published (release) before the data it guards",
+                "%d wrong with the data first, %d with the flag first", bad[0], bad[1]);
+
+    /* Launches the emulator refuses before running anything. */
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeCooperative;
+    attr[0].val.cooperative = 1;
+    cudaLaunchConfig_t lc = {};
+    lc.gridDim = dim3(100000, 1, 1);
+    lc.blockDim = dim3(64, 1, 1);
+    lc.attrs = attr;
+    lc.numAttrs = 1;
+    float *big = dev_alloc<float>(2 * 100000 * 64);
+    CUDA_CHECK(cudaMemset(big, 0, 2 * 100000 * 64 * sizeof(float)));
+    const cudaError_t coop = cudaLaunchKernelEx(&lc, grid_sync_kernel, big, big + 100000 * 64);
+    float first = -1.0f;
+    CUDA_CHECK(cudaMemcpy(&first, big, sizeof first, cudaMemcpyDeviceToHost));
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 16;
+    attr[0].val.clusterDim.y = attr[0].val.clusterDim.z = 1;
+    lc.gridDim = dim3(32, 1, 1);
+    const cudaError_t c16 = cudaLaunchKernelEx(&lc, cluster_ring_kernel, (unsigned *)big);
+    attr[0].val.clusterDim.x = 3;
+    const cudaError_t c3 = cudaLaunchKernelEx(&lc, cluster_ring_kernel, (unsigned *)big);
+    test_expect(coop == cudaErrorCooperativeLaunchTooLarge && first == 0.0f && c16 == cudaErrorInvalidClusterSize &&
+                    c3 == cudaErrorInvalidClusterSize,
+                "emu: refuses, before running anything, a cooperative grid larger than what is resident at once, "
+                "a cluster of 16 without the non-portable opt-in, and a cluster size that does not divide the grid",
+                "%s (first value %g), %s, %s", cudaGetErrorName(coop), first, cudaGetErrorName(c16),
+                cudaGetErrorName(c3));
+    cudaGetLastError();
+    CUDA_CHECK(cudaFree(big));
+    CUDA_CHECK(cudaFree(count));
+    CUDA_CHECK(cudaFree(data));
+    CUDA_CHECK(cudaFree(out));
+    CUDA_CHECK(cudaFree(d));
+}
+
 /* ---- child processes: faults that end the program ------------------------------------------------------ */
 __global__ void ptx_kernel(int *out)
 {
@@ -1075,10 +1349,13 @@ int main(int argc, char **argv)
     test_launch_errors();
     test_math();
     test_softmax_styles();
+    test_clusters();
+    test_waiting_ctas();
 #ifdef CUDA_EMU
     test_missing_barrier();
     test_missing_syncwarp();
     test_planted_reports();
+    test_cluster_grid_reports();
     test_children();
 #else
     test_skip("emu: planted-bug tests", "they test the emulator's checks, which a GPU does not make");
