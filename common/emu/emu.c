@@ -49,17 +49,21 @@
  * An H100's limits (SMs, shared memory, grid and block sizes, clusters of
  * up to 16 CTAs, cooperative launch), so that lessons that size their
  * launches from the device take the same paths as on the course's
- * reference GPU. Memory: half of the host's. What it cannot match is how
- * many threads are resident at once: an H100 holds 2048 per SM, 270 336 in
- * all; the emulator holds EMU_MAX_RESIDENT (default 16 384: a cluster of
- * 16 CTAs of 1024 threads), each a fiber with its own stack. */
+ * reference GPU. Memory: half of the host's. CTAs resident at once: as
+ * many as an H100 holds (2048 threads and 228 KB of shared memory per
+ * SM), each thread a fiber with its own stack, made only when a launch
+ * needs that many at once (CTAs that wait for each other); at most
+ * EMU_MAX_RESIDENT threads (default: an H100's 270 336). */
 #define EMU_SMS 132
 #define EMU_SMEM_DEFAULT (48 * 1024)
 #define EMU_SMEM_OPTIN (227 * 1024)
 #define EMU_SMEM_PER_SM (228 * 1024)
 #define EMU_L2_BYTES (50 * 1024 * 1024)
 #define EMU_MAX_THREADS 1024
-#define EMU_RESIDENT_DEFAULT 16384
+#define EMU_RESIDENT_DEFAULT (2048 * EMU_SMS)
+#define EMU_GUARDED_FIBERS 1024 /* fibers with a guard page each; the rest share maps */
+#define EMU_FIBER_CHUNK 64      /* fibers per shared map */
+#define EMU_STACK_CANARY 0xEC   /* the lowest bytes of a stack without its own guard page */
 #define EMU_MAX_CLUSTER 16
 #define EMU_STATIC_SMEM_CAP (64 * 1024) /* __shared__ variables of one kernel (a GPU allows 48 KB) */
 #define EMU_CANARY 0xA5 /* fills the bytes between a buffer's end and the next 256 */
@@ -155,10 +159,8 @@ static void emu_init(void)
     fiber_stack_bytes = round_up(fiber_stack_bytes, page_size());
     const char *w = getenv("EMU_TIMEOUT");
     if (w) watchdog_s = (unsigned)atoi(w);
-    /* Two memory maps per fiber (stack and guard page): Linux allows
-     * 65530 maps per process by default, hence at most 24576. */
     const char *r = getenv("EMU_MAX_RESIDENT");
-    if (r && atoi(r) > 0) max_resident = atoi(r) < 1024 ? 1024 : atoi(r) > 24576 ? 24576 : atoi(r);
+    if (r && atoi(r) > 0) max_resident = atoi(r) < 1024 ? 1024 : atoi(r) > EMU_RESIDENT_DEFAULT ? EMU_RESIDENT_DEFAULT : atoi(r);
 #if EMU_ASAN
     /* ASan must be told the scheduler's stack whenever a fiber switches
      * back to it: the program's own stack. */
@@ -983,7 +985,7 @@ static struct {
     int preempt_naps;
     unsigned gphase, garrived, gexpected;
 } G;
-static emu_slot *slots;      /* room for max_resident CTAs of one thread */
+static emu_slot *slots;      /* room for the CTAs of the launch resident at once */
 static emu_cluster *clusters;
 static int nslots_alloc;
 
@@ -1051,19 +1053,50 @@ static void ensure_fibers(int n)
         pool = (emu_thread *)calloc((size_t)max_resident, sizeof *pool);
         if (!pool) die("out of host memory");
     }
+    /* The first fibers (every launch's first CTA) get a guard page each:
+     * a stack overflow faults at once. Linux allows 65530 maps per process,
+     * so the others share a map per EMU_FIBER_CHUNK, and a canary at the
+     * bottom of each stack is checked when its CTA ends. */
+    static char *chunk;
+    static int left;
     for (; nfibers < n; nfibers++) {
         emu_thread *t = &pool[nfibers];
-        size_t guard = page_size();
-        void *m = mmap(NULL, guard + fiber_stack_bytes, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (m == MAP_FAILED) die("cannot map a fiber stack");
-        if (mprotect(m, guard, PROT_NONE)) die("mprotect");
-        t->map = (char *)m;
-        t->stack = t->map + guard;
+        const size_t guard = page_size();
+        if (nfibers < EMU_GUARDED_FIBERS) {
+            void *m = mmap(NULL, guard + fiber_stack_bytes, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+            if (m == MAP_FAILED) die("cannot map a fiber stack");
+            if (mprotect(m, guard, PROT_NONE)) die("mprotect");
+            t->map = (char *)m;
+            t->stack = t->map + guard;
+        } else {
+            if (!left) {
+                void *m = mmap(NULL, guard + EMU_FIBER_CHUNK * fiber_stack_bytes, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+                if (m == MAP_FAILED) die("cannot map fiber stacks");
+                if (mprotect(m, guard, PROT_NONE)) die("mprotect");
+                chunk = (char *)m + guard;
+                left = EMU_FIBER_CHUNK;
+            }
+            t->map = NULL;
+            t->stack = chunk;
+            chunk += fiber_stack_bytes;
+            left--;
+            memset(t->stack, EMU_STACK_CANARY, 64);
+        }
         t->stack_size = fiber_stack_bytes;
         t->index = nfibers;
         fiber_prepare(t);
     }
+}
+
+/* 0 when the stack of a fiber without a guard page has overflowed. */
+static int stack_intact(const emu_thread *t)
+{
+    if (t->map) return 1;
+    for (int i = 0; i < 64; i++)
+        if ((unsigned char)t->stack[i] != EMU_STACK_CANARY) return 0;
+    return 1;
 }
 
 /* After a failed launch some fibers stopped in the middle of the kernel:
@@ -1562,6 +1595,15 @@ static void fence_dynamic_smem(size_t bytes)
     dyn_smem_size = bytes;
 }
 
+/* CTAs of bt threads with smem bytes of dynamic shared memory resident at
+ * once: as on an H100, and within EMU_MAX_RESIDENT threads. */
+static int resident_ctas(int bt, size_t smem)
+{
+    const int gpu = blocks_per_sm(bt, smem) * EMU_SMS, emu = max_resident / bt;
+    const int n = gpu < emu ? gpu : emu;
+    return n > 0 ? n : 1;
+}
+
 /* Every __shared__ variable a launch's CTAs declare is recorded, so that
  * its contents can be set aside while another CTA runs (below). */
 static void record_shared(void *p, size_t bytes)
@@ -1743,6 +1785,15 @@ static int admit_unit(void)
 static void cta_finished(emu_slot *s)
 {
     emu_cluster *c = &clusters[s->cluster];
+    for (int i = 0; i < s->nthreads; i++)
+        if (!stack_intact(&pool[s->base + i])) {
+            const emu_thread *t = &pool[s->base + i];
+            text_kernel_header("stack overflow of a CUDA thread");
+            describe_thread(t);
+            text_add(" used more than its %zu KB of stack (EMU_STACK_KB=... raises it)\n", fiber_stack_bytes / 1024);
+            G.failed = 1;
+            return;
+        }
     s->done = 1;
     s->ready = 0;
     if (G.live == s) G.live = NULL;
@@ -2174,10 +2225,16 @@ static void report_stuck(void)
             }
             if (!shown) text_add(" no other CTA is resident");
             if (G.next_unit < G.nunits)
-                text_add("\nand no other CTA can start: %d CTAs of %d threads are resident, as many as the "
-                         "emulator holds (EMU_MAX_RESIDENT = %d threads; an H100 holds up to 2048 per SM): "
-                         "this grid is too large to emulate, or it waits for a CTA that never starts",
-                         G.nresident, G.bt, max_resident);
+            {
+                const int emu_bound = G.max_slots * G.bt + G.bt > max_resident;
+                text_add("\nand no other CTA can start: %d CTAs of %d threads are resident, as many as %s; "
+                         "the grid waits for a CTA that cannot start while these wait: %s",
+                         G.nresident, G.bt,
+                         emu_bound ? "the emulator holds (EMU_MAX_RESIDENT)"
+                                   : "an H100 holds at this block size and shared memory",
+                         emu_bound ? "this grid is too large to emulate (a GPU may hold more at once)"
+                                   : "on a GPU this hangs too");
+            }
             else
                 text_add("\nevery CTA of the grid has started; on a GPU this hangs");
             text_add("\n");
@@ -2243,12 +2300,11 @@ static int check_config(const emu_launch_config *c, cudaError_t *err)
         *err = cudaErrorInvalidClusterSize;
     } else if (!why && c->cooperative) {
         const unsigned long long ctas = (unsigned long long)g.x * g.y * g.z;
-        const unsigned long long gpu = (unsigned long long)blocks_per_sm((int)threads, c->smem) * EMU_SMS;
-        const unsigned long long emu = (unsigned long long)max_resident / threads;
-        if (ctas > gpu || ctas > emu) {
+        const unsigned long long most = (unsigned long long)resident_ctas((int)threads, c->smem);
+        if (ctas > most) {
             snprintf(buf, sizeof buf, "a cooperative launch of %llu CTAs: more than are resident at once "
-                     "(%llu on an H100 at this block size and shared memory, %llu on the emulator, "
-                     "EMU_MAX_RESIDENT = %d threads); nothing ran", ctas, gpu, emu, max_resident);
+                     "(%llu at this block size and shared memory: an H100's count, within "
+                     "EMU_MAX_RESIDENT = %d threads); nothing ran", ctas, most, max_resident);
             why = buf;
             *err = cudaErrorCooperativeLaunchTooLarge;
         }
@@ -2280,7 +2336,7 @@ cudaError_t emu_launch(const emu_launch_config *c, void (*invoke)(void *), void 
     emu_cluster_dim = c->cluster;
 
     G.bt = (int)(c->block.x * c->block.y * c->block.z);
-    G.max_slots = max_resident / G.bt;
+    G.max_slots = resident_ctas(G.bt, c->smem);
     ensure_slots(G.max_slots);
     for (int k = 0; k < G.high; k++) slots[k].used = clusters[k].used = 0;
     G.high = 0;

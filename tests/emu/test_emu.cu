@@ -1096,20 +1096,6 @@ static void planted_grid_deadlock_f(float *d)
 
 static void grid_sync_plain_f(float *d) { grid_sync_kernel<<<2, 64>>>(d, d + 128); }
 
-/* 20 CTAs of 1024 threads that all wait until every one has started:
- * more than the emulator holds at once (16 of 1024). */
-static void too_many_waiting_f(float *d)
-{
-    unsigned *count = dev_alloc<unsigned>(1);
-    float *data = dev_alloc<float>(20 * 1024), *out = dev_alloc<float>(20 * 1024);
-    CUDA_CHECK(cudaMemset(count, 0, sizeof(unsigned)));
-    grid_exchange_kernel<<<20, 1024>>>(count, data, out);
-    (void)d;
-    cudaFree(count);
-    cudaFree(data);
-    cudaFree(out);
-}
-
 static int count_nan(const float *h, int n)
 {
     int k = 0;
@@ -1129,8 +1115,6 @@ static void test_cluster_grid_reports(void)
                 "%s", t);
     expect_launch_failure("emu: catches grid.sync() in a launch that is not cooperative", grid_sync_plain_f,
                           "grid.sync() in a launch that is not cooperative");
-    expect_launch_failure("emu: a grid whose CTAs wait for more CTAs than the emulator holds stops with a reason",
-                          too_many_waiting_f, "too large to emulate");
 
     /* Distributed shared memory read before the cluster barrier: the
      * other CTA has not written it yet (poison), in either order. */
@@ -1237,6 +1221,14 @@ static int child(const char *what)
         int *flag = dev_alloc<int>(1);
         CUDA_CHECK(cudaMemset(flag, 0, sizeof(int)));
         spin_kernel<<<2, 32>>>(flag);
+    } else if (!strcmp(what, "too-many")) {
+        /* 4 CTAs of 1024 threads that all wait until every one has
+         * started, where the emulator holds 2048 threads. */
+        setenv("EMU_MAX_RESIDENT", "2048", 1);
+        unsigned *count = dev_alloc<unsigned>(1);
+        float *data = dev_alloc<float>(4 * 1024), *out = dev_alloc<float>(4 * 1024);
+        CUDA_CHECK(cudaMemset(count, 0, sizeof(unsigned)));
+        grid_exchange_kernel<<<4, 1024>>>(count, data, out);
     } else if (!strcmp(what, "ptx")) {
         int *out = dev_alloc<int>(32);
         ptx_kernel<<<1, 32>>>(out);
@@ -1317,6 +1309,8 @@ static void test_children(void)
                          "smem-overflow", "past the end of dynamic shared memory", NULL);
 #endif
     expect_child_failure("emu: inline PTX aborts with a message naming it", "ptx", "inline PTX", NULL);
+    expect_child_failure("emu: a grid whose CTAs wait for more CTAs than the emulator holds stops with a reason",
+                         "too-many", "too large to emulate", "grid_exchange_kernel");
     expect_child_failure("emu: a spin-wait on another block is stopped by the watchdog, not a hang",
                          "spin", "still runs after 1 s", "spin_kernel");
 }
