@@ -1593,6 +1593,9 @@ static void fence_dynamic_smem(size_t bytes)
     }
 #endif
     dyn_smem_size = bytes;
+#if !EMU_ASAN
+    if (dyn_smem_span > bytes) memset(dyn_smem + bytes, 0xFF, dyn_smem_span - bytes);
+#endif
 }
 
 /* CTAs of bt threads with smem bytes of dynamic shared memory resident at
@@ -1779,12 +1782,28 @@ static int admit_unit(void)
     return 1;
 }
 
+static void cta_header(const char *what, const emu_slot *s);
+
 /* Every thread of s has exited. A CTA of a cluster keeps its slot until
  * the whole cluster has finished, its shared memory poisoned: a CTA that
  * reads it after it exited (no cluster barrier before the exit) reads NaN. */
 static void cta_finished(emu_slot *s)
 {
     emu_cluster *c = &clusters[s->cluster];
+#if !EMU_ASAN
+    /* Past the dynamic shared memory the launch asked for, up to the
+     * guard page, the bytes hold 0xFF: a CTA that wrote there changed them. */
+    for (size_t j = dyn_smem_size; j < dyn_smem_span; j++)
+        if ((unsigned char)dyn_smem[j] != 0xFF) {
+            cta_header("a write past the end of dynamic shared memory", s);
+            text_add("byte %zu after the %zu bytes of dynamic shared memory the launch asked for was "
+                     "written (by a thread of this CTA, or of a CTA resident with it)\n",
+                     j - dyn_smem_size, dyn_smem_size);
+            memset(dyn_smem + dyn_smem_size, 0xFF, dyn_smem_span - dyn_smem_size);
+            G.failed = 1;
+            return;
+        }
+#endif
     for (int i = 0; i < s->nthreads; i++)
         if (!stack_intact(&pool[s->base + i])) {
             const emu_thread *t = &pool[s->base + i];

@@ -263,3 +263,17 @@ void planted_flag_before_data(unsigned *count, float *data, float *out, int bloc
     if (bug) flag_before_data_kernel<1><<<blocks, 64>>>(count, data, out);
     else flag_before_data_kernel<0><<<blocks, 64>>>(count, data, out);
 }
+
+/* ---- a write one past the end of dynamic shared memory -------------------------------------- */
+__global__ void dynamic_smem_write_past_kernel(float *out, int floats)
+{
+    extern __shared__ float dyn[];
+    for (int i = threadIdx.x; i <= floats; i += blockDim.x) dyn[i] = 1.0f; /* BUG: <= writes dyn[floats] */
+    __syncthreads();
+    out[threadIdx.x] = dyn[threadIdx.x];
+}
+
+void planted_dynamic_smem_write_past(float *out)
+{
+    dynamic_smem_write_past_kernel<<<2, 64, 1000 * sizeof(float)>>>(out, 1000);
+}

@@ -52,6 +52,9 @@ void planted_oob_write(const float *x, float *y, int n);
  * smem_bytes / 4 + threadIdx.x, past the end. */
 void planted_dynamic_smem_overflow(float *out, int smem_bytes);
 
+/* 1000 floats of dynamic shared memory; the threads write 1001. */
+void planted_dynamic_smem_write_past(float *out);
+
 /* A cluster of 2 CTAs of 64 threads; half of rank 1 returns before
  * cluster.sync(). */
 void planted_partial_cluster_barrier(float *out);
