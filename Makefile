@@ -64,7 +64,7 @@ include common/emu/emu.mk
 EMU_TEST_LINE = kernels run on the CPU emulator ($(if $(GPU_CC),EMU=1,no GPU found)): the GPU tests, \
   lessons and exercises are built by g++ against common/emu and checked at the same shapes as on a GPU; no timings
 
-.PHONY: all help lessons test test-large bench plots tables venv sanitize clean FORCE $(LESSON_NUMS:%=lesson%) $(LESSON_NUMS:%=exercise%)
+.PHONY: all help lessons test test-large test-mutants bench plots tables venv sanitize clean FORCE $(LESSON_NUMS:%=lesson%) $(LESSON_NUMS:%=exercise%)
 .DEFAULT_GOAL := help
 
 all: $(LESSON_NUMS:%=$(BUILD)/lesson%) $(CPU_TESTS:%=$(BUILD)/tests/%) $(GPU_TESTS:%=$(BUILD)/tests/%) \
@@ -90,6 +90,7 @@ help:
 	@echo "  make lessonN EMU=1    lesson N on the CPU emulator (no GPU needed): the checks, no timings; also exerciseN"
 	@echo "  make test EMU=1   the GPU tests on the CPU emulator even with a GPU (the default without one)"
 	@echo "  make test-asan    the GPU tests and the emulator's own tests on the CPU emulator under AddressSanitizer"
+	@echo "  make test-mutants apply each bug of tests/mutants.txt to a copy of the tree and report which tests catch it (CPU emulator, ~30 min)"
 	@echo "Lessons: $(LESSON_DIRS)"
 	@echo "Variables: NVCC, CUDA_HOME, ARCH (now: $(strip $(ARCH))), ARGS, EMU (now: $(if $(TEST_EMU),1 for make test,0))"
 
@@ -213,6 +214,11 @@ test: all
 	  "tests/cli.sh $(BUILD) $(LESSON_NUMS)" "tests/exercises.sh $(if $(TEST_EMU),$(EMU_DIR),$(BUILD)) $(LESSON_NUMS)" \
 	  $(if $(TEST_EMU),"tests/emu/lessons.sh $(EMU_DIR) $(LESSON_NUMS)") \
 	  "tests/plots.sh $(BUILD) $(VENV)/bin/python" "tests/tables.sh $(BUILD)"
+
+# The tests' bug-catch rate: realistic kernel bugs, one at a time, on the
+# CPU emulator (tests/mutants.sh; long, so not part of `make test`).
+test-mutants:
+	tests/mutants.sh
 
 clean:
 	rm -rf $(BUILD)

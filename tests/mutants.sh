@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# The kernel tests' bug-catch rate (`make test-mutants`; not part of `make
+# test`). Applies each mutation of tests/mutants.txt alone to a copy of the
+# tree (build/mutants/tree), rebuilds the emulator's test programs there
+# (only what the mutation touches is recompiled), and runs the tests of the
+# mutated lesson: tests/test_lessonN.cu first, then, if that passes, the
+# kernel matrix (tests/test_kernels.cu). A mutation is caught when a test
+# fails (a FAIL line, or the program stops on an error the emulator
+# reports). Prints a table and "caught N of M"; exit status 1 if one that
+# the list does not mark `gpu:` got through.
+#
+#   tests/mutants.sh [list] [name ...]     default list: tests/mutants.txt
+#
+# Everything runs on the CPU emulator (common/emu, docs/emulator.md); no
+# GPU is needed or used.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+list=tests/mutants.txt
+if [ $# -gt 0 ] && [ -f "$1" ]; then list=$1; shift; fi
+want=" $* "
+work=$root/build/mutants
+tree=$work/tree
+jobs=$(nproc 2>/dev/null || echo 2)
+mkdir -p "$work"
+report=$work/report.md
+
+fail() { echo "mutants: $*" >&2; exit 2; }
+[ -f "$list" ] || fail "no mutation list $list"
+
+# ---- the list: one record per mutation, edits as (at, find, with) -------
+names=() files=() whats=() gpus=() edits=()
+cur=-1
+while IFS= read -r line || [ -n "$line" ]; do
+    case "$line" in
+    '#'* | '') continue ;;
+    '['*']'*)
+        cur=$((cur + 1))
+        names[cur]=${line%%]*}; names[cur]=${names[cur]#[}
+        files[cur]=${line#*] }
+        whats[cur]='' gpus[cur]='' edits[cur]=''
+        at='' ;;
+    'what: '*) whats[cur]=${line#what: } ;;
+    'gpu: '*) gpus[cur]=${line#gpu: } ;;
+    'at: '*) at=${line#at: } ;;
+    'find: '*) find=${line#find: } ;;
+    'with:'*)
+        with=${line#with:}; with=${with# }
+        edits[cur]+="$at"$'\x1f'"$find"$'\x1f'"$with"$'\x1e'
+        at='' ;;
+    *) fail "$list: cannot read the line: $line" ;;
+    esac
+done <"$list"
+total=$((cur + 1))
+[ "$total" -gt 0 ] || fail "$list holds no mutation"
+
+# ---- a clean copy of the sources, built once ------------------------------
+echo "mutants: copying the tree to $tree and building the emulator's tests (make -j$jobs)"
+rm -rf "$tree"
+mkdir -p "$tree"
+tar -C "$root" --exclude=./build --exclude=./.git --exclude=./.venv -cf - . | tar -C "$tree" -xf - ||
+    fail "cannot copy the tree"
+lessons=$(ls -d lessons/0[3-8]_* | sed 's|lessons/0\([0-9]\)_.*|\1|')
+targets="build/emu/tests/test_kernels"
+for n in $lessons; do targets+=" build/emu/tests/test_lesson$n"; done
+mk() { make -C "$tree" -j"$jobs" GIT_COMMIT=mutants "$@" >"$work/build.log" 2>&1; }
+mk $targets || { tail -20 "$work/build.log"; fail "the unmutated tree does not build"; }
+
+# Runs one test program of the tree; its output in $2. 0: passed.
+run_test() {
+    (cd "$tree" && EMU_QUIET=1 EMU_TIMEOUT=120 timeout 900 "$1") >"$2" 2>&1
+}
+
+# Applies one edit to $tree/$1: the first line holding `find`, at or after
+# the first line holding `at` (if given). 1 if there is none.
+apply_edit() {
+    AT=$2 FIND=$3 WITH=$4 awk '
+        BEGIN { at = ENVIRON["AT"]; find = ENVIRON["FIND"]; with = ENVIRON["WITH"]; armed = at == ""; done = 0 }
+        {
+            line = $0
+            if (!done && !armed && index(line, at)) armed = 1
+            if (!done && armed && (i = index(line, find))) {
+                line = substr(line, 1, i - 1) with substr(line, i + length(find))
+                done = 1
+            }
+            print line
+        }
+        END { exit done ? 0 : 1 }' "$tree/$1" >"$work/edited" && cp "$work/edited" "$tree/$1"
+}
+
+{
+    echo "| mutation | file | what | caught by |"
+    echo "|---|---|---|---|"
+} >"$report"
+caught=0 ran=0 escaped=0
+for ((i = 0; i < total; i++)); do
+    name=${names[i]} file=${files[i]}
+    [ "$want" = "  " ] || [[ "$want" == *" $name "* ]] || continue
+    ran=$((ran + 1))
+    n=$(echo "$file" | sed -n 's|^lessons/0\([0-9]\)_.*|\1|p')
+    [ -f "$tree/$file" ] || fail "[$name]: no file $file"
+    result=''
+    IFS=$'\x1e' read -r -d '' -a list_edits <<<"${edits[i]}"
+    for e in "${list_edits[@]}"; do
+        [ -n "${e//[$'\n']/}" ] || continue
+        IFS=$'\x1f' read -r at find with <<<"$e"
+        if ! apply_edit "$file" "$at" "$find" "$with"; then
+            result="NOT APPLIED: \`$find\` not found (the list is out of date)"
+            break
+        fi
+    done
+    start=$(date +%s)
+    if [ -z "$result" ]; then
+        if ! mk $targets; then
+            result="DOES NOT BUILD (not a valid mutation)"
+        else
+            for t in ${n:+build/emu/tests/test_lesson$n} build/emu/tests/test_kernels; do
+                if ! run_test "$t" "$work/$name.$(basename "$t").log"; then
+                    first=$(grep -m1 -E '^FAIL |emu: error|failed:' "$work/$name.$(basename "$t").log" | cut -c1-160)
+                    result="$(basename "$t"): ${first:-exit status non-zero}"
+                    break
+                fi
+            done
+        fi
+    fi
+    cp "$root/$file" "$tree/$file" # the original back; the next build recompiles it
+    case "$result" in
+    test_*) caught=$((caught + 1)); verdict="CAUGHT" ;;
+    *)
+        verdict="NOT CAUGHT"
+        [ -n "$result" ] || result="NOT CAUGHT${gpus[i]:+ on the CPU emulator (${gpus[i]})}"
+        [ -n "${gpus[i]}" ] || escaped=$((escaped + 1)) ;;
+    esac
+    printf '%-11s %-24s %3ds  %s\n' "$verdict" "[$name]" $(($(date +%s) - start)) "$result"
+    echo "| $name | $file | ${whats[i]} | ${result//|/\\|} |" >>"$report"
+done
+mk $targets >/dev/null 2>&1 # leave the copy built from the originals
+echo
+echo "caught $caught of $ran mutations (table: $report)"
+[ "$escaped" -eq 0 ]
