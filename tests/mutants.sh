@@ -63,7 +63,7 @@ tar -C "$root" --exclude=./build --exclude=./.git --exclude=./.venv -cf - . | ta
 lessons=$(ls -d lessons/0[3-8]_* | sed 's|lessons/0\([0-9]\)_.*|\1|')
 targets="build/emu/tests/test_kernels"
 for n in $lessons; do targets+=" build/emu/tests/test_lesson$n"; done
-mk() { make -C "$tree" -j"$jobs" GIT_COMMIT=mutants "$@" >"$work/build.log" 2>&1; }
+mk() { make -C "$tree" -j"$jobs" GIT_COMMIT=mutants "$@" >"$work/${log:-build}.log" 2>&1; }
 mk $targets || { tail -20 "$work/build.log"; fail "the unmutated tree does not build"; }
 
 # Runs one test program of the tree; its output in $2. 0: passed.
@@ -111,7 +111,9 @@ for ((i = 0; i < total; i++)); do
     done
     start=$(date +%s)
     if [ -z "$result" ]; then
-        if ! mk $targets; then
+        # (once more on one job if it fails: a failed parallel build is
+        # not yet a mutation that does not build)
+        if ! log=$name.build mk $targets && ! log=$name.build jobs=1 mk $targets; then
             result="DOES NOT BUILD (not a valid mutation)"
         else
             for t in ${n:+build/emu/tests/test_lesson$n} build/emu/tests/test_kernels; do
