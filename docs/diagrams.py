@@ -130,7 +130,7 @@ def lesson2(out):
         arrow(ax, (3.2, yy + 0.3), (4.0, yy + 0.3))
         ax.text(4.15, yy + 0.3, res, fontsize=9, va="center", family="monospace")
     # what each pass gives for the example
-    ax.text(8.0, 4.35, f"x = [1000, 1001, 1002], float32", fontsize=9, fontweight="bold", va="top")
+    ax.text(8.0, 4.35, "x = [1000, 1001, 1002], float32", fontsize=9, fontweight="bold", va="top")
     ax.text(8.0, 3.8, "without the max (lesson 1):", fontsize=8.5, va="top", color=st.WARN)
     ax.text(8.2, 3.35, "exp(1000) = inf  (expf overflows above 88.72)\ninf / inf = NaN in every output",
             fontsize=8.5, va="top", family="monospace", color=st.WARN, linespacing=1.4)
@@ -196,14 +196,12 @@ def lesson3(out):
     s = B // 2
     y0 = -0.4
     bw, gap = 1.05, 0.3
-    row_y = []
     while True:
         for t in range(B):
             active = t < len(level)
             fc = st.SHARED if active else "white"
             box(ax, t * (bw + gap), y0, bw, 0.5, fc=fc, text=str(level[t]) if active else "", fs=8,
                 ec=st.INK if active else "#cccccc")
-        row_y.append(y0)
         # the barrier after every level's writes: the next level reads other warps' words
         ax.plot([-0.2, B * (bw + gap) - gap + 0.2], [y0 - 0.15, y0 - 0.15], color=st.WARN, linewidth=1,
                 linestyle="--")
@@ -239,10 +237,7 @@ def lesson4(out):
     ax.set_ylim(-0.9, 5.8)
     ax.axis("off")
     focus = 5
-    reads = {}
-    lane = focus
-    for k in (16, 8, 4, 2, 1):
-        reads[k] = focus ^ k
+    reads = {k: focus ^ k for k in (16, 8, 4, 2, 1)}  # whom the highlighted lane reads at each step
     for lvl, k in enumerate((16, 8, 4, 2, 1)):
         ytop, ybot = 5 - lvl, 4 - lvl
         for i in range(L):
@@ -252,7 +247,6 @@ def lesson4(out):
         ax.plot([reads[k], focus], [ytop, ybot], color=st.WARN, linewidth=2, zorder=3)
         ax.plot([focus, focus], [ytop, ybot], color=st.WARN, linewidth=2, zorder=3)
         ax.text(-0.8, (ytop + ybot) / 2, f"k = {k}", ha="right", va="center", fontsize=8.5, family="monospace")
-        ax.text(L - 0.3 + 0.6, (ytop + ybot) / 2, "", fontsize=7)
     for lvl in range(6):
         ax.scatter(range(L), [5 - lvl] * L, s=9, color=st.THREAD, zorder=2)
         group = 2 ** lvl
@@ -324,7 +318,6 @@ def lesson5(out):
     ax.axis("off")
     box(ax, 0.3, 5.9, 9.4, 0.6, fc=st.DRAM, text=f"x: one row of N = {N} floats in DRAM (global memory)", fs=8)
     # which vector goes to which thread: the first 4 vectors of each quarter
-    nv = N // VEC
     for q in range(FPT // VEC):
         ax.text(0.3 + q * 2.35 + 1.1, 5.6, f"float4 {q * TPR} ... {(q + 1) * TPR - 1}", fontsize=6.5, ha="center",
                 va="center")
@@ -347,8 +340,8 @@ def lesson5(out):
     ax.text(0.3, 3.1, f"registers: {TPR} threads x {FPT} floats; thread t holds t, t+256, t+512, t+768",
             fontsize=7, ha="left", va="center")
     box(ax, 0.3, 0.6, 9.4, 0.6, fc=st.DRAM, text="y: the row's output in DRAM", fs=8)
-    ax.text(0.3, 0.25, f"Rows too long for registers (> 32768 floats) live in shared memory instead"
-            f" (up to 57856 on an H100).", fontsize=6.5, va="center")
+    ax.text(0.3, 0.25, "Rows too long for registers (> 32768 floats) live in shared memory instead"
+            " (up to 57856 on an H100).", fontsize=6.5, va="center")
     # bytes moved per element
     bx = fig.add_axes([0.74, 0.16, 0.24, 0.66])
     labels = ["1", "2-4", "5"]
@@ -368,7 +361,7 @@ def lesson5(out):
     bx.tick_params(labelsize=7)
     bx.spines[["top", "right"]].set_visible(False)
     bx.legend(fontsize=6.5, loc="upper right", frameon=False)
-    fig.suptitle(f"Lesson 5: the row is read once into registers, reduced on chip, written once", fontsize=10,
+    fig.suptitle("Lesson 5: the row is read once into registers, reduced on chip, written once", fontsize=10,
                  y=0.98)
     return save(fig, out, "idea-lesson5.png")
 
@@ -422,7 +415,8 @@ def lesson6(out):
     a, b = st_[0], st_[1]
     ax.text(8.0, -1.25, "merge of a and b:\n m = max(ma, mb)\n d = da exp(ma - m) + db exp(mb - m)\n"
             f"A.B: m = {ab[0]:g}, d = {a[1]:.3f} exp({a[0]:g} - {ab[0]:g})\n"
-            f"               + {b[1]:.3f} exp({b[0]:g} - {ab[0]:g}) = {ab[1]:.3f}", fontsize=7.5, ha="center", va="center",
+            f"               + {b[1]:.3f} exp({b[0]:g} - {ab[0]:g}) = {ab[1]:.3f}",
+            fontsize=7.5, ha="center", va="center",
             family="monospace", multialignment="left", bbox=dict(boxstyle="round", fc="white", ec=st.INK, lw=0.8))
     ax.text(8.0, -2.75,
             f"any grouping gives the same state: ((A.B).C).D: m = {left[0]:g}, d = {left[1]:.4f};"
@@ -463,7 +457,8 @@ def lesson7(out):
     grid(axs[1], lambda q, k: (st.REG, "") if k <= q else (hole, "0"), "causal: k <= q",
          "only the triangle is read;\nzeros written above it\n(about 6 B per element, not 8)")
     grid(axs[2], lambda q, k: ("white", "0") if not keep[q][k] else (st.REG, "y"), "its output y",
-         "removed keys get 0; query 5 has none left:\nmax = -inf, sum = 0 -> a row of zeros,\nnot exp(-inf - (-inf)) = NaN")
+         "removed keys get 0; query 5 has none left:\nmax = -inf, sum = 0 -> a row of zeros,\n"
+         "not exp(-inf - (-inf)) = NaN")
     axs[2].add_patch(Rectangle((-0.05, 4.95), S + 0.1, 1.1, fill=False, edgecolor=st.WARN, linewidth=2))
     fig.suptitle("Lesson 7: y = softmax(x * scale) with masks - applied as each value arrives, no extra pass\n"
                  "green: kept, exp((x - max) * scale); grey: removed, -inf before the max", fontsize=9, y=0.99)
@@ -561,7 +556,7 @@ def lesson8_cluster(out):
     warp 0 of every CTA reads all C states (map_shared_rank), merges; writes its piece."""
     N, C, block, fpt = 32768, 4, 256, 8  # FX_CL's first class: rows up to 32768 floats, clusters of 4
     seg = N // C
-    fig, ax = canvas(7.5, 4.8, (-0.2, 12.2), (-0.6, 7.5))
+    fig, ax = canvas(7.5, 4.8, (-0.2, 13.4), (-0.6, 7.5))
     box(ax, 0.2, 6.1, 11.6, 0.6, fc=st.DRAM)
     ax.text(6.0, 6.85, f"x: one row of N = {N} floats (128 KB) in DRAM, cut into C = {C} pieces of {seg}", fontsize=8,
             ha="center", va="bottom")
@@ -579,7 +574,7 @@ def lesson8_cluster(out):
         box(ax, x0 + 0.5, 2.5, w - 1.0, 0.55, fc="white", text=f"(m{r}, d{r})", fs=7.5)
         arrow(ax, (x0 + w / 2, 1.3), (x0 + w / 2, 0.6), ms=7)
     ax.plot([0.0, 12.0], [2.25, 2.25], color=st.WARN, linestyle="--", linewidth=1)
-    ax.text(12.0, 2.3, "cluster.sync()", ha="right", va="bottom", fontsize=7, color=st.WARN)
+    ax.text(12.05, 2.25, "cluster.sync()", ha="left", va="center", fontsize=7, color=st.WARN)
     for r in range(C):
         x0 = 0.2 + r * (w + 0.4)
         for s in range(C):
@@ -588,9 +583,10 @@ def lesson8_cluster(out):
                 arrow(ax, (xs, 2.5), (x0 + w / 2 + (s - r) * 0.12, 1.65), color="#7777cc", lw=0.6, ms=5,
                       connectionstyle="arc3,rad=0.0")
         ax.text(x0 + w / 2, 1.5, "merge all C -> (M, D)", ha="center", fontsize=6.5)
-    ax.text(6.0, -0.35, f"C = 4-16 CTAs by N, run at the same time on the SMs of one GPC. Each CTA reads the others' states through distributed shared memory"
-            "\n(map_shared_rank), merges them in the same order (same bits everywhere), writes y = exp(x - M) / D"
-            " for its piece: 8 bytes per element.", ha="center", va="top", fontsize=7.2)
+    ax.text(6.0, -0.35, "C = 4-16 CTAs by N, run at the same time on the SMs of one GPC. After cluster.sync(),"
+            " warp 0 of each CTA\nreads all C states through distributed shared memory (map_shared_rank), merges"
+            " them in the same order\n(the same bits in every CTA) and the CTA writes y = exp(x - M) / D for its"
+            " piece: 8 bytes per element.", ha="center", va="top", fontsize=7.2)
     ax.set_title("Lesson 8, path 3: one row over a thread-block cluster (sm_90)", fontsize=10)
     return save(fig, out, "idea-lesson8-cluster.png")
 
