@@ -151,7 +151,7 @@ def lesson2(out):
     bx.axhline(FLT_MAX, color=st.WARN, linestyle="--", linewidth=1)
     bx.axvline(EXP_LIMIT, color=st.WARN, linestyle=":", linewidth=1)
     bx.axvspan(-10, 0, color=st.OK, alpha=0.15)
-    bx.text(-9, 1e20, "x - m <= 0:\nexp <= 1", fontsize=8, color=st.OK, va="center")
+    bx.text(1.5, 1e20, "<- x - m <= 0: exp <= 1", fontsize=8, color=st.OK, va="center")
     bx.text(EXP_LIMIT + 1, 1e5, f"x > {EXP_LIMIT:.2f}:\nexp = inf", fontsize=8, color=st.WARN)
     bx.text(0, FLT_MAX * 3, "largest float32, 3.4e38", fontsize=7.5, color=st.WARN, va="bottom")
     bx.set_xlim(-10, 100)
