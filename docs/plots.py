@@ -215,6 +215,8 @@ def plot_lesson(rows, L, out):
 
     def line(sel, **style):
         pts = sorted((r["cols"], r["pct_of_copy"]) for r in keep if sel(r))
+        if len(pts) == 1:  # one shape only: a line of one point needs a marker to show
+            style.setdefault("marker", "o")
         if pts:
             ax.plot(*zip(*pts), **style)
         return pts
