@@ -164,7 +164,7 @@ def plot_climb(rows, out, shape=CLIMB_SHAPE):
     ax.bar(xs, vals, color=[st.LESSON[L] for L in lessons], width=0.7, edgecolor=st.INK, linewidth=0.6, zorder=2)
     for x, L, v in zip(xs, lessons, vals):
         gb = at[(L, MAIN[L])]["gbps"]
-        ax.text(x, v + 1.5, f"{v:.0f} %", ha="center", va="bottom", fontsize=10, fontweight="bold")
+        ax.text(x, v + 1.5, f"{v:.1f} %", ha="center", va="bottom", fontsize=10, fontweight="bold")
         ax.text(x, v + 1.5 + 7, f"{gb:.0f} GB/s", ha="center", va="bottom", fontsize=7, color="#444444")
     ax.axhline(100, color=st.COPY, linestyle="--", linewidth=1.5, zorder=3)
     copy = at.get((0, "copy"))
@@ -173,7 +173,7 @@ def plot_climb(rows, out, shape=CLIMB_SHAPE):
     cud = at.get((0, "cudnn"))
     if cud:
         ax.axhline(cud["pct_of_copy"], color=st.CUDNN, linestyle=":", linewidth=1.3, zorder=3)
-        ax.text(-0.5, cud["pct_of_copy"] - 1.5, f" cuDNN {cud['pct_of_copy']:.0f} %", ha="left", va="top", fontsize=8,
+        ax.text(-0.5, cud["pct_of_copy"] - 1.5, f" cuDNN {cud['pct_of_copy']:.1f} %", ha="left", va="top", fontsize=8,
                 color=st.CUDNN)
     ax.set_xticks(list(xs))
     ax.set_xticklabels([f"{L}\n{MAIN[L]}" for L in lessons], fontsize=9)
@@ -183,7 +183,8 @@ def plot_climb(rows, out, shape=CLIMB_SHAPE):
     ax.set_ylabel("% of the copy of the same bytes")
     ax.spines[["top", "right"]].set_visible(False)
     ax.grid(True, axis="y", alpha=0.3, zorder=0)
-    ax.set_title(f"Softmax of {shape[0]} x {shape[1]} floats, lesson by lesson\n" + caption(rows), fontsize=10)
+    ax.set_title(f"Softmax of {shape[0]} x {shape[1]} floats: each lesson's main kernel\n" + caption(rows),
+                 fontsize=10)
     fig.tight_layout()
     fig.savefig(out, dpi=st.DPI)
     plt.close(fig)
