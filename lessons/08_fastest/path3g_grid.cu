@@ -107,9 +107,7 @@ fastest_grid_kernel(const float *__restrict__ x, long long ldx, float *__restric
     fx_piece_write<VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, R,
                                           has_extra ? yr + view_extra_at(cut, threadIdx.x) : nullptr);
 }
-#endif
 
-#ifdef FASTEST_GPU_CODE
 typedef void (*fx_grid_fn)(const float *, long long, float *, long long, int, int, int, int, unsigned *,
                            online_md *);
 

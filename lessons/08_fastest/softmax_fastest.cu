@@ -22,17 +22,20 @@
 #include "fastest_paths.h"
 #include "../05_fused/view_cut.cuh" /* lesson 5's view_can_peel, view_y_holes_short */
 
-/* ... but the dispatcher stops at 2^19: at 64 x 2^20, one 256 KB CTA per
- * SM gives 75 % of copy, path 3g 89 % (H100, 2026-11-23). At 2^19 path 3
- * leads, 91.5 against 90.7 %. */
+/* Path 3 holds rows up to 2^20 (FX_CL), but the dispatcher stops at 2^19:
+ * at 64 x 2^20, one 256 KB CTA per SM gives 75 % of copy, path 3g 89 %
+ * (H100, 2026-11-23). At 2^19 path 3 leads, 91.5 against 90.7 %. */
 #define FX_CLUSTER_AUTO_MAX_COLS 524288
 
+/* Blocks for `rows` rows at per_block a block; the kernels' grid-stride
+ * loops take what lies beyond INT_MAX blocks. */
 unsigned fx_grid(long long rows, int per_block)
 {
     const long long blocks = (rows + per_block - 1) / per_block;
     return (unsigned)(blocks < INT_MAX ? blocks : INT_MAX);
 }
 
+/* Asked once: every plan needs it. */
 int fx_sms(void)
 {
     static int sms = 0;
