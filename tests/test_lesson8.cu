@@ -4,8 +4,10 @@
  * padded views (tests/views.h), against the float64 reference with the
  * outputs poisoned (NaN) first; and the dispatcher's choice for
  * representative shapes. The cluster path (sm_90) is reported SKIP where
- * the device has no clusters (older GPUs, the CPU emulator), the grid path
- * (3g) on the CPU emulator.
+ * the device has no clusters (older GPUs), the grid path (3g) where the
+ * device cannot hold a row's CTAs at once. The CPU emulator runs both (a
+ * cluster's CTAs together, 3g's waiting CTAs side by side): there neither
+ * may be skipped.
  * 64-bit sizes (1 x (2^31 + 17)) are checked by `make test-large`, which
  * runs softmax_fastest from tests/kernels.h. */
 #include <limits.h>
@@ -42,6 +44,11 @@ static const long long LENS[NP][12] = {
 };
 
 static int g_have_gpu;
+#ifdef CUDA_EMU
+static const int EMULATED = 1; /* the CPU emulator has clusters and path 3g: never a skip */
+#else
+static const int EMULATED = 0;
+#endif
 
 /* Runs path p on rows x cols, returns the plan the run used. */
 static fastest_path g_forced;
@@ -61,10 +68,10 @@ static int path_runs(fastest_path p, long long rows, long long cols, const char 
     const float *a = (const float *)(uintptr_t)256;
     fastest_plan plan = softmax_fastest_plan(p, a, cols, a, cols, rows, cols);
     if (plan.path == p) return 1;
-    if (p == FASTEST_CLUSTER && !softmax_fastest_has_clusters())
-        test_skip(name, "this device has no thread-block clusters (sm_90+ only; not on the CPU emulator)");
-    else if (p == FASTEST_GRID && !softmax_fastest_has_grid())
-        test_skip(name, "blocks that wait for each other need a GPU (not the CPU emulator)");
+    if (p == FASTEST_CLUSTER && !softmax_fastest_has_clusters() && !EMULATED)
+        test_skip(name, "this device has no thread-block clusters (sm_90+ only)");
+    else if (p == FASTEST_GRID && !softmax_fastest_has_grid() && !EMULATED)
+        test_skip(name, "this device cannot hold a row's CTAs at once");
     else
         test_fail(name, "forcing %s ran %s instead", fastest_path_name(p), fastest_path_name(plan.path));
     return 0;
@@ -170,10 +177,10 @@ static void check_views(void)
             const float *a = (const float *)(uintptr_t)256;
             fastest_plan plan = softmax_fastest_plan(PATHS[p], a, c->ldx, a, c->ldy, c->rows, c->cols);
             if (plan.path != PATHS[p]) {
-                if (PATHS[p] == FASTEST_CLUSTER && !softmax_fastest_has_clusters())
+                if (PATHS[p] == FASTEST_CLUSTER && !softmax_fastest_has_clusters() && !EMULATED)
                     test_skip(name, "no thread-block clusters on this device");
-                else if (PATHS[p] == FASTEST_GRID && !softmax_fastest_has_grid())
-                    test_skip(name, "path 3g needs a GPU (not the CPU emulator)");
+                else if (PATHS[p] == FASTEST_GRID && !softmax_fastest_has_grid() && !EMULATED)
+                    test_skip(name, "this device cannot hold a row's CTAs at once");
                 else if (c->cols > path_max_cols(PATHS[p]))
                     test_skip(name, "longer than this path takes (the paths that take it check this view)");
                 else
@@ -197,7 +204,7 @@ static void check_dispatch(void)
         return;
     }
     const int cl = softmax_fastest_has_clusters();
-    /* Without path 3g (the CPU emulator) its shapes go to path 4. */
+    /* Without path 3g its shapes go to path 4. */
     const fastest_path g = softmax_fastest_has_grid() ? FASTEST_GRID : FASTEST_SPLIT;
     const struct {
         long long rows, cols;

@@ -8,11 +8,11 @@
 #include "softmax_fastest.h"
 #include "../06_online/online_md.cuh" /* lesson 6's (m, d) state: the workspace's pairs */
 
-/* Paths 3 and 3g are GPU-only. The cluster path needs cooperative groups
- * and cudaLaunchKernelEx, which the CPU emulator (common/emu, which defines
- * CUDA_EMU) does not have; path 3g has CTAs wait for each other, which the
- * emulator's one-block-after-another model cannot run. There neither is
- * compiled, and softmax_fastest_has_clusters() and _has_grid() say 0. */
+/* Every path runs on the CPU emulator too (common/emu, which defines
+ * CUDA_EMU): clusters, and CTAs that wait for each other, included. What
+ * it cannot run is inline PTX: FASTEST_GPU_CODE marks the GPU's spelling
+ * of path 3g's release add and acquire load, which the emulator gets in
+ * C++ (cuda::atomic_ref) while the GPU's code stays what was measured. */
 #if !defined(CUDA_EMU)
 #define FASTEST_GPU_CODE 1
 #endif

@@ -12,9 +12,7 @@
 #include "check.h"
 #include "fastest_device.cuh"
 #include "fastest_paths.h"
-#ifdef FASTEST_GPU_CODE
 #include <cooperative_groups.h>
-#endif
 
 /* Path 3: one row per thread-block cluster (sm_90). The grid is rows x C
  * CTAs in clusters of C: cluster r is row r, CTA `rank` of it holds piece
@@ -26,10 +24,10 @@
  * must not exit while another may still read its shared memory:
  * barrier_arrive after the reads, barrier_wait after the stores, so the
  * wait overlaps the writes.
- * Compiled only for sm_90 and up; on older targets the body is empty and
- * the host never launches it (softmax_fastest_has_clusters checks the
+ * Compiled only for sm_90 and up (and for the CPU emulator, which runs a
+ * cluster's CTAs together); on older targets the body is empty and the
+ * host never launches it (softmax_fastest_has_clusters checks the
  * binary's version). */
-#ifdef FASTEST_GPU_CODE
 /* CTAs per SM the registers must leave room for: 3 x 512 threads with 8
  * floats each in registers, 2 x 512 with 16. Left alone, the compiler took
  * 49 registers for <8 floats, 512 threads> (40 before the views' peeling
@@ -45,7 +43,7 @@ __global__ void __launch_bounds__(BLOCK, FX_CLUSTER_MIN_CTAS(FPT, BLOCK))
 fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
                        int cols, int seg, int mis)
 {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900) || defined(CUDA_EMU)
     namespace cg = cooperative_groups;
     cg::cluster_group cluster = cg::this_cluster();
     extern __shared__ float4 fastest_cluster_smem[];
@@ -90,7 +88,6 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
     (void)mis;
 #endif
 }
-#endif
 
 /* Shared memory of a path 3 CTA for a segment of seg floats. */
 long long fx_cluster_smem(int cfg, long long seg)
@@ -99,7 +96,6 @@ long long fx_cluster_smem(int cfg, long long seg)
     return rest > 0 ? rest * (long long)sizeof(float) : 0;
 }
 
-#ifdef FASTEST_GPU_CODE
 typedef void (*fx_cluster_fn)(const float *, long long, float *, long long, int, int, int);
 
 template <int I>
@@ -179,11 +175,9 @@ static int fx_active_clusters(int mode, int cfg)
     }
     return *slot;
 }
-#endif
 
 int softmax_fastest_has_clusters(void)
 {
-#ifdef FASTEST_GPU_CODE
     static int has = -1;
     if (has < 0) {
         int dev, major = 0, launch = 0;
@@ -201,25 +195,17 @@ int softmax_fastest_has_clusters(void)
         }
     }
     return has;
-#else
-    return 0;
-#endif
 }
 
 /* Path 3's configuration for cols: the first of FX_CL that holds the row
  * and whose clusters fit on this GPU; 0 if none. */
 int fx_cluster_shape(int mode, long long cols, int *cfg_out)
 {
-#ifdef FASTEST_GPU_CODE
     for (int cfg = 0; cfg < FX_NCL; cfg++)
         if (cols <= FX_CL[cfg].max_cols && fx_active_clusters(mode, cfg) >= 1) {
             *cfg_out = cfg;
             return 1;
         }
-#else
-    (void)mode;
-    (void)cols;
-#endif
     *cfg_out = 0;
     return 0;
 }
@@ -227,7 +213,6 @@ int fx_cluster_shape(int mode, long long cols, int *cfg_out)
 void fx_run_cluster(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
                     long long cols, cudaStream_t stream)
 {
-#ifdef FASTEST_GPU_CODE
     int cfg = 0;
     fx_cluster_shape(fx_plan_mode(p), cols, &cfg); /* the plan's; its kernel has opted in */
     fx_cluster_fn k = fx_cluster_kernel(fx_plan_mode(p), cfg);
@@ -243,7 +228,4 @@ void fx_run_cluster(const fastest_plan *p, const float *x, long long ldx, float 
         CUDA_CHECK(cudaLaunchKernelEx(&lc, k, xb, ldx, yb, ldy, (int)cols, (int)p->segment, mis));
         CUDA_CHECK_LAUNCH();
     }
-#else
-    (void)p, (void)x, (void)ldx, (void)y, (void)ldy, (void)rows, (void)cols, (void)stream;
-#endif
 }

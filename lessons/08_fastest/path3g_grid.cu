@@ -1,8 +1,8 @@
 /* Lesson 8, path 3g: one row over P independent CTAs of up to 64 KB each,
  * held on chip, the CTAs' (m, d) states traded through global memory with
  * a release add and an acquire load (README.md, "Path 3g"). Any GPU, as
- * long as it holds a row's P CTAs at once (8.6 M floats on an H100); not
- * the CPU emulator. It wins where a cluster stops: rows above 2^19 (89 %
+ * long as it holds a row's P CTAs at once (8.6 M floats on an H100). It
+ * wins where a cluster stops: rows above 2^19 (89 %
  * of copy at 64 x 2^20 against path 3's 75 %, H100, 2026-11-23), and rows
  * too few to give every SM a CTA otherwise (one row of 2^20 at 56.8 %,
  * path 4 33.2 %). */
@@ -12,8 +12,10 @@
 #include "check.h"
 #include "fastest_device.cuh"
 #include "fastest_paths.h"
+#ifndef FASTEST_GPU_CODE
+#include <cuda/atomic> /* the C++ spelling of the release add and the acquire load */
+#endif
 
-#ifdef FASTEST_GPU_CODE
 /* A release add and an acquire load at GPU scope (sm_70 and up): the
  * writer's state is visible before its count, and whoever sees the count
  * sees the state, without a full __threadfence on either side. % of copy
@@ -24,18 +26,25 @@
  * cost 2^20 half a point (89.1-89.5 %): not done. */
 __device__ __forceinline__ void fx_add_release(unsigned *p, unsigned v)
 {
+#ifdef FASTEST_GPU_CODE
     asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#else
+    cuda::atomic_ref<unsigned, cuda::thread_scope_device>(*p).fetch_add(v, cuda::memory_order_release);
+#endif
 }
 __device__ __forceinline__ unsigned fx_load_acquire(const unsigned *p)
 {
+#ifdef FASTEST_GPU_CODE
     unsigned v;
     asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
+#else
+    return cuda::atomic_ref<const unsigned, cuda::thread_scope_device>(*p).load(cuda::memory_order_acquire);
+#endif
 }
 
-/* Path 3g: one row over P independent CTAs (any GPU of the last decade, not
- * the CPU emulator, whose blocks run one after another: a CTA waiting for
- * a later one would wait forever). Clusters stop at 16 CTAs; a 4 MiB row
+/* Path 3g: one row over P independent CTAs (any GPU of the last decade).
+ * Clusters stop at 16 CTAs; a 4 MiB row
  * then needs 256 KB per CTA, one CTA per SM, and DRAM idles through every
  * wait (75 % of copy at 64 x 2^20 on the H100). Spread over P = 32 ... 64
  * CTAs of 64-128 KB, two to four share an SM and hide each other's waits.
@@ -118,13 +127,11 @@ static fx_grid_fn fx_grid_kernel(int mode)
     if (mode == FX_YCUT) return fastest_grid_kernel<4, true, FX_GRID_FPT, FX_GRID_BLOCK, true>;
     return fastest_grid_kernel<1, false, FX_GRID_FPT, FX_GRID_BLOCK, false>;
 }
-#endif
 
-/* How many path 3g CTAs with full pieces the GPU holds at once (0 on the
- * emulator). A row's pieces must all fit: a CTA waits for its row's others. */
+/* How many path 3g CTAs with full pieces the GPU holds at once. A row's
+ * pieces must all fit: a CTA waits for its row's others. */
 long long fx_grid_resident(int mode)
 {
-#ifdef FASTEST_GPU_CODE
     static long long cache[FX_NMODES] = {-1, -1, -1, -1};
     long long *slot = &cache[mode];
     if (*slot < 0) {
@@ -138,10 +145,6 @@ long long fx_grid_resident(int mode)
         *slot = (long long)per_sm * fx_sms();
     }
     return *slot;
-#else
-    (void)mode;
-    return 0;
-#endif
 }
 
 int softmax_fastest_has_grid(void) { return fx_grid_resident(FX_SCALAR) > 0; }
@@ -173,7 +176,6 @@ long long fx_grid_smem(long long seg)
 void fx_run_grid(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
                  long long cols, cudaStream_t stream)
 {
-#ifdef FASTEST_GPU_CODE
     const int mode = fx_plan_mode(p);
     const long long pieces = p->splits, seg = p->segment;
     const fx_grid_fn k = fx_grid_kernel(mode);
@@ -190,7 +192,4 @@ void fx_run_grid(const fastest_plan *p, const float *x, long long ldx, float *y,
                                                                             (int)seg, mis, sync, work);
         CUDA_CHECK_LAUNCH();
     }
-#else
-    (void)p, (void)x, (void)ldx, (void)y, (void)ldy, (void)rows, (void)cols, (void)stream;
-#endif
 }

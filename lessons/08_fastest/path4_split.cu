@@ -1,8 +1,7 @@
 /* Lesson 8, path 4: each row split over many blocks, read twice (seed
  * 002's block softmax; README.md, "Path 4"). The path for what no other
  * holds: rows longer than the whole GPU keeps on chip (above 8.6 M floats
- * on an H100), and every row too long for paths 1 and 2 on the CPU
- * emulator, which runs neither path 3 nor 3g. 2 reads + 1 write: at most
+ * on an H100). 2 reads + 1 write: at most
  * 67 % of copy, a little more with the second read partly served from L2;
  * still far above one block per row, which uses one SM of 132 when M = 1. */
 #include <limits.h>

@@ -15,12 +15,12 @@
  *                            CTA's segment in registers and shared memory,
  *                            the (m, d) states exchanged through
  *                            distributed shared memory
- *   path 3g FASTEST_GRID     GPU only, rows up to what the whole GPU holds
+ *   path 3g FASTEST_GRID     rows up to what the whole GPU holds
  *                            (8.6 M floats on an H100): one row over up to
  *                            hundreds of independent CTAs of 64 KB each,
  *                            held on chip, the (m, d) states exchanged
  *                            through global memory
- *   path 4  FASTEST_SPLIT    anything else (longer rows; the CPU emulator):
+ *   path 4  FASTEST_SPLIT    anything else (longer rows):
  *                            each row split over many blocks, (m, d) of each
  *                            piece to a workspace, merged, then written
  *
@@ -103,11 +103,12 @@ void softmax_fastest_grid(const float *x, float *y, long long rows, long long co
 void softmax_fastest_split(const float *x, float *y, long long rows, long long cols, cudaStream_t stream);
 
 /* 1 when path 3 can run here: compute capability >= 9, cluster launch
- * supported, and the kernel built for sm_90 (0 on the CPU emulator). */
+ * supported, and the kernel built for sm_90 (1 on the CPU emulator, which
+ * runs a cluster's CTAs together). */
 int softmax_fastest_has_clusters(void);
 
-/* 1 when path 3g can run here: any GPU (0 on the CPU emulator, whose blocks
- * run one after another, so a block waiting for another would hang). */
+/* 1 when path 3g can run here: any GPU, and the CPU emulator (which starts
+ * another CTA whenever the resident ones all wait). */
 int softmax_fastest_has_grid(void);
 
 /* Longest rows of each path (path 3g: as many 64 KB pieces as the GPU
