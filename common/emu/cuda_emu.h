@@ -16,19 +16,27 @@
  * cuda_runtime.h in every .cu the same way). common/emu/emu.mk has the rules.
  *
  * THE MODEL. One OS thread runs everything; a launch runs when it is
- * issued, so every call is synchronous. The blocks of a grid run one after
- * another (x fastest). Inside a block every CUDA thread is a fiber with its
- * own stack (64 KB; EMU_STACK_KB changes it), and the scheduler switches
- * fibers only where a thread must wait for others: __syncthreads, a warp
- * collective (__shfl*_sync, __syncwarp, votes), or the end of the kernel.
- * Each warp runs as far as it can before the next warp starts; even blocks
- * run their warps (and lanes) in order 0, 1, 2..., odd blocks in reverse
- * (EMU_ORDER=forward|reverse|alternate). Shared memory is per block
- * because blocks never overlap: __shared__ variables are static storage,
- * filled with 0xFF bytes (NaN as floats) in every block before first use,
- * and dynamic shared memory is one buffer sized by the launch. x86-64
- * switches fibers with a few instructions of assembly; elsewhere with
- * swapcontext (correct, about 10 times slower).
+ * issued, so every call is synchronous. Every CUDA thread is a fiber with
+ * its own stack (64 KB; EMU_STACK_KB changes it), and the scheduler
+ * switches fibers only where a thread must wait for others: __syncthreads,
+ * a warp collective (__shfl*_sync, __syncwarp, votes), a cluster barrier,
+ * grid.sync(), a spin-wait (__nanosleep, a repeated cuda::atomic_ref poll,
+ * a release), or the end of the kernel. A grid's CTAs start one at a time
+ * (x fastest; every other launch in reverse), and the next starts when no
+ * resident CTA can go on: usually when the last has ended, but a CTA that
+ * waits for others stays resident beside it, as many as an H100 holds. The
+ * CTAs of a cluster (cudaLaunchKernelEx) start together, and so do all
+ * CTAs of a cooperative launch. Each CTA runs as far as it can before the
+ * next; each warp runs as far as it can before the next warp starts; even
+ * blocks run their warps (and lanes) in order 0, 1, 2..., odd blocks in
+ * reverse (EMU_ORDER=forward|reverse|alternate). Shared memory belongs to
+ * the running CTA: __shared__ variables are static storage, filled with
+ * 0xFF bytes (NaN as floats) in every CTA before first use, dynamic shared
+ * memory is one buffer sized by the launch, and a switch between resident
+ * CTAs sets one's aside and brings the other's back (map_shared_rank reads
+ * the image of a CTA not running). x86-64 switches fibers with a few
+ * instructions of assembly; elsewhere with swapcontext (correct, about 10
+ * times slower).
  *
  * WHAT IT CATCHES THAT A GPU HIDES (each a failed launch, with a report on
  * stderr naming the kernel, block, thread and source line; the launch then
@@ -51,7 +59,13 @@
  *     memory the launch asked for, a fiber stack overflow, a misaligned
  *     float4: the fault is reported with kernel, block and thread;
  *   - invalid launches: grid and block limits, more than 48 KB of dynamic
- *     shared memory without cudaFuncSetAttribute, a bad stream;
+ *     shared memory without cudaFuncSetAttribute, a bad stream, bad
+ *     cluster sizes, a cooperative grid larger than what is resident;
+ *   - a cluster barrier part of the cluster never reaches, grid.sync()
+ *     outside a cooperative launch, a spin on a flag nothing will set
+ *     (each a deadlock report), a flag released before its data (the
+ *     waiting CTAs run at the release), another CTA's shared memory read
+ *     before the cluster barrier (NaN);
  *   - copies and memsets outside cudaMalloc buffers.
  *
  * LIMITS (docs/emulator.md has the full list):
@@ -63,17 +77,18 @@
  *     FMA as nvcc does. common/verify.h's tolerances allow a few ulp;
  *   - no timing model: events measure the CPU, and the lessons print no
  *     timings when built for the emulator;
- *   - no cooperative groups, clusters (__cluster_dims__, cluster launch),
- *     cp.async / pipelines, inline PTX (asm), tensor cores (wmma), half
- *     types, texture/surface objects, graphs, dynamic parallelism: these
- *     fail to compile or abort with a message naming them;
- *   - a kernel can dereference host memory here (a GPU would fault), and
- *     blocks never run concurrently: a block waiting for another block
- *     (inter-block spin-wait), or a thread spinning on a flag without a
- *     barrier or shuffle in the loop, runs until the watchdog (EMU_TIMEOUT,
- *     300 s) stops it; atomics are exact but ordered by the schedule above;
+ *   - no __cluster_dims__, tiled partitions, cp.async / pipelines, inline
+ *     PTX (asm), tensor cores (wmma), half types, texture/surface objects,
+ *     graphs, dynamic parallelism: these fail to compile or abort with a
+ *     message naming them;
+ *   - a kernel can dereference host memory here (a GPU would fault); a
+ *     thread spinning on a plain or volatile read, with no __nanosleep,
+ *     atomic load, barrier or shuffle in the loop, runs until the watchdog
+ *     (EMU_TIMEOUT, 300 s) stops it; atomics are exact but ordered by the
+ *     schedule above, and memory orders and fences order nothing more;
  *   - the emulated device reports an H100's limits (cc 9.0, 132 SMs, 227 KB
- *     of opt-in shared memory) with cluster and cooperative launch off.
+ *     of opt-in shared memory, clusters of up to 16 CTAs, cooperative
+ *     launch); EMU_MAX_RESIDENT caps the threads resident at once.
  *
  * C++, not C, because CUDA code is C++: templates carry the launch's
  * argument types to the fibers, and the shuffles are templates over the

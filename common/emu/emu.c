@@ -1,9 +1,10 @@
 /* The CPU emulator's runtime: device memory, streams and events, and the
- * scheduler that runs every CUDA thread of a block as a fiber.
+ * scheduler that runs every CUDA thread of the resident CTAs as a fiber.
  * cuda_emu.h's header comment describes the model; this file implements
- * it. One OS thread does everything: blocks run one after another, and
- * inside a block control passes from one fiber to the next only where a
- * thread waits for others (a barrier, a warp collective) or has finished.
+ * it. One OS thread does everything: control passes from one fiber to the
+ * next only where a thread waits for others (a barrier, a warp collective,
+ * a cluster barrier, a spin-wait) or has finished, and a CTA starts when
+ * no resident CTA can go on.
  *
  * Why fibers and not OS threads: a block has up to 1024 threads and a test
  * launches thousands of blocks; a switch between fibers costs a few
