@@ -147,6 +147,10 @@ static void check_views(void)
 {
     const view_case cases[] = {
         {"padded, aligned (float4 with strides)", 5, 1000, 1004, 1008, 0, 0},
+        /* aligned bases and strides, N % 4 != 0: 128-bit accesses would
+         * drop each row's last N % 4 floats */
+        {"N % 4 != 0, padded, aligned strides", 5, 1021, 1024, 1028, 0, 0},
+        {"N = 65537, padded, aligned strides", 2, 65537, 65540, 65544, 0, 0},
         {"misaligned (bases 1 float past 16 bytes)", 5, 1000, 1000, 1000, 1, 1},
         {"N % 4 != 0, odd strides", 7, 1025, 1027, 1030, 0, 2},
         {"N = 33, strided and misaligned", 31, 33, 40, 37, 2, 0},
