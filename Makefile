@@ -191,14 +191,17 @@ $(VENV)/ok: requirements.txt
 	@touch $@
 venv: $(VENV)/ok
 
-# A Python that already imports matplotlib is used as it is (a GPU server
-# without a network, whose matplotlib a venv may not see: it lived outside
+# The measured plots (docs/plots.py, from the CSVs) and the idea pictures
+# (docs/diagrams.py, nothing measured). A Python that already imports
+# matplotlib is used as it is (a GPU server without a network, whose matplotlib a venv may not see: it lived outside
 # the system site-packages on the course's H100 machine); otherwise .venv.
 plots:
 	@if $(PYTHON) -c 'import matplotlib' 2>/dev/null; then py=$(PYTHON); \
 	 else $(MAKE) --no-print-directory $(VENV)/ok && py=$(VENV)/bin/python; fi; \
 	 echo "$$py docs/plots.py $(wildcard docs/results/*.csv) --out docs/img"; \
-	 $$py docs/plots.py $(wildcard docs/results/*.csv) --out docs/img
+	 $$py docs/plots.py $(wildcard docs/results/*.csv) --out docs/img && \
+	 echo "$$py docs/diagrams.py --out docs/img" && \
+	 $$py docs/diagrams.py --out docs/img
 
 # Tables: the <!-- measured: ... --> regions of the texts, from the same CSVs
 # (awk only; tests/tables.awk says which regions there are).

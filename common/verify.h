@@ -49,6 +49,13 @@ typedef void (*ref_row_fn)(const float *x, double *y, long long n, const void *c
 /* The plain softmax as a ref_row_fn (ctx unused). */
 void ref_row_softmax(const float *x, double *y, long long n, const void *ctx);
 
+/* The same, except that a row of nothing but -inf gives zeros, not NaN: the
+ * policy of attention kernels (lesson 7), where a query whose every key is
+ * masked attends to nothing. Any other row, one holding NaN included, gets
+ * ref_row_softmax's answer, so a NaN output still fails such a row's zeros
+ * and zeros still fail every row that has a finite score. */
+void ref_row_softmax_masked_zeros(const float *x, double *y, long long n, const void *ctx);
+
 typedef struct {
     long long checked;        /* elements compared                        */
     long long bad;            /* elements outside tolerance               */

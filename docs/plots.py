@@ -4,7 +4,7 @@ typed in here.
 
     python docs/plots.py docs/results/*.csv --out docs/img
 
-For each CSV (one GPU) it writes three PNGs:
+For each CSV (one GPU) it writes these PNGs (those it has rows for):
   <gpu>-sweep.png   effective GB/s against N (log2) at M x N = 2^26, one line
                     per lesson (its first kernel in the CSV, the one its
                     program runs), plus the copy roofline and cuDNN
@@ -14,6 +14,10 @@ For each CSV (one GPU) it writes three PNGs:
                     as % of the copy
   <gpu>-small.png   1024 x 512 (2 MiB, fits in L2): time per call in
                     microseconds, where launch overhead dominates
+  <gpu>-climb.png   each lesson's main kernel at 16384 x 4096 as % of the
+                    copy, lesson 1 to 8, with cuDNN for reference
+  <gpu>-lessonL.png lesson L's kernels against N at M x N = 2^26 (% of
+                    copy), beside lesson L-1's main kernel and the copy
 """
 import argparse
 import csv
@@ -25,7 +29,14 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import figstyle as st  # noqa: E402
+
 SWEEP_ELEMS = 1 << 26
+CLIMB_SHAPE = (16384, 4096)
+# each lesson's main kernel: the same list as tests/tables.awk's MAIN
+MAIN = {1: "naive", 2: "stable", 3: "three-pass", 4: "warp", 5: "fused", 6: "online", 7: "attention-plain",
+        8: "fastest"}
 
 
 def read_rows(path):
@@ -141,6 +152,115 @@ def plot_small(rows, out, shape=(1024, 512)):
     return True
 
 
+def plot_climb(rows, out, shape=CLIMB_SHAPE):
+    """The course on one screen: lesson 1 to 8 at one shape, as % of copy."""
+    at = {(r["lesson"], r["name"]): r for r in rows if (r["rows"], r["cols"]) == shape}
+    lessons = [L for L in sorted(MAIN) if (L, MAIN[L]) in at]
+    if not lessons:
+        return False
+    fig, ax = plt.subplots(figsize=(7.5, 4.4))
+    vals = [at[(L, MAIN[L])]["pct_of_copy"] for L in lessons]
+    xs = range(len(lessons))
+    ax.bar(xs, vals, color=[st.LESSON[L] for L in lessons], width=0.7, edgecolor=st.INK, linewidth=0.6, zorder=2)
+    for x, L, v in zip(xs, lessons, vals):
+        gb = at[(L, MAIN[L])]["gbps"]
+        ax.text(x, v + 1.5, f"{v:.1f} %", ha="center", va="bottom", fontsize=10, fontweight="bold")
+        ax.text(x, v + 1.5 + 7, f"{gb:.0f} GB/s", ha="center", va="bottom", fontsize=7, color="#444444")
+    ax.axhline(100, color=st.COPY, linestyle="--", linewidth=1.5, zorder=3)
+    copy = at.get((0, "copy"))
+    copy_txt = f" ({copy['gbps']:.0f} GB/s)" if copy else ""
+    ax.text(-0.45, 101.5, "copy = 100 %" + copy_txt, ha="left", va="bottom", fontsize=8)
+    cud = at.get((0, "cudnn"))
+    if cud:
+        ax.axhline(cud["pct_of_copy"], color=st.CUDNN, linestyle=":", linewidth=1.3, zorder=3)
+        ax.text(-0.5, cud["pct_of_copy"] - 1.5, f" cuDNN {cud['pct_of_copy']:.1f} %", ha="left", va="top", fontsize=8,
+                color=st.CUDNN)
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels([f"{L}\n{MAIN[L]}" for L in lessons], fontsize=9)
+    ax.set_xlim(-0.5, len(lessons) - 0.5)
+    ax.set_ylim(0, 125)
+    ax.set_yticks(range(0, 101, 20))
+    ax.set_ylabel("% of the copy of the same bytes")
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.grid(True, axis="y", alpha=0.3, zorder=0)
+    ax.set_title(f"Softmax of {shape[0]} x {shape[1]} floats: each lesson's main kernel\n" + caption(rows),
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=st.DPI)
+    plt.close(fig)
+    return True
+
+
+def lesson_shapes(rows, L):
+    """Lesson L's rows on the sweep (M x N = 2^26); if it has none there, all of its rows."""
+    mine = [r for r in rows if r["lesson"] == L]
+    sweep = [r for r in mine if r["rows"] * r["cols"] == SWEEP_ELEMS]
+    return (sweep, True) if sweep else (mine, False)
+
+
+def plot_lesson(rows, L, out):
+    """Lesson L's kernels against N, beside lesson L-1's main kernel and the copy."""
+    mine, on_sweep = lesson_shapes(rows, L)
+    if not mine:
+        return False
+    ns = {r["cols"] for r in mine}
+    keep = [r for r in rows if r["cols"] in ns and (r["rows"] * r["cols"] == SWEEP_ELEMS) == on_sweep]
+    names = []
+    for r in mine:
+        if r["name"] not in names:
+            names.append(r["name"])
+    if MAIN.get(L) in names:  # the lesson's main kernel first, in the lesson's colour
+        names.remove(MAIN[L])
+        names.insert(0, MAIN[L])
+    fig, ax = plt.subplots(figsize=(7.5, 5.0))
+
+    def line(sel, **style):
+        pts = sorted((r["cols"], r["pct_of_copy"]) for r in keep if sel(r))
+        if len(pts) == 1:  # one shape only: a line of one point needs a marker to show
+            style.setdefault("marker", "o")
+        if pts:
+            ax.plot(*zip(*pts), **style)
+        return pts
+
+    line(lambda r: r["name"] == "copy", color=st.COPY, linestyle="--", linewidth=1.5, label="copy = 100 %")
+    if L - 1 in MAIN:
+        line(lambda r: (r["lesson"], r["name"]) == (L - 1, MAIN[L - 1]), color=st.PREV, linestyle="--",
+             linewidth=2, label=f"lesson {L - 1}: {MAIN[L - 1]}")
+    variants = iter(v for v in st.VARIANTS if v != st.LESSON[L])
+    markers = iter("sv^D<>ph")
+    peak = 0
+    for i, name in enumerate(names):
+        style = ({"color": st.LESSON[L], "linewidth": 2.5, "marker": "o", "markersize": 4} if i == 0 else
+                 {"color": next(variants), "linewidth": 1.2, "marker": next(markers), "markersize": 3.5})
+        pts = line(lambda r: (r["lesson"], r["name"]) == (L, name), label=f"lesson {L}: {name}", **style)
+        peak = max([peak] + [p[1] for p in pts])
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(0, 112)
+    if peak < 25:  # a lesson far below the copy: the same lines, magnified, so their shape shows
+        ins = ax.inset_axes([0.45, 0.28, 0.52, 0.42])
+        for ln in ax.get_lines():
+            if ln.get_label().startswith("lesson"):
+                ins.plot(ln.get_xdata(), ln.get_ydata(), color=ln.get_color(), linestyle=ln.get_linestyle(),
+                         linewidth=ln.get_linewidth(), marker=ln.get_marker(), markersize=3)
+        ins.set_xscale("log", base=2)
+        ins.set_ylim(0, peak * 1.15)
+        ins.tick_params(labelsize=7)
+        ins.set_title("the same, y magnified", fontsize=7)
+        ins.grid(True, alpha=0.3)
+    where = "M x N = 2^26 floats (256 MiB in, 256 MiB out)" if on_sweep else "the shapes it was measured at"
+    ax.set_xlabel(f"N, the row length; {where}")
+    ax.set_ylabel("% of the copy of the same bytes")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.spines[["top", "right"]].set_visible(False)
+    # below the axes: inside, it would hide the lines at one end of N or the other
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, frameon=False)
+    ax.set_title(f"Lesson {L}: its kernels against the row length\n" + caption(rows), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=st.DPI)
+    plt.close(fig)
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("csv", nargs="+")
@@ -162,6 +282,11 @@ def main():
             wrote.append(base + "-bars.png")
         if plot_small(rows, base + "-small.png"):
             wrote.append(base + "-small.png")
+        if plot_climb(rows, base + "-climb.png"):
+            wrote.append(base + "-climb.png")
+        for L in sorted({r["lesson"] for r in rows if r["lesson"] > 0}):
+            if plot_lesson(rows, L, base + f"-lesson{L}.png"):
+                wrote.append(base + f"-lesson{L}.png")
         print("wrote " + " ".join(wrote))
 
 

@@ -254,6 +254,41 @@ static void test_describe(void)
                 "got '%s' and '%s'", d, e);
 }
 
+/* Lesson 7's policy for a row of only -inf: zeros pass there, but NaN
+ * (the plain definition's answer, or an unwritten output) fails, and so do
+ * zeros on a row with a finite score; other rows are checked as usual. */
+static void test_masked_zeros_policy(void)
+{
+    const float ninf = -INFINITY;
+    const float x[3 * 4] = {ninf, ninf, ninf, ninf, 1, 2, 3, 4, 0.5f, ninf, ninf, ninf};
+    float y[3 * 4];
+    perfect_output(x, y, 3, 4);
+    for (int j = 0; j < 4; j++) y[j] = 0.0f; /* the kernel's zeros */
+    verify_report r;
+    int zeros_pass = verify_softmax(x, y, 3, 4, ref_row_softmax_masked_zeros, NULL, verify_rtol(4), &r);
+    int plain_rejects = !verify_softmax(x, y, 3, 4, ref_row_softmax, NULL, verify_rtol(4), &r);
+    float nan_row[3 * 4];
+    memcpy(nan_row, y, sizeof y);
+    for (int j = 0; j < 4; j++) nan_row[j] = poison();
+    int nan_fails = !verify_softmax(x, nan_row, 3, 4, ref_row_softmax_masked_zeros, NULL, verify_rtol(4), &r) &&
+                    r.bad == 4 && r.bad_row == 0;
+    float zero_finite[3 * 4];
+    memcpy(zero_finite, y, sizeof y);
+    zero_finite[8] = 0.0f; /* row 2's only finite score, whose answer is 1 */
+    int zeros_fail = !verify_softmax(x, zero_finite, 3, 4, ref_row_softmax_masked_zeros, NULL, verify_rtol(4), &r) &&
+                     r.bad == 1 && r.bad_row == 2 && r.bad_col == 0;
+    const float nan_in[4] = {ninf, NAN, ninf, ninf};
+    double want[4];
+    ref_row_softmax_masked_zeros(nan_in, want, 4, NULL);
+    int nan_in_nan_out = isnan(want[0]) && isnan(want[1]) && isnan(want[3]);
+    test_expect(zeros_pass && plain_rejects && nan_fails && zeros_fail && nan_in_nan_out,
+                "verify: the masked-zeros reference accepts zeros for a row of only -inf and rejects NaN "
+                "there, zeros on a finite row, and keeps NaN in -> NaN out",
+                "zeros pass %d, plain reference rejects them %d, NaN fails %d, zeros on a finite row "
+                "fail %d, NaN in gives NaN %d", zeros_pass, plain_rejects, nan_fails, zeros_fail,
+                nan_in_nan_out);
+}
+
 int main(void)
 {
     test_accepts_reference();
@@ -265,5 +300,6 @@ int main(void)
     test_row_choice();
     test_sampled_mode();
     test_describe();
+    test_masked_zeros_policy();
     return test_exit_status();
 }

@@ -1,0 +1,218 @@
+/* Lesson 8: the device code the paths' kernels share: each thread's own
+ * (m, d) state, the cut of peeled rows, and the piece of a row that a CTA
+ * of path 3 or 3g holds on chip. Each path's kernel and launcher are in its
+ * own file (path*.cu); softmax_fastest.cu picks the path.
+ *
+ * One idea runs through the kernels that stream a row (path 2s) or spread
+ * it over several SMs (paths 3, 3g, 4): each thread first summarises ITS
+ * OWN values by a state (m_t, d_t) = (max, sum of exp(v - m_t)), replacing
+ * each value by exp(v - m_t) on the way, so exp is computed once per
+ * element. The states of all threads of a row (a block, a cluster of
+ * blocks or many blocks) are merged with lesson 6's associative (m, d)
+ * merge into the row's (M, D), and each thread writes
+ *
+ *     y = exp(v - m_t) * exp(m_t - M) / D = exp(v - M) / D,
+ *
+ * scaling by one per-thread factor. One merge of (m, d) pairs replaces
+ * lesson 5's two reductions (max, then sum): one cluster barrier instead of
+ * two for a cluster, one exchange through global memory for path 3g.
+ * Paths 1 and 2 (a row in part of a warp, or in one block) keep lesson 5's
+ * two cheap reductions, measured faster there (path1_2_rows.cu).
+ *
+ * Reused from lesson 6 (included below by relative path): online_md, its
+ * merge and identity, online_md_push (a chunk into a running state), the
+ * warp butterfly and online_md_row_merge (1 ... 32 lanes, or a block).
+ *
+ * Why C++ templates: a row kept in registers is an array float v[FPT]
+ * whose size must be a compile-time constant, with every loop over it
+ * unrolled, or the compiler moves it to local memory (DRAM). FPT, the
+ * access width VEC, the threads per row and the block size are template
+ * parameters: one source, one fully unrolled kernel per row-length class,
+ * picked at run time by the host. */
+#ifndef LESSON08_FASTEST_DEVICE_CUH
+#define LESSON08_FASTEST_DEVICE_CUH
+#include <math.h>
+
+#include "../06_online/online_md.cuh" /* lesson 6's (m, d) state and merges */
+#include "../05_fused/vec.cuh"        /* lesson 5's load_vec, store_vec      */
+#include "../05_fused/view_cut.cuh"   /* lesson 5's cut of misaligned rows  */
+#include "../05_fused/row_reduce.cuh" /* lesson 5's row_reduce              */
+
+/* ---- moving VEC consecutive floats (VEC = 4: one 16-byte access) -------
+ * Lesson 5's load_vec / store_vec (vec.cuh), in global and shared memory
+ * alike; x goes through the read-only path (ld.global.nc) because the
+ * compiler can prove from __restrict__ that x is never written. One
+ * exception: with the row offsets of peeled views (fx_row_cut) the compiler
+ * split each float4 store of the register part of paths 3 and 3g into
+ * 4 + 4 + 8 bytes (83.9 against 91.0 % of copy at 128 x 2^19 on the H100),
+ * and one store of each peeled path 1, 2, 2s and 4 kernel. There the PEEL
+ * instances (always VEC = 4) store with lesson 5's view_store4: one
+ * st.global.v4 in inline PTX. Not __stwb: its "memory" clobber forbids the
+ * compiler to move any load across it; used for every store it serialised
+ * the shared-memory write loops (87.9 against 94.2 % at 1024 x 65536).
+ * Nothing in these kernels reads y, so no clobber is needed. */
+
+
+/* A thread's own state; v[p] becomes exp(v[p] - m_t). Padding is -inf
+ * (exp gives 0). A thread that saw only -inf has (-inf, 0) and zeros; a
+ * NaN or +inf makes d_t NaN (exp(NaN), exp(inf - inf)), and NaN survives
+ * every merge: that row comes out NaN. */
+template <int FPT>
+__device__ __forceinline__ online_md fx_thread_state(float *v)
+{
+    float m = -INFINITY;
+#pragma unroll
+    for (int p = 0; p < FPT; p++) m = fmaxf(m, v[p]);
+    const float shift = online_md_shift(m);
+    float d = 0.0f;
+#pragma unroll
+    for (int p = 0; p < FPT; p++) {
+        v[p] = expf(v[p] - shift);
+        d += v[p];
+    }
+    online_md s = {m, d};
+    return s;
+}
+
+/* The factor turning this thread's exp(v - m_t) into exp(v - M) / D.
+ * All -inf row: M = -inf, D = 0: exp(-inf) * inf = NaN, as PyTorch. */
+__device__ __forceinline__ float fx_scale(float m_thread, online_md row)
+{
+    return expf(m_thread - online_md_shift(row.m)) * (1.0f / row.d);
+}
+
+/* ---- views: peeling a row to keep 128-bit accesses ----------------------
+ * Lesson 5's cut (view_cut.cuh): a head of 0-3 floats, a body of whole
+ * float4s, a tail of 0-3 floats, when each row of x starts where the same
+ * row of y does; the extras are taken by threads 0-5 of the row's first
+ * piece. Without it, 32-bit accesses: 73-80 % of the aligned speed on
+ * path 3 on the H100, 95-98 % peeled (README.md, "Measuring one of your
+ * own shapes"). The PEEL template instances are separate, so aligned views
+ * run exactly the code they ran before peeling existed. */
+template <int VEC, bool PEEL>
+__device__ __forceinline__ view_cut fx_row_cut(long long row, long long ldx, int mis, long long cols)
+{
+    if constexpr (VEC == 4 && PEEL) return view_row_cut(row, ldx, mis, cols);
+    view_cut c = {0, 0, cols / VEC}; /* without PEEL, VEC = 4 only when cols % 4 == 0 */
+    return c;
+}
+
+/* ---- paths 3 and 3g: a row's piece per CTA, held on chip ------------------
+ * Both paths cut a row into pieces of `seg` floats, one per CTA, and keep
+ * each piece on chip from its load to its store: the first BLOCK x FPT
+ * floats in registers, the rest in dynamic shared memory (streamed in 64
+ * bytes per thread at a time and folded into the thread's state on the
+ * way, as path 2s does). They differ only in how the CTAs of a row trade
+ * their (m, d) states: distributed shared memory inside a cluster (path
+ * 3), or global memory between independent CTAs (path 3g).
+ * Why registers AND shared memory: a CTA is one row's piece from its load
+ * to its last store, and while it waits for the row's other CTAs its SM
+ * moves no bytes unless another CTA is resident there. Small register
+ * parts (FPT = 8 or 16) and the rest in shared memory leave room for 2 or
+ * more CTAs per SM, which keep DRAM busy through each other's waits: at
+ * 256 x 262144 on the H100, 92.8 % of copy against 83.3 % with the
+ * segment in 1024 threads' registers (README.md, "Path 3"). */
+
+/* Reads the piece at xr (len floats of the row's body) into v (registers)
+ * and srow (shared memory), and `extra` (one of the row's head and tail
+ * floats, or -inf) into v[FPT]. Returns this thread's state of all of it;
+ * v holds exp(v - *m_regs), srow the raw values. Vector k of the shared
+ * part always belongs to thread k % BLOCK: each thread reads back only
+ * what it wrote, so the piece needs no barrier. v: FPT + 1 floats. XS:
+ * the row was cut at y's boundaries, so x's floats are read one at a time
+ * (lesson 5's view_load_x); everything after the load, shared memory
+ * included, stays float4. */
+template <int VEC, bool PEEL, int FPT, int BLOCK, bool XS>
+__device__ __forceinline__ online_md fx_piece_read(const float *__restrict__ xr, int len, float extra, float *v,
+                                                   float *srow, float *m_regs)
+{
+    constexpr int ITEMS = FPT / VEC;
+    constexpr int RCAP = BLOCK * FPT; /* floats of the piece in registers */
+    constexpr int U = 16 / VEC;
+    const int rlen = len < RCAP ? len : RCAP;
+    const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
+    const float *xs = xr + RCAP;
+    /* All register loads are issued first; their latency overlaps the
+     * shared-memory part's loop. */
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        const int k = i * BLOCK + (int)threadIdx.x;
+        if (k < nvec_r) {
+            view_load_x<VEC, XS>(xr + k * VEC, &v[i * VEC]);
+        } else {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) v[i * VEC + j] = -INFINITY;
+        }
+    }
+    online_md s = online_md_identity();
+    for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * BLOCK) {
+        float w[U * VEC];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int k = k0 + u * BLOCK;
+            if (k < nvec_s) {
+                view_load_x<VEC, XS>(xs + k * VEC, &w[u * VEC]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) w[u * VEC + j] = -INFINITY;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int k = k0 + u * BLOCK;
+            if (k < nvec_s) store_vec<VEC>(srow + k * VEC, &w[u * VEC]);
+        }
+        s = online_md_push<U * VEC>(s, w);
+    }
+    constexpr int X = PEEL ? 1 : 0;
+    if constexpr (PEEL) v[FPT] = extra;
+    else (void)extra;
+    const online_md t = fx_thread_state<FPT + X>(v);
+    *m_regs = t.m;
+    return online_md_merge(t, s);
+}
+
+/* Writes the piece as exp(x - R.m) / R.d, given the row's state R, and
+ * the extra to *yextra (when not null). All -inf row: R.m = -inf, shift
+ * 0, exp(-inf) * (1 / 0) = NaN in both parts, as PyTorch. */
+template <int VEC, bool PEEL, int FPT, int BLOCK>
+__device__ __forceinline__ void fx_piece_write(float *__restrict__ yr, int len, float *v, const float *srow,
+                                               float m_regs, online_md R, float *yextra)
+{
+    constexpr int ITEMS = FPT / VEC;
+    constexpr int RCAP = BLOCK * FPT;
+    const int rlen = len < RCAP ? len : RCAP;
+    const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
+    const float scale = fx_scale(m_regs, R);
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        const int k = i * BLOCK + (int)threadIdx.x;
+        if (k < nvec_r) {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) v[i * VEC + j] *= scale;
+            if constexpr (PEEL) view_store4(yr + k * VEC, &v[i * VEC]);
+            else store_vec<VEC>(yr + k * VEC, &v[i * VEC]);
+        }
+    }
+    if constexpr (PEEL)
+        if (yextra) *yextra = v[FPT] * scale;
+    const float shift = online_md_shift(R.m), inv = 1.0f / R.d;
+    float *ys = yr + RCAP;
+    for (int k = threadIdx.x; k < nvec_s; k += BLOCK) {
+        float w[VEC];
+        load_vec<VEC>(srow + k * VEC, w);
+#pragma unroll
+        for (int j = 0; j < VEC; j++) w[j] = expf(w[j] - shift) * inv;
+        store_vec<VEC>(ys + k * VEC, w);
+    }
+}
+
+/* Floats of piece `piece` of a row of `cols` (0 for the empty last pieces
+ * of a short row). */
+__device__ __forceinline__ int fx_piece_len(int cols, int piece, int seg)
+{
+    const int len = cols - piece * seg;
+    return len < 0 ? 0 : (len < seg ? len : seg);
+}
+
+#endif

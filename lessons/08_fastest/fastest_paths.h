@@ -1,0 +1,117 @@
+/* Lesson 8, internal: what the dispatcher (softmax_fastest.cu) and the
+ * path files (path*.cu) share on the host side: the access modes, the
+ * configuration tables the plan reads, each path's launcher and shape
+ * queries, and the workspace of paths 3g and 4. Not part of the API
+ * (softmax_fastest.h). */
+#ifndef LESSON08_FASTEST_PATHS_H
+#define LESSON08_FASTEST_PATHS_H
+#include "softmax_fastest.h"
+#include "../06_online/online_md.cuh" /* lesson 6's (m, d) state: the workspace's pairs */
+
+/* Paths 3 and 3g are GPU-only. The cluster path needs cooperative groups
+ * and cudaLaunchKernelEx, which the CPU emulator (common/emu, which defines
+ * CUDA_EMU) does not have; path 3g has CTAs wait for each other, which the
+ * emulator's one-block-after-another model cannot run. There neither is
+ * compiled, and softmax_fastest_has_clusters() and _has_grid() say 0. */
+#if !defined(CUDA_EMU)
+#define FASTEST_GPU_CODE 1
+#endif
+
+/* How a plan moves data (fx_alignment): 32-bit accesses; float4 bodies with
+ * peeled heads and tails (PEEL kernels); float4 throughout. Separate
+ * kernels for the last two keep the aligned case exactly as fast as
+ * before peeling existed: one kernel for both lost 6-8 % of copy on
+ * paths 3 and 3g (H100, at 2^15 ... 2^17). */
+#define FX_SCALAR 0
+#define FX_PEELED 1
+#define FX_ALIGNED 2
+#define FX_YCUT 3 /* paths 3 and 3g: rows of x and y misaligned against each other */
+#define FX_NMODES 4
+
+/* Register configurations (paths 1 and 2), shortest rows first: the first
+ * whose capacity tpr x fpt holds the row. Up to 1024 floats a row is
+ * shared by part of a warp; above, by a block. */
+struct fx_reg_config {
+    int max_cols, tpr, fpt, block;
+};
+/* Up to 128 floats, one float4 per lane (fpt 4) and more lanes per row:
+ * 99.9 % of copy at N = 32, 64, 128 on the H100, against 99.1-99.5 % with
+ * two float4 per lane (README.md, "Path 1"; H100, 2026-11-22).
+ * Rows just past 16384 floats left the 1024 x 32 class more than half
+ * empty: 92.2-92.4 % of copy at N = 16388, 97.5-97.6 % with 1024 x 20
+ * (M x N = 2^26, H100, 2026-11-23, two runs). Every other ragged length
+ * tried from 1028 to 30000 ran at 97.3-101.3 % in its power-of-two class. */
+static constexpr fx_reg_config FX_REG[] = {
+    {4, 1, 4, 128},       {8, 2, 4, 128},       {16, 4, 4, 128},        {32, 8, 4, 128},
+    {64, 16, 4, 128},     {128, 32, 4, 128},    {256, 32, 8, 128},      {512, 32, 16, 128},
+    {1024, 32, 32, 128},  {2048, 128, 16, 128}, {4096, 256, 16, 256},   {8192, 256, 32, 256},
+    {16384, 512, 32, 512}, {20480, 1024, 20, 1024}, {32768, 1024, 32, 1024},
+};
+#define FX_NREG (int)(sizeof FX_REG / sizeof FX_REG[0])
+#define FX_NWARP 9 /* the first 9 are path 1 */
+static_assert(FX_REG[FX_NWARP - 1].max_cols == FASTEST_WARP_MAX_COLS, "path 1 ends at 1024");
+static_assert(FX_REG[FX_NREG - 1].max_cols == FASTEST_BLOCK_MAX_COLS, "path 2 ends at 32768");
+
+/* Cluster configurations (path 3), shortest rows first: the first whose
+ * max_cols holds the row. C CTAs of `block` threads, each holding
+ * block x fpt floats of its segment in registers and the rest (up to
+ * max_cols / C - block x fpt floats) in shared memory. Picked from a sweep
+ * of C, block and fpt on the H100 (2026-11-22, M x N = 2^26; % of copy,
+ * against the first version's 1024-thread, register-only CTAs):
+ *   2^15 96.1 (94.4)   2^16 94.4 (91.8)   2^17 92.6 (89.0)
+ *   2^18 92.8 (83.3)   2^19 91.5 (72.3)   2^20 75.1 (62.6, path 4)
+ * Clusters above 8 CTAs are non-portable (the H100 allows 16). */
+struct fx_cluster_cfg {
+    long long max_cols;
+    int c, block, fpt;
+};
+static constexpr fx_cluster_cfg FX_CL[] = {
+    {32768, 4, 256, 8},    {65536, 8, 256, 8},     {131072, 8, 512, 8},
+    {262144, 16, 256, 16}, {524288, 16, 512, 16}, {1048576, 16, 1024, 16},
+};
+#define FX_NCL (int)(sizeof FX_CL / sizeof FX_CL[0])
+static_assert(FX_CL[FX_NCL - 1].max_cols == FASTEST_CLUSTER_MAX_COLS, "path 3 ends at 2^20");
+
+#define FX_SHARED_BLOCK 1024
+#define FX_SPLIT_BLOCK 512
+
+/* Path 3g's CTAs: 256 threads x 16 floats in registers + up to 48 KB of shared memory:
+ * 64 KB pieces, four CTAs per SM on an H100. From a sweep of block (256,
+ * 512, 1024), registers (8 ... 32 floats) and pieces per row on the H100
+ * (2026-11-23, exp at 64 x 2^20, % of copy): 89.4 with 64 KB pieces, 4 per
+ * SM; 87.3 with 128 KB pieces of 512 threads, 2 per SM; 84.1 with 48 KB
+ * pieces, 5 per SM; 70-73 with one CTA per SM (as path 3 at 2^20, 75). */
+#define FX_GRID_BLOCK 256
+#define FX_GRID_FPT 16
+#define FX_GRID_PIECE 16384    /* floats per CTA at most */
+#define FX_GRID_MIN_PIECE 2048 /* ... and at least, when few rows ask for more CTAs */
+
+/* softmax_fastest.cu: the dispatcher's helpers and the workspace. */
+unsigned fx_grid(long long rows, int per_block);
+int fx_sms(void);
+int fx_plan_mode(const fastest_plan *p);
+online_md *fx_workspace(long long states);
+unsigned *fx_sync_counters(long long count);
+
+/* Each path's launcher: runs plan p (its path's) on rows x cols. */
+void fx_run_rows(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
+                 long long cols, cudaStream_t stream); /* paths 1 and 2: path1_2_rows.cu */
+void fx_run_shared(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
+                   long long cols, cudaStream_t stream); /* path 2s: path2s_shared.cu */
+void fx_run_cluster(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
+                    long long cols, cudaStream_t stream); /* path 3: path3_cluster.cu */
+void fx_run_grid(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
+                 long long cols, cudaStream_t stream); /* path 3g: path3g_grid.cu */
+void fx_run_split(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
+                  long long cols, cudaStream_t stream); /* path 4: path4_split.cu */
+
+/* What the plan asks the paths about a shape. */
+int fx_reg_index(long long cols, int from);                   /* path1_2_rows.cu  */
+int fx_cluster_shape(int mode, long long cols, int *cfg_out); /* path3_cluster.cu */
+long long fx_cluster_smem(int cfg, long long seg);            /* path3_cluster.cu */
+void fx_grid_shape(long long rows, long long cols, long long *pieces, long long *seg); /* path3g_grid.cu */
+long long fx_grid_smem(long long seg);                                                /* path3g_grid.cu */
+long long fx_grid_resident(int mode);                                                 /* path3g_grid.cu */
+void fx_split_shape(long long rows, long long cols, long long *splits, long long *seg); /* path4_split.cu */
+
+#endif

@@ -1,0 +1,151 @@
+/* Lesson 8, paths 1 and 2: the row in registers (README.md, "Path 1" and
+ * "Path 2"). One kernel for both: TPR neighbouring lanes of a warp share a
+ * row (path 1, N <= 1024: 1 ... 32 lanes, several rows per warp, no
+ * barrier at all), or a whole block of 128 ... 1024 threads does (path 2,
+ * N <= 32768). Each element is read once and written once with nothing
+ * but registers in between, so these paths take every row up to 16384
+ * floats, and up to 32768 with at least SMs/4 rows: 99.9 % of copy at
+ * N = 32, 64, 128 (path 1); at 2048 x 32768 97.1-97.4 % against path 3's
+ * 95.5-96.1 %, at 132 x 32768 88.7-90.3 against 78.6-78.8 % (H100,
+ * 2026-11-23). The row-length classes are FX_REG (fastest_paths.h), one
+ * kernel instance each. */
+#include <math.h>
+
+#include "check.h"
+#include "fastest_device.cuh"
+#include "fastest_paths.h"
+
+/* ---- paths 1 and 2: the row in registers ----------------------------------
+ * TPR threads per row: 1 ... 32 neighbouring lanes (path 1, BLOCK / TPR
+ * rows per block, no barrier at all), or the whole block (path 2). Thread
+ * `sub` of a row holds vectors sub, sub + TPR, ... of the row's body, and
+ * with PEEL one extra (v[FPT]; the host peels only when TPR >= 8, so 6
+ * extras find 6 threads): coalesced, and all loads are issued before the
+ * first use. A grid-stride loop over groups of rows;
+ * `first` is uniform over the block, so every thread reaches the barriers
+ * of the block reductions. cols <= 32768: an int.
+ * The reductions are lesson 5's: max, then sum (row_reduce). Within part of
+ * a warp each step is a shuffle and one cheap operation, where a butterfly
+ * of (m, d) merges has two exps, on the critical path of short rows: 6.2
+ * against 6.7 us at 1024 x 512. For a block the merge saves one barrier
+ * round but still lost: % of copy at M x N = 2^26 (H100, 2026-11-23, three
+ * runs each, merge -> two reductions): 2^14 98.5-98.7 -> 98.7-99.0, 2^15
+ * 96.2-97.5 -> 97.1-98.4; even (within 0.6) from 2^11 to 2^13. */
+template <int VEC, bool PEEL, int FPT, int TPR, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
+                    long long rows, int cols, int mis)
+{
+    static_assert(FPT % VEC == 0, "whole vectors per thread");
+    static_assert(BLOCK % TPR == 0 && (TPR <= 32 || TPR == BLOCK), "a row: part of a warp, or the block");
+    constexpr int ITEMS = FPT / VEC;
+    constexpr int RPB = BLOCK / TPR;
+    constexpr int X = PEEL ? 1 : 0; /* the extra's register */
+    __shared__ float red_m[32], red_d[32]; /* TPR > 32 only: max, sum */
+    const int sub = threadIdx.x % TPR;
+
+    for (long long first = (long long)blockIdx.x * RPB; first < rows; first += (long long)gridDim.x * RPB) {
+        const long long row = first + threadIdx.x / TPR;
+        const bool live = row < rows; /* a dead lane still joins the shuffles */
+        const float *xr = x + (live ? row : 0) * ldx;
+        const view_cut cut = fx_row_cut<VEC, PEEL>(live ? row : 0, ldx, mis, cols);
+        const int nvec = (int)cut.nvec;
+        const float *xb = xr + cut.head;
+        float v[FPT + X];
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++) {
+            const int k = i * TPR + sub;
+            if (live && k < nvec) {
+                load_vec<VEC>(xb + (long long)k * VEC, &v[i * VEC]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) v[i * VEC + j] = -INFINITY;
+            }
+        }
+        if constexpr (X) v[FPT] = live ? view_extra_load(xr, cut, sub) : -INFINITY;
+        /* All -inf row: exp(-inf - (-inf)) = NaN, as PyTorch. */
+        float m = -INFINITY;
+#pragma unroll
+        for (int p = 0; p < FPT + X; p++) m = fmaxf(m, v[p]);
+        m = row_reduce<TPR>(m, red_m, op_max());
+        float d = 0.0f;
+#pragma unroll
+        for (int p = 0; p < FPT + X; p++) {
+            v[p] = expf(v[p] - m);
+            d += v[p];
+        }
+        d = row_reduce<TPR>(d, red_d, op_sum());
+        const float scale = 1.0f / d;
+        float *yr = y + (live ? row : 0) * ldy;
+        float *yb = yr + cut.head;
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++) {
+            const int k = i * TPR + sub;
+            if (live && k < nvec) {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) v[i * VEC + j] *= scale;
+                /* PEEL: one st.global.v4 even where it costs <32 floats, 512
+                 * threads> a 4-byte spill: 97.7 against 95.1 % of the aligned
+                 * speed with the split store, 4096 x 16384 (H100). */
+                if constexpr (PEEL) view_store4(yb + (long long)k * VEC, &v[i * VEC]);
+                else store_vec<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
+            }
+        }
+        if constexpr (X)
+            if (live && sub < cut.nextra) yr[view_extra_at(cut, sub)] = v[FPT] * scale;
+    }
+}
+
+template <int VEC, bool PEEL, int I>
+static void fx_launch_rows(const float *x, long long ldx, float *y, long long ldy, long long rows,
+                           long long cols, cudaStream_t stream)
+{
+    constexpr fx_reg_config C = FX_REG[I];
+    static_assert(C.fpt % 4 == 0 && C.tpr * C.fpt >= C.max_cols, "capacity holds the class");
+    void (*kernel)(const float *, long long, float *, long long, long long, int, int) =
+        fastest_rows_kernel<VEC, PEEL, C.fpt, C.tpr, C.block>;
+    kernel<<<fx_grid(rows, C.block / C.tpr), C.block, 0, stream>>>(x, ldx, y, ldy, rows, (int)cols, view_mis(x));
+    CUDA_CHECK_LAUNCH();
+}
+
+template <int VEC, bool PEEL>
+static void fx_run_rows_at(int i, const float *x, long long ldx, float *y, long long ldy, long long rows,
+                           long long cols, cudaStream_t s)
+{
+    switch (i) {
+    case 0: fx_launch_rows<VEC, PEEL, 0>(x, ldx, y, ldy, rows, cols, s); break;
+    case 1: fx_launch_rows<VEC, PEEL, 1>(x, ldx, y, ldy, rows, cols, s); break;
+    case 2: fx_launch_rows<VEC, PEEL, 2>(x, ldx, y, ldy, rows, cols, s); break;
+    case 3: fx_launch_rows<VEC, PEEL, 3>(x, ldx, y, ldy, rows, cols, s); break;
+    case 4: fx_launch_rows<VEC, PEEL, 4>(x, ldx, y, ldy, rows, cols, s); break;
+    case 5: fx_launch_rows<VEC, PEEL, 5>(x, ldx, y, ldy, rows, cols, s); break;
+    case 6: fx_launch_rows<VEC, PEEL, 6>(x, ldx, y, ldy, rows, cols, s); break;
+    case 7: fx_launch_rows<VEC, PEEL, 7>(x, ldx, y, ldy, rows, cols, s); break;
+    case 8: fx_launch_rows<VEC, PEEL, 8>(x, ldx, y, ldy, rows, cols, s); break;
+    case 9: fx_launch_rows<VEC, PEEL, 9>(x, ldx, y, ldy, rows, cols, s); break;
+    case 10: fx_launch_rows<VEC, PEEL, 10>(x, ldx, y, ldy, rows, cols, s); break;
+    case 11: fx_launch_rows<VEC, PEEL, 11>(x, ldx, y, ldy, rows, cols, s); break;
+    case 12: fx_launch_rows<VEC, PEEL, 12>(x, ldx, y, ldy, rows, cols, s); break;
+    case 13: fx_launch_rows<VEC, PEEL, 13>(x, ldx, y, ldy, rows, cols, s); break;
+    default: fx_launch_rows<VEC, PEEL, 14>(x, ldx, y, ldy, rows, cols, s); break;
+    }
+}
+static_assert(FX_NREG == 15, "fx_run_rows_at has one case per configuration");
+
+/* The register configuration for cols, from `from` on (0: path 1 first,
+ * FX_NWARP: block configurations only); -1 if none holds it. */
+int fx_reg_index(long long cols, int from)
+{
+    for (int i = from; i < FX_NREG; i++)
+        if (cols <= FX_REG[i].max_cols) return i;
+    return -1;
+}
+
+void fx_run_rows(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
+                 long long cols, cudaStream_t stream)
+{
+    const int i = fx_reg_index(cols, p->path == FASTEST_WARP ? 0 : FX_NWARP);
+    if (p->peel) fx_run_rows_at<4, true>(i, x, ldx, y, ldy, rows, cols, stream);
+    else if (p->vec4) fx_run_rows_at<4, false>(i, x, ldx, y, ldy, rows, cols, stream);
+    else fx_run_rows_at<1, false>(i, x, ldx, y, ldy, rows, cols, stream);
+}

@@ -1,0 +1,249 @@
+/* Lesson 8, path 3: one row per thread-block cluster of C = 4 ... 16 CTAs
+ * on C SMs (sm_90), each CTA's piece of the row held on chip in registers
+ * and shared memory, the CTAs' (m, d) states exchanged through distributed
+ * shared memory (README.md, "Path 3"). It wins where a row is too long for
+ * one SM to stream fast enough, 16384 < N <= 2^19, with enough rows
+ * (M x C >= SMs/2): 96.1 % of copy at N = 2^15 down to 91.5 % at 2^19
+ * (H100, 2026-11-22, M x N = 2^26). At 2^20 one 256 KB CTA per SM leaves
+ * DRAM idle through every wait (75 %), and path 3g takes over. */
+#include <limits.h>
+#include <math.h>
+
+#include "check.h"
+#include "fastest_device.cuh"
+#include "fastest_paths.h"
+#ifdef FASTEST_GPU_CODE
+#include <cooperative_groups.h>
+#endif
+
+/* Path 3: one row per thread-block cluster (sm_90). The grid is rows x C
+ * CTAs in clusters of C: cluster r is row r, CTA `rank` of it holds piece
+ * `rank`. Each CTA merges its threads' states; thread 0 puts the CTA's
+ * state in its shared memory; after cluster.sync() warp 0 of EVERY CTA
+ * reads the C states through distributed shared memory (map_shared_rank),
+ * lane i the state of rank i (identity beyond C), and merges them with a
+ * butterfly: every CTA gets the row's (M, D), bit for bit the same. A CTA
+ * must not exit while another may still read its shared memory:
+ * barrier_arrive after the reads, barrier_wait after the stores, so the
+ * wait overlaps the writes.
+ * Compiled only for sm_90 and up; on older targets the body is empty and
+ * the host never launches it (softmax_fastest_has_clusters checks the
+ * binary's version). */
+#ifdef FASTEST_GPU_CODE
+/* CTAs per SM the registers must leave room for: 3 x 512 threads with 8
+ * floats each in registers, 2 x 512 with 16. Left alone, the compiler took
+ * 49 registers for <8 floats, 512 threads> (40 before the views' peeling
+ * arrived), two CTAs per SM instead of three: 86.7 against 92.7 % of copy
+ * at 512 x 2^17 (H100). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define FX_CLUSTER_MIN_CTAS(FPT, BLOCK) 1 /* no clusters (the body is empty); 1536 threads would not fit */
+#else
+#define FX_CLUSTER_MIN_CTAS(FPT, BLOCK) (((FPT) <= 8 ? 1536 : 1024) / (BLOCK)) /* BLOCK <= 1024: at least 1 */
+#endif
+template <int VEC, bool PEEL, int FPT, int BLOCK, bool XS>
+__global__ void __launch_bounds__(BLOCK, FX_CLUSTER_MIN_CTAS(FPT, BLOCK))
+fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
+                       int cols, int seg, int mis)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    extern __shared__ float4 fastest_cluster_smem[];
+    float *srow = reinterpret_cast<float *>(fastest_cluster_smem);
+    __shared__ float red_m[32], red_d[32];
+    __shared__ online_md cta_state, row_state;
+
+    const int C = (int)cluster.num_blocks();
+    const int rank = (int)cluster.block_rank();
+    const long long row = (long long)blockIdx.x / C;
+    const float *xr = x + row * ldx;
+    const view_cut cut = fx_row_cut<VEC, PEEL>(row, XS ? ldy : ldx, mis, cols); /* XS: mis is y's */
+    const int len = fx_piece_len((int)(cut.nvec * VEC), rank, seg);
+    const int begin = cut.head + rank * seg; /* cols < 2^31 */
+    const bool has_extra = PEEL && rank == 0 && (int)threadIdx.x < cut.nextra;
+
+    float v[FPT + (PEEL ? 1 : 0)], m_regs;
+    const online_md t = fx_piece_read<VEC, PEEL, FPT, BLOCK, XS>(
+        xr + begin, len, has_extra ? view_extra_load(xr, cut, threadIdx.x) : -INFINITY, v, srow, &m_regs);
+    const online_md b = online_md_row_merge<BLOCK>(t, red_m, red_d);
+    if (threadIdx.x == 0) cta_state = b;
+    cluster.sync(); /* every CTA's state is written and visible cluster-wide */
+    if (threadIdx.x < 32) {
+        online_md q = online_md_identity();
+        if ((int)threadIdx.x < C) q = *cluster.map_shared_rank(&cta_state, threadIdx.x);
+        for (int off = 16; off > 0; off /= 2) q = online_md_butterfly_step(q, off);
+        if (threadIdx.x == 0) row_state = q;
+    }
+    __syncthreads();
+    cluster.barrier_arrive(); /* this CTA has finished reading the others */
+    float *yr = y + row * ldy;
+    fx_piece_write<VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, row_state,
+                                          has_extra ? yr + view_extra_at(cut, threadIdx.x) : nullptr);
+    cluster.barrier_wait(); /* ... and nobody reads this CTA's state any more */
+#else
+    (void)x;
+    (void)ldx;
+    (void)y;
+    (void)ldy;
+    (void)cols;
+    (void)seg;
+    (void)mis;
+#endif
+}
+#endif
+
+/* Shared memory of a path 3 CTA for a segment of seg floats. */
+long long fx_cluster_smem(int cfg, long long seg)
+{
+    const long long rest = seg - (long long)FX_CL[cfg].block * FX_CL[cfg].fpt;
+    return rest > 0 ? rest * (long long)sizeof(float) : 0;
+}
+
+#ifdef FASTEST_GPU_CODE
+typedef void (*fx_cluster_fn)(const float *, long long, float *, long long, int, int, int);
+
+template <int I>
+static fx_cluster_fn fx_cluster_kernel_at(int mode)
+{
+    if (mode == FX_ALIGNED) return fastest_cluster_kernel<4, false, FX_CL[I].fpt, FX_CL[I].block, false>;
+    if (mode == FX_PEELED) return fastest_cluster_kernel<4, true, FX_CL[I].fpt, FX_CL[I].block, false>;
+    if (mode == FX_YCUT) return fastest_cluster_kernel<4, true, FX_CL[I].fpt, FX_CL[I].block, true>;
+    return fastest_cluster_kernel<1, false, FX_CL[I].fpt, FX_CL[I].block, false>;
+}
+
+static fx_cluster_fn fx_cluster_kernel(int mode, int cfg)
+{
+    static_assert(FX_NCL == 6, "fx_cluster_kernel has one case per configuration");
+    switch (cfg) {
+    case 0: return fx_cluster_kernel_at<0>(mode);
+    case 1: return fx_cluster_kernel_at<1>(mode);
+    case 2: return fx_cluster_kernel_at<2>(mode);
+    case 3: return fx_cluster_kernel_at<3>(mode);
+    case 4: return fx_cluster_kernel_at<4>(mode);
+    default: return fx_cluster_kernel_at<5>(mode);
+    }
+}
+
+static cudaLaunchConfig_t fx_cluster_config(unsigned grid, int block, int c, size_t smem,
+                                            cudaStream_t stream, cudaLaunchAttribute *attr)
+{
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(grid, 1, 1);
+    cfg.blockDim = dim3((unsigned)block, 1, 1);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = (unsigned)c;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cfg;
+}
+
+/* Opts configuration cfg's kernel in to its largest shared memory and (C >
+ * 8) to non-portable cluster sizes, once, and returns how many of its
+ * clusters fit on the GPU at once (cudaOccupancyMaxActiveClusters); 0 when
+ * they do not fit. */
+static int fx_active_clusters(int mode, int cfg)
+{
+    static int cache[FX_NMODES][FX_NCL];
+    static int filled = 0;
+    if (!filled) {
+        for (int v = 0; v < FX_NMODES; v++)
+            for (int i = 0; i < FX_NCL; i++) cache[v][i] = -1;
+        filled = 1;
+    }
+    int *slot = &cache[mode][cfg];
+    if (*slot < 0) {
+        const fx_cluster_cfg C = FX_CL[cfg];
+        const fx_cluster_fn k = fx_cluster_kernel(mode, cfg);
+        const long long smem = fx_cluster_smem(cfg, C.max_cols / C.c);
+        *slot = 0;
+        if (C.c > 8 && cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+            cudaGetLastError();
+            return 0;
+        }
+        if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess) {
+            cudaGetLastError(); /* more than this GPU's shared memory */
+            return 0;
+        }
+        cudaLaunchAttribute attr[1];
+        cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(C.c * 64), C.block, C.c, (size_t)smem, 0, attr);
+        int n = 0;
+        if (cudaOccupancyMaxActiveClusters(&n, k, &lc) != cudaSuccess) {
+            cudaGetLastError();
+            n = 0;
+        }
+        *slot = n;
+    }
+    return *slot;
+}
+#endif
+
+int softmax_fastest_has_clusters(void)
+{
+#ifdef FASTEST_GPU_CODE
+    static int has = -1;
+    if (has < 0) {
+        int dev, major = 0, launch = 0;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&launch, cudaDevAttrClusterLaunch, dev));
+        has = 0;
+        if (major >= 9 && launch) {
+            /* The kernel must have been built for sm_90 or later (not only
+             * for an older target whose body is empty). */
+            cudaFuncAttributes fa;
+            if (cudaFuncGetAttributes(&fa, fx_cluster_kernel(FX_ALIGNED, 0)) == cudaSuccess)
+                has = fa.binaryVersion >= 90 || fa.ptxVersion >= 90;
+            cudaGetLastError();
+        }
+    }
+    return has;
+#else
+    return 0;
+#endif
+}
+
+/* Path 3's configuration for cols: the first of FX_CL that holds the row
+ * and whose clusters fit on this GPU; 0 if none. */
+int fx_cluster_shape(int mode, long long cols, int *cfg_out)
+{
+#ifdef FASTEST_GPU_CODE
+    for (int cfg = 0; cfg < FX_NCL; cfg++)
+        if (cols <= FX_CL[cfg].max_cols && fx_active_clusters(mode, cfg) >= 1) {
+            *cfg_out = cfg;
+            return 1;
+        }
+#else
+    (void)mode;
+    (void)cols;
+#endif
+    *cfg_out = 0;
+    return 0;
+}
+
+void fx_run_cluster(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
+                    long long cols, cudaStream_t stream)
+{
+#ifdef FASTEST_GPU_CODE
+    int cfg = 0;
+    fx_cluster_shape(fx_plan_mode(p), cols, &cfg); /* the plan's; its kernel has opted in */
+    fx_cluster_fn k = fx_cluster_kernel(fx_plan_mode(p), cfg);
+    const long long batch_max = INT_MAX / p->cluster;
+    for (long long r0 = 0; r0 < rows; r0 += batch_max) {
+        const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
+        cudaLaunchAttribute attr[1];
+        cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(n * p->cluster), p->block, p->cluster,
+                                                  (size_t)p->smem_bytes, stream, attr);
+        const float *xb = x + r0 * ldx;
+        float *yb = y + r0 * ldy;
+        const int mis = view_mis(p->x32 ? yb : xb); /* where the rows are cut */
+        CUDA_CHECK(cudaLaunchKernelEx(&lc, k, xb, ldx, yb, ldy, (int)cols, (int)p->segment, mis));
+        CUDA_CHECK_LAUNCH();
+    }
+#else
+    (void)p, (void)x, (void)ldx, (void)y, (void)ldy, (void)rows, (void)cols, (void)stream;
+#endif
+}

@@ -1,0 +1,196 @@
+/* Lesson 8, path 3g: one row over P independent CTAs of up to 64 KB each,
+ * held on chip, the CTAs' (m, d) states traded through global memory with
+ * a release add and an acquire load (README.md, "Path 3g"). Any GPU, as
+ * long as it holds a row's P CTAs at once (8.6 M floats on an H100); not
+ * the CPU emulator. It wins where a cluster stops: rows above 2^19 (89 %
+ * of copy at 64 x 2^20 against path 3's 75 %, H100, 2026-11-23), and rows
+ * too few to give every SM a CTA otherwise (one row of 2^20 at 56.8 %,
+ * path 4 33.2 %). */
+#include <limits.h>
+#include <math.h>
+
+#include "check.h"
+#include "fastest_device.cuh"
+#include "fastest_paths.h"
+
+#ifdef FASTEST_GPU_CODE
+/* A release add and an acquire load at GPU scope (sm_70 and up): the
+ * writer's state is visible before its count, and whoever sees the count
+ * sees the state, without a full __threadfence on either side. % of copy
+ * (H100, 2026-11-23, four runs each, fences -> release/acquire):
+ *   64 x 2^20 88.6 -> 89.9   32 x 2^21 86.0 -> 87.4
+ *   16 x 2^22 80.5 -> 82.7    8 x 2^23 73.5 -> 74.3
+ * Every warp merging all P states itself (no second block-wide merge)
+ * cost 2^20 half a point (89.1-89.5 %): not done. */
+__device__ __forceinline__ void fx_add_release(unsigned *p, unsigned v)
+{
+    asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned fx_load_acquire(const unsigned *p)
+{
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+/* Path 3g: one row over P independent CTAs (any GPU of the last decade, not
+ * the CPU emulator, whose blocks run one after another: a CTA waiting for
+ * a later one would wait forever). Clusters stop at 16 CTAs; a 4 MiB row
+ * then needs 256 KB per CTA, one CTA per SM, and DRAM idles through every
+ * wait (75 % of copy at 64 x 2^20 on the H100). Spread over P = 32 ... 64
+ * CTAs of 64-128 KB, two to four share an SM and hide each other's waits.
+ * The states travel through global memory: each CTA writes its state to
+ * work[row * P + piece], then counts itself in at sync[1 + row] and waits
+ * until all P have, then merges the P states (same threads, same order,
+ * same tree in every CTA: the same bits).
+ * Waiting for other CTAs is safe only if they are sure to run. A CTA
+ * takes its piece from a ticket (sync[0]) drawn when it starts, not from
+ * blockIdx: tickets go out in the order CTAs become resident, so every
+ * ticket below ours belongs to a running CTA. Only the row with the
+ * highest ticket can be incomplete; all rows below it finish and free
+ * their SMs for the CTAs it waits for, as long as one row's P CTAs fit on
+ * the GPU at once (the host checks). Single-pass scans, whose blocks wait
+ * for other blocks, meet the same question (Merrill and Garland,
+ * "Single-pass parallel prefix scan with decoupled look-back", 2016).
+ * The counters start at 0 (the host zeroes them once, when it allocates
+ * them) and the kernel leaves them at 0: the last ticket puts sync[0]
+ * back, and each CTA counts itself in a second time once past the wait,
+ * the last of the row's 2P counts putting sync[1 + row] back. A memset
+ * before each launch did the same and cost 1 us or so: at 64 x 2^20 88.1
+ * against 88.7 % of copy, at 1 x 2^20 54.6 against 57.7 % (H100,
+ * 2026-11-23, three runs each). */
+template <int VEC, bool PEEL, int FPT, int BLOCK, bool XS>
+__global__ void __launch_bounds__(BLOCK)
+fastest_grid_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy, int cols,
+                    int pieces, int seg, int mis, unsigned *sync, online_md *work)
+{
+    extern __shared__ float4 fastest_grid_smem[];
+    float *srow = reinterpret_cast<float *>(fastest_grid_smem);
+    __shared__ float red_m[32], red_d[32];
+    __shared__ unsigned ticket;
+
+    if (threadIdx.x == 0) {
+        ticket = atomicAdd(&sync[0], 1u);
+        if (ticket == gridDim.x - 1) sync[0] = 0; /* every other ticket is drawn */
+    }
+    __syncthreads();
+    const long long row = ticket / (unsigned)pieces;
+    const int piece = (int)(ticket % (unsigned)pieces);
+    const float *xr = x + row * ldx;
+    const view_cut cut = fx_row_cut<VEC, PEEL>(row, XS ? ldy : ldx, mis, cols); /* XS: mis is y's */
+    const int len = fx_piece_len((int)(cut.nvec * VEC), piece, seg);
+    const int begin = cut.head + piece * seg;
+    const bool has_extra = PEEL && piece == 0 && (int)threadIdx.x < cut.nextra;
+
+    float v[FPT + (PEEL ? 1 : 0)], m_regs;
+    const online_md t = fx_piece_read<VEC, PEEL, FPT, BLOCK, XS>(
+        xr + begin, len, has_extra ? view_extra_load(xr, cut, threadIdx.x) : -INFINITY, v, srow, &m_regs);
+    const online_md b = online_md_row_merge<BLOCK>(t, red_m, red_d);
+    online_md *wr = work + row * pieces;
+    if (threadIdx.x == 0) {
+        wr[piece] = b;
+        fx_add_release(&sync[1 + row], 1u); /* the state is visible GPU-wide before the count */
+        while (fx_load_acquire(&sync[1 + row]) < (unsigned)pieces) __nanosleep(32);
+        /* Past the wait: count out. The last of the row's P leaves the
+         * counter at 0, when no CTA of the row is still reading it. */
+        if (atomicAdd(&sync[1 + row], 1u) == 2u * (unsigned)pieces - 1u) sync[1 + row] = 0;
+    }
+    __syncthreads(); /* thread 0's acquire covers the block's reads after the barrier */
+    online_md q = online_md_identity();
+    for (int i = threadIdx.x; i < pieces; i += BLOCK) {
+        const float2 w = __ldcg(reinterpret_cast<const float2 *>(wr + i)); /* from L2, never a stale L1 line */
+        const online_md o = {w.x, w.y};
+        q = online_md_merge(q, o);
+    }
+    const online_md R = online_md_row_merge<BLOCK>(q, red_m, red_d);
+    float *yr = y + row * ldy;
+    fx_piece_write<VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, R,
+                                          has_extra ? yr + view_extra_at(cut, threadIdx.x) : nullptr);
+}
+
+typedef void (*fx_grid_fn)(const float *, long long, float *, long long, int, int, int, int, unsigned *,
+                           online_md *);
+
+static fx_grid_fn fx_grid_kernel(int mode)
+{
+    if (mode == FX_ALIGNED) return fastest_grid_kernel<4, false, FX_GRID_FPT, FX_GRID_BLOCK, false>;
+    if (mode == FX_PEELED) return fastest_grid_kernel<4, true, FX_GRID_FPT, FX_GRID_BLOCK, false>;
+    if (mode == FX_YCUT) return fastest_grid_kernel<4, true, FX_GRID_FPT, FX_GRID_BLOCK, true>;
+    return fastest_grid_kernel<1, false, FX_GRID_FPT, FX_GRID_BLOCK, false>;
+}
+#endif
+
+/* How many path 3g CTAs with full pieces the GPU holds at once (0 on the
+ * emulator). A row's pieces must all fit: a CTA waits for its row's others. */
+long long fx_grid_resident(int mode)
+{
+#ifdef FASTEST_GPU_CODE
+    static long long cache[FX_NMODES] = {-1, -1, -1, -1};
+    long long *slot = &cache[mode];
+    if (*slot < 0) {
+        /* 48 KB of dynamic shared memory, plus the kernel's static arrays:
+         * above the 48 KB a block gets without opting in. */
+        const size_t smem = (size_t)(FX_GRID_PIECE - FX_GRID_BLOCK * FX_GRID_FPT) * sizeof(float);
+        const fx_grid_fn k = fx_grid_kernel(mode);
+        int per_sm = 0;
+        CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, FX_GRID_BLOCK, smem));
+        *slot = (long long)per_sm * fx_sms();
+    }
+    return *slot;
+#else
+    (void)mode;
+    return 0;
+#endif
+}
+
+int softmax_fastest_has_grid(void) { return fx_grid_resident(FX_SCALAR) > 0; }
+
+/* Pieces per row: as many 64 KB pieces as the row needs, more (down to
+ * FX_GRID_MIN_PIECE floats) when there are too few rows to give every SM a
+ * CTA: 56.8 % of copy at 1 x 2^20 with 128 pieces, 51.5 % with 64 (H100).
+ * Each piece a whole number of float4s. */
+void fx_grid_shape(long long rows, long long cols, long long *pieces, long long *seg)
+{
+    long long p = (cols + FX_GRID_PIECE - 1) / FX_GRID_PIECE;
+    const long long fill = (fx_sms() + rows - 1) / rows, most = cols / FX_GRID_MIN_PIECE;
+    if (p < fill) p = fill < most ? fill : most;
+    if (p < 1) p = 1;
+    long long g = (cols + p - 1) / p;
+    g = (g + 3) / 4 * 4;
+    *seg = g;
+    *pieces = (cols + g - 1) / g;
+}
+
+long long fx_grid_smem(long long seg)
+{
+    const long long rest = seg - (long long)FX_GRID_BLOCK * FX_GRID_FPT;
+    return rest > 0 ? rest * (long long)sizeof(float) : 0;
+}
+
+/* Rows in batches of at most INT_MAX CTAs. The workspace holds the batch's
+ * states; the counters are sync[0], the ticket, and sync[1 + r], row r's. */
+void fx_run_grid(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
+                 long long cols, cudaStream_t stream)
+{
+#ifdef FASTEST_GPU_CODE
+    const int mode = fx_plan_mode(p);
+    const long long pieces = p->splits, seg = p->segment;
+    const fx_grid_fn k = fx_grid_kernel(mode);
+    const long long smem = fx_grid_smem(seg);
+    const long long batch_max = INT_MAX / pieces;
+    for (long long r0 = 0; r0 < rows; r0 += batch_max) {
+        const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
+        online_md *work = fx_workspace(n * pieces);
+        unsigned *sync = fx_sync_counters(n + 1);
+        const float *xb = x + r0 * ldx;
+        float *yb = y + r0 * ldy;
+        const int mis = view_mis(mode == FX_YCUT ? yb : xb); /* where the rows are cut */
+        k<<<(unsigned)(n * pieces), FX_GRID_BLOCK, (size_t)smem, stream>>>(xb, ldx, yb, ldy, (int)cols, (int)pieces,
+                                                                            (int)seg, mis, sync, work);
+        CUDA_CHECK_LAUNCH();
+    }
+#else
+    (void)p, (void)x, (void)ldx, (void)y, (void)ldy, (void)rows, (void)cols, (void)stream;
+#endif
+}

@@ -1,0 +1,158 @@
+/* Lesson 8, path 4: each row split over many blocks, read twice (seed
+ * 002's block softmax; README.md, "Path 4"). The path for what no other
+ * holds: rows longer than the whole GPU keeps on chip (above 8.6 M floats
+ * on an H100), and every row too long for paths 1 and 2 on the CPU
+ * emulator, which runs neither path 3 nor 3g. 2 reads + 1 write: at most
+ * 67 % of copy, a little more with the second read partly served from L2;
+ * still far above one block per row, which uses one SM of 132 when M = 1. */
+#include <limits.h>
+#include <math.h>
+
+#include "check.h"
+#include "fastest_device.cuh"
+#include "fastest_paths.h"
+
+/* ---- path 4: a row split over many blocks (seed 002's block softmax) ------
+ * Kernel 1: block b summarises piece b % splits of row b / splits, 64
+ * bytes per thread in flight, into work[b]. Kernel 2: every block of a row
+ * merges the row's `splits` states (same threads, same order, same tree:
+ * the same bits in every block), then reads its piece again and writes
+ * exp(x - M) / D. 2 reads + 1 write. Kernel 2 walks the pieces in reverse
+ * order: the pieces kernel 1 read last are the likeliest still in L2.
+ * Positions are 64-bit: one row may hold more than 2^31 floats. */
+template <int VEC, bool PEEL, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+fastest_split_state_kernel(const float *__restrict__ x, long long ldx, long long cols, long long splits,
+                           long long seg, int mis, online_md *__restrict__ work)
+{
+    constexpr int U = 16 / VEC;
+    __shared__ float red_m[32], red_d[32];
+    const long long b = blockIdx.x, row = b / splits, piece = b % splits, begin = piece * seg;
+    const float *xr = x + row * ldx;
+    const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols); /* extras: piece 0's threads 0-5 */
+    const long long blen = cut.nvec * VEC, len = blen - begin < seg ? blen - begin : seg;
+    const long long nvec = len > 0 ? len / VEC : 0;
+    const float *xs = xr + cut.head + begin;
+
+    online_md s = online_md_identity();
+    if constexpr (PEEL) {
+        const float e = piece == 0 ? view_extra_load(xr, cut, threadIdx.x) : -INFINITY;
+        s = online_md_push<1>(s, &e);
+    }
+    for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * BLOCK) {
+        float v[U * VEC];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const long long k = k0 + (long long)u * BLOCK;
+            if (k < nvec) {
+                load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
+            }
+        }
+        s = online_md_push<U * VEC>(s, v);
+    }
+    s = online_md_row_merge<BLOCK>(s, red_m, red_d);
+    if (threadIdx.x == 0) work[b] = s;
+}
+
+template <int VEC, bool PEEL, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+fastest_split_write_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
+                           long long cols, long long splits, long long seg,
+                           int mis, const online_md *__restrict__ work)
+{
+    constexpr int U = 16 / VEC;
+    __shared__ float red_m[32], red_d[32];
+    const long long b = (long long)gridDim.x - 1 - blockIdx.x; /* reverse: L2 reuse */
+    const long long row = b / splits, piece = b % splits, begin = piece * seg;
+    const float *xr = x + row * ldx;
+    const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
+    const long long blen = cut.nvec * VEC, len = blen - begin < seg ? blen - begin : seg;
+    const long long nvec = len > 0 ? len / VEC : 0;
+
+    const online_md *wr = work + row * splits;
+    online_md s = online_md_identity();
+    for (long long i = threadIdx.x; i < splits; i += BLOCK) s = online_md_merge(s, wr[i]);
+    s = online_md_row_merge<BLOCK>(s, red_m, red_d);
+    const float inv = 1.0f / s.d;
+
+    float *yr = y + row * ldy;
+    if (PEEL && piece == 0 && (int)threadIdx.x < cut.nextra) {
+        const long long at = view_extra_at(cut, threadIdx.x);
+        yr[at] = expf(xr[at] - s.m) * inv;
+    }
+    const float *xs = xr + cut.head + begin;
+    float *ys = yr + cut.head + begin;
+    for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * BLOCK) {
+        float v[U * VEC];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const long long k = k0 + (long long)u * BLOCK;
+            if (k < nvec) load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const long long k = k0 + (long long)u * BLOCK;
+            if (k < nvec) {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) v[u * VEC + j] = expf(v[u * VEC + j] - s.m) * inv;
+                if constexpr (PEEL) view_store4(ys + k * VEC, &v[u * VEC]);
+                else store_vec<VEC>(ys + k * VEC, &v[u * VEC]);
+            }
+        }
+    }
+}
+
+/* Path 4: about this many blocks per SM over the whole grid, and at least
+ * this many floats per block. */
+#define FX_SPLIT_BLOCKS_PER_SM 16
+#define FX_SPLIT_MIN_SEG 2048
+
+/* Pieces per row: enough blocks for FX_SPLIT_BLOCKS_PER_SM per SM over
+ * the grid, pieces of at least FX_SPLIT_MIN_SEG floats, a multiple of 64
+ * floats each (256-byte aligned inside an aligned row). */
+void fx_split_shape(long long rows, long long cols, long long *splits, long long *seg)
+{
+    const long long target = (long long)FX_SPLIT_BLOCKS_PER_SM * fx_sms();
+    long long s = (target + rows - 1) / rows;
+    const long long most = (cols + FX_SPLIT_MIN_SEG - 1) / FX_SPLIT_MIN_SEG;
+    if (s > most) s = most;
+    if (s < 1) s = 1;
+    long long g = (cols + s - 1) / s;
+    g = (g + 63) / 64 * 64;
+    *seg = g;
+    *splits = (cols + g - 1) / g;
+}
+
+template <int VEC, bool PEEL>
+static void fx_run_split_as(const float *x, long long ldx, float *y, long long ldy, long long rows,
+                            long long cols, long long splits, long long seg, cudaStream_t stream)
+{
+    /* Rows in batches so that one grid stays within 2^31 - 1 blocks. */
+    const long long batch_max = INT_MAX / splits;
+    for (long long r0 = 0; r0 < rows; r0 += batch_max) {
+        const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
+        online_md *work = fx_workspace(n * splits);
+        const float *xb = x + r0 * ldx;
+        float *yb = y + r0 * ldy;
+        const unsigned blocks = (unsigned)(n * splits);
+        void (*k1)(const float *, long long, long long, long long, long long, int, online_md *) =
+            fastest_split_state_kernel<VEC, PEEL, FX_SPLIT_BLOCK>;
+        void (*k2)(const float *, long long, float *, long long, long long, long long, long long, int,
+                   const online_md *) = fastest_split_write_kernel<VEC, PEEL, FX_SPLIT_BLOCK>;
+        k1<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, cols, splits, seg, view_mis(xb), work);
+        CUDA_CHECK_LAUNCH();
+        k2<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, yb, ldy, cols, splits, seg, view_mis(xb), work);
+        CUDA_CHECK_LAUNCH();
+    }
+}
+
+void fx_run_split(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
+                  long long cols, cudaStream_t stream)
+{
+    if (p->peel) fx_run_split_as<4, true>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
+    else if (p->vec4) fx_run_split_as<4, false>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
+    else fx_run_split_as<1, false>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
+}
