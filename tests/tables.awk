@@ -311,7 +311,7 @@ function ratio_cell(g, f, L, name, shp, copyr,    a, b, r) {
     return sprintf("%.2f×", r) mark(a) mark(b)
 }
 
-function table_gpus(    g, f, s, i, j, L, shp, row, sep, copyr, key, a, b) {
+function table_gpus(    g, f, s, i, j, L, shp, row, sep, copyr, key, a, b, rc) {
     if (ncsv < 2) return "Only one CSV was given (" csvname[1] "): the comparison needs `make bench` on a second GPU.\n\n"
     g = 1; s = ""
     for (f = 2; f <= ncsv; f++) {
@@ -326,7 +326,8 @@ function table_gpus(    g, f, s, i, j, L, shp, row, sep, copyr, key, a, b) {
         row = "| lesson (kernel)"; sep = "|---|"
         for (j = 1; j <= NGPUS_SHAPES; j++) {
             shp = GPUS_SHAPES[j]
-            row = row " | " ((srows[g, shp] + 0) * (scols[g, shp] + 0) == 67108864 ? "N = " pow2(scols[g, shp]) : shp)
+            split(shp, rc, " x ")
+            row = row " | " ((rc[1] + 0) * (rc[2] + 0) == 67108864 ? "N = " pow2(rc[2]) : shp)
             sep = sep "---:|"
         }
         s = s row " |\n" sep "\n"
