@@ -183,7 +183,16 @@ function collect_bad(f, L, name, shp,    key) {
 }
 
 # ---- KIND lessonN ----------------------------------------------------------------------------
-function table_lesson(L,    f, s, i, j, n, k, names, wide, shp, row, mainname) {
+# The link from a text at path md to docs/memory-bound.md's cross-GPU section.
+function gpus_link(md,    up, d) {
+    sub(/^\.\//, "", md)
+    if (md ~ /^docs\/[^\/]*$/) return "memory-bound.md#two-gpus-which-kernels-follow-the-bandwidth"
+    up = ""; d = md
+    while (sub(/^[^\/]*\//, "", d)) up = up "../"
+    return up "docs/memory-bound.md#two-gpus-which-kernels-follow-the-bandwidth"
+}
+
+function table_lesson(L, md,    f, s, i, j, n, k, names, wide, shp, row, mainname) {
     s = ""
     for (f = 1; f <= ncsv; f++) {
         s = s generated_note(f) "\n"
@@ -213,7 +222,10 @@ function table_lesson(L,    f, s, i, j, n, k, names, wide, shp, row, mainname) {
             for (j = 1; j <= n; j++) collect_bad(f, L, names[j], shp)
             collect_bad(f, 0, "copy", shp); collect_bad(f, 0, "cudnn", shp)
         }
-        s = s footnotes() "\n"
+        s = s footnotes()
+        if (f > 1) s = s "\nHow much faster the lesson's main kernel runs on the " short_gpu(gpu[f]) " than on the "
+        if (f > 1) s = s short_gpu(gpu[1]) ", against their copies, and why: [docs/memory-bound.md](" gpus_link(md) ").\n"
+        s = s "\n"
     }
     return s
 }
@@ -371,8 +383,8 @@ function pow2(n,    k, p) {
 }
 
 # ---- rewriting the markdown files -------------------------------------------------------------
-function region(kind, old, nold, where) {
-    if (kind ~ /^lesson[0-9]+$/) return table_lesson(substr(kind, 7) + 0)
+function region(kind, old, nold, where, md) {
+    if (kind ~ /^lesson[0-9]+$/) return table_lesson(substr(kind, 7) + 0, md)
     if (kind == "readme") return table_readme(old, nold)
     if (kind == "gpus") return table_gpus()
     if (kind ~ /^shape [0-9]+x[0-9]+$/) { sub(/^shape /, "", kind); sub(/x/, " x ", kind); return table_shape(kind) }
@@ -395,7 +407,7 @@ END {
             closed = (j <= n && md[m, j] == "<!-- /measured -->")
             nold = 0
             if (closed) for (k = i + 1; k < j; k++) old[++nold] = md[m, k]
-            out = out line "\n" region(kind, old, nold, mdname[m] ":" i) "<!-- /measured -->\n"
+            out = out line "\n" region(kind, old, nold, mdname[m] ":" i, mdname[m]) "<!-- /measured -->\n"
             if (failed) exit failed
             nreg++
             if (closed) i = j

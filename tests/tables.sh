@@ -106,6 +106,8 @@ h200=$(grep -n '^\*\*NVIDIA H200\*\*: measured by' "$md2" | cut -d: -f1)
 if [ -z "$h100" ] || [ -z "$h200" ] || [ "$h100" -ge "$h200" ]; then fail "$name" "captions at lines '$h100' and '$h200'"
 elif [ "$(grep -c '^| M x N | stable time |' "$md2")" -ne 2 ]; then fail "$name" "not two tables"
 elif ! grep -q '^| 131072 x 512 | 2.07 ms | 259 | 6.2 % |' "$md2"; then fail "$name" "no H200 row for 131072 x 512"
+elif [ "$(grep -c '^How much faster .* on the H200 than on the H100, .*(\.\./\.\./docs/memory-bound\.md#two-gpus-which-kernels-follow-the-bandwidth)\.$' "$md2")" -ne 1 ]; then
+    fail "$name" "not one link from the H200 table to the cross-GPU section (relative to the text)"
 else pass "$name"; fi
 
 name="the gpus region gives the H200 / H100 ratio per lesson beside the copy's, bold where it keeps 95 % of it"
