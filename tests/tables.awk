@@ -312,18 +312,31 @@ function table_readme(old, nold,    f, s, i, c, nc, head, nr, num, text, shp, ke
 }
 
 # ---- KIND gpus: each later CSV against the first ------------------------------------------------
-# "1.37×": the ratio of two runs' effective GB/s (the same bytes, so also the
-# inverse ratio of their times); bold where it keeps TRACK of the copy's ratio.
-function ratio_cell(g, f, L, name, shp, copyr,    a, b, r) {
+# CSV f's GB/s over CSV g's for one kernel at one shape; 0 if either lacks it.
+function gb_ratio(g, f, L, name, shp,    a, b) {
     a = g SUBSEP L SUBSEP name SUBSEP shp; b = f SUBSEP L SUBSEP name SUBSEP shp
-    if (!(a in gb) || !(b in gb) || gb[a] + 0 <= 0) { ndash++; return DASH }
-    r = gb[b] / gb[a]
-    collect_bad(g, L, name, shp); collect_bad(f, L, name, shp)
-    if (copyr > 0 && r >= TRACK * copyr && name != "copy") return sprintf("**%.2f×**", r) mark(a) mark(b)
-    return sprintf("%.2f×", r) mark(a) mark(b)
+    return ((a in gb) && (b in gb) && gb[a] + 0 > 0) ? gb[b] / gb[a] : 0
 }
 
-function table_gpus(    g, f, s, i, j, L, shp, row, sep, copyr, key, a, b, rc) {
+# "1.37×": the ratio of two runs' effective GB/s (the same bytes, so also the
+# inverse ratio of their times); bold where it keeps TRACK of the copy's ratio.
+function ratio_cell(g, f, L, name, shp,    r, copyr, a, b) {
+    r = gb_ratio(g, f, L, name, shp)
+    if (r == 0) { ndash++; return DASH }
+    copyr = (L == 0 && name == "copy") ? 0 : gb_ratio(g, f, 0, "copy", shp)
+    collect_bad(g, L, name, shp); collect_bad(f, L, name, shp)
+    a = g SUBSEP L SUBSEP name SUBSEP shp; b = f SUBSEP L SUBSEP name SUBSEP shp
+    return sprintf(copyr > 0 && r >= TRACK * copyr ? "**%.2f×**" : "%.2f×", r) ((mark(a) mark(b)) != "" ? BAD : "")
+}
+
+# A row of ratios: the copy, a lesson's main kernel or cuDNN.
+function ratio_row(g, f, L, name, title,    j, row) {
+    row = "| " title
+    for (j = 1; j <= NGPUS_SHAPES; j++) row = row " | " ratio_cell(g, f, L, name, GPUS_SHAPES[j])
+    return row " |\n"
+}
+
+function table_gpus(    g, f, s, j, L, row, sep, rc, ns, other) {
     if (ncsv < 2) return "Only one CSV was given (" csvname[1] "): the comparison needs `make bench` on a second GPU.\n\n"
     g = 1; s = ""
     for (f = 2; f <= ncsv; f++) {
@@ -335,45 +348,35 @@ function table_gpus(    g, f, s, i, j, L, shp, row, sep, copyr, key, a, b, rc) {
         s = s "that shape, i.e. the kernel gains what the memory gains. "
         s = s gpu[g] ": " setup(g) ". " gpu[f] ": " setup(f) ". Reproduce with `make bench` on each GPU, "
         s = s "then `make tables`.\n\n"
-        row = "| lesson (kernel)"; sep = "|---|"
+        # M x N = 2^26 shapes are named by N; the others in full, in the note below
+        row = "| lesson (kernel)"; sep = "|---|"; ns = ""; other = ""
         for (j = 1; j <= NGPUS_SHAPES; j++) {
-            shp = GPUS_SHAPES[j]
-            split(shp, rc, " x ")
-            row = row " | " ((rc[1] + 0) * (rc[2] + 0) == 67108864 ? "N = " pow2(rc[2]) : shp)
+            split(GPUS_SHAPES[j], rc, " x ")
+            if ((rc[1] + 0) * (rc[2] + 0) == 67108864) {
+                row = row " | N = " pow2(rc[2]); ns = ns (ns == "" ? "" : ", ") pow2(rc[2])
+            } else {
+                row = row " | " GPUS_SHAPES[j]
+                other = other "; " GPUS_SHAPES[j] " (" mib(rc[1] * rc[2] * 4) " per tensor)"
+            }
             sep = sep "---:|"
         }
         s = s row " |\n" sep "\n"
         nbad = 0; badlist = ""; ndash = 0
-        row = "| copy"
-        for (j = 1; j <= NGPUS_SHAPES; j++) row = row " | " ratio_cell(g, f, 0, "copy", GPUS_SHAPES[j], 0)
-        s = s row " |\n"
-        for (L = 1; L <= 99; L++) {
-            if (!(L in MAIN) || !((g, L, MAIN[L]) in kern_seen) || !((f, L, MAIN[L]) in kern_seen)) continue
-            row = "| " L " (" MAIN[L] ")"
-            for (j = 1; j <= NGPUS_SHAPES; j++) {
-                shp = GPUS_SHAPES[j]
-                a = g SUBSEP 0 SUBSEP "copy" SUBSEP shp; b = f SUBSEP 0 SUBSEP "copy" SUBSEP shp
-                copyr = ((a in gb) && (b in gb) && gb[a] + 0 > 0) ? gb[b] / gb[a] : 0
-                row = row " | " ratio_cell(g, f, L, MAIN[L], shp, copyr)
-            }
-            s = s row " |\n"
-        }
-        row = "| cuDNN"
-        for (j = 1; j <= NGPUS_SHAPES; j++) {
-            shp = GPUS_SHAPES[j]
-            a = g SUBSEP 0 SUBSEP "copy" SUBSEP shp; b = f SUBSEP 0 SUBSEP "copy" SUBSEP shp
-            copyr = ((a in gb) && (b in gb) && gb[a] + 0 > 0) ? gb[b] / gb[a] : 0
-            row = row " | " ratio_cell(g, f, 0, "cudnn", shp, copyr)
-        }
-        s = s row " |\n"
-        s = s "\nThe shapes: M x N = 2^26 floats (256 MiB per tensor) for N = 2^5, 2^12, 2^16, 2^20, 2^23 and 2^26; "
-        s = s "1024 x 512 (2 MiB per tensor) fits in L2.\n"
+        s = s ratio_row(g, f, 0, "copy", "copy")
+        for (L = 1; L <= 99; L++)
+            if ((L in MAIN) && ((g, L, MAIN[L]) in kern_seen) && ((f, L, MAIN[L]) in kern_seen))
+                s = s ratio_row(g, f, L, MAIN[L], L " (" MAIN[L] ")")
+        s = s ratio_row(g, f, 0, "cudnn", "cuDNN")
+        s = s "\nThe shapes: M x N = 2^26 floats (256 MiB per tensor) for N = " ns other ".\n"
         if (ndash) s = s "\n" DASH " : no row for this shape in one of the CSVs (the kernel does not take it, or `make bench` skipped it as too slow).\n"
         if (nbad) s = s "\n**" WARN " the output of these runs did not pass the check, so their ratios mean nothing:** " badlist ".\n"
         s = s "\n"
     }
     return s
 }
+
+# 2097152 -> "2 MiB", 65536 -> "64 KiB".
+function mib(bytes) { return bytes >= 1048576 ? sprintf("%.0f MiB", bytes / 1048576) : sprintf("%.0f KiB", bytes / 1024) }
 
 # "4096" -> "2^12"; other numbers as they are.
 function pow2(n,    k, p) {
