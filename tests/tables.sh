@@ -131,3 +131,11 @@ status=$?
 if [ $status -eq 0 ] && grep -q 'the comparison needs `make bench` on a second GPU' "$md2" &&
    grep -q '^| # | lesson | idea | bytes / element | H100: GB/s | % of copy |$' "$md2"; then pass "$name"
 else fail "$name" "exit status $status: $(grep -A3 'measured: gpus' "$md2" | head -c 300)"; fi
+
+name="in the gpus region a ratio from a run whose check did not pass is flagged and named"
+sed 's/^1,naive,16384,4096,\(.*\),yes,/1,naive,16384,4096,\1,FAILED,/' "$csv" >"$dir/failed2.csv"
+printf '<!-- measured: gpus -->\n' >"$dir/gpus.md"
+awk -f tests/tables.awk "$dir/failed2.csv" "$csv2" "$dir/gpus.md" >/dev/null 2>&1
+if grep -q '^| 1 (naive) | – | 1.19× ⚠ |' "$dir/gpus.md" && grep -q 'naive at 16384 x 4096 (verified = FAILED)' "$dir/gpus.md" &&
+   ! grep -q '^| 2 (stable) .*⚠' "$dir/gpus.md"; then pass "$name"
+else fail "$name" "$(grep -e '^| [12] (' -e 'verified =' "$dir/gpus.md" | head -c 300)"; fi
