@@ -22,7 +22,8 @@
 #   shape RxC   every kernel at one shape, e.g. "shape 1024x512" (one per CSV)
 #   gpus        each later CSV against the first: per lesson (main kernel), the
 #               ratio of their effective GB/s at a few shapes, beside the ratio
-#               of their copies at the same shape (needs two CSVs or more)
+#               of their copies at the same shape (with one CSV: a line saying
+#               that a second GPU is needed)
 # A file is written only when its text changes, so a second run touches
 # nothing. Errors (a CSV without the needed columns, an unknown KIND) are one
 # line on stderr and exit status 2, before any file is written.
