@@ -18,6 +18,11 @@ For each CSV (one GPU) it writes these PNGs (those it has rows for):
                     copy, lesson 1 to 8, with cuDNN for reference
   <gpu>-lessonL.png lesson L's kernels against N at M x N = 2^26 (% of
                     copy), beside lesson L-1's main kernel and the copy
+
+Given two CSVs or more, it also compares each later one with the first:
+  <b>-vs-<a>.png    (e.g. h200-vs-h100.png) per lesson, its main kernel's
+                    effective GB/s on GPU b over GPU a's at the same shape,
+                    against N at M x N = 2^26, with the same ratio for the copy
 """
 import argparse
 import csv
@@ -261,14 +266,71 @@ def plot_lesson(rows, L, out):
     return True
 
 
+def short_gpu(name):
+    """"NVIDIA H100 80GB HBM3" -> "H100", as tests/tables.awk's short_gpu."""
+    w = name.split()
+    i = 1 if w and w[0] == "NVIDIA" else 0
+    if i < len(w) and w[i] in ("GeForce", "Tesla", "Quadro"):
+        i += 1
+    if i + 1 < len(w) and w[i] in ("RTX", "GTX"):
+        return w[i] + " " + w[i + 1]
+    return w[i] if i < len(w) else name
+
+
+def plot_vs(base, other, out):
+    """other / base, per lesson's main kernel over N, beside the copy's ratio: a
+    memory-bound kernel gains what the memory gains, a latency-bound one less."""
+    def gbps(rows):
+        return {(r["lesson"], r["name"], r["cols"]): r["gbps"] for r in rows
+                if r["rows"] * r["cols"] == SWEEP_ELEMS and r["gbps"] > 0}
+    a, b = gbps(base), gbps(other)
+    both = sorted(set(a) & set(b))
+    if not any(k[:2] == (0, "copy") for k in both):
+        return False
+    na, nb = short_gpu(base[0]["gpu"]), short_gpu(other[0]["gpu"])
+
+    def ratio(L, name):
+        return [(n, b[(L2, nm, n)] / a[(L2, nm, n)]) for (L2, nm, n) in both if (L2, nm) == (L, name)]
+
+    copy = ratio(0, "copy")
+    groups = [[L for L in (1, 2, 3, 4) if ratio(L, MAIN[L])], [L for L in (5, 6, 7, 8) if ratio(L, MAIN[L])]]
+    groups = [g for g in groups if g] or [[]]
+    fig, axes = plt.subplots(1, len(groups), figsize=(6.0 * len(groups), 5.0), sharey=True, squeeze=False)
+    top = max([1.5] + [v for L in MAIN for _, v in ratio(L, MAIN[L])])
+    for ax, group in zip(axes[0], groups):
+        ax.axhline(1.0, color=st.PREV, linewidth=1, zorder=1)
+        ax.text(0.01, 0.99, "1.0: no faster", transform=ax.get_yaxis_transform(), fontsize=7, color="#666666",
+                va="top")
+        ax.plot(*zip(*copy), color=st.COPY, linestyle="--", linewidth=2, label=f"copy ({nb} / {na})", zorder=3)
+        # lessons that run the same code path overlap (3 and 4, 5 and 7): a wide
+        # line under a narrow one, with different markers, keeps both visible
+        for i, L in enumerate(group):
+            pts = ratio(L, MAIN[L])
+            ax.plot(*zip(*pts), color=st.LESSON[L], marker="osD^"[i], markersize=6 - i, linewidth=4 - 0.8 * i,
+                    label=f"lesson {L}: {MAIN[L]}", zorder=4 + i)
+        ax.set_xscale("log", base=2)
+        ax.set_ylim(0.8, top + 0.1)
+        ax.set_xlabel("N, the row length; M x N = 2^26 floats")
+        ax.grid(True, which="major", alpha=0.3)
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, frameon=False)
+    axes[0][0].set_ylabel(f"GB/s on the {nb} / GB/s on the {na}")
+    fig.suptitle(f"What the {nb}'s faster memory gives each lesson's main kernel\n"
+                 f"{nb}: {caption(other)};  {na}: {caption(base)}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=st.DPI)
+    plt.close(fig)
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("csv", nargs="+")
     ap.add_argument("--out", default="docs/img")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    for path in a.csv:
-        rows = read_rows(path)
+    every = [read_rows(path) for path in a.csv]  # all checked before any file is written
+    for path, rows in zip(a.csv, every):
         base = os.path.join(a.out, os.path.splitext(os.path.basename(path))[0])
         mains = main_kernels(rows)
         plot_sweep(rows, base + "-sweep.png", lambda r: r["lesson"] == 0 or (r["lesson"], r["name"]) in mains,
@@ -288,6 +350,10 @@ def main():
             if plot_lesson(rows, L, base + f"-lesson{L}.png"):
                 wrote.append(base + f"-lesson{L}.png")
         print("wrote " + " ".join(wrote))
+    for other in every[1:]:
+        name = f"{short_gpu(other[0]['gpu'])}-vs-{short_gpu(every[0][0]['gpu'])}".lower().replace(" ", "-")
+        if plot_vs(every[0], other, os.path.join(a.out, name + ".png")):
+            print("wrote " + os.path.join(a.out, name + ".png"))
 
 
 if __name__ == "__main__":

@@ -109,10 +109,19 @@ for n in "${@:2}"; do
         zeros=yes
         [ "$n" = 7 ] && [ "$(od -An -v -tx1 -j 160 -N 32 "$tmp/y.npy" 2>/dev/null | tr -d ' \n')" != \
             "$(printf '0%.0s' $(seq 64))" ] && zeros=no
-        if [ $status -eq 0 ] && grep -q 'check *PASS' "$tmp/out" && [ $zeros = yes ]; then
+        # Lesson 7 also checks every variant: its 4 demos (one line each)
+        # and, on a GPU, the 5 variants of its table that fit 4 x 8 (the
+        # [S, S] masks need rows >= cols); nothing may report FAIL.
+        variants=ok
+        if [ "$n" = 7 ]; then
+            want=4 got=$(grep -c '^  check: PASS' "$tmp/out")
+            [ $have_gpu -eq 1 ] && want=9 got=$((got + $(grep -cE '^  [a-z].* PASS$' "$tmp/out")))
+            { [ "$got" -ne $want ] || grep -q FAIL "$tmp/out"; } && variants="$got of $want PASS"
+        fi
+        if [ $status -eq 0 ] && grep -q 'check *PASS' "$tmp/out" && [ $zeros = yes ] && [ "$variants" = ok ]; then
             pass "$name"
         else
-            fail "$name" "status $status, lesson 7's zeros: $zeros: $(grep -a 'check' "$tmp/out" | tail -n 1)"
+            fail "$name" "status $status, lesson 7's zeros: $zeros, variant checks: $variants: $(grep -a 'check' "$tmp/out" | tail -n 1)"
         fi
     fi
 

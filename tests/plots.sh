@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The plot scripts: docs/plots.py turns a small committed CSV (real H100 rows)
-# into the measured PNGs, docs/diagrams.py draws the idea pictures. Needs
+# The plot scripts: docs/plots.py turns two small committed CSVs (real H100
+# rows, and real H200 rows at the same shapes) into the measured PNGs of each
+# GPU and the H200-against-H100 comparison, docs/diagrams.py draws the idea pictures. Needs
 # matplotlib: in the system's python3 or in .venv (`make plots` installs it
 # there); skipped with a reason when neither has it.
 # Usage: tests/plots.sh BUILD_DIR VENV_PYTHON
@@ -27,12 +28,15 @@ check() { # NAME LOG FILE...
     if [ -z "$missing" ]; then echo "PASS $what"; else echo "FAIL $what: missing or not PNG:$missing; $log"; fi
 }
 
-log=$("$py" docs/plots.py tests/data/sample_results.csv --out "$out" 2>&1)
+log=$("$py" docs/plots.py tests/data/sample_results.csv tests/data/sample_h200.csv --out "$out" 2>&1)
 files=()
-for f in sweep paths bars climb lesson1 lesson2 lesson3 lesson4 lesson5 lesson6 lesson7 lesson8; do
-    files+=("$out/sample_results-$f.png")
+for csv in sample_results sample_h200; do
+    for f in sweep paths bars climb lesson1 lesson2 lesson3 lesson4 lesson5 lesson6 lesson7 lesson8; do
+        files+=("$out/$csv-$f.png")
+    done
 done
-check "$name" "$log" "${files[@]}"
+check "$name, for each of two GPUs" "$log" "${files[@]}"
+check "plots: docs/plots.py draws the second GPU against the first (h200-vs-h100.png)" "$log" "$out/h200-vs-h100.png"
 
 log=$("$py" docs/diagrams.py --out "$out" 2>&1)
 files=()

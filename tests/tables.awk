@@ -15,11 +15,15 @@
 # are regenerated; a missing closing line is added after the opening one.
 # KIND is
 #   lessonN     every kernel of lesson N on every shape of the sweep, with the
-#               copy and cuDNN beside them (one table per CSV)
+#               copy and cuDNN beside them (one table per CSV, in the order given)
 #   readme      the course table of README.md: its rows keep their first four
-#               cells (number, lesson, idea, bytes) and get the GB/s and % of
-#               copy of the lesson's main kernel at 16384 x 4096 (first CSV)
+#               cells (number, lesson, idea, bytes) and get, per CSV, the GB/s
+#               and % of copy of the lesson's main kernel at 16384 x 4096
 #   shape RxC   every kernel at one shape, e.g. "shape 1024x512" (one per CSV)
+#   gpus        each later CSV against the first: per lesson (main kernel), the
+#               ratio of their effective GB/s at a few shapes, beside the ratio
+#               of their copies at the same shape (with one CSV: a line saying
+#               that a second GPU is needed)
 # A file is written only when its text changes, so a second run touches
 # nothing. Errors (a CSV without the needed columns, an unknown KIND) are one
 # line on stderr and exit status 2, before any file is written.
@@ -30,6 +34,11 @@ BEGIN {
     # The kernel a lesson is about; its others are variants to compare.
     split("naive stable three-pass warp fused online attention-plain fastest", MAIN, " ")
     README_ROWS = 16384; README_COLS = 4096
+    # The shapes of the cross-GPU table: the sweep's ends and the points where
+    # lesson 8 changes path, then the L2-resident 1024 x 512.
+    split("2097152 x 32,16384 x 4096,1024 x 65536,64 x 1048576,8 x 8388608,1 x 67108864,1024 x 512", GPUS_SHAPES, ",")
+    NGPUS_SHAPES = 7
+    TRACK = 0.95     # a ratio of at least 95 % of the copy's "tracks the copy" (bold)
     DASH = "–"       # no row: the kernel does not take this shape, or was skipped
     WARN = "⚠"       # the row's check did not pass (verified is not "yes")
     BAD = " " WARN
@@ -135,11 +144,22 @@ function short_gpu(g,    w, n, i) {
     return w[i]
 }
 
-function provenance(f,    s, d) {
+function provenance(f) { return gpu[f] ", " setup(f) }
+
+# The run's software, clocks, date and commit, without the GPU's name.
+function setup(f,    s, d) {
     d = (date_lo[f] == date_hi[f]) ? date_lo[f] : date_lo[f] " to " date_hi[f]
-    s = gpu[f] ", CUDA runtime " rt[f] " (driver " drv[f] ")"
+    s = "CUDA runtime " rt[f] " (driver " drv[f] ")"
     if (smclk[f] != "") s = s ", SM " smclk[f] " MHz, memory " memclk[f] " MHz"
     return s ", " d ", commit " commits[f]
+}
+
+# "measured by `make bench` on GPU, setup". With several CSVs the GPU's name
+# opens the caption in bold, so that a reader who lands on the second table
+# of a region knows at once which GPU it is.
+function measured_on(f, what) {
+    if (ncsv > 1) return "**" gpu[f] "**: " what (what == "" ? "measured" : ", measured") " by `make bench`, " setup(f)
+    return (what == "" ? "Measured" : what ", measured") " by `make bench` on " provenance(f)
 }
 
 function generated_note(f) {
@@ -164,7 +184,16 @@ function collect_bad(f, L, name, shp,    key) {
 }
 
 # ---- KIND lessonN ----------------------------------------------------------------------------
-function table_lesson(L,    f, s, i, j, n, k, names, wide, shp, row, mainname) {
+# The link from a text at path md to docs/memory-bound.md's cross-GPU section.
+function gpus_link(md,    up, d) {
+    sub(/^\.\//, "", md)
+    if (md ~ /^docs\/[^\/]*$/) return "memory-bound.md#two-gpus-which-kernels-follow-the-bandwidth"
+    up = ""; d = md
+    while (sub(/^[^\/]*\//, "", d)) up = up "../"
+    return up "docs/memory-bound.md#two-gpus-which-kernels-follow-the-bandwidth"
+}
+
+function table_lesson(L, md,    f, s, i, j, n, k, names, wide, shp, row, mainname) {
     s = ""
     for (f = 1; f <= ncsv; f++) {
         s = s generated_note(f) "\n"
@@ -175,7 +204,7 @@ function table_lesson(L,    f, s, i, j, n, k, names, wide, shp, row, mainname) {
         k = 0; names[++k] = mainname
         for (i = 1; i <= n; i++) if (kern[f, L, i] != mainname) names[++k] = kern[f, L, i]
         wide = (n <= 3)                            # else: only % of copy for the variants
-        s = s "Measured by `make bench` on " provenance(f) ". Median time per call; GB/s = "
+        s = s measured_on(f, "") ". Median time per call; GB/s = "
         s = s "2 × M × N × 4 bytes / time; % of a device-to-device copy of the same bytes timed in the same "
         s = s "process. Reproduce with `make bench && make tables`.\n\n"
         row = "| M x N | " mainname " time | " mainname " GB/s | " mainname " % of copy"
@@ -194,7 +223,10 @@ function table_lesson(L,    f, s, i, j, n, k, names, wide, shp, row, mainname) {
             for (j = 1; j <= n; j++) collect_bad(f, L, names[j], shp)
             collect_bad(f, 0, "copy", shp); collect_bad(f, 0, "cudnn", shp)
         }
-        s = s footnotes() "\n"
+        s = s footnotes()
+        if (f > 1) s = s "\nHow much faster the lesson's main kernel runs on the " short_gpu(gpu[f]) " than on the "
+        if (f > 1) s = s short_gpu(gpu[1]) ", against their copies, and why: [docs/memory-bound.md](" gpus_link(md) ").\n"
+        s = s "\n"
     }
     return s
 }
@@ -205,7 +237,7 @@ function table_shape(shp,    f, s, L, i, name, key) {
     for (f = 1; f <= ncsv; f++) {
         s = s generated_note(f) "\n"
         if (!((f, shp) in shape_seen)) { s = s "No rows at " shp " in " csvname[f] " yet: run `make bench && make tables`.\n\n"; continue }
-        s = s "Every kernel at " shp ", measured by `make bench` on " provenance(f) ". "
+        s = s measured_on(f, (ncsv > 1 ? "every" : "Every") " kernel at " shp) ". "
         s = s "Reproduce with `make bench && make tables`.\n\n"
         s = s "| lesson | kernel | time per call | GB/s | % of copy | design bytes / element | bound: 8 / bytes |\n"
         s = s "|---|---|---:|---:|---:|---:|---:|\n"
@@ -228,9 +260,10 @@ function table_shape(shp,    f, s, L, i, name, key) {
 # ---- KIND readme: the course table, its text columns kept ------------------------------------
 function trim(x) { sub(/^[ \t]+/, "", x); sub(/[ \t]+$/, "", x); return x }
 
-# old[1..nold]: the region's present lines. Rows "| N | ... |" keep cells 1-4.
-function table_readme(old, nold,    f, s, i, c, nc, head, nr, num, text, shp, key, L, line) {
-    f = 1; shp = README_ROWS " x " README_COLS
+# old[1..nold]: the region's present lines. Rows "| N | ... |" keep cells 1-4;
+# then two columns per CSV (GB/s, % of copy), in the order the CSVs were given.
+function table_readme(old, nold,    f, s, i, c, nc, head, nr, num, text, shp, key, L, line, sep) {
+    shp = README_ROWS " x " README_COLS
     head = "| # | lesson | idea | bytes / element"; nr = 0
     for (i = 1; i <= nold; i++) {
         line = old[i]
@@ -245,36 +278,121 @@ function table_readme(old, nold,    f, s, i, c, nc, head, nr, num, text, shp, ke
         } else if (trim(c[2]) !~ /^:?-+:?$/)
             head = "| " trim(c[2]) " | " trim(c[3]) " | " trim(c[4]) " | " trim(c[5])
     }
-    if (nr == 0)                                   # a new region: one row per lesson in the CSV
-        for (L = 1; L <= 99; L++) if (nkern[f, L]) { num[++nr] = L; text[nr] = "| " L " | " MAIN[L] " |  | " }
-    s = generated_note(f) "\n"
-    s = s head " | " short_gpu(gpu[f]) ": GB/s | % of copy |\n|---|---|---|---|---|---|\n"
+    if (nr == 0)                                   # a new region: one row per lesson in the first CSV
+        for (L = 1; L <= 99; L++) if (nkern[1, L]) { num[++nr] = L; text[nr] = "| " L " | " MAIN[L] " |  | " }
+    s = ""
+    for (f = 1; f <= ncsv; f++) s = s generated_note(f)
+    s = s "\n" head; sep = "|---|---|---|---|"
+    for (f = 1; f <= ncsv; f++) { s = s " | " short_gpu(gpu[f]) ": GB/s | % of copy"; sep = sep "---:|---:|" }
+    s = s " |\n" sep "\n"
     nbad = 0; badlist = ""; ndash = 0
     for (i = 1; i <= nr; i++) {
         L = num[i] + 0
-        s = s text[i] " | " cell(f, L, MAIN[L], shp, "gb") " | " cell(f, L, MAIN[L], shp, "pct") " |\n"
-        collect_bad(f, L, MAIN[L], shp)
+        s = s text[i]
+        for (f = 1; f <= ncsv; f++) {
+            s = s " | " cell(f, L, MAIN[L], shp, "gb") " | " cell(f, L, MAIN[L], shp, "pct")
+            collect_bad(f, L, MAIN[L], shp)
+        }
+        s = s " |\n"
     }
     s = s "\nMeasured by `make bench` at " shp " (" sprintf("%.0f", README_ROWS * README_COLS * 4 / 1048576)
-    s = s " MiB per tensor) on " provenance(f)
-    key = f SUBSEP 0 SUBSEP "copy" SUBSEP shp
-    if (key in gb) s = s "; the copy ran at " fmt_gb(gb[key]) " GB/s in the same process"
-    key = f SUBSEP 0 SUBSEP "cudnn" SUBSEP shp
-    if (key in gb) s = s " and cuDNN's softmax at " fmt_pct(pct[key]) " of it"
+    s = s " MiB per tensor)"
+    for (f = 1; f <= ncsv; f++) {
+        s = s (f == 1 ? " on " : "; on ") provenance(f)
+        key = f SUBSEP 0 SUBSEP "copy" SUBSEP shp
+        if (key in gb) s = s ": the copy ran at " fmt_gb(gb[key]) " GB/s in the same process"
+        key = f SUBSEP 0 SUBSEP "cudnn" SUBSEP shp
+        if (key in gb) s = s " and cuDNN's softmax at " fmt_pct(pct[key]) " of it"
+    }
     s = s ". Each row is the lesson's main kernel (" MAIN[1]
     for (L = 2; L <= 8; L++) s = s ", " MAIN[L]
-    s = s "); each lesson's text has the full table, every kernel on every shape. Reproduce with "
-    s = s "`make bench && make tables`; `make lessons` runs the lessons one by one at this shape.\n"
+    s = s "); each lesson's text has the full table" (ncsv > 1 ? " for each GPU" : "") ", every kernel on every shape. "
+    s = s "Reproduce with `make bench && make tables`; `make lessons` runs the lessons one by one at this shape.\n"
     s = s footnotes()
     return s "\n"
 }
 
+# ---- KIND gpus: each later CSV against the first ------------------------------------------------
+# CSV f's GB/s over CSV g's for one kernel at one shape; 0 if either lacks it.
+function gb_ratio(g, f, L, name, shp,    a, b) {
+    a = g SUBSEP L SUBSEP name SUBSEP shp; b = f SUBSEP L SUBSEP name SUBSEP shp
+    return ((a in gb) && (b in gb) && gb[a] + 0 > 0) ? gb[b] / gb[a] : 0
+}
+
+# "1.37×": the ratio of two runs' effective GB/s (the same bytes, so also the
+# inverse ratio of their times); bold where it keeps TRACK of the copy's ratio.
+function ratio_cell(g, f, L, name, shp,    r, copyr, a, b) {
+    r = gb_ratio(g, f, L, name, shp)
+    if (r == 0) { ndash++; return DASH }
+    copyr = (L == 0 && name == "copy") ? 0 : gb_ratio(g, f, 0, "copy", shp)
+    collect_bad(g, L, name, shp); collect_bad(f, L, name, shp)
+    a = g SUBSEP L SUBSEP name SUBSEP shp; b = f SUBSEP L SUBSEP name SUBSEP shp
+    return sprintf(copyr > 0 && r >= TRACK * copyr ? "**%.2f×**" : "%.2f×", r) ((mark(a) mark(b)) != "" ? BAD : "")
+}
+
+# A row of ratios: the copy, a lesson's main kernel or cuDNN.
+function ratio_row(g, f, L, name, title,    j, row) {
+    row = "| " title
+    for (j = 1; j <= NGPUS_SHAPES; j++) row = row " | " ratio_cell(g, f, L, name, GPUS_SHAPES[j])
+    return row " |\n"
+}
+
+function table_gpus(    g, f, s, j, L, row, sep, rc, ns, other) {
+    if (ncsv < 2) return "Only one CSV was given (" csvname[1] "): the comparison needs `make bench` on a second GPU.\n\n"
+    g = 1; s = ""
+    for (f = 2; f <= ncsv; f++) {
+        s = s generated_note(g) generated_note(f) "\n"
+        s = s "**" short_gpu(gpu[f]) " / " short_gpu(gpu[g]) "**, per lesson: its main kernel's effective GB/s on the "
+        s = s gpu[f] " over the same kernel's on the " gpu[g] " at the same shape (equally, the "
+        s = s short_gpu(gpu[g]) "'s time over the " short_gpu(gpu[f]) "'s); first row: the same ratio for the "
+        s = s "device-to-device copy. **Bold**: at least " sprintf("%.0f", 100 * TRACK) " % of the copy's ratio at "
+        s = s "that shape, i.e. the kernel gains what the memory gains. "
+        s = s gpu[g] ": " setup(g) ". " gpu[f] ": " setup(f) ". Reproduce with `make bench` on each GPU, "
+        s = s "then `make tables`.\n\n"
+        # M x N = 2^26 shapes are named by N; the others in full, in the note below
+        row = "| lesson (kernel)"; sep = "|---|"; ns = ""; other = ""
+        for (j = 1; j <= NGPUS_SHAPES; j++) {
+            split(GPUS_SHAPES[j], rc, " x ")
+            if ((rc[1] + 0) * (rc[2] + 0) == 67108864) {
+                row = row " | N = " pow2(rc[2]); ns = ns (ns == "" ? "" : ", ") pow2(rc[2])
+            } else {
+                row = row " | " GPUS_SHAPES[j]
+                other = other "; " GPUS_SHAPES[j] " (" mib(rc[1] * rc[2] * 4) " per tensor)"
+            }
+            sep = sep "---:|"
+        }
+        s = s row " |\n" sep "\n"
+        nbad = 0; badlist = ""; ndash = 0
+        s = s ratio_row(g, f, 0, "copy", "copy")
+        for (L = 1; L <= 99; L++)
+            if ((L in MAIN) && ((g, L, MAIN[L]) in kern_seen) && ((f, L, MAIN[L]) in kern_seen))
+                s = s ratio_row(g, f, L, MAIN[L], L " (" MAIN[L] ")")
+        s = s ratio_row(g, f, 0, "cudnn", "cuDNN")
+        s = s "\nThe shapes: M x N = 2^26 floats (256 MiB per tensor) for N = " ns other ".\n"
+        if (ndash) s = s "\n" DASH " : no row for this shape in one of the CSVs (the kernel does not take it, or `make bench` skipped it as too slow).\n"
+        if (nbad) s = s "\n**" WARN " the output of these runs did not pass the check, so their ratios mean nothing:** " badlist ".\n"
+        s = s "\n"
+    }
+    return s
+}
+
+# 2097152 -> "2 MiB", 65536 -> "64 KiB".
+function mib(bytes) { return bytes >= 1048576 ? sprintf("%.0f MiB", bytes / 1048576) : sprintf("%.0f KiB", bytes / 1024) }
+
+# "4096" -> "2^12"; other numbers as they are.
+function pow2(n,    k, p) {
+    n = n + 0; p = 1
+    for (k = 0; k <= 62; k++) { if (p == n) return "2^" k; p *= 2 }
+    return n
+}
+
 # ---- rewriting the markdown files -------------------------------------------------------------
-function region(kind, old, nold, where) {
-    if (kind ~ /^lesson[0-9]+$/) return table_lesson(substr(kind, 7) + 0)
+function region(kind, old, nold, where, md) {
+    if (kind ~ /^lesson[0-9]+$/) return table_lesson(substr(kind, 7) + 0, md)
     if (kind == "readme") return table_readme(old, nold)
+    if (kind == "gpus") return table_gpus()
     if (kind ~ /^shape [0-9]+x[0-9]+$/) { sub(/^shape /, "", kind); sub(/x/, " x ", kind); return table_shape(kind) }
-    die(where ": unknown region '" kind "' (lessonN, readme or shape RxC)")
+    die(where ": unknown region '" kind "' (lessonN, readme, shape RxC or gpus)")
 }
 
 END {
@@ -293,7 +411,7 @@ END {
             closed = (j <= n && md[m, j] == "<!-- /measured -->")
             nold = 0
             if (closed) for (k = i + 1; k < j; k++) old[++nold] = md[m, k]
-            out = out line "\n" region(kind, old, nold, mdname[m] ":" i) "<!-- /measured -->\n"
+            out = out line "\n" region(kind, old, nold, mdname[m] ":" i, mdname[m]) "<!-- /measured -->\n"
             if (failed) exit failed
             nreg++
             if (closed) i = j

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # make tables: tests/tables.awk turns bench CSVs into the measured regions of
-# the markdown texts. Checked on the small committed CSV (real H100 rows) and
-# a scratch README, never on the course's own files.
+# the markdown texts. Checked on the small committed CSVs (real H100 rows,
+# and real H200 rows at the same shapes) and scratch texts, never on the
+# course's own files.
 # Usage: tests/tables.sh BUILD_DIR
 set -u
 build=$1
 dir="$build/tables-test"
 rm -rf "$dir" && mkdir -p "$dir"
 csv=tests/data/sample_results.csv
+csv2=tests/data/sample_h200.csv
 md="$dir/README.md"
 
 pass() { echo "PASS tables: $1"; }
@@ -81,3 +83,59 @@ awk -f tests/tables.awk "$csv" "$dir/unknown.md" >/dev/null 2>"$dir/err"
 status=$?
 if [ $status -ne 0 ] && [ "$(wc -l <"$dir/err")" -eq 1 ]; then pass "$name"
 else fail "$name" "exit status $status, stderr: $(head -c 300 "$dir/err")"; fi
+
+# ---- two GPUs ----------------------------------------------------------------------
+md2="$dir/two.md"
+{ cat "$dir/original.md"; printf '\n<!-- measured: gpus -->\n<!-- /measured -->\n'; } >"$md2"
+
+name="with two CSVs the README table gets both GPUs' columns, in the order the CSVs are given"
+awk -f tests/tables.awk "$csv" "$csv2" "$md2" >"$dir/log" 2>&1
+if [ $? -ne 0 ]; then fail "$name" "exit status non-zero: $(head -c 300 "$dir/log")"
+elif ! grep -q '^| # | lesson | idea | bytes / element | H100: GB/s | % of copy | H200: GB/s | % of copy |$' "$md2"; then
+    fail "$name" "header: $(grep '^| # ' "$md2")"
+elif ! grep -q '^| 1 | \[naive\](x/) | one thread per row | 12 | 251 | 8.5 % | 299 | 7.2 % |$' "$md2" ||
+     ! grep -q '^| 2 | \[stable\](y/) | subtract the max | 16 | 200 | 6.7 % | 230 | 5.5 % |$' "$md2"; then
+    fail "$name" "$(grep '^| [12] |' "$md2" | tr '\n' ' ')"
+elif ! grep -q 'on NVIDIA H100 80GB HBM3, .*the copy ran at 2963 GB/s.*; on NVIDIA H200, .*the copy ran at 4168 GB/s' "$md2"; then
+    fail "$name" "the caption does not name both GPUs and their copies"
+else pass "$name"; fi
+
+name="with two CSVs a lesson region has one table per GPU, each opening with its GPU's name"
+h100=$(grep -n '^\*\*NVIDIA H100 80GB HBM3\*\*: measured by' "$md2" | cut -d: -f1)
+h200=$(grep -n '^\*\*NVIDIA H200\*\*: measured by' "$md2" | cut -d: -f1)
+if [ -z "$h100" ] || [ -z "$h200" ] || [ "$h100" -ge "$h200" ]; then fail "$name" "captions at lines '$h100' and '$h200'"
+elif [ "$(grep -c '^| M x N | stable time |' "$md2")" -ne 2 ]; then fail "$name" "not two tables"
+elif ! grep -q '^| 131072 x 512 | 2.07 ms | 259 | 6.2 % |' "$md2"; then fail "$name" "no H200 row for 131072 x 512"
+elif [ "$(grep -c '^How much faster .* on the H200 than on the H100, .*(\.\./\.\./docs/memory-bound\.md#two-gpus-which-kernels-follow-the-bandwidth)\.$' "$md2")" -ne 1 ]; then
+    fail "$name" "not one link from the H200 table to the cross-GPU section (relative to the text)"
+else pass "$name"; fi
+
+name="the gpus region gives the H200 / H100 ratio per lesson beside the copy's, bold where it keeps 95 % of it"
+# 16384 x 4096: copy 4167.7 / 2963.1 = 1.41, naive 299.1 / 251.2 = 1.19 (not bold), stable 230.4 / 199.5 = 1.15
+if ! grep -q '^| lesson (kernel) | N = 2^5 | N = 2^12 |' "$md2"; then fail "$name" "no header: $(grep -A2 'measured: gpus' "$md2" | tail -1)"
+elif ! grep -q '^| copy | – | 1.41× |' "$md2"; then fail "$name" "copy row: $(grep '^| copy |' "$md2")"
+elif ! grep -q '^| 1 (naive) | – | 1.19× |' "$md2" || ! grep -q '^| 2 (stable) | – | 1.15× |' "$md2"; then
+    fail "$name" "$(grep -e '^| 1 (' -e '^| 2 (' "$md2" | tr '\n' ' ')"
+elif ! grep -q '^| 5 (fused) | – | \*\*1.37×\*\* |' "$md2"; then fail "$name" "fused: $(grep '^| 5 (' "$md2")"
+else pass "$name"; fi
+
+name="with two CSVs a second run changes nothing"
+cp "$md2" "$dir/two-first.md"
+awk -f tests/tables.awk "$csv" "$csv2" "$md2" >"$dir/log" 2>&1
+if cmp -s "$md2" "$dir/two-first.md" && [ ! -s "$dir/log" ]; then pass "$name"
+else fail "$name" "$(diff "$dir/two-first.md" "$md2" | head -c 300) $(head -c 200 "$dir/log")"; fi
+
+name="with one CSV the gpus region says a second GPU is needed, and the run still succeeds"
+awk -f tests/tables.awk "$csv" "$md2" >"$dir/log" 2>&1
+status=$?
+if [ $status -eq 0 ] && grep -q 'the comparison needs `make bench` on a second GPU' "$md2" &&
+   grep -q '^| # | lesson | idea | bytes / element | H100: GB/s | % of copy |$' "$md2"; then pass "$name"
+else fail "$name" "exit status $status: $(grep -A3 'measured: gpus' "$md2" | head -c 300)"; fi
+
+name="in the gpus region a ratio from a run whose check did not pass is flagged and named"
+sed 's/^1,naive,16384,4096,\(.*\),yes,/1,naive,16384,4096,\1,FAILED,/' "$csv" >"$dir/failed2.csv"
+printf '<!-- measured: gpus -->\n' >"$dir/gpus.md"
+awk -f tests/tables.awk "$dir/failed2.csv" "$csv2" "$dir/gpus.md" >/dev/null 2>&1
+if grep -q '^| 1 (naive) | – | 1.19× ⚠ |' "$dir/gpus.md" && grep -q 'naive at 16384 x 4096 (verified = FAILED)' "$dir/gpus.md" &&
+   ! grep -q '^| 2 (stable) .*⚠' "$dir/gpus.md"; then pass "$name"
+else fail "$name" "$(grep -e '^| [12] (' -e 'verified =' "$dir/gpus.md" | head -c 300)"; fi

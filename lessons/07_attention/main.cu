@@ -1,7 +1,10 @@
 /* Lesson 7 program: the attention variants on small examples (scaled,
  * masked, causal, a fully masked row), the attention forward with its
  * memory footprint, then the timing: the plain softmax through the
- * harness, and (GPU only) every variant against it and the copy. */
+ * harness, and (GPU only) every variant against it and the copy. Every
+ * variant's output, in the demos and in the timing, is checked against
+ * that variant's float64 reference (softmax_attention_reference.h), where
+ * a fully masked row must be zeros; any failure makes the exit status 1. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,9 +13,11 @@
 #include "check.h"
 #include "harness.h"
 #include "inputs.h"
+#include "npy.h"
 #include "reference.h"
 #include "attention_forward.h"
 #include "softmax_attention.h"
+#include "softmax_attention_reference.h"
 
 static const lesson LESSON = {
     7, "attention",
@@ -21,11 +26,25 @@ static const lesson LESSON = {
     verify_rtol, 16384, 4096,
 };
 
-/* ---- running one variant on small host arrays ------------------------------ */
+/* ---- running one variant on small host arrays, and checking it ------------- */
 
-/* y = the variant `spec` describes (host masks in spec) of host x. */
-static void run_small(attn_spec spec, const float *x, float *y, long long rows, long long cols)
+/* What a demo's runs came to against the reference: one line per demo. */
+typedef struct {
+    int runs, failed;
+    double max_rel;
+    char first_bad[640]; /* the first failing run, described */
+} demo_check;
+
+static int demo_checking = 1; /* 0 with --no-check */
+static int demo_failures;     /* over all demos: the exit status */
+
+/* y = the variant `spec` describes (host masks in spec) of host x, on a
+ * poisoned y (an unwritten output is NaN and fails); then y is checked
+ * against the variant's float64 reference into *dc. */
+static void run_small(attn_spec spec, const float *x, float *y, long long rows, long long cols,
+                      const char *label, demo_check *dc)
 {
+    const attn_ref_case ref = {spec.kind, (double)spec.scale, spec.keep, spec.bias, spec.mask_rows, x, cols};
     const size_t n = (size_t)(rows * cols);
     const size_t nm = (size_t)(spec.mask_rows * cols);
     float *dx, *dy, *dbias = NULL;
@@ -51,6 +70,29 @@ static void run_small(attn_spec spec, const float *x, float *y, long long rows, 
     CUDA_CHECK(cudaFree(dy));
     if (dkeep) CUDA_CHECK(cudaFree(dkeep));
     if (dbias) CUDA_CHECK(cudaFree(dbias));
+
+    verify_report r;
+    const int ok = verify_softmax(x, y, rows, cols, attn_ref_row, &ref, LESSON.rtol(cols), &r);
+    dc->runs++;
+    if (r.max_rel > dc->max_rel) dc->max_rel = r.max_rel;
+    if (!ok && dc->failed++ == 0) {
+        char desc[512];
+        verify_describe(&r, desc, sizeof desc);
+        snprintf(dc->first_bad, sizeof dc->first_bad, "%s: %s", label, desc);
+    }
+}
+
+static void print_check(const demo_check *dc)
+{
+    if (!demo_checking) return;
+    if (dc->failed) {
+        demo_failures++;
+        printf("  check: FAIL, %d of %d runs differ from the float64 reference; %s\n", dc->failed, dc->runs,
+               dc->first_bad);
+    } else {
+        printf("  check: PASS, %d run%s against the float64 reference (max rel err %.1e)\n", dc->runs,
+               dc->runs == 1 ? "" : "s", dc->max_rel);
+    }
 }
 
 static void print_matrix(const char *title, const float *y, int rows, int cols)
@@ -79,12 +121,14 @@ static void demo_scaled(void)
     printf("1. Scaled: softmax(x * scale), scale = 1/sqrt(d), applied after the max is subtracted\n");
     const float x[4] = {1, 2, 3, 4};
     float y[4];
+    demo_check dc = {0, 0, 0.0, ""};
     attn_spec s = {ATTN_SCALED, 1.0f, NULL, NULL, 0};
-    run_small(s, x, y, 1, 4);
+    run_small(s, x, y, 1, 4, "scale 1", &dc);
     print_row("scale 1", y, 4);
     s.scale = 0.125f;
-    run_small(s, x, y, 1, 4);
+    run_small(s, x, y, 1, 4, "scale 1/sqrt(64)", &dc);
     print_row("scale 1/sqrt(64)", y, 4);
+    print_check(&dc);
     printf("  Scores of a dot product over d dimensions grow like sqrt(d); dividing by it keeps the\n"
            "  softmax from saturating to one key. Same kernel, one multiply per element: 8 bytes.\n\n");
 }
@@ -97,17 +141,19 @@ static void demo_masked(void)
     /* Key padding: the sequence has 3 real tokens, key 3 is padding. */
     unsigned char keep[S4 * S4];
     for (int i = 0; i < S4 * S4; i++) keep[i] = i % S4 != 3;
+    demo_check dc = {0, 0, 0.0, ""};
     attn_spec s = {ATTN_BYTE_MASK, 1.0f, keep, NULL, S4};
-    run_small(s, SCORES, y, S4, S4);
+    run_small(s, SCORES, y, S4, S4, "byte mask", &dc);
     print_matrix("byte mask keeping keys 0-2 (key 3 is padding): 1 byte per score", y, S4, S4);
     /* An additive bias, ALiBi-like: -0.5 per position of distance. */
     float bias[S4 * S4];
     for (int q = 0; q < S4; q++)
         for (int k = 0; k < S4; k++) bias[q * S4 + k] = -0.5f * (float)abs(q - k);
     attn_spec b = {ATTN_ADD_MASK, 1.0f, NULL, bias, S4};
-    run_small(b, SCORES, y, S4, S4);
+    run_small(b, SCORES, y, S4, S4, "additive mask", &dc);
     print_matrix("additive mask -0.5 |q - k| (0 keeps, -inf removes, the rest biases): 4 bytes per score",
                  y, S4, S4);
+    print_check(&dc);
     printf("  Both masks are [S, S] here, broadcast over the batch of heads (mask_rows = S).\n\n");
 }
 
@@ -115,9 +161,11 @@ static void demo_causal(void)
 {
     printf("3. Causal: query q sees keys k <= q; no mask tensor, q = row %% S\n");
     float y[S4 * S4];
+    demo_check dc = {0, 0, 0.0, ""};
     attn_spec s = {ATTN_CAUSAL, 1.0f, NULL, NULL, 0};
-    run_small(s, SCORES, y, S4, S4);
+    run_small(s, SCORES, y, S4, S4, "causal", &dc);
     print_matrix("causal", y, S4, S4);
+    print_check(&dc);
     printf("  Row q reads q + 1 scores and writes S: on average (S + 1) / 2 reads per row,\n"
            "  4 (S + 1) / (2 S) + 4 = 6 bytes per score instead of 8 for large S.\n\n");
 }
@@ -128,9 +176,11 @@ static void demo_fully_masked(void)
     const float x[4] = {1, 2, 3, 4};
     const unsigned char none[4] = {0, 0, 0, 0};
     float y[4];
+    demo_check dc = {0, 0, 0.0, ""};
     attn_spec s = {ATTN_BYTE_MASK, 1.0f, none, NULL, 1};
-    run_small(s, x, y, 1, 4);
+    run_small(s, x, y, 1, 4, "fully masked row", &dc);
     print_row("this lesson's kernel", y, 4);
+    print_check(&dc); /* the reference of this lesson's policy: zeros */
     const float neg[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
     double ref[4];
     ref_softmax_row(neg, ref, 4); /* common/reference.h follows torch.softmax */
@@ -230,7 +280,10 @@ static void run_variant(const float *x, float *y, long long rows, long long cols
     softmax_attention_run(ATTN_PATH_AUTO, &spec, x, y, rows, cols, st);
 }
 
-static void time_variants(const options *o)
+/* Times every variant, then runs it once more into a poisoned y and checks
+ * that against the variant's float64 reference with the host masks.
+ * Returns 1 if any variant fails its check, else 0. */
+static int time_variants(const options *o)
 {
     const long long rows = o->rows, cols = o->cols;
     const size_t n = (size_t)rows * (size_t)cols, bytes = n * sizeof(float);
@@ -240,23 +293,35 @@ static void time_variants(const options *o)
     /* Per set: x, y, a full byte mask and a full float mask (3.25 x bytes);
      * rotation_sets allows 2 x bytes per set within 80 % of what it is told. */
     if (3.5 * (double)bytes + (can_broadcast ? 5.0 * (double)cols * cols : 0.0) > 0.8 * (double)free_b) {
-        printf("Attention variants: not timed (x, y and full masks need more GPU memory than is free)\n");
-        return;
+        printf("Attention variants: not timed or checked (x, y and full masks need more GPU memory "
+               "than is free)\n");
+        return 0;
     }
     const int sets = rotation_sets(bytes, (size_t)((double)free_b / 1.7));
     float *x[64], *y[64], *bias[64];
     unsigned char *keep[64];
-    float *hx = (float *)malloc(bytes);
+    float *hx = NULL, *hy = (float *)malloc(bytes);
     unsigned char *hkeep = (unsigned char *)malloc(n);
     float *hbias = (float *)malloc(bytes);
-    if (!hx || !hkeep || !hbias) {
-        printf("Attention variants: not timed (host memory)\n");
+    /* The variants run on the lesson's own input: --input's rows too. */
+    char err[512];
+    long long in_rows, in_cols;
+    if (o->input_path) {
+        if (npy_read(o->input_path, &hx, &in_rows, &in_cols, err, sizeof err) != 0) {
+            fprintf(stderr, "lesson7: %s\n", err);
+            exit(2);
+        }
+    } else if ((hx = (float *)malloc(bytes)) != NULL) {
+        inputs_fill(hx, rows, cols, o->kind, o->seed);
+    }
+    if (!hx || !hy || !hkeep || !hbias) {
+        printf("Attention variants: not timed or checked (host memory)\n");
         free(hx);
+        free(hy);
         free(hkeep);
         free(hbias);
-        return;
+        return 0;
     }
-    inputs_fill(hx, rows, cols, o->kind, o->seed);
     /* Masks that keep about 3/4 of the keys (patterned, reproducible). */
     for (size_t i = 0; i < n; i++) {
         const unsigned h = (unsigned)(i * 2654435761u) >> 28;
@@ -306,10 +371,15 @@ static void time_variants(const options *o)
     printf("Attention variants at %lld x %lld (%s path, %s), S = %lld for the [S, S] masks and causal\n",
            rows, cols, attn_path_name(plan.path), cols % 4 == 0 ? "float4" : "scalar", cols);
     printf("  GB/s counts x, y and every mask byte loaded (a broadcast mask's mostly from L2);\n"
-           "  copy: %.1f GB/s (%.4f ms). Median of %d runs.\n", copy_gbps, copy.median_ms, o->iters);
-    printf("  %-34s %9s %11s %9s %10s %12s\n", "variant", "bytes/elt", "time (ms)", "GB/s",
-           "% of copy", "time / plain");
+           "  copy: %.1f GB/s (%.4f ms). Median of %d runs. check: one more run into a NaN-filled y\n"
+           "  against the variant's float64 reference (fully masked rows: zeros).\n",
+           copy_gbps, copy.median_ms, o->iters);
+    printf("  %-34s %9s %11s %9s %10s %12s %6s\n", "variant", "bytes/elt", "time (ms)", "GB/s",
+           "% of copy", "time / plain", "check");
     double plain_ms = 0.0;
+    int failed = 0;
+    char bad[sizeof V / sizeof V[0]][640]; /* the failures, described after the table */
+    int nbad = 0;
     for (unsigned i = 0; i < sizeof V / sizeof V[0]; i++) {
         if (V[i].broadcast && !can_broadcast) {
             printf("  %-34s skipped: an [S, S] mask would be larger than the scores\n", V[i].name);
@@ -325,9 +395,32 @@ static void time_variants(const options *o)
         const timing t = time_runs(run_variant, x, y, sets, rows, cols, o->warmup, o->iters);
         if (i == 0) plain_ms = t.median_ms;
         const double gbps = V[i].bytes / (t.median_ms * 1e6);
-        printf("  %-34s %9.2f %11.4f %9.1f %9.1f %% %11.3fx\n", V[i].name, V[i].bytes / n, t.median_ms,
-               gbps, 100.0 * gbps / copy_gbps, t.median_ms / plain_ms);
+        const char *check = "-";
+        if (o->check) {
+            /* Set 0 (its x and, for a full mask, its mask), into a y poisoned
+             * with NaN so that an element the kernel never writes fails. */
+            CUDA_CHECK(cudaMemset(y[0], 0xFF, bytes));
+            run_variant(x[0], y[0], rows, cols, 0);
+            CUDA_CHECK_LAUNCH();
+            CUDA_CHECK(cudaDeviceSynchronize());
+            CUDA_CHECK(cudaMemcpy(hy, y[0], bytes, cudaMemcpyDeviceToHost));
+            /* A broadcast mask is the first S x S of the full one: the same
+             * host array, read with mask_rows = S. */
+            const attn_ref_case ref = {V[i].kind, (double)V[i].scale, hkeep, hbias, spec.mask_rows, hx, cols};
+            verify_report r;
+            const int ok = verify_softmax(hx, hy, rows, cols, attn_ref_row, &ref, LESSON.rtol(cols), &r);
+            check = ok ? "PASS" : "FAIL";
+            if (!ok) {
+                char desc[512];
+                verify_describe(&r, desc, sizeof desc);
+                snprintf(bad[nbad++], sizeof bad[0], "%s: %s", V[i].name, desc);
+                failed = 1;
+            }
+        }
+        printf("  %-34s %9.2f %11.4f %9.1f %9.1f %% %11.3fx %6s\n", V[i].name, V[i].bytes / n, t.median_ms,
+               gbps, 100.0 * gbps / copy_gbps, t.median_ms / plain_ms, check);
     }
+    for (int i = 0; i < nbad; i++) printf("  FAIL %s\n", bad[i]);
     printf("  Predicted (bandwidth-bound): scaled 1.00x, byte mask 1.125x, additive 1.5x (full;\n"
            "  broadcast: less, as far as the mask stays in L2), causal 0.75x; GB/s near the plain row's.\n\n");
 
@@ -340,8 +433,10 @@ static void time_variants(const options *o)
     if (bkeep) CUDA_CHECK(cudaFree(bkeep));
     if (bbias) CUDA_CHECK(cudaFree(bbias));
     free(hx);
+    free(hy);
     free(hkeep);
     free(hbias);
+    return failed;
 }
 
 /* The attention forward, online against materialising, at one size. */
@@ -420,6 +515,7 @@ int main(int argc, char **argv)
 {
     options o;
     lesson_init(&LESSON, &o, argc, argv);
+    demo_checking = o.check;
 
     demo_scaled();
     demo_masked();
@@ -430,11 +526,12 @@ int main(int argc, char **argv)
     /* Checked with this lesson's policy: a row of only -inf (a query that
      * attends to nothing) must give zeros here, where the plain reference,
      * like torch.softmax, gives NaN; any other row is the plain softmax. */
-    const int status = lesson_run_ref(&LESSON, &o, ref_row_softmax_masked_zeros);
+    int status = lesson_run_ref(&LESSON, &o, ref_row_softmax_masked_zeros);
 #ifndef CUDA_EMU
     printf("\n");
-    time_variants(&o);
+    if (time_variants(&o)) status = 1;
     time_attention(&o);
 #endif
+    if (demo_failures) status = 1;
     return status;
 }

@@ -86,8 +86,8 @@ __device__ __forceinline__ float fx_scale(float m_thread, online_md row)
  * float4s, a tail of 0-3 floats, when each row of x starts where the same
  * row of y does; the extras are taken by threads 0-5 of the row's first
  * piece. Without it, 32-bit accesses: 73-80 % of the aligned speed on
- * path 3 on the H100, 95-98 % peeled (README.md, "Measuring one of your
- * own shapes"). The PEEL template instances are separate, so aligned views
+ * path 3 on the H100, 95-98 % peeled (docs/lesson8-paths.md, "Views").
+ * The PEEL template instances are separate, so aligned views
  * run exactly the code they ran before peeling existed. */
 template <int VEC, bool PEEL>
 __device__ __forceinline__ view_cut fx_row_cut(long long row, long long ldx, int mis, long long cols)
