@@ -5,6 +5,11 @@
  * The sweep keeps M x N = 2^26 floats (256 MiB per tensor, far above L2)
  * and walks N = 32 ... 2^26, plus 1024 x 512 (2 MiB: launch-bound and
  * L2-sized; its buffers are rotated so each run starts cold in L2).
+ * Between the powers of two it adds N = 1.5 x 2^k and 2^k + 1 for k = 10
+ * ... 20 and a few language models' vocabulary sizes, at M = floor(2^26 /
+ * N) (so M x N is just under 2^26): a length that is not a power of two
+ * can lose speed where its neighbours do not. Only lesson 8's entry point,
+ * the copy and cuDNN run there, which keeps `make bench` within minutes.
  *
  * Every timed kernel is checked first, on a poisoned output, against the
  * float64 reference on BENCH_CHECK_ROWS rows spread over the matrix (the
@@ -13,7 +18,8 @@
  * is not timed (20 runs would take too long; one-thread-per-row kernels at
  * long rows), and the table says so.
  *
- * Usage: bench [--out DIR] [--quick]   (--quick: N = 32, 1024, 2^15, 2^20)
+ * Usage: bench [--out DIR] [--quick]   (--quick: N = 32, 1024, 2^15, 2^20,
+ *                                      none between)
  *        bench --only N [--shape RxC]  one untimed, unchecked launch of each
  *                                      kernel of lesson N (for `make
  *                                      profile-lessonN`: ncu sees only it) */
@@ -46,6 +52,16 @@
 #define BENCH_SMALL_BYTES (64LL << 20)
 #define BENCH_SMALL_WARMUP 200
 #define BENCH_SMALL_ITERS 2000
+#define BENCH_MAX_SHAPES 64
+
+/* Row lengths that language models softmax over (their vocabularies), as
+ * points between the powers of two. */
+static const long long VOCAB_COLS[] = {
+    32000,  /* Llama 2, Mistral 7B */
+    50257,  /* GPT-2 */
+    128256, /* Llama 3 */
+    151936, /* Qwen2 */
+};
 
 #ifdef HAVE_CUDNN
 /* cuDNN's softmax as a softmax_fn, so it is timed by the same code. The
@@ -214,17 +230,41 @@ int main(int argc, char **argv)
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&cudnn_desc));
 #endif
 
-    /* The shapes: N = 2^5 ... 2^26 at M x N = 2^26, then 1024 x 512. */
-    long long shapes[32][2];
+    /* The shapes, by N: N = 2^5 ... 2^26 at M x N = 2^26, with the points
+     * between (shapes[s][2] = 1: lesson 8's entry point only), then 1024 x
+     * 512. */
+    long long shapes[BENCH_MAX_SHAPES][3];
     int nshapes = 0;
     for (int e = 5; e <= 26; e++) {
         if (quick && e != 5 && e != 10 && e != 15 && e != 20) continue;
         shapes[nshapes][0] = BENCH_ELEMS >> e;
         shapes[nshapes][1] = 1LL << e;
+        shapes[nshapes][2] = 0;
         nshapes++;
+    }
+    if (!quick) {
+        long long mid[2 * 11 + sizeof VOCAB_COLS / sizeof VOCAB_COLS[0]];
+        int nmid = 0;
+        for (int e = 10; e <= 20; e++) {
+            mid[nmid++] = 3LL << (e - 1); /* 1.5 x 2^e */
+            mid[nmid++] = (1LL << e) + 1;
+        }
+        for (size_t v = 0; v < sizeof VOCAB_COLS / sizeof VOCAB_COLS[0]; v++) mid[nmid++] = VOCAB_COLS[v];
+        for (int b = 0; b < nmid; b++) { /* each in N order among the others */
+            int at = nshapes;
+            while (at > 0 && shapes[at - 1][1] > mid[b]) {
+                memcpy(shapes[at], shapes[at - 1], sizeof shapes[at]);
+                at--;
+            }
+            shapes[at][0] = BENCH_ELEMS / mid[b];
+            shapes[at][1] = mid[b];
+            shapes[at][2] = 1;
+            nshapes++;
+        }
     }
     shapes[nshapes][0] = 1024;
     shapes[nshapes][1] = 512;
+    shapes[nshapes][2] = 0;
     nshapes++;
 
     float *hx = (float *)malloc((size_t)BENCH_ELEMS * sizeof(float));
@@ -238,6 +278,7 @@ int main(int argc, char **argv)
 
     for (int s = 0; s < nshapes; s++) {
         long long rows = shapes[s][0], cols = shapes[s][1];
+        const int between = (int)shapes[s][2];
         size_t bytes = (size_t)rows * (size_t)cols * sizeof(float);
         inputs_fill(hx, rows, cols, INPUT_NORMAL, 2026 + (unsigned long long)s);
 
@@ -270,6 +311,7 @@ int main(int argc, char **argv)
             char label[64];
             if (k < NKERNELS) {
                 const kernel *K = &KERNELS[k];
+                if (between && K->run != softmax_fastest) continue;
                 snprintf(label, sizeof label, "lesson%d %s", K->lesson, K->name);
                 who = K->name;
                 fn = K->run;

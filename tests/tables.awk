@@ -15,7 +15,9 @@
 # are regenerated; a missing closing line is added after the opening one.
 # KIND is
 #   lessonN     every kernel of lesson N on every shape of the sweep, with the
-#               copy and cuDNN beside them (one table per CSV, in the order given)
+#               copy and cuDNN beside them (one table per CSV, in the order given);
+#               a shape whose N is not a power of two (bench runs only lesson 8's
+#               entry point there) only where the lesson has a row at it
 #   readme      the course table of README.md: its rows keep their first four
 #               cells (number, lesson, idea, bytes) and get, per CSV, the GB/s
 #               and % of copy of the lesson's main kernel at 16384 x 4096
@@ -96,6 +98,7 @@ FILENAME ~ /\.csv$/ {
     key = f SUBSEP L SUBSEP name SUBSEP shp       # a later row of the same run wins
     ms[key] = v[col["median_ms"]]; gb[key] = v[col["gbps"]]; pct[key] = v[col["pct_of_copy"]]
     ver[key] = v[col["verified"]]
+    lesson_at[f, L, shp] = 1
     if ("bytes_per_elem" in col) bpe[key] = v[col["bytes_per_elem"]]
     nrows[f]++
     gpu[f] = v[col["gpu"]]; drv[f] = v[col["cuda_driver"]]; rt[f] = v[col["cuda_runtime"]]
@@ -193,7 +196,7 @@ function gpus_link(md,    up, d) {
     return up "docs/memory-bound.md#two-gpus-which-kernels-follow-the-bandwidth"
 }
 
-function table_lesson(L, md,    f, s, i, j, n, k, names, wide, shp, row, mainname) {
+function table_lesson(L, md,    f, s, i, j, n, k, names, wide, shp, row, mainname, nmid) {
     s = ""
     for (f = 1; f <= ncsv; f++) {
         s = s generated_note(f) "\n"
@@ -213,16 +216,21 @@ function table_lesson(L, md,    f, s, i, j, n, k, names, wide, shp, row, mainnam
         row = "|---|---:|---:|---:|"
         for (j = 2; j <= n; j++) row = row (wide ? "---:|" : "") "---:|"
         s = s row "---:|---:|\n"
-        nbad = 0; badlist = ""; ndash = 0
+        nbad = 0; badlist = ""; ndash = 0; nmid = 0
         for (i = 1; i <= nshape[f]; i++) {
             shp = shape[f, i]
-            row = "| " shp " | " cell(f, L, mainname, shp, "time") " | " cell(f, L, mainname, shp, "gb") " | " cell(f, L, mainname, shp, "pct")
+            if (!is_pow2(scols[f, shp])) {
+                if (!((f, L, shp) in lesson_at)) continue
+                nmid++
+            }
+            row = "| " shape_name(f, shp) " | " cell(f, L, mainname, shp, "time") " | " cell(f, L, mainname, shp, "gb") " | " cell(f, L, mainname, shp, "pct")
             for (j = 2; j <= n; j++)
                 row = row (wide ? " | " cell(f, L, names[j], shp, "gb") : "") " | " cell(f, L, names[j], shp, "pct")
             s = s row " | " cell(f, 0, "copy", shp, "gb") " | " cell(f, 0, "cudnn", shp, "gb") " |\n"
             for (j = 1; j <= n; j++) collect_bad(f, L, names[j], shp)
             collect_bad(f, 0, "copy", shp); collect_bad(f, 0, "cudnn", shp)
         }
+        if (nmid) s = s "\nRows whose N is not a power of two: M = floor(2^26 / N), so M x N is just under 2^26; only the entry point (" mainname "), the copy and cuDNN are run there.\n"
         s = s footnotes()
         if (f > 1) s = s "\nHow much faster the lesson's main kernel runs on the " short_gpu(gpu[f]) " than on the "
         if (f > 1) s = s short_gpu(gpu[1]) ", against their copies, and why: [docs/memory-bound.md](" gpus_link(md) ").\n"
@@ -378,6 +386,18 @@ function table_gpus(    g, f, s, j, L, row, sep, rc, ns, other) {
 
 # 2097152 -> "2 MiB", 65536 -> "64 KiB".
 function mib(bytes) { return bytes >= 1048576 ? sprintf("%.0f MiB", bytes / 1048576) : sprintf("%.0f KiB", bytes / 1024) }
+
+function is_pow2(n) { return pow2(n) ~ /^2\^/ }
+
+# A row's shape as the lesson tables show it: an N between the powers of two
+# named after its neighbour, "43690 x 1536 (1.5 × 2^10)", "65472 x 1025 (2^10 + 1)".
+function shape_name(f, shp,    n) {
+    n = scols[f, shp] + 0
+    if (is_pow2(n)) return shp
+    if (is_pow2(n - 1)) return shp " (" pow2(n - 1) " + 1)"
+    if (n % 3 == 0 && is_pow2(2 * n / 3)) return shp " (1.5 × " pow2(2 * n / 3) ")"
+    return shp
+}
 
 # "4096" -> "2^12"; other numbers as they are.
 function pow2(n,    k, p) {
