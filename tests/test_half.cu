@@ -5,7 +5,8 @@
  * halfway point between neighbouring patterns and the floats beside it,
  * zeros, infinities, NaNs, float subnormals, random bits) to float16 and
  * bfloat16, through each conversion intrinsic a 16-bit softmax uses. The
- * host compares each result with common/f16.c's.
+ * host compares each result with common/f16.c's. One more kernel takes
+ * the 16-bit types through static and dynamic shared memory.
  *   On the CPU emulator this shows that its <cuda_fp16.h> and
  *   <cuda_bf16.h> pass values through as CUDA's do (same intrinsics, same
  *   halves of a pair, same layout); the rounding itself is f16.c's, which
@@ -92,6 +93,21 @@ __global__ void narrow_bf16(const float *x, long n, unsigned short *plain, unsig
         pair[i] = __floats2bfloat162_rn(x[i], x[n - 1 - i]);
         pair2[i] = __float22bfloat162_rn(make_float2(x[i], x[n - 1 - i]));
     }
+}
+
+/* The 16-bit types in shared memory, as a 16-bit kernel stages a row:
+ * each CTA of 256 threads takes 256 __half and 256 __nv_bfloat162 through
+ * a static and a dynamic shared array and writes them back reversed. */
+__global__ void through_shared(const __half *h, const __nv_bfloat162 *b, __half *h_out, __nv_bfloat162 *b_out)
+{
+    __shared__ __half tile[256];
+    extern __shared__ __nv_bfloat162 dyn[];
+    const int i = blockIdx.x * 256 + threadIdx.x;
+    tile[threadIdx.x] = h[i];
+    dyn[threadIdx.x] = b[i];
+    __syncthreads();
+    h_out[i] = tile[255 - threadIdx.x];
+    b_out[i] = dyn[255 - threadIdx.x];
 }
 
 /* ---- host ---------------------------------------------------------------- */
@@ -301,6 +317,45 @@ static void check_narrowing(const format *f, const float *x, long n)
     CUDA_CHECK(cudaFree(d_pair2));
 }
 
+static void check_shared(void)
+{
+    /* Every 16-bit pattern as __half; pairs (i, i ^ 0x8001) as __nv_bfloat162. */
+    unsigned short *h = (unsigned short *)malloc(NPAT * 2), *b = (unsigned short *)malloc(NPAT * 4);
+    if (!h || !b) {
+        fprintf(stderr, "test_half: out of memory\n");
+        exit(1);
+    }
+    for (int i = 0; i < NPAT; i++) {
+        h[i] = (unsigned short)i;
+        b[2 * i] = (unsigned short)i;
+        b[2 * i + 1] = (unsigned short)(i ^ 0x8001);
+    }
+    void *d_h = device_alloc(NPAT * 2, 0), *d_b = device_alloc(NPAT * 4, 0);
+    void *d_ho = device_alloc(NPAT * 2, 0xFF), *d_bo = device_alloc(NPAT * 4, 0xFF);
+    CUDA_CHECK(cudaMemcpy(d_h, h, NPAT * 2, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(d_b, b, NPAT * 4, cudaMemcpyHostToDevice));
+    through_shared<<<NPAT / 256, 256, 256 * sizeof(__nv_bfloat162)>>>((const __half *)d_h, (const __nv_bfloat162 *)d_b,
+                                                                     (__half *)d_ho, (__nv_bfloat162 *)d_bo);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    unsigned short *ho = (unsigned short *)to_host(d_ho, NPAT * 2), *bo = (unsigned short *)to_host(d_bo, NPAT * 4);
+    long bad = 0;
+    for (int i = 0; i < NPAT; i++) {
+        const int j = (i & ~255) + 255 - (i & 255); /* where element i went */
+        if (ho[j] != h[i] || bo[2 * j] != b[2 * i] || bo[2 * j + 1] != b[2 * i + 1]) bad++;
+    }
+    test_expect(bad == 0, "half and bf16: __half and __nv_bfloat162 pass through static and dynamic shared memory bit for bit",
+                "%ld of %d elements differ", bad, NPAT);
+    free(h);
+    free(b);
+    free(ho);
+    free(bo);
+    CUDA_CHECK(cudaFree(d_h));
+    CUDA_CHECK(cudaFree(d_b));
+    CUDA_CHECK(cudaFree(d_ho));
+    CUDA_CHECK(cudaFree(d_bo));
+}
+
 int main(void)
 {
     int count = 0;
@@ -312,6 +367,7 @@ int main(void)
     }
     check_widening(&HALF);
     check_widening(&BF16);
+    check_shared();
 
     const long cap = 1600000; /* 2 formats x 32768 x 8 edge floats, the specials, random floats */
     float *x = (float *)malloc(cap * sizeof(float));
