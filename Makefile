@@ -40,7 +40,7 @@ LESSON_DIRS := $(sort $(notdir $(wildcard lessons/[0-9][0-9]_*)))
 lesson_num   = $(patsubst 0%,%,$(firstword $(subst _, ,$(1))))
 LESSON_NUMS := $(foreach d,$(LESSON_DIRS),$(call lesson_num,$(d)))
 
-COMMON_C    := options inputs npy reference verify
+COMMON_C    := options inputs npy reference verify f16
 COMMON_OBJS := $(COMMON_C:%=$(BUILD)/common/%.o) $(BUILD)/common/harness.o
 CPU_TESTS   := $(basename $(notdir $(wildcard tests/test_*.c)))
 # GPU tests (tests/test_*.cu) link every lesson's kernels.

@@ -1,4 +1,4 @@
-/* float32 .npy files (see npy.h).
+/* .npy files of float32, float16 and bfloat16 (see npy.h).
  *
  * The format (numpy.lib.format):
  *   6 bytes   magic "\x93NUMPY"
@@ -7,7 +7,8 @@
  *   header    a Python dict literal, e.g.
  *             {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
  *             padded with spaces and ending in '\n'
- *   data      rows * cols little-endian float32, row after row (C order)
+ *   data      rows * cols little-endian values, row after row (C order):
+ *             float32 ('<f4'), float16 ('<f2') or bfloat16 bits ('<u2')
  *
  * A file is untrusted input: every length and number in it is checked
  * before it is used, so a damaged or hostile file gives a message, never a
@@ -50,7 +51,7 @@ static int fail(char *err, size_t errlen, const char *path, const char *fmt, ...
     return -1;
 }
 
-/* The data is little-endian float32; the course runs on x86-64 and aarch64,
+/* The data is little-endian; the course runs on x86-64 and aarch64,
  * both little-endian, so the bytes are copied as they are. */
 static int host_is_little_endian(void)
 {
@@ -181,8 +182,24 @@ static int parse_header(const char *text, size_t len, const char *path, char *de
     return 0;
 }
 
-int npy_read(const char *path, float **data, long long *rows, long long *cols, char *err,
-             size_t errlen)
+/* The dtypes a .npy descr names here, and their element sizes. */
+static int dtype_of(const char *descr, npy_dtype *t)
+{
+    if (strcmp(descr, "<f4") == 0) *t = NPY_F32;
+    else if (strcmp(descr, "<f2") == 0) *t = NPY_F16;
+    else if (strcmp(descr, "<u2") == 0) *t = NPY_BF16;
+    else return 0;
+    return 1;
+}
+
+static const char *descr_of(npy_dtype t) { return t == NPY_F16 ? "<f2" : t == NPY_BF16 ? "<u2" : "<f4"; }
+
+size_t npy_dtype_size(npy_dtype t) { return t == NPY_F32 ? 4 : 2; }
+
+/* npy_read and npy_read_typed: `typed` says whether the 16-bit dtypes are
+ * accepted (the float32 reader keeps its message and its one dtype). */
+static int read_array(const char *path, int typed, void **data, npy_dtype *dtype, long long *rows,
+                      long long *cols, char *err, size_t errlen)
 {
     *data = NULL;
     if (!host_is_little_endian()) return fail(err, errlen, path, "big-endian hosts are not supported");
@@ -191,7 +208,7 @@ int npy_read(const char *path, float **data, long long *rows, long long *cols, c
 
     int ret = -1;
     char *header = NULL;
-    float *x = NULL;
+    void *x = NULL;
 
     /* The file size first: every length below is checked against it. */
     struct stat st;
@@ -241,8 +258,14 @@ int npy_read(const char *path, float **data, long long *rows, long long *cols, c
     int fortran = 0, rank = 0;
     long long dims[2] = {0, 0};
     if (parse_header(header, hlen, path, descr, sizeof descr, &fortran, &rank, dims, err, errlen)) goto done;
-    if (strcmp(descr, "<f4") != 0) {
-        fail(err, errlen, path, "dtype '%s' is not supported (want '<f4', little-endian float32)", descr);
+    npy_dtype t;
+    if (!dtype_of(descr, &t) || (!typed && t != NPY_F32)) {
+        if (typed)
+            fail(err, errlen, path,
+                 "dtype '%s' is not supported (want '<f4' float32, '<f2' float16 or '<u2' bfloat16 bits, little-endian)",
+                 descr);
+        else
+            fail(err, errlen, path, "dtype '%s' is not supported (want '<f4', little-endian float32)", descr);
         goto done;
     }
     if (fortran) {
@@ -263,7 +286,7 @@ int npy_read(const char *path, float **data, long long *rows, long long *cols, c
         goto done;
     }
     /* At most 2^40 elements, so the byte count cannot overflow. */
-    long long need = dims[0] * dims[1] * (long long)sizeof(float);
+    long long need = dims[0] * dims[1] * (long long)npy_dtype_size(t);
     long long have = size - data_start;
     if (have < need) {
         fail(err, errlen, path, "truncated: shape (%lld, %lld) needs %lld data bytes, the file has %lld",
@@ -284,6 +307,7 @@ int npy_read(const char *path, float **data, long long *rows, long long *cols, c
         goto done;
     }
     *data = x;
+    *dtype = t;
     *rows = dims[0];
     *cols = dims[1];
     x = NULL;
@@ -295,8 +319,30 @@ done:
     return ret;
 }
 
+int npy_read(const char *path, float **data, long long *rows, long long *cols, char *err,
+             size_t errlen)
+{
+    void *x;
+    npy_dtype t;
+    int r = read_array(path, 0, &x, &t, rows, cols, err, errlen);
+    *data = (float *)x;
+    return r;
+}
+
+int npy_read_typed(const char *path, void **data, npy_dtype *dtype, long long *rows, long long *cols,
+                   char *err, size_t errlen)
+{
+    return read_array(path, 1, data, dtype, rows, cols, err, errlen);
+}
+
 int npy_write(const char *path, const float *data, long long rows, long long cols, char *err,
               size_t errlen)
+{
+    return npy_write_typed(path, data, NPY_F32, rows, cols, err, errlen);
+}
+
+int npy_write_typed(const char *path, const void *data, npy_dtype dtype, long long rows, long long cols,
+                    char *err, size_t errlen)
 {
     if (!host_is_little_endian()) return fail(err, errlen, path, "big-endian hosts are not supported");
     if (rows < 1 || cols < 1 || rows > OPT_MAX_COLS || cols > OPT_MAX_COLS)
@@ -306,8 +352,10 @@ int npy_write(const char *path, const float *data, long long rows, long long col
      * data starts at a multiple of 64 bytes (NumPy aligns it too, which lets
      * np.load memory-map the data with aligned floats). */
     char header[256]; /* dict <= 80 bytes + up to 63 spaces + '\n' */
-    int n = snprintf(header, sizeof header, "{'descr': '<f4', 'fortran_order': False, 'shape': (%lld, %lld), }",
-                     rows, cols);
+    if (dtype != NPY_F32 && dtype != NPY_F16 && dtype != NPY_BF16)
+        return fail(err, errlen, path, "cannot write dtype %d", (int)dtype);
+    int n = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': (%lld, %lld), }",
+                     descr_of(dtype), rows, cols);
     int total = 10 + n + 1; /* preamble + dict + '\n' */
     int pad = (64 - total % 64) % 64;
     memset(header + n, ' ', (size_t)pad);
@@ -321,7 +369,7 @@ int npy_write(const char *path, const float *data, long long rows, long long col
     size_t count = (size_t)(rows * cols);
     int ok = fwrite(pre, 1, sizeof pre, f) == sizeof pre &&
              fwrite(header, 1, (size_t)hlen, f) == (size_t)hlen &&
-             fwrite(data, sizeof(float), count, f) == count;
+             fwrite(data, npy_dtype_size(dtype), count, f) == count;
     int saved = errno;
     if (fclose(f) != 0 && ok) ok = 0, saved = errno; /* a full disk shows up here */
     /* A half-written file is left as it is: its data is short of what its

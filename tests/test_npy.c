@@ -5,10 +5,12 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "f16.h"
 #include "inputs.h"
 #include "npy.h"
 #include "test.h"
@@ -254,6 +256,124 @@ static void test_rejections(void)
     expect_reject("npy: rejects a 4 GiB header length (over the 1 MiB cap)", tmp("huge.npy"), "too large");
 }
 
+/* ---- 16-bit dtypes: '<f2' float16 and '<u2' bfloat16 bits ----------------- */
+
+/* np.save("h.npy", np.array([[1, -2, 65504], [np.inf, 2**-24, -0.0]], dtype=np.float16)),
+ * byte by byte: the header of NUMPY_2x3 with '<f2', then six little-endian
+ * float16 patterns. */
+static const char NUMPY_F16_2x3[] =
+    "\x93NUMPY\x01\x00\x76\x00"
+    "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 3), }"
+    "          " "          " "          " "          " "          " "        " /* 58 spaces */
+    "\n"
+    "\x00\x3c" "\x00\xc0" "\xff\x7b" "\x00\x7c" "\x01\x00" "\x00\x80";
+#define NUMPY_F16_2x3_LEN (sizeof NUMPY_F16_2x3 - 1)
+
+static void test_16_bit(void)
+{
+    char err[300] = "";
+    long long r = 0, c = 0;
+    npy_dtype t = NPY_F32;
+    void *v = NULL;
+
+    /* Every 16-bit pattern, as a 256 x 256 array, in each 16-bit dtype. */
+    uint16_t *all = malloc(65536 * sizeof *all);
+    for (uint32_t i = 0; i < 65536; i++) all[i] = (uint16_t)i;
+    const npy_dtype types[2] = {NPY_F16, NPY_BF16};
+    const char *names[2] = {"npy: float16 ('<f2'): all 65536 patterns written and read back bit for bit, dtype NPY_F16",
+                            "npy: bfloat16 ('<u2' bits): all 65536 patterns written and read back bit for bit, dtype NPY_BF16"};
+    for (int k = 0; k < 2; k++) {
+        int ret = npy_write_typed(tmp("h16.npy"), all, types[k], 256, 256, err, sizeof err);
+        if (ret == 0) ret = npy_read_typed(tmp("h16.npy"), &v, &t, &r, &c, err, sizeof err);
+        test_expect(ret == 0 && t == types[k] && r == 256 && c == 256 && memcmp(v, all, 65536 * 2) == 0, names[k],
+                    "ret %d, dtype %d, %lld x %lld: %s", ret, (int)t, r, c, ret ? err : "other bits");
+        free(v);
+        v = NULL;
+    }
+    free(all);
+
+    /* NumPy's float16 bytes, read: the values widen exactly. */
+    write_bytes(tmp("h16.npy"), NUMPY_F16_2x3, NUMPY_F16_2x3_LEN);
+    int ret = npy_read_typed(tmp("h16.npy"), &v, &t, &r, &c, err, sizeof err);
+    const uint16_t *h = v;
+    int ok = ret == 0 && t == NPY_F16 && r == 2 && c == 3 && f16_to_float(h[0]) == 1.0f &&
+             f16_to_float(h[1]) == -2.0f && f16_to_float(h[2]) == 65504.0f && isinf(f16_to_float(h[3])) &&
+             f16_to_float(h[4]) == ldexpf(1, -24) && f16_to_float(h[5]) == 0 && signbit(f16_to_float(h[5]));
+    test_expect(ok, "npy: a hand-made NumPy float16 file reads as 1, -2, 65504, inf, 2^-24, -0", "ret %d: %s", ret,
+                ret ? err : "other values");
+    free(v);
+    v = NULL;
+
+    /* And written: exactly NumPy's bytes. */
+    const uint16_t six[6] = {0x3C00, 0xC000, 0x7BFF, 0x7C00, 0x0001, 0x8000};
+    unsigned char got[256];
+    ret = npy_write_typed(tmp("h16.npy"), six, NPY_F16, 2, 3, err, sizeof err);
+    long n = file_size(tmp("h16.npy"), got, sizeof got);
+    test_expect(ret == 0 && n == (long)NUMPY_F16_2x3_LEN && memcmp(got, NUMPY_F16_2x3, NUMPY_F16_2x3_LEN) == 0,
+                "npy: a 2 x 3 float16 array is written byte for byte as NumPy's np.save writes it", "ret %d, %ld bytes: %s",
+                ret, n, ret ? err : "bytes differ");
+
+    /* A bfloat16 file made by hand: '<u2', the top halves of 1.0, -2.0,
+     * the largest finite bfloat16, -inf, 2^-133, -0. */
+    const uint16_t b6[6] = {0x3F80, 0xC000, 0x7F7F, 0xFF80, 0x0001, 0x8000};
+    const char *dict = "{'descr': '<u2', 'fortran_order': False, 'shape': (2, 3), }";
+    make_npy(tmp("b16.npy"), 1, dict, 0);
+    FILE *f = fopen(tmp("b16.npy"), "ab");
+    ok = f && fwrite(b6, 2, 6, f) == 6;
+    if (f) fclose(f);
+    ret = ok ? npy_read_typed(tmp("b16.npy"), &v, &t, &r, &c, err, sizeof err) : -1;
+    h = v;
+    ok = ret == 0 && t == NPY_BF16 && r == 2 && c == 3 && bf16_to_float(h[0]) == 1.0f &&
+         bf16_to_float(h[1]) == -2.0f && bf16_to_float(h[2]) == ldexpf(255, 120) && bf16_to_float(h[3]) == -INFINITY &&
+         bf16_to_float(h[4]) == ldexpf(1, -133) && bf16_to_float(h[5]) == 0 && signbit(bf16_to_float(h[5]));
+    test_expect(ok, "npy: a hand-made bfloat16 ('<u2') file reads as 1, -2, ~3.39e38, -inf, 2^-133, -0", "ret %d: %s",
+                ret, ret ? err : "other values");
+    free(v);
+    v = NULL;
+
+    /* float32 through the typed reader: NPY_F32, the same floats. */
+    write_bytes(tmp("numpy.npy"), NUMPY_2x3, NUMPY_2x3_LEN);
+    ret = npy_read_typed(tmp("numpy.npy"), &v, &t, &r, &c, err, sizeof err);
+    const float *x = v;
+    test_expect(ret == 0 && t == NPY_F32 && r == 2 && c == 3 && x[0] == 1 && x[5] == 6,
+                "npy: npy_read_typed reads a float32 file as NPY_F32 with its values", "ret %d: %s", ret, ret ? err : "");
+    free(v);
+    v = NULL;
+
+    /* The float32 reader stays float32: a 16-bit file is a one-line error. */
+    expect_reject("npy: npy_read (float32) refuses a float16 file, naming '<f2'", tmp("h16.npy"), "dtype '<f2'");
+    expect_reject("npy: npy_read (float32) refuses a bfloat16 file, naming '<u2'", tmp("b16.npy"), "dtype '<u2'");
+
+    /* What the typed reader refuses, each with one line. */
+    struct {
+        const char *name, *dict, *want;
+        size_t data;
+    } bad[] = {
+        {"npy: typed: rejects big-endian float16 ('>f2'), naming the dtype",
+         "{'descr': '>f2', 'fortran_order': False, 'shape': (2, 3), }", "dtype '>f2'", 12},
+        {"npy: typed: rejects big-endian uint16 ('>u2'), naming the dtype",
+         "{'descr': '>u2', 'fortran_order': False, 'shape': (2, 3), }", "dtype '>u2'", 12},
+        {"npy: typed: rejects int16 ('<i2'), naming the dtype",
+         "{'descr': '<i2', 'fortran_order': False, 'shape': (2, 3), }", "dtype '<i2'", 12},
+        {"npy: typed: rejects float64 ('<f8'), naming the dtype",
+         "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", "dtype '<f8'", 48},
+        {"npy: typed: rejects float16 data cut short, counting 2 bytes an element",
+         "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 3), }", "needs 12 data bytes, the file has 8", 8},
+        {"npy: typed: rejects float16 data with bytes left over",
+         "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 3), }", "2 extra bytes", 14},
+        {"npy: typed: rejects a rank-1 bfloat16 array", "{'descr': '<u2', 'fortran_order': False, 'shape': (6,), }",
+         "rank 1", 12},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        make_npy(tmp("bad.npy"), 1, bad[i].dict, bad[i].data);
+        v = (void *)&v; /* any non-NULL value: it must come back NULL */
+        err[0] = 0;
+        ret = npy_read_typed(tmp("bad.npy"), &v, &t, &r, &c, err, sizeof err);
+        test_expect(ret == -1 && v == NULL && err[0] && !strchr(err, '\n') && strstr(err, bad[i].want), bad[i].name,
+                    "returned %d, message '%s', want one containing '%s'", ret, err, bad[i].want);
+    }
+}
+
 /* Random damage to a valid file: every result must be a clean success or
  * a clean one-line failure, never a crash or a read out of bounds. */
 static void test_fuzz(void)
@@ -320,10 +440,11 @@ int main(void)
     test_rejections();
     test_fuzz();
     test_write_errors();
+    test_16_bit();
 
     const char *files[] = {"rt.npy", "ours.npy", "numpy.npy", "align.npy", "v2.npy", "v3.npy", "spell.npy",
                            "comma.npy", "magic.npy", "empty.npy", "pre.npy", "v4.npy", "bad.npy", "hlen.npy",
-                           "huge.npy", "fuzz.npy"};
+                           "huge.npy", "fuzz.npy", "h16.npy", "b16.npy"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) unlink(tmp(files[i]));
     test_expect(rmdir(dir) == 0, "npy: the tests leave no file behind", "%s is not empty", dir);
     return test_exit_status();

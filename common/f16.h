@@ -1,0 +1,48 @@
+/* 16-bit floating-point storage on the host: IEEE 754 binary16 ("half",
+ * float16, CUDA's __half) and bfloat16 (CUDA's __nv_bfloat16), each held as
+ * its 16-bit pattern in a uint16_t, converted to and from float.
+ *
+ * One implementation for the whole course: the host code (inputs, .npy,
+ * the float64 reference's exact widening) and the CPU emulator's
+ * <cuda_fp16.h> and <cuda_bf16.h> (common/emu/include) all call these, and
+ * tests/test_half.cu checks them bit for bit against a GPU's conversions.
+ *
+ *                 sign  exponent  fraction  largest finite      smallest subnormal
+ *   float16        1       5         10     65504   (0x7BFF)    2^-24  (0x0001)
+ *   bfloat16       1       8          7     ~3.39e38 (0x7F7F)   2^-133 (0x0001)
+ *
+ * Widening (16 -> 32 bits) is exact: every float16 and bfloat16 value is a
+ * float. Narrowing (32 -> 16 bits) rounds to nearest, ties to even, as the
+ * GPU's __float2half_rn and __float2bfloat16_rn do: a value past the
+ * largest finite one by half a unit in the last place or more becomes
+ * infinity, tiny values become subnormals or a zero of their sign.
+ *
+ * NaN: a NaN stays a NaN; its payload is not carried. Narrowing gives the
+ * one quiet NaN 0x7FFF (sign dropped), as CUDA does; float16 widening gives
+ * 0x7FFFFFFF (CUDA's host code does the same); bfloat16 widening is the
+ * bit pattern moved up 16 places (the top half of a float), so its NaNs
+ * keep sign and payload. */
+#ifndef COMMON_F16_H
+#define COMMON_F16_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define F16_NAN 0x7FFFu  /* the NaN that narrowing gives (float16 and bfloat16) */
+#define F16_INF 0x7C00u  /* float16 +infinity */
+#define F16_MAX 0x7BFFu  /* float16 65504 */
+#define BF16_INF 0x7F80u /* bfloat16 +infinity */
+#define BF16_MAX 0x7F7Fu /* bfloat16 (2 - 2^-7) * 2^127, about 3.39e38 */
+
+float f16_to_float(uint16_t h);    /* exact */
+uint16_t f16_from_float(float x);  /* round to nearest even */
+float bf16_to_float(uint16_t b);   /* exact */
+uint16_t bf16_from_float(float x); /* round to nearest even */
+
+#ifdef __cplusplus
+}
+#endif
+#endif
