@@ -18,6 +18,8 @@
 #               copy and cuDNN beside them (one table per CSV, in the order given);
 #               a shape whose N is not a power of two (bench runs only lesson 8's
 #               entry point there) only where the lesson has a row at it
+#   lessonN main  the same with the main kernel alone (lesson 8's text keeps its
+#               paths' columns in docs/lesson8-paths.md)
 #   readme      the course table of README.md: its rows keep their first four
 #               cells (number, lesson, idea, bytes) and get, per CSV, the GB/s
 #               and % of copy of the lesson's main kernel at 16384 x 4096
@@ -196,7 +198,7 @@ function gpus_link(md,    up, d) {
     return up "docs/memory-bound.md#two-gpus-which-kernels-follow-the-bandwidth"
 }
 
-function table_lesson(L, md,    f, s, i, j, n, k, names, wide, shp, row, mainname, nmid) {
+function table_lesson(L, md, only_main,    f, s, i, j, n, k, names, wide, shp, row, mainname, nmid) {
     s = ""
     for (f = 1; f <= ncsv; f++) {
         s = s generated_note(f) "\n"
@@ -206,6 +208,7 @@ function table_lesson(L, md,    f, s, i, j, n, k, names, wide, shp, row, mainnam
         mainname = ((f, L, MAIN[L]) in kern_seen) ? MAIN[L] : kern[f, L, 1]
         k = 0; names[++k] = mainname
         for (i = 1; i <= n; i++) if (kern[f, L, i] != mainname) names[++k] = kern[f, L, i]
+        if (only_main) n = 1                       # "lessonN main": the other kernels live elsewhere
         wide = (n <= 3)                            # else: only % of copy for the variants
         s = s measured_on(f, "") ". Median time per call; GB/s = "
         s = s "2 × M × N × 4 bytes / time; % of a device-to-device copy of the same bytes timed in the same "
@@ -408,11 +411,12 @@ function pow2(n,    k, p) {
 
 # ---- rewriting the markdown files -------------------------------------------------------------
 function region(kind, old, nold, where, md) {
-    if (kind ~ /^lesson[0-9]+$/) return table_lesson(substr(kind, 7) + 0, md)
+    if (kind ~ /^lesson[0-9]+$/) return table_lesson(substr(kind, 7) + 0, md, 0)
+    if (kind ~ /^lesson[0-9]+ main$/) return table_lesson(substr(kind, 7) + 0, md, 1)
     if (kind == "readme") return table_readme(old, nold)
     if (kind == "gpus") return table_gpus()
     if (kind ~ /^shape [0-9]+x[0-9]+$/) { sub(/^shape /, "", kind); sub(/x/, " x ", kind); return table_shape(kind) }
-    die(where ": unknown region '" kind "' (lessonN, readme, shape RxC or gpus)")
+    die(where ": unknown region '" kind "' (lessonN, lessonN main, readme, shape RxC or gpus)")
 }
 
 END {
