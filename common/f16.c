@@ -6,21 +6,6 @@
 
 #include <string.h>
 
-/* memcpy, not a union or a pointer cast: the one bit copy C defines. */
-static uint32_t bits_of(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
-static float float_of(uint32_t u)
-{
-    float x;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
-
 /* Shifts m right by s (1 <= s <= 31), rounding to nearest, ties to even:
  * the bits shifted out are compared with one half of the last kept bit. */
 static uint32_t shift_right_rne(uint32_t m, unsigned s)
@@ -38,9 +23,9 @@ float f16_to_float(uint16_t h)
     uint32_t e = (h >> 10) & 0x1Fu;
     uint32_t m = h & 0x3FFu;
     if (e == 0x1Fu) /* infinity keeps its sign; every NaN becomes the one CUDA gives */
-        return float_of(m ? 0x7FFFFFFFu : sign | 0x7F800000u);
+        return f32_from_bits(m ? 0x7FFFFFFFu : sign | 0x7F800000u);
     if (e == 0) {
-        if (m == 0) return float_of(sign); /* +-0 */
+        if (m == 0) return f32_from_bits(sign); /* +-0 */
         /* A subnormal m * 2^-24 is a normal float: shift the leading 1 of m
          * up to the implicit bit's place (bit 10), lowering the exponent
          * once per shift (a 1 already in bit 10 would be 2^-14, whose float
@@ -50,16 +35,16 @@ float f16_to_float(uint16_t h)
             m <<= 1;
             fe--;
         }
-        return float_of(sign | fe << 23 | (m & 0x3FFu) << 13);
+        return f32_from_bits(sign | fe << 23 | (m & 0x3FFu) << 13);
     }
     /* Normal: the exponent bias goes from 15 to 127 (+112), the 10
      * fraction bits become the top of float's 23. */
-    return float_of(sign | (e + 112u) << 23 | m << 13);
+    return f32_from_bits(sign | (e + 112u) << 23 | m << 13);
 }
 
 uint16_t f16_from_float(float x)
 {
-    uint32_t u = bits_of(x);
+    uint32_t u = f32_bits(x);
     uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
     uint32_t a = u & 0x7FFFFFFFu; /* |x|; the order of floats is the order of these integers */
     if (a > 0x7F800000u) return F16_NAN;
@@ -87,12 +72,12 @@ uint16_t f16_from_float(float x)
 float bf16_to_float(uint16_t b)
 {
     /* bfloat16 is the top half of a float: same sign, exponent and bias. */
-    return float_of((uint32_t)b << 16);
+    return f32_from_bits((uint32_t)b << 16);
 }
 
 uint16_t bf16_from_float(float x)
 {
-    uint32_t u = bits_of(x);
+    uint32_t u = f32_bits(x);
     /* A NaN whose payload lies only in the low 16 bits would round to
      * infinity or carry further: it is caught first. */
     if ((u & 0x7FFFFFFFu) > 0x7F800000u) return F16_NAN;

@@ -26,6 +26,7 @@
 #define COMMON_F16_H
 
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,6 +42,21 @@ float f16_to_float(uint16_t h);    /* exact */
 uint16_t f16_from_float(float x);  /* round to nearest even */
 float bf16_to_float(uint16_t b);   /* exact */
 uint16_t bf16_from_float(float x); /* round to nearest even */
+
+/* A float's 32 bits and back. memcpy, not a union or a pointer cast: the
+ * one bit copy C defines (the tests use these too). */
+static inline uint32_t f32_bits(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+static inline float f32_from_bits(uint32_t u)
+{
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
 
 #ifdef __cplusplus
 }

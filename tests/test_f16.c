@@ -10,20 +10,6 @@
 #include "f16.h"
 #include "test.h"
 
-static uint32_t bits_of(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
-static float float_of(uint32_t u)
-{
-    float x;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
-
 /* The two formats as numbers: fraction bits, smallest normal exponent,
  * exponent field of infinity, bias. */
 typedef struct {
@@ -93,7 +79,7 @@ static void expect_narrow(const format *f, float x, uint16_t want, const char *n
 
 static void expect_widen(const format *f, uint16_t p, uint32_t want, const char *name)
 {
-    uint32_t got = bits_of(f->widen(p));
+    uint32_t got = f32_bits(f->widen(p));
     test_expect(got == want, name, "%s_to_float(0x%04X) has bits 0x%08X, want 0x%08X", f->name, p, got, want);
 }
 
@@ -103,14 +89,14 @@ static void known_patterns(void)
     expect_widen(&F16, 0x3C00, 0x3F800000, "f16: 0x3C00 widens to 1.0");
     expect_narrow(&F16, -2.0f, 0xC000, "f16: -2.0 is 0xC000");
     expect_narrow(&F16, 65504.0f, 0x7BFF, "f16: 65504, the largest finite value, is 0x7BFF");
-    expect_widen(&F16, 0x7BFF, bits_of(65504.0f), "f16: 0x7BFF widens to 65504");
+    expect_widen(&F16, 0x7BFF, f32_bits(65504.0f), "f16: 0x7BFF widens to 65504");
     expect_narrow(&F16, 65519.996f, 0x7BFF, "f16: just below 65520 rounds down to 65504");
     expect_narrow(&F16, 65520.0f, 0x7C00, "f16: 65520 (halfway to 65536) rounds to +infinity");
     expect_narrow(&F16, -65520.0f, 0xFC00, "f16: -65520 rounds to -infinity");
     expect_narrow(&F16, 1e30f, 0x7C00, "f16: 1e30 overflows to +infinity");
     expect_narrow(&F16, ldexpf(1, -24), 0x0001, "f16: 2^-24, the smallest subnormal, is 0x0001");
-    expect_widen(&F16, 0x0001, bits_of(ldexpf(1, -24)), "f16: 0x0001 widens to 2^-24");
-    expect_widen(&F16, 0x03FF, bits_of(ldexpf(1023, -24)), "f16: 0x03FF, the largest subnormal, widens exactly");
+    expect_widen(&F16, 0x0001, f32_bits(ldexpf(1, -24)), "f16: 0x0001 widens to 2^-24");
+    expect_widen(&F16, 0x03FF, f32_bits(ldexpf(1023, -24)), "f16: 0x03FF, the largest subnormal, widens exactly");
     expect_narrow(&F16, ldexpf(1, -25), 0x0000, "f16: 2^-25 (halfway to 0) ties to even: +0");
     expect_narrow(&F16, nextafterf(ldexpf(1, -25), 1), 0x0001, "f16: just above 2^-25 rounds up to 0x0001");
     expect_narrow(&F16, ldexpf(3, -25), 0x0002, "f16: 3 * 2^-25 (halfway 0x0001-0x0002) ties to even 0x0002");
@@ -128,16 +114,16 @@ static void known_patterns(void)
     expect_narrow(&F16, -INFINITY, 0xFC00, "f16: -infinity is 0xFC00");
     expect_widen(&F16, 0xFC00, 0xFF800000, "f16: 0xFC00 widens to -infinity");
     expect_narrow(&F16, NAN, 0x7FFF, "f16: NaN narrows to the quiet NaN 0x7FFF");
-    expect_narrow(&F16, float_of(0xFF800001), 0x7FFF, "f16: a negative signalling NaN narrows to 0x7FFF");
-    expect_narrow(&F16, float_of(0x7F801000), 0x7FFF, "f16: a NaN with payload above the kept bits stays NaN");
+    expect_narrow(&F16, f32_from_bits(0xFF800001), 0x7FFF, "f16: a negative signalling NaN narrows to 0x7FFF");
+    expect_narrow(&F16, f32_from_bits(0x7F801000), 0x7FFF, "f16: a NaN with payload above the kept bits stays NaN");
     expect_widen(&F16, 0x7C01, 0x7FFFFFFF, "f16: a NaN pattern widens to the NaN 0x7FFFFFFF");
     expect_widen(&F16, 0xFE00, 0x7FFFFFFF, "f16: a negative NaN widens to the NaN 0x7FFFFFFF");
 
     expect_narrow(&BF16, 1.0f, 0x3F80, "bf16: 1.0 is 0x3F80");
     expect_widen(&BF16, 0x3F80, 0x3F800000, "bf16: 0x3F80 widens to 1.0");
     expect_widen(&BF16, 0x7F7F, 0x7F7F0000, "bf16: 0x7F7F, the largest finite value (~3.39e38), widens exactly");
-    expect_narrow(&BF16, float_of(0x7F7F7FFF), 0x7F7F, "bf16: just below halfway past the largest rounds to 0x7F7F");
-    expect_narrow(&BF16, float_of(0x7F7F8000), 0x7F80, "bf16: halfway past the largest ties to even: +infinity");
+    expect_narrow(&BF16, f32_from_bits(0x7F7F7FFF), 0x7F7F, "bf16: just below halfway past the largest rounds to 0x7F7F");
+    expect_narrow(&BF16, f32_from_bits(0x7F7F8000), 0x7F80, "bf16: halfway past the largest ties to even: +infinity");
     expect_narrow(&BF16, 3.4028235e38f, 0x7F80, "bf16: FLT_MAX rounds to +infinity");
     expect_narrow(&BF16, -3.4028235e38f, 0xFF80, "bf16: -FLT_MAX rounds to -infinity");
     expect_narrow(&BF16, 1.0f + ldexpf(1, -8), 0x3F80, "bf16: 1 + 2^-8 (halfway) ties to even 1.0");
@@ -146,14 +132,14 @@ static void known_patterns(void)
     expect_narrow(&BF16, ldexpf(1, -133), 0x0001, "bf16: 2^-133, the smallest subnormal, is 0x0001");
     expect_narrow(&BF16, ldexpf(1, -134), 0x0000, "bf16: 2^-134 (halfway to 0) ties to even: +0");
     expect_narrow(&BF16, ldexpf(3, -134), 0x0002, "bf16: 3 * 2^-134 ties to even 0x0002");
-    expect_narrow(&BF16, float_of(0x007FFFFF), 0x0080, "bf16: the largest float subnormal rounds up to 2^-126");
+    expect_narrow(&BF16, f32_from_bits(0x007FFFFF), 0x0080, "bf16: the largest float subnormal rounds up to 2^-126");
     expect_narrow(&BF16, -0.0f, 0x8000, "bf16: -0 keeps its sign");
     expect_narrow(&BF16, INFINITY, 0x7F80, "bf16: +infinity is 0x7F80");
     expect_narrow(&BF16, -INFINITY, 0xFF80, "bf16: -infinity is 0xFF80");
     expect_narrow(&BF16, NAN, 0x7FFF, "bf16: NaN narrows to the quiet NaN 0x7FFF");
-    expect_narrow(&BF16, float_of(0x7F800001), 0x7FFF,
+    expect_narrow(&BF16, f32_from_bits(0x7F800001), 0x7FFF,
                   "bf16: a NaN with payload only in the dropped bits stays NaN (not infinity)");
-    expect_narrow(&BF16, float_of(0xFFFFFFFF), 0x7FFF, "bf16: a NaN whose rounding would carry stays 0x7FFF");
+    expect_narrow(&BF16, f32_from_bits(0xFFFFFFFF), 0x7FFF, "bf16: a NaN whose rounding would carry stays 0x7FFF");
     expect_widen(&BF16, 0xFFC1, 0xFFC10000, "bf16: a NaN pattern widens to the float with those top bits");
 }
 
@@ -241,7 +227,7 @@ static void random_floats(const format *f, long n)
     for (long i = 0; i < n; i++) {
         uint32_t u = next_u32();
         if (i & 1) u = (u & 0x807FFFFFu) | (uint32_t)(lo_e + (int)(next_u32() % (uint32_t)(hi_e - lo_e + 1))) << 23;
-        float x = float_of(u);
+        float x = f32_from_bits(u);
         uint16_t g;
         double w;
         if (!narrows_right(f, x, &g, &w) && bad++ == 0) first = x, got = g, want = w;

@@ -111,20 +111,6 @@ __global__ void through_shared(const __half *h, const __nv_bfloat162 *b, __half 
 }
 
 /* ---- host ---------------------------------------------------------------- */
-static uint32_t bits_of(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
-static float float_of(uint32_t u)
-{
-    float x;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
-
 typedef struct {
     const char *name; /* "half" or "bf16" */
     float (*widen)(uint16_t);
@@ -159,10 +145,10 @@ static int widened_ok(const format *f, uint16_t p, float got, long *nan_same)
 {
     float want = f->widen(p);
     if (isnan(want)) {
-        if (isnan(got) && bits_of(got) == bits_of(want)) ++*nan_same;
+        if (isnan(got) && f32_bits(got) == f32_bits(want)) ++*nan_same;
         return isnan(got) != 0;
     }
-    return bits_of(got) == bits_of(want);
+    return f32_bits(got) == f32_bits(want);
 }
 
 static void check_widening(const format *f)
@@ -200,7 +186,7 @@ static void check_widening(const format *f)
              "%s: %s widens each of the 65536 patterns as common/f16.c does (bit for bit but NaN payloads)",
              f->name, h ? "__half2float" : "__bfloat162float");
     test_expect(bad_one == 0, name, "%ld differ, the first 0x%04lX -> 0x%08X, f16.c 0x%08X", bad_one, first_one,
-                bad_one ? bits_of(one[first_one]) : 0, bad_one ? bits_of(f->widen((uint16_t)first_one)) : 0);
+                bad_one ? f32_bits(one[first_one]) : 0, bad_one ? f32_bits(f->widen((uint16_t)first_one)) : 0);
     snprintf(name, sizeof name, "%s: %s, __low2float and __high2float widen a pair's low and high halves",
              f->name, h ? "__half22float2" : "__bfloat1622float2");
     test_expect(bad_pair == 0, name, "%ld pairs differ, the first made of 0x%04lX (low) and 0x%04lX (high)", bad_pair,
@@ -259,11 +245,11 @@ static long make_floats(float *x, long cap)
                                 0x7F807FFFu, 0x7F7FFFFFu, 0xFF7FFFFFu, 0x7F7F8000u, 0x7F7F7FFFu, 0x00000001u,
                                 0x80000001u, 0x007FFFFFu, 0x00800000u, 0x477FE000u, 0x477FEFFFu, 0x477FF000u,
                                 0x477FF001u, 0x33000000u, 0x33000001u, 0x387FE000u, 0x387FF000u, 0x38800000u};
-    for (size_t j = 0; j < sizeof special / sizeof *special; j++) x[n++] = float_of(special[j]);
+    for (size_t j = 0; j < sizeof special / sizeof *special; j++) x[n++] = f32_from_bits(special[j]);
     while (n < cap) {
         uint32_t u = next_u32();
         if (n & 1) u = (u & 0x807FFFFFu) | (100u + next_u32() % 48u) << 23; /* 2^-27 ... 2^20 */
-        x[n++] = float_of(u);
+        x[n++] = f32_from_bits(u);
     }
     return n;
 }
@@ -300,7 +286,7 @@ static void check_narrowing(const format *f, const float *x, long n)
     snprintf(name, sizeof name, "%s: %s and %s round %ld floats (halfway points, specials, random) as common/f16.c does",
              f->name, h ? "__float2half" : "__float2bfloat16", h ? "__float2half_rn" : "__float2bfloat16_rn", n);
     test_expect(bad == 0, name, "%ld differ, the first %a (0x%08X) -> 0x%04X and 0x%04X, f16.c 0x%04X", bad,
-                bad ? (double)x[first] : 0.0, bad ? bits_of(x[first]) : 0, bad ? plain[first] : 0,
+                bad ? (double)x[first] : 0.0, bad ? f32_bits(x[first]) : 0, bad ? plain[first] : 0,
                 bad ? rn[first] : 0, bad ? f->narrow(x[first]) : 0);
     snprintf(name, sizeof name, "%s: %s and %s put the first float in the low half (first in memory), rounded as f16.c",
              f->name, h ? "__floats2half2_rn" : "__floats2bfloat162_rn", h ? "__float22half2_rn" : "__float22bfloat162_rn");
