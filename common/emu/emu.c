@@ -2157,6 +2157,24 @@ void emu_nap(const char *file, int line)
 /* Nothing can go on. Says why: a cluster barrier that part of the cluster
  * never reaches, grid.sync() that part of the grid never reaches, a spin
  * on a word that nobody will change, or a block stuck on its own. */
+/* The first thread, in slot order, of a CTA still running that is in state
+ * a or b; its slot in *slot. */
+static const emu_thread *first_waiting(int a, int b, emu_slot **slot)
+{
+    for (int k = 0; k < G.high; k++) {
+        emu_slot *s = &slots[k];
+        if (!s->used || s->done) continue;
+        for (int i = 0; i < s->nthreads; i++) {
+            const emu_thread *w = &pool[s->base + i];
+            if ((int)w->state == a || (int)w->state == b) {
+                *slot = s;
+                return w;
+            }
+        }
+    }
+    return NULL;
+}
+
 static void report_stuck(void)
 {
     emu_slot *first = NULL;
@@ -2166,100 +2184,90 @@ static void report_stuck(void)
         text_kernel_header("the launch cannot go on (emulator error)");
         return;
     }
+    emu_slot *s;
+    const emu_thread *w;
     /* A cluster barrier somebody waits at. */
-    for (int k = 0; k < G.high; k++) {
-        emu_slot *s = &slots[k];
-        if (!s->used || s->done) continue;
-        for (int i = 0; i < s->nthreads; i++) {
-            const emu_thread *w = &pool[s->base + i];
-            if (w->state != T_CBAR && w->state != T_GBAR) continue;
-            const int grid = w->state == T_GBAR;
-            const emu_cluster *c = &clusters[s->cluster];
-            cta_header(grid ? "grid.sync() that not every thread of the grid reaches (deadlock)"
-                            : "a cluster barrier that not every thread of the cluster reaches (deadlock)", s);
-            text_add("%u of %u threads of the %s have arrived; ", grid ? G.garrived : c->arrived,
-                     grid ? G.gexpected : c->expected, grid ? "grid" : "cluster");
-            describe_cta(s);
-            text_add(" ");
-            describe_thread(w);
-            text_add(" waits at %s:%d; threads that have not arrived:\n", w->file, w->line);
-            int shown = 0;
-            for (int j = 0; j < G.high && shown < 4; j++) {
-                const emu_slot *o = &slots[j];
-                if (!o->used || (!grid && o->cluster != s->cluster)) continue;
-                for (int m = 0; m < o->nthreads && shown < 4; m++) {
-                    const emu_thread *x = &pool[o->base + m];
-                    const int arrived = grid ? x->state == T_GBAR
-                                             : (x->carrived && x->cphase == c->phase) ||
-                                                   (x->state == T_CBAR && x->cphase == c->phase);
-                    if (arrived) continue;
-                    text_add("  ");
-                    describe_cta(o);
-                    text_add(" ");
-                    describe_thread(x);
-                    text_add(" ");
-                    describe_state(x);
-                    text_add("\n");
-                    shown++;
-                }
-            }
-            text_add("every thread of every CTA of the %s must arrive (%s) before any can go on; on a "
-                     "GPU this hangs\n", grid ? "grid" : "cluster",
-                     grid ? "grid.sync()" : "cluster.sync(), or barrier_arrive() then barrier_wait()");
-            return;
-        }
-    }
-    /* A spin or pause that nothing will end. */
-    for (int k = 0; k < G.high; k++) {
-        emu_slot *s = &slots[k];
-        if (!s->used || s->done) continue;
-        for (int i = 0; i < s->nthreads; i++) {
-            const emu_thread *w = &pool[s->base + i];
-            if (w->state != T_SPIN && w->state != T_NAP) continue;
-            cta_header("deadlock: a thread waits for a flag that nothing will set", s);
-            describe_cta(s);
-            text_add(" ");
-            describe_thread(w);
-            text_add(" ");
-            describe_state(w);
-            if (w->state == T_SPIN && w->nap_file)
-                text_add(" (pausing in __nanosleep at %s:%d)", w->nap_file, w->nap_line);
-            text_add("\nand no thread that could change it can run:");
-            int shown = 0;
-            for (int j = 0; j < G.high && shown < 4; j++) {
-                const emu_slot *o = &slots[j];
-                if (!o->used || o->done || o == s) continue;
-                const emu_thread *x = &pool[o->base];
-                for (int m = 0; m < o->nthreads; m++)
-                    if (pool[o->base + m].state != T_EXIT) {
-                        x = &pool[o->base + m];
-                        break;
-                    }
-                text_add("\n  ");
+    if ((w = first_waiting(T_CBAR, T_GBAR, &s))) {
+        const int grid = w->state == T_GBAR;
+        const emu_cluster *c = &clusters[s->cluster];
+        cta_header(grid ? "grid.sync() that not every thread of the grid reaches (deadlock)"
+                        : "a cluster barrier that not every thread of the cluster reaches (deadlock)", s);
+        text_add("%u of %u threads of the %s have arrived; ", grid ? G.garrived : c->arrived,
+                 grid ? G.gexpected : c->expected, grid ? "grid" : "cluster");
+        describe_cta(s);
+        text_add(" ");
+        describe_thread(w);
+        text_add(" waits at %s:%d; threads that have not arrived:\n", w->file, w->line);
+        int shown = 0;
+        for (int j = 0; j < G.high && shown < 4; j++) {
+            const emu_slot *o = &slots[j];
+            if (!o->used || (!grid && o->cluster != s->cluster)) continue;
+            for (int m = 0; m < o->nthreads && shown < 4; m++) {
+                const emu_thread *x = &pool[o->base + m];
+                const int arrived = grid ? x->state == T_GBAR
+                                         : (x->carrived && x->cphase == c->phase) ||
+                                               (x->state == T_CBAR && x->cphase == c->phase);
+                if (arrived) continue;
+                text_add("  ");
                 describe_cta(o);
                 text_add(" ");
                 describe_thread(x);
                 text_add(" ");
                 describe_state(x);
+                text_add("\n");
                 shown++;
             }
-            if (!shown) text_add(" no other CTA is resident");
-            if (G.next_unit < G.nunits)
-            {
-                const int emu_bound = G.max_slots * G.bt + G.bt > max_resident;
-                text_add("\nand no other CTA can start: %d CTAs of %d threads are resident, as many as %s; "
-                         "the grid waits for a CTA that cannot start while these wait: %s",
-                         G.nresident, G.bt,
-                         emu_bound ? "the emulator holds (EMU_MAX_RESIDENT)"
-                                   : "an H100 holds at this block size and shared memory",
-                         emu_bound ? "this grid is too large to emulate (a GPU may hold more at once)"
-                                   : "on a GPU this hangs too");
-            }
-            else
-                text_add("\nevery CTA of the grid has started; on a GPU this hangs");
-            text_add("\n");
-            return;
         }
+        text_add("every thread of every CTA of the %s must arrive (%s) before any can go on; on a "
+                 "GPU this hangs\n", grid ? "grid" : "cluster",
+                 grid ? "grid.sync()" : "cluster.sync(), or barrier_arrive() then barrier_wait()");
+        return;
+    }
+    /* A spin or pause that nothing will end. */
+    if ((w = first_waiting(T_SPIN, T_NAP, &s))) {
+        cta_header("deadlock: a thread waits for a flag that nothing will set", s);
+        describe_cta(s);
+        text_add(" ");
+        describe_thread(w);
+        text_add(" ");
+        describe_state(w);
+        if (w->state == T_SPIN && w->nap_file)
+            text_add(" (pausing in __nanosleep at %s:%d)", w->nap_file, w->nap_line);
+        text_add("\nand no thread that could change it can run:");
+        int shown = 0;
+        for (int j = 0; j < G.high && shown < 4; j++) {
+            const emu_slot *o = &slots[j];
+            if (!o->used || o->done || o == s) continue;
+            const emu_thread *x = &pool[o->base];
+            for (int m = 0; m < o->nthreads; m++)
+                if (pool[o->base + m].state != T_EXIT) {
+                    x = &pool[o->base + m];
+                    break;
+                }
+            text_add("\n  ");
+            describe_cta(o);
+            text_add(" ");
+            describe_thread(x);
+            text_add(" ");
+            describe_state(x);
+            shown++;
+        }
+        if (!shown) text_add(" no other CTA is resident");
+        if (G.next_unit < G.nunits)
+        {
+            const int emu_bound = G.max_slots * G.bt + G.bt > max_resident;
+            text_add("\nand no other CTA can start: %d CTAs of %d threads are resident, as many as %s; "
+                     "the grid waits for a CTA that cannot start while these wait: %s",
+                     G.nresident, G.bt,
+                     emu_bound ? "the emulator holds (EMU_MAX_RESIDENT)"
+                               : "an H100 holds at this block size and shared memory",
+                     emu_bound ? "this grid is too large to emulate (a GPU may hold more at once)"
+                               : "on a GPU this hangs too");
+        }
+        else
+            text_add("\nevery CTA of the grid has started; on a GPU this hangs");
+        text_add("\n");
+        return;
     }
     cta_header("the launch cannot go on (deadlock)", first);
     describe_cta(first);
