@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "f16.h" /* f32_bits, f32_from_bits */
 #include "inputs.h"
 #include "reference.h"
 #include "verify.h"
@@ -36,20 +37,6 @@ typedef struct {
 #define VIEW_TAIL 5 /* poisoned floats after the last row, to catch overruns */
 #define VIEW_PAD_BITS 0xDEADBEEFu
 
-static inline float view_bits_float(unsigned u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static inline unsigned view_float_bits(float f)
-{
-    unsigned u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
 /* Runs fn on the view c with inputs of the given kind. Returns 1 if the
  * view matches the reference (within rtol(cols)), the output padding is
  * untouched and the input unchanged; desc says what went wrong, or gives
@@ -67,7 +54,7 @@ static int view_check(strided_fn fn, const view_case *c, input_kind kind, rtol_f
         fprintf(stderr, "view_check: out of host memory\n");
         exit(1);
     }
-    const float nan_bits = view_bits_float(0xFFFFFFFFu), pad = view_bits_float(VIEW_PAD_BITS);
+    const float nan_bits = f32_from_bits(0xFFFFFFFFu), pad = f32_from_bits(VIEW_PAD_BITS);
 
     inputs_fill(xv, c->rows, c->cols, kind, (unsigned long long)(c->rows * 31 + c->cols));
     for (size_t i = 0; i < nx; i++) hx[i] = nan_bits;
@@ -97,7 +84,7 @@ static int view_check(strided_fn fn, const view_case *c, input_kind kind, rtol_f
     for (long long r = 0; r <= c->rows; r++) {
         size_t start = r < c->rows ? (size_t)(c->yoff + r * c->ldy) : ny;
         for (size_t i = next; i < start; i++)
-            if (view_float_bits(hy[i]) != VIEW_PAD_BITS && touched++ == 0) first = (long long)i;
+            if (f32_bits(hy[i]) != VIEW_PAD_BITS && touched++ == 0) first = (long long)i;
         next = start + (size_t)c->cols;
         if (r < c->rows)
             for (long long j = 0; j < c->cols; j++) yv[r * c->cols + j] = hy[start + j];
