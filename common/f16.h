@@ -38,6 +38,25 @@ extern "C" {
 #define BF16_INF 0x7F80u /* bfloat16 +infinity */
 #define BF16_MAX 0x7F7Fu /* bfloat16 (2 - 2^-7) * 2^127, about 3.39e38 */
 
+/* The storage types of the course's tensors: lessons 1-8 store float32,
+ * lesson 9 also float16 and bfloat16 (the arithmetic stays float32). */
+typedef enum { DTYPE_F32 = 0, DTYPE_F16, DTYPE_BF16 } dtype;
+#define DTYPE_COUNT 3
+
+static inline int dtype_size(dtype t) { return t == DTYPE_F32 ? 4 : 2; } /* bytes per element */
+/* "f32", "f16", "bf16": the spelling of --dtype and of the CSV's dtype column. */
+static inline const char *dtype_name(dtype t) { return t == DTYPE_F16 ? "f16" : t == DTYPE_BF16 ? "bf16" : "f32"; }
+/* Parses one of dtype_name's spellings: 0, or -1 for anything else. */
+static inline int dtype_parse(const char *s, dtype *t)
+{
+    for (int i = 0; i < DTYPE_COUNT; i++)
+        if (strcmp(s, dtype_name((dtype)i)) == 0) {
+            *t = (dtype)i;
+            return 0;
+        }
+    return -1;
+}
+
 float f16_to_float(uint16_t h);    /* exact */
 uint16_t f16_from_float(float x);  /* round to nearest even */
 float bf16_to_float(uint16_t b);   /* exact */

@@ -22,11 +22,17 @@
 
 #include <stddef.h>
 
+#include "f16.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum { NPY_F32, NPY_F16, NPY_BF16 } npy_dtype;
+/* A file's element type is the course's storage type (f16.h). */
+typedef dtype npy_dtype;
+#define NPY_F32 DTYPE_F32
+#define NPY_F16 DTYPE_F16
+#define NPY_BF16 DTYPE_BF16
 
 /* Bytes per element: 4 for NPY_F32, 2 for the 16-bit types. */
 size_t npy_dtype_size(npy_dtype t);
