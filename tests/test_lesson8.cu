@@ -283,6 +283,19 @@ static void check_dispatch(void)
                     "lesson8 grid path covers 64 x 2^20 with 64 KB pieces, each float once",
                     "%lld pieces of %lld, %lld bytes of shared memory", pg.splits, pg.segment, pg.smem_bytes);
     }
+    /* Path 3 past a class's top: one CTA more of the same shape, not
+     * twice as many half-empty ones. */
+    if (cl) {
+        const fastest_plan c1 = softmax_fastest_plan(FASTEST_CLUSTER, a, 32768, a, 32768, 1024, 32768);
+        const fastest_plan c2 = softmax_fastest_plan(FASTEST_CLUSTER, a, 32769, a, 32769, 1024, 32769);
+        const fastest_plan c3 = softmax_fastest_plan(FASTEST_CLUSTER, a, 65537, a, 65537, 1024, 65537);
+        test_expect(c1.cluster == 4 && c2.cluster == 5 && c2.block == c1.block && c2.segment * 5 >= 32769 &&
+                        c2.segment * 4 < 32769 && c3.cluster == 5 && c3.segment * 5 >= 65537,
+                    "lesson8 cluster path sizes its cluster by the row: N = 32768 on 4 CTAs, 32769 on 5 of the "
+                    "same shape, 65537 on 5",
+                    "CTAs %d, %d (block %d, %d; segment %lld), %d (segment %lld)", c1.cluster, c2.cluster, c1.block,
+                    c2.block, c2.segment, c3.cluster, c3.segment);
+    }
     /* The split path's pieces: whole rows covered, within the grid. */
     fastest_plan ps = softmax_fastest_plan(FASTEST_SPLIT, a, 1LL << 26, a, 1LL << 26, 1, 1LL << 26);
     test_expect(ps.splits * ps.segment >= (1LL << 26) && (ps.splits - 1) * ps.segment < (1LL << 26) &&

@@ -782,13 +782,21 @@ cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int v
     return sticky_error;
 }
 
+/* Resident blocks per SM of an H100 from threads, block count, shared
+ * memory and registers. The compiler's register count is unknown on the
+ * CPU: every thread is taken to use EMU_REGS_PER_THREAD of the SM's 65536
+ * (what sm_90 gives the course's kernels that hold 32 floats a thread in
+ * registers: 60-64), so a 1024-thread block fits once per SM, a 512-thread
+ * one twice, as on the GPU where lesson 8's dispatcher asks. */
+#define EMU_REGS_PER_THREAD 64
+
 cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, const void *func)
 {
     if (!attr || !func) return api(cudaErrorInvalidValue);
     memset(attr, 0, sizeof *attr);
     func_attr *a = find_func(func);
     attr->maxThreadsPerBlock = EMU_MAX_THREADS;
-    attr->numRegs = 32; /* unknown on the CPU: a plausible value */
+    attr->numRegs = EMU_REGS_PER_THREAD; /* unknown on the CPU: blocks_per_sm's assumption */
     attr->ptxVersion = attr->binaryVersion = 90;
     attr->maxDynamicSharedSizeBytes = a ? a->max_dynamic_smem : EMU_SMEM_DEFAULT;
     return sticky_error;
@@ -801,12 +809,12 @@ cudaError_t cudaFuncSetCacheConfig(const void *func, cudaFuncCache config)
     return sticky_error;
 }
 
-/* Resident blocks per SM of an H100 from threads, block count and shared
- * memory only: registers are unknown on the CPU (assumed not to limit). */
 static int blocks_per_sm(int block_size, size_t dynamic_smem)
 {
     int warps = (block_size + 31) / 32;
     int n = 64 / warps; /* 2048 threads = 64 warps per SM */
+    const int by_regs = 65536 / (warps * 32 * EMU_REGS_PER_THREAD);
+    if (by_regs < n) n = by_regs;
     if (n > 32) n = 32;
     size_t per_block = dynamic_smem + 1024; /* the driver's reserve */
     int by_smem = (int)(EMU_SMEM_PER_SM / per_block);

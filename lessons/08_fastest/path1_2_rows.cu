@@ -141,6 +141,34 @@ int fx_reg_index(long long cols, int from)
     return -1;
 }
 
+/* How many blocks of register configuration i fit on one SM (its aligned
+ * kernel: the class's own shape). The dispatcher gives path 2 every row of
+ * a class that fits at least twice (softmax_fastest.cu). A recursive
+ * template, because each configuration is its own kernel instance. */
+template <int I>
+static int fx_reg_blocks_at(int i)
+{
+    if constexpr (I < FX_NREG) {
+        if (i != I) return fx_reg_blocks_at<I + 1>(i);
+        constexpr fx_reg_config C = FX_REG[I];
+        int n = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fastest_rows_kernel<4, false, C.fpt, C.tpr, C.block>,
+                                                                 C.block, 0));
+        return n;
+    } else {
+        (void)i;
+        return 0;
+    }
+}
+
+int fx_reg_blocks_per_sm(int i)
+{
+    static int cache[FX_NREG];
+    if (i < 0 || i >= FX_NREG) return 0;
+    if (!cache[i]) cache[i] = fx_reg_blocks_at<0>(i);
+    return cache[i];
+}
+
 void fx_run_rows(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
                  long long cols, cudaStream_t stream)
 {

@@ -197,24 +197,46 @@ int softmax_fastest_has_clusters(void)
     return has;
 }
 
-/* Path 3's configuration for cols: the first of FX_CL that holds the row
- * and whose clusters fit on this GPU; 0 if none. */
-int fx_cluster_shape(int mode, long long cols, int *cfg_out)
+/* Path 3's CTA shape and cluster size for cols: the first configuration
+ * of FX_CL whose CTAs hold the row in at most its own c of them, with
+ * C = ceil(cols / capacity) CTAs, not c: a row one float past a class's
+ * top takes one CTA more of the same shape, not twice as many half-empty
+ * ones (C = 5 of 8192-float CTAs at N = 32769, not 8 of 4097). At each
+ * class's top, C = c. 0 if no configuration holds the row on this GPU. */
+int fx_cluster_shape(int mode, long long cols, int *cfg_out, int *c_out)
 {
-    for (int cfg = 0; cfg < FX_NCL; cfg++)
-        if (cols <= FX_CL[cfg].max_cols && fx_active_clusters(mode, cfg) >= 1) {
+    for (int cfg = 0; cfg < FX_NCL; cfg++) {
+        const long long cap = FX_CL[cfg].max_cols / FX_CL[cfg].c; /* floats per CTA */
+        const long long c = (cols + cap - 1) / cap;
+        if (c <= FX_CL[cfg].c && fx_active_clusters(mode, cfg) >= 1) {
             *cfg_out = cfg;
+            *c_out = (int)(c < 1 ? 1 : c);
             return 1;
         }
+    }
     *cfg_out = 0;
+    *c_out = 1;
     return 0;
+}
+
+/* How many CTAs of configuration cfg fit on one SM, full, in mode's
+ * kernel: the dispatcher keeps path 3 to CTAs that fit at least twice
+ * (softmax_fastest.cu). */
+int fx_cluster_ctas_per_sm(int mode, int cfg)
+{
+    const fx_cluster_cfg C = FX_CL[cfg];
+    if (fx_active_clusters(mode, cfg) < 1) return 0; /* also opts the kernel in to its shared memory */
+    int n = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fx_cluster_kernel(mode, cfg), C.block,
+                                                             (size_t)fx_cluster_smem(cfg, C.max_cols / C.c)));
+    return n;
 }
 
 void fx_run_cluster(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
                     long long cols, cudaStream_t stream)
 {
-    int cfg = 0;
-    fx_cluster_shape(fx_plan_mode(p), cols, &cfg); /* the plan's; its kernel has opted in */
+    int cfg = 0, c = 0;
+    fx_cluster_shape(fx_plan_mode(p), cols, &cfg, &c); /* the plan's; its kernel has opted in */
     fx_cluster_fn k = fx_cluster_kernel(fx_plan_mode(p), cfg);
     const long long batch_max = INT_MAX / p->cluster;
     for (long long r0 = 0; r0 < rows; r0 += batch_max) {

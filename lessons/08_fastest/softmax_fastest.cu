@@ -22,10 +22,33 @@
 #include "fastest_paths.h"
 #include "../05_fused/view_cut.cuh" /* lesson 5's view_can_peel, view_y_holes_short */
 
-/* Path 3 holds rows up to 2^20 (FX_CL), but the dispatcher stops at 2^19:
- * at 64 x 2^20, one 256 KB CTA per SM gives 75 % of copy, path 3g 89 %
- * (H100, 2026-11-23). At 2^19 path 3 leads, 91.5 against 90.7 %. */
-#define FX_CLUSTER_AUTO_MAX_COLS 524288
+/* The dispatcher's thresholds come from the GPU, not from one model's
+ * tuning: the SM count, and how many CTAs of each kernel the occupancy
+ * calculator fits on one SM (its registers, shared memory and threads).
+ * One rule runs through them. An SM that holds a single CTA of a row
+ * moves no bytes while that CTA reduces, waits for its row's other CTAs
+ * or drains its stores; a second resident CTA keeps DRAM busy through
+ * those phases. So a path takes a row length on its own only where its
+ * CTA for that length fits at least FX_MIN_RESIDENT times per SM:
+ *   path 2, always: the register classes up to 16384 floats (512 threads
+ *     x 64 registers, 2 per SM on sm_90); the 20480 and 32768 classes
+ *     (1024 threads, 1 per SM) only with rows >= SMs / 4;
+ *   path 3: the cluster classes up to 2^19 (96 KB of shared memory per
+ *     CTA, 2 per SM); the 2^20 class (192 KB, 1 per SM) loses: 75 % of
+ *     copy at 64 x 2^20 against path 3g's 89 % (H100, 2026-11-23).
+ * The other thresholds are fractions of the SM count (rows x CTAs per
+ * row against SMs / 2 or / 4) and what fits at once (path 3g needs a
+ * row's CTAs all resident: fx_grid_resident). */
+#define FX_MIN_RESIDENT 2
+
+/* Path 3 sizes its cluster by the row (fx_cluster_shape): a row just past
+ * a class's top fills its CTAs only partly, and below 85 % full path 3g's
+ * 64 KB pieces win on both GPUs measured (% of copy, cluster against grid,
+ * 2026-11-24): N = 32769 (5 CTAs, 80 % full) H100 88.9 / 90.5, H200 77.8 /
+ * 78.9; N = 65537 (80 %) H100 85.9 / 90.3, H200 75.3 / 78.6. From 89 %
+ * full the two are within 2 points either way (131073: 93.4 / 88.6;
+ * 262145: 87.4 / 89.1 on the H100). */
+#define FX_CLUSTER_MIN_FILL 85 /* percent */
 
 /* Blocks for `rows` rows at per_block a block; the kernels' grid-stride
  * loops take what lies beyond INT_MAX blocks. */
@@ -129,11 +152,15 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
     /* Does the shape fit each path? */
     const int fits_warp = cols <= FASTEST_WARP_MAX_COLS;
     const int fits_block = cols <= FASTEST_BLOCK_MAX_COLS;
-    int ccfg = 0;
+    const int reg_i = fits_block ? fx_reg_index(cols, FX_NWARP) : -1;
+    const int block_always = fits_block && fx_reg_blocks_per_sm(reg_i) >= FX_MIN_RESIDENT;
+    int ccfg = 0, csize = 1;
     const int fits_cluster = (want == FASTEST_CLUSTER || want == FASTEST_AUTO) && cols <= FASTEST_CLUSTER_MAX_COLS &&
-                             softmax_fastest_has_clusters() && fx_cluster_shape(mode, cols, &ccfg);
-    const int csize = FX_CL[ccfg].c;
-    const int fits_shared = (want == FASTEST_SHARED || (want == FASTEST_AUTO && cols > 16384)) &&
+                             softmax_fastest_has_clusters() && fx_cluster_shape(mode, cols, &ccfg, &csize);
+    const long long ccap = (long long)csize * (FX_CL[ccfg].max_cols / FX_CL[ccfg].c); /* the cluster's floats */
+    const int cluster_auto = fits_cluster && fx_cluster_ctas_per_sm(mode, ccfg) >= FX_MIN_RESIDENT &&
+                             cols * 100 >= ccap * FX_CLUSTER_MIN_FILL;
+    const int fits_shared = (want == FASTEST_SHARED || (want == FASTEST_AUTO && !block_always)) &&
                             cols <= softmax_fastest_shared_capacity();
     long long gpieces = 0, gseg = 0;
     fx_grid_shape(rows, cols, &gpieces, &gseg);
@@ -148,7 +175,7 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
     if (path == FASTEST_AUTO) {
         /* The dispatcher (README.md, "The dispatcher"). */
         if (fits_warp) path = FASTEST_WARP;
-        else if (cols <= 16384) path = FASTEST_BLOCK;
+        else if (block_always) path = FASTEST_BLOCK;
         /* Rows of 16K-32K floats: path 2 beats path 3 from M = SMs/4 up
          * (% of copy, H100, 2026-11-23, two runs, block against cluster):
          * N = 32768: M = 33 72.6-73.6 / 70.8-71.3, 132 88.7-90.3 / 78.6-78.8,
@@ -156,7 +183,7 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
          * 82.3-83.2. Below, the two tie (M = 16) and the rule further down
          * decides. */
         else if (fits_block && rows >= sms / 4) path = FASTEST_BLOCK;
-        else if (fits_cluster && cols <= FX_CLUSTER_AUTO_MAX_COLS && rows * csize >= sms / 2) path = FASTEST_CLUSTER;
+        else if (cluster_auto && rows * csize >= sms / 2) path = FASTEST_CLUSTER;
         else if (fits_shared && rows >= sms / 2) path = FASTEST_SHARED;
         else if (fits_grid) path = FASTEST_GRID;
         else path = FASTEST_SPLIT;
