@@ -468,8 +468,22 @@ def lesson7(out):
 
 # ---- lesson 8: the dispatcher, and paths 3 and 3g --------------------------
 
-H100 = {"sms": 132, "shared_floats": 57856, "grid_resident": 528, "clusters": True}
+# What the dispatcher asks an H100: SMs, shared memory, path 3g's resident CTAs, and
+# (occupancy calculator, sm_90) the longest register class whose block fits twice per
+# SM and the longest cluster class whose CTA does.
+H100 = {"sms": 132, "shared_floats": 57856, "grid_resident": 528, "clusters": True,
+        "block_twice": 16384, "cluster_twice": 524288}
 CLUSTERS = [(32768, 4), (65536, 8), (131072, 8), (262144, 16), (524288, 16), (1048576, 16)]  # FX_CL: max N, C
+
+
+def cluster_size(cols):
+    """fx_cluster_shape: C = ceil(N / floats per CTA) of the first class that holds N in at most its c."""
+    for n, c in CLUSTERS:
+        cap = n // c
+        k = -(-cols // cap)
+        if k <= c:
+            return n, k, cols * 100 >= k * cap * 85  # ... and whether its CTAs are >= 85 % full
+    return None, None, False
 
 
 def grid_pieces(rows, cols, sms):
@@ -487,14 +501,14 @@ def grid_pieces(rows, cols, sms):
 def dispatch(rows, cols, gpu=H100):
     """softmax_fastest.cu's automatic choice (contiguous float4 rows)."""
     sms = gpu["sms"]
-    c = next((c for n, c in CLUSTERS if cols <= n), None)
+    n, c, full = cluster_size(cols)
     if cols <= 1024:
         return "1"
-    if cols <= 16384:
+    if cols <= gpu["block_twice"]:
         return "2"
     if cols <= 32768 and rows >= sms // 4:
         return "2"
-    if gpu["clusters"] and c and cols <= 524288 and rows * c >= sms // 2:
+    if gpu["clusters"] and c and n <= gpu["cluster_twice"] and full and rows * c >= sms // 2:
         return "3"
     if cols <= gpu["shared_floats"] and rows >= sms // 2:
         return "2s"
@@ -508,7 +522,7 @@ PATH_COLORS = {"1": st.LESSON[4], "2": st.LESSON[5], "2s": st.SHARED, "3": st.LE
 PATH_NAMES = {"1": "1 warp: 1-32 lanes per row, registers",
               "2": "2 block: a block per row, registers",
               "2s": "2s shared: a block per row, shared memory (GPUs without clusters)",
-              "3": "3 cluster: a row over C = 4-16 CTAs, distributed shared memory",
+              "3": "3 cluster: a row over C = 2-16 CTAs, distributed shared memory",
               "3g": "3g grid: a row over P CTAs anywhere, (m, d) via global memory",
               "4": "4 split: read twice (12 B per element)"}
 

@@ -5,13 +5,15 @@
  *
  *   path 1  FASTEST_WARP     N <= 1024: 1 ... 32 lanes of a warp per row,
  *                            several rows per warp, row in registers
- *   path 2  FASTEST_BLOCK    N <= 16384, or <= 32768 with enough rows: one
- *                            row per block, row in registers
+ *   path 2  FASTEST_BLOCK    N <= 16384, or <= 32768 with enough rows (on
+ *                            sm_90: the limits follow from the occupancy of
+ *                            each class, see softmax_fastest.cu): one row
+ *                            per block, row in registers
  *           FASTEST_SHARED   N <= the opt-in shared memory (57 856 floats on
  *                            an H100): one row per block, row in shared
  *                            memory above the 48 KB default
  *   path 3  FASTEST_CLUSTER  sm_90 only, N <= 2^19 with enough rows: one row
- *                            per thread-block cluster of 4 ... 16 CTAs, each
+ *                            per thread-block cluster of 2 ... 16 CTAs, each
  *                            CTA's segment in registers and shared memory,
  *                            the (m, d) states exchanged through
  *                            distributed shared memory
