@@ -37,15 +37,20 @@ struct fx_reg_config {
 /* Up to 128 floats, one float4 per lane (fpt 4) and more lanes per row:
  * 99.9 % of copy at N = 32, 64, 128 on the H100, against 99.1-99.5 % with
  * two float4 per lane (README.md, "Path 1"; H100, 2026-11-22).
- * Rows just past 16384 floats left the 1024 x 32 class more than half
- * empty: 92.2-92.4 % of copy at N = 16388, 97.5-97.6 % with 1024 x 20
- * (M x N = 2^26, H100, 2026-11-23, two runs). Every other ragged length
- * tried from 1028 to 30000 ran at 97.3-101.3 % in its power-of-two class. */
+ * Path 2's classes step by 1.5x and 1.33x, not 2x: a row one float past a
+ * power of two in a class twice its size holds half the registers it
+ * occupies, so fewer rows fit per SM and fewer bytes are in flight. The
+ * H200 needs 1.4x the H100's bytes in flight and shows it (% of copy,
+ * M x N = 2^26, 2026-11-24, in the 2x classes): N = 4097 86.1 (4100,
+ * aligned: 99.3; 6145, 3/4 full: 99.4), N = 1025 86.9, 8193 84.3.
+ * The 1024 x 20 class for rows just past 16384 floats: 97.5-97.6 % at
+ * N = 16388 on the H100, 92.2-92.4 % in the 1024 x 32 class (2026-11-23). */
 static constexpr fx_reg_config FX_REG[] = {
-    {4, 1, 4, 128},       {8, 2, 4, 128},       {16, 4, 4, 128},        {32, 8, 4, 128},
-    {64, 16, 4, 128},     {128, 32, 4, 128},    {256, 32, 8, 128},      {512, 32, 16, 128},
-    {1024, 32, 32, 128},  {2048, 128, 16, 128}, {4096, 256, 16, 256},   {8192, 256, 32, 256},
-    {16384, 512, 32, 512}, {20480, 1024, 20, 1024}, {32768, 1024, 32, 1024},
+    {4, 1, 4, 128},         {8, 2, 4, 128},          {16, 4, 4, 128},          {32, 8, 4, 128},
+    {64, 16, 4, 128},       {128, 32, 4, 128},       {256, 32, 8, 128},        {512, 32, 16, 128},
+    {1024, 32, 32, 128},    {1536, 128, 12, 128},    {2048, 128, 16, 128},     {3072, 256, 12, 256},
+    {4096, 256, 16, 256},   {6144, 256, 24, 256},    {8192, 256, 32, 256},     {12288, 512, 24, 512},
+    {16384, 512, 32, 512},  {20480, 1024, 20, 1024}, {32768, 1024, 32, 1024},
 };
 #define FX_NREG (int)(sizeof FX_REG / sizeof FX_REG[0])
 #define FX_NWARP 9 /* the first 9 are path 1 */

@@ -108,29 +108,19 @@ static void fx_launch_rows(const float *x, long long ldx, float *y, long long ld
     CUDA_CHECK_LAUNCH();
 }
 
-template <int VEC, bool PEEL>
+/* Launches configuration i: a recursive template, because each
+ * configuration is its own kernel instance. */
+template <int VEC, bool PEEL, int I = 0>
 static void fx_run_rows_at(int i, const float *x, long long ldx, float *y, long long ldy, long long rows,
                            long long cols, cudaStream_t s)
 {
-    switch (i) {
-    case 0: fx_launch_rows<VEC, PEEL, 0>(x, ldx, y, ldy, rows, cols, s); break;
-    case 1: fx_launch_rows<VEC, PEEL, 1>(x, ldx, y, ldy, rows, cols, s); break;
-    case 2: fx_launch_rows<VEC, PEEL, 2>(x, ldx, y, ldy, rows, cols, s); break;
-    case 3: fx_launch_rows<VEC, PEEL, 3>(x, ldx, y, ldy, rows, cols, s); break;
-    case 4: fx_launch_rows<VEC, PEEL, 4>(x, ldx, y, ldy, rows, cols, s); break;
-    case 5: fx_launch_rows<VEC, PEEL, 5>(x, ldx, y, ldy, rows, cols, s); break;
-    case 6: fx_launch_rows<VEC, PEEL, 6>(x, ldx, y, ldy, rows, cols, s); break;
-    case 7: fx_launch_rows<VEC, PEEL, 7>(x, ldx, y, ldy, rows, cols, s); break;
-    case 8: fx_launch_rows<VEC, PEEL, 8>(x, ldx, y, ldy, rows, cols, s); break;
-    case 9: fx_launch_rows<VEC, PEEL, 9>(x, ldx, y, ldy, rows, cols, s); break;
-    case 10: fx_launch_rows<VEC, PEEL, 10>(x, ldx, y, ldy, rows, cols, s); break;
-    case 11: fx_launch_rows<VEC, PEEL, 11>(x, ldx, y, ldy, rows, cols, s); break;
-    case 12: fx_launch_rows<VEC, PEEL, 12>(x, ldx, y, ldy, rows, cols, s); break;
-    case 13: fx_launch_rows<VEC, PEEL, 13>(x, ldx, y, ldy, rows, cols, s); break;
-    default: fx_launch_rows<VEC, PEEL, 14>(x, ldx, y, ldy, rows, cols, s); break;
+    if constexpr (I < FX_NREG) {
+        if (i == I) fx_launch_rows<VEC, PEEL, I>(x, ldx, y, ldy, rows, cols, s);
+        else fx_run_rows_at<VEC, PEEL, I + 1>(i, x, ldx, y, ldy, rows, cols, s);
+    } else {
+        (void)i, (void)x, (void)ldx, (void)y, (void)ldy, (void)rows, (void)cols, (void)s;
     }
 }
-static_assert(FX_NREG == 15, "fx_run_rows_at has one case per configuration");
 
 /* The register configuration for cols, from `from` on (0: path 1 first,
  * FX_NWARP: block configurations only); -1 if none holds it. */
