@@ -472,7 +472,7 @@ def lesson7(out):
 # (occupancy calculator, sm_90) the longest register class whose block fits twice per
 # SM and the longest cluster class whose CTA does.
 H100 = {"sms": 132, "shared_floats": 57856, "grid_resident": 528, "clusters": True,
-        "block_twice": 16384, "cluster_twice": 524288}
+        "block_twice": 16384, "cluster_twice": 524288, "shared_twice": 28800}
 CLUSTERS = [(32768, 4), (65536, 8), (131072, 8), (262144, 16), (524288, 16), (1048576, 16)]  # FX_CL: max N, C
 
 
@@ -510,7 +510,7 @@ def dispatch(rows, cols, gpu=H100):
         return "2"
     if gpu["clusters"] and c and n <= gpu["cluster_twice"] and full and rows * c >= sms // 2:
         return "3"
-    if cols <= gpu["shared_floats"] and rows >= sms // 2:
+    if cols <= min(gpu["shared_floats"], gpu["shared_twice"]) and rows >= sms // 2:
         return "2s"
     if grid_pieces(rows, cols, sms) <= gpu["grid_resident"]:
         return "3g"

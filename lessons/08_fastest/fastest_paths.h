@@ -113,6 +113,7 @@ void fx_run_split(const fastest_plan *p, const float *x, long long ldx, float *y
 /* What the plan asks the paths about a shape. */
 int fx_reg_index(long long cols, int from);                   /* path1_2_rows.cu  */
 int fx_reg_blocks_per_sm(int i);                                         /* path1_2_rows.cu  */
+int fx_shared_blocks_per_sm(long long cols);                              /* path2s_shared.cu */
 int fx_cluster_shape(int mode, long long cols, int *cfg_out, int *c_out); /* path3_cluster.cu */
 int fx_cluster_ctas_per_sm(int mode, int cfg);                            /* path3_cluster.cu */
 long long fx_cluster_smem(int cfg, long long seg);            /* path3_cluster.cu */

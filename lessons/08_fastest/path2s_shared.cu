@@ -84,6 +84,24 @@ long long softmax_fastest_shared_capacity(void)
     return floats > 0 ? floats / 4 * 4 : 0;
 }
 
+/* How many path 2s blocks holding a row of cols floats fit on one SM (the
+ * aligned kernel, opted in to the row's shared memory): the dispatcher
+ * takes path 2s only where two do (softmax_fastest.cu). */
+int fx_shared_blocks_per_sm(long long cols)
+{
+    const long long smem = cols * (long long)sizeof(float);
+    void (*kernel)(const float *, long long, float *, long long, long long, int, int) =
+        fastest_shared_kernel<4, false, FX_SHARED_BLOCK>;
+    if (smem > 48 * 1024 && cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
+                                cudaSuccess) {
+        cudaGetLastError(); /* more than a block may have */
+        return 0;
+    }
+    int n = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, FX_SHARED_BLOCK, (size_t)smem));
+    return n;
+}
+
 template <int VEC, bool PEEL>
 static void fx_run_shared_as(const float *x, long long ldx, float *y, long long ldy, long long rows,
                              long long cols, long long smem, cudaStream_t stream)

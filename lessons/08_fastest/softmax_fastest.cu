@@ -35,7 +35,10 @@
  *     (1024 threads, 1 per SM) only with rows >= SMs / 4;
  *   path 3: the cluster classes up to 2^19 (96 KB of shared memory per
  *     CTA, 2 per SM); the 2^20 class (192 KB, 1 per SM) loses: 75 % of
- *     copy at 64 x 2^20 against path 3g's 89 % (H100, 2026-11-23).
+ *     copy at 64 x 2^20 against path 3g's 89 % (H100, 2026-11-23);
+ *   path 2s: rows up to about 28900 floats (2 x 113 KB per SM), which
+ *     path 2 takes first on sm_90; a block of 32769 floats (1 per SM)
+ *     ran at 74.1 % of copy on the H200, path 3g at 79.3 % (2026-11-24).
  * The other thresholds are fractions of the SM count (rows x CTAs per
  * row against SMs / 2 or / 4) and what fits at once (path 3g needs a
  * row's CTAs all resident: fx_grid_resident). */
@@ -160,8 +163,9 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
     const long long ccap = (long long)csize * (FX_CL[ccfg].max_cols / FX_CL[ccfg].c); /* the cluster's floats */
     const int cluster_auto = fits_cluster && fx_cluster_ctas_per_sm(mode, ccfg) >= FX_MIN_RESIDENT &&
                              cols * 100 >= ccap * FX_CLUSTER_MIN_FILL;
-    const int fits_shared = (want == FASTEST_SHARED || (want == FASTEST_AUTO && !block_always)) &&
-                            cols <= softmax_fastest_shared_capacity();
+    const int fits_shared = cols <= softmax_fastest_shared_capacity() &&
+                            (want == FASTEST_SHARED || (want == FASTEST_AUTO && !block_always &&
+                                                        fx_shared_blocks_per_sm(cols) >= FX_MIN_RESIDENT));
     long long gpieces = 0, gseg = 0;
     fx_grid_shape(rows, cols, &gpieces, &gseg);
     const int fits_grid = (want == FASTEST_GRID || want == FASTEST_AUTO) && gpieces <= fx_grid_resident(mode);
