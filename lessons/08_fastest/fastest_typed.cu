@@ -5,12 +5,13 @@
  * registers hold widened floats, so every path's capacity in elements is
  * float's, and the path is chosen as for a float row of the same shape
  * (softmax_fastest_plan, asked about an aligned float view of rows x cols).
- * Three paths take 16-bit rows: 1 and 2 (rows in registers, N <= 32768),
- * 3g (a row over independent CTAs, held on chip) and 4 (split, any N).
- * Where the float plan picks one of the others, the 16-bit plan takes
- * their nearest neighbour: path 2s (the row in shared memory) becomes
- * path 2 while the row fits registers, path 3 (cluster) becomes 3g; both
- * fall to path 4 where 3g cannot hold the row.
+ * Four paths take 16-bit rows: 1 and 2 (rows in registers, N <= 32768),
+ * 3 (a row over a cluster), 3g (a row over independent CTAs, held on
+ * chip) and 4 (split, any N). Where the float plan picks path 2s (the row
+ * in shared memory), the 16-bit plan takes path 2 while the row fits
+ * registers, 3g beyond; path 3 becomes 3g where the 16-bit cluster does
+ * not fit the GPU, 3g becomes 4 where the 16-bit CTAs of a row cannot all
+ * be resident.
  * Accesses: 16-byte vectors of 8 elements when both views' rows start
  * 16-byte aligned and N is a multiple of 8; one element per access
  * otherwise (views are not peeled in 16 bits). */
@@ -32,7 +33,8 @@ static int fx_vec16(const void *x, long long ldx, const void *y, long long ldy, 
 
 static int fx_takes_16(fastest_path p)
 {
-    return p == FASTEST_WARP || p == FASTEST_BLOCK || p == FASTEST_GRID || p == FASTEST_SPLIT;
+    return p == FASTEST_WARP || p == FASTEST_BLOCK || p == FASTEST_CLUSTER || p == FASTEST_GRID ||
+           p == FASTEST_SPLIT;
 }
 
 fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long ldx, const void *y, long long ldy,
@@ -49,10 +51,11 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
     const fastest_path fw = fx_takes_16(want) ? want : FASTEST_AUTO;
     fastest_path path = softmax_fastest_plan(fw, a, ld, a, ld, rows, cols).path;
     if (path == FASTEST_SHARED) path = cols <= FASTEST_BLOCK_MAX_COLS ? FASTEST_BLOCK : FASTEST_GRID;
-    if (path == FASTEST_CLUSTER) path = FASTEST_GRID;
 
     fastest_plan p = {};
     long long pieces = 0, seg = 0;
+    int ccfg = 0;
+    if (path == FASTEST_CLUSTER && !fx_cluster_shape_16(t, vec16, cols, &ccfg)) path = FASTEST_GRID;
     if (path == FASTEST_GRID) {
         fx_grid_shape(rows, cols, &pieces, &seg);
         if (vec16) { /* pieces of whole 8-element vectors */
@@ -72,6 +75,15 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
         p.threads_per_row = C.tpr;
         p.floats_per_thread = C.fpt;
         p.block = C.block;
+        break;
+    }
+    case FASTEST_CLUSTER: {
+        const int c = FX_CL[ccfg].c;
+        p.block = p.threads_per_row = FX_CL[ccfg].block;
+        p.floats_per_thread = FX_CL[ccfg].fpt;
+        p.cluster = c;
+        p.segment = ((cols + c - 1) / c + 7) / 8 * 8; /* whole 8-element vectors: every CTA 16-byte aligned */
+        p.smem_bytes = fx_cluster_smem(ccfg, p.segment);
         break;
     }
     case FASTEST_GRID:
@@ -110,6 +122,7 @@ fastest_plan fx_run_typed(fastest_path want, dtype t, const void *x, long long l
     switch (p.path) {
     case FASTEST_WARP:
     case FASTEST_BLOCK: fx_run_rows_16(&p, t, x, ldx, y, ldy, rows, cols, stream); break;
+    case FASTEST_CLUSTER: fx_run_cluster_16(&p, t, x, ldx, y, ldy, rows, cols, stream); break;
     case FASTEST_GRID: fx_run_grid_16(&p, t, x, ldx, y, ldy, rows, cols, stream); break;
     default: fx_run_split_16(&p, t, x, ldx, y, ldy, rows, cols, stream); break;
     }

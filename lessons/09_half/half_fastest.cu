@@ -4,8 +4,9 @@
  * (lessons/08_fastest/fastest_device.cuh, "storage types"), and lesson 8's
  * fx_run_typed picks the path for a 16-bit row as for a float row of the
  * same shape, among the paths that take 16 bits: 1 and 2 (rows in
- * registers), 3g (long rows held on chip across CTAs) and 4 (split, any
- * length). See lessons/08_fastest/fastest_typed.cu. */
+ * registers), 3 and 3g (long rows held on chip across a cluster or
+ * across independent CTAs) and 4 (split, any length). See
+ * lessons/08_fastest/fastest_typed.cu. */
 #include "softmax_half.h"
 #include "half_internal.h"
 #include "../08_fastest/fastest_paths.h"
