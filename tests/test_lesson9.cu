@@ -329,18 +329,20 @@ static void check_fastest(void)
     check_entry(&auto_e, longest, 1, 0, 0);
 
     /* Each 16-bit path forced, around its boundaries. */
-    static const fastest_path paths[] = {FASTEST_WARP, FASTEST_BLOCK, FASTEST_CLUSTER, FASTEST_GRID, FASTEST_SPLIT};
-    static const char *names[] = {"fastest, path 1 (warp) forced", "fastest, path 2 (block) forced",
-                                  "fastest, path 3 (cluster) forced", "fastest, path 3g (grid) forced",
-                                  "fastest, path 4 (split) forced"};
-    static const long long lens[5][8] = {
+    static const fastest_path paths[] = {FASTEST_WARP,    FASTEST_BLOCK, FASTEST_SHARED,
+                                         FASTEST_CLUSTER, FASTEST_GRID,  FASTEST_SPLIT};
+    static const char *names[] = {"fastest, path 1 (warp) forced",    "fastest, path 2 (block) forced",
+                                  "fastest, path 2s (shared) forced", "fastest, path 3 (cluster) forced",
+                                  "fastest, path 3g (grid) forced",   "fastest, path 4 (split) forced"};
+    static const long long lens[6][8] = {
         {1, 7, 8, 9, 33, 129, 1000, 1024},
         {1, 9, 1025, 16385, 20480, 20483, 32768, 0},
+        {1, 9, 1025, 40003, 0},
         {1, 9, 16387, 65544, 100003, 0},
         {1, 9, 16387, 65544, 100003, 0},
         {1, 9, 1000, 65537, 100003, (1LL << 20) + 3, 0},
     };
-    for (int p = 0; p < 5; p++) {
+    for (int p = 0; p < 6; p++) {
         int n = 0;
         while (n < 8 && lens[p][n]) n++;
         if (g_have_gpu) {
@@ -374,10 +376,9 @@ static void check_fastest_plan(void)
             char name[256];
             const long long r = C[i].rows, n = C[i].cols;
             const fastest_plan p = softmax_half_fastest_plan(FASTEST_AUTO, a, n, a, n, r, n, t);
-            const int takes = p.path == FASTEST_WARP || p.path == FASTEST_BLOCK || p.path == FASTEST_CLUSTER ||
-                              p.path == FASTEST_GRID || p.path == FASTEST_SPLIT;
+            const int takes = p.path > FASTEST_AUTO && p.path < FASTEST_NPATHS;
             const double bytes = p.path == FASTEST_SPLIT ? 6.0 : 4.0;
-            snprintf(name, sizeof name, "lesson9 fastest %s plan for %lld x %lld: a 16-bit path, 16-byte vectors, %g bytes per element",
+            snprintf(name, sizeof name, "lesson9 fastest %s plan for %lld x %lld: 16-byte vectors, %g bytes per element",
                      dtype_name(t), r, n, bytes);
             test_expect(takes && p.vec4 && p.bytes_per_elem == bytes && (p.segment % 8 == 0),
                         name, "%s, vec4 %d, %g bytes per element, segment %lld", fastest_path_name(p.path), p.vec4,

@@ -122,6 +122,8 @@ void fx_run_split(const fastest_plan *p, const float *x, long long ldx, float *y
  * vectors of 8 elements; else one element per access. */
 void fx_run_rows_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
                     long long rows, long long cols, cudaStream_t stream); /* paths 1 and 2 */
+void fx_run_shared_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
+                      long long rows, long long cols, cudaStream_t stream); /* path 2s */
 void fx_run_cluster_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
                        long long rows, long long cols, cudaStream_t stream); /* path 3 */
 int fx_cluster_shape_16(dtype t, int vec16, long long cols, int *cfg_out); /* path 3's fx_cluster_shape, 16-bit */

@@ -5,13 +5,10 @@
  * registers hold widened floats, so every path's capacity in elements is
  * float's, and the path is chosen as for a float row of the same shape
  * (softmax_fastest_plan, asked about an aligned float view of rows x cols).
- * Four paths take 16-bit rows: 1 and 2 (rows in registers, N <= 32768),
- * 3 (a row over a cluster), 3g (a row over independent CTAs, held on
- * chip) and 4 (split, any N). Where the float plan picks path 2s (the row
- * in shared memory), the 16-bit plan takes path 2 while the row fits
- * registers, 3g beyond; path 3 becomes 3g where the 16-bit cluster does
- * not fit the GPU, 3g becomes 4 where the 16-bit CTAs of a row cannot all
- * be resident.
+ * Every path takes 16-bit rows. The 16-bit plan differs from the float
+ * plan only where the 16-bit kernels' occupancy does: path 3 becomes 3g
+ * where the 16-bit clusters do not fit the GPU, 3g becomes 4 where a
+ * row's 16-bit CTAs cannot all be resident.
  * Accesses: 16-byte vectors of 8 elements when both views' rows start
  * 16-byte aligned and N is a multiple of 8; one element per access
  * otherwise (views are not peeled in 16 bits). */
@@ -31,11 +28,7 @@ static int fx_vec16(const void *x, long long ldx, const void *y, long long ldy, 
     return ax % 16 == 0 && ay % 16 == 0 && cols % 8 == 0 && sx % 8 == 0 && sy % 8 == 0;
 }
 
-static int fx_takes_16(fastest_path p)
-{
-    return p == FASTEST_WARP || p == FASTEST_BLOCK || p == FASTEST_CLUSTER || p == FASTEST_GRID ||
-           p == FASTEST_SPLIT;
-}
+static int fx_takes_16(fastest_path p) { return p > FASTEST_AUTO && p < FASTEST_NPATHS; }
 
 fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long ldx, const void *y, long long ldy,
                            long long rows, long long cols)
@@ -50,7 +43,6 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
     const long long ld = (cols + 3) / 4 * 4;
     const fastest_path fw = fx_takes_16(want) ? want : FASTEST_AUTO;
     fastest_path path = softmax_fastest_plan(fw, a, ld, a, ld, rows, cols).path;
-    if (path == FASTEST_SHARED) path = cols <= FASTEST_BLOCK_MAX_COLS ? FASTEST_BLOCK : FASTEST_GRID;
 
     fastest_plan p = {};
     long long pieces = 0, seg = 0;
@@ -77,6 +69,10 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
         p.block = C.block;
         break;
     }
+    case FASTEST_SHARED: /* the row widened: float's bytes of shared memory */
+        p.threads_per_row = p.block = FX_SHARED_BLOCK;
+        p.smem_bytes = cols * (long long)sizeof(float);
+        break;
     case FASTEST_CLUSTER: {
         const int c = FX_CL[ccfg].c;
         p.block = p.threads_per_row = FX_CL[ccfg].block;
@@ -122,6 +118,7 @@ fastest_plan fx_run_typed(fastest_path want, dtype t, const void *x, long long l
     switch (p.path) {
     case FASTEST_WARP:
     case FASTEST_BLOCK: fx_run_rows_16(&p, t, x, ldx, y, ldy, rows, cols, stream); break;
+    case FASTEST_SHARED: fx_run_shared_16(&p, t, x, ldx, y, ldy, rows, cols, stream); break;
     case FASTEST_CLUSTER: fx_run_cluster_16(&p, t, x, ldx, y, ldy, rows, cols, stream); break;
     case FASTEST_GRID: fx_run_grid_16(&p, t, x, ldx, y, ldy, rows, cols, stream); break;
     default: fx_run_split_16(&p, t, x, ldx, y, ldy, rows, cols, stream); break;

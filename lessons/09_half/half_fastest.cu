@@ -3,10 +3,9 @@
  * Lesson 8's kernels are templates over the storage type
  * (lessons/08_fastest/fastest_device.cuh, "storage types"), and lesson 8's
  * fx_run_typed picks the path for a 16-bit row as for a float row of the
- * same shape, among the paths that take 16 bits: 1 and 2 (rows in
- * registers), 3 and 3g (long rows held on chip across a cluster or
- * across independent CTAs) and 4 (split, any length). See
- * lessons/08_fastest/fastest_typed.cu. */
+ * same shape: rows in registers (paths 1 and 2) or shared memory (2s),
+ * long rows held on chip across a cluster (3) or independent CTAs (3g),
+ * split rows (4). See lessons/08_fastest/fastest_typed.cu. */
 #include "softmax_half.h"
 #include "half_internal.h"
 #include "../08_fastest/fastest_paths.h"

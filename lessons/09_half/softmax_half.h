@@ -50,9 +50,8 @@ long long half_shared_capacity(dtype t);
 const char *half_fused_path_name(half_fused_path p);
 
 
-/* softmax_half_fastest with a path forced where the shape fits it (as
- * softmax_fastest_run; the paths that take 16-bit rows are 1, 2, 3, 3g
- * and 4: a request for 2s gets the dispatcher's 16-bit choice). Returns
+/* softmax_half_fastest with a path forced where the shape fits it, as
+ * softmax_fastest_run (every path of lesson 8 takes 16-bit rows). Returns
  * the plan it ran: vec4 means 16-byte accesses (8 16-bit elements),
  * bytes_per_elem is in the storage type's bytes (4 for 16-bit paths 1-3g,
  * 6 for path 4). softmax_half_fastest_plan: the same plan, not run. */
