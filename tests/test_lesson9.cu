@@ -3,9 +3,11 @@
  * For each storage type (float16, bfloat16, and float32 through the same
  * entry points) and each entry point (softmax_half_fused, with each of
  * its paths forced, and softmax_half_fastest, with each of lesson 8's
- * paths forced), on rows around every path's boundaries, on views (row
- * strides longer than the row, bases one element past 16 bytes) and on
- * the special values of docs/special-values.md in 16 bits:
+ * paths forced), on rows around every path's boundaries (N = 1 ... 2^20),
+ * on views (row strides longer than the row, bases one element past 16
+ * bytes: single elements, and lesson 8's peeled rows) and on the special
+ * values of docs/special-values.md in 16 bits (rows of only -inf, NaN,
+ * +inf, -inf among finite values, 65504 and about 3.39e38, subnormals):
  *
  *   - the input is made in the storage type; the float64 reference runs
  *     on it widened exactly to float (every 16-bit value is a float);
@@ -17,11 +19,12 @@
  *     of the reference: u is the storage type's rounding of the result
  *     (half an ulp: 2^-11 relative for float16, 2^-8 for bfloat16, 0 for
  *     float32), r32 the float32 arithmetic's error, verify_rtol(cols) as
- *     for lessons 5 and 8, and atol half the smallest subnormal step
+ *     for lessons 5 and 8, and atol half the spacing of the subnormals
  *     (2^-25 for float16: results below 2^-14 are subnormal, with an
  *     absolute, not relative, spacing of 2^-24; VERIFY_ATOL otherwise);
  *   - a NaN reference needs a NaN output; a NaN output passes nothing else.
- */
+ * Then the 16-bit plans: 16-byte vectors, peeled or not, exactly when the
+ * rows allow them, and bytes per element counted in 16-bit units. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -428,5 +431,6 @@ int main(void)
     check_fused();
     check_fastest();
     check_fastest_plan();
+    if (g_have_gpu) softmax_fastest_release(); /* memcheck's leak check: nothing left */
     return test_exit_status();
 }
