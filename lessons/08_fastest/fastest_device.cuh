@@ -52,6 +52,59 @@
  * the shared-memory write loops (87.9 against 94.2 % at 1024 x 65536).
  * Nothing in these kernels reads y, so no clobber is needed. */
 
+/* ---- storage types (lesson 9) ---------------------------------------------
+ * The kernels are templates over the storage type T of x and y too: float
+ * (the default, lesson 8 itself), or lesson 9's __half and
+ * __nv_bfloat16. Everything between the load and the store is float
+ * whatever T is: load_vec widens, store_vec rounds once (vec.cuh). VEC
+ * counts elements: 4 floats or 8 16-bit values in one 16-byte access, or
+ * 1. Register arrays and the shared-memory
+ * parts of paths 3 and 3g hold floats, so their capacities in elements do
+ * not depend on T. 16-bit views are peeled too, with lesson 5's
+ * view16_row_cut (0-7 head and tail elements, 8-element vectors between);
+ * only x32 (YCUT) views are float only. fx_mis: the kernels' `mis`, the
+ * base's offset from 16 bytes in elements. fx_store_peel: the peeled
+ * kernels' body store, one st.global.v4 whatever the type (see above). */
+static inline int fx_mis(const float *x) { return view_mis(x); }
+static inline int fx_mis(const __half *x) { return view16_mis(x); }
+static inline int fx_mis(const __nv_bfloat16 *x) { return view16_mis(x); }
+
+/* fx_is_float<T>: the peeled kernels store their head and tail elements
+ * with `if constexpr (fx_is_float<T>) y[at] = v; else elem_store(...)`:
+ * the float instances keep the plain store they were measured with (a
+ * helper function for both, inlined, let nvcc schedule the float code
+ * differently), the 16-bit ones round explicitly. */
+template <class T>
+constexpr bool fx_is_float = false;
+template <>
+constexpr bool fx_is_float<float> = true;
+
+/* Where extra j of a peeled row lies: lesson 5's view_extra_at for float
+ * rows, view16_extra_at for 16-bit ones. */
+template <class T>
+__device__ __forceinline__ long long fx_extra_at(view_cut c, int j)
+{
+    if constexpr (fx_is_float<T>) return view_extra_at(c, j);
+    else return view16_extra_at(c, j);
+}
+
+template <int VEC>
+__device__ __forceinline__ void fx_store_peel(float *p, const float *v)
+{
+    view_store4(p, v);
+}
+template <int VEC, class H>
+__device__ __forceinline__ void fx_store_peel(H *p, const float *v)
+{
+    static_assert(VEC == 8, "16-byte vectors of 16-bit elements");
+    unsigned w[4];
+    for (int i = 0; i < 4; i++) w[i] = vec16_narrow2(v[2 * i], v[2 * i + 1], p);
+#if defined(__CUDA_ARCH__)
+    asm("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]));
+#else /* the CPU emulator */
+    vec16_store_words<8>(p, w);
+#endif
+}
 
 /* A thread's own state; v[p] becomes exp(v[p] - m_t). Padding is -inf
  * (exp gives 0). A thread that saw only -inf has (-inf, 0) and zeros; a
@@ -93,6 +146,7 @@ template <int VEC, bool PEEL>
 __device__ __forceinline__ view_cut fx_row_cut(long long row, long long ldx, int mis, long long cols)
 {
     if constexpr (VEC == 4 && PEEL) return view_row_cut(row, ldx, mis, cols);
+    if constexpr (VEC == 8 && PEEL) return view16_row_cut(row, ldx, mis, cols); /* lesson 9's 16-bit rows */
     view_cut c = {0, 0, cols / VEC}; /* without PEEL, VEC = 4 only when cols % 4 == 0 */
     return c;
 }
@@ -122,16 +176,19 @@ __device__ __forceinline__ view_cut fx_row_cut(long long row, long long ldx, int
  * the row was cut at y's boundaries, so x's floats are read one at a time
  * (lesson 5's view_load_x); everything after the load, shared memory
  * included, stays float4. */
-template <int VEC, bool PEEL, int FPT, int BLOCK, bool XS>
-__device__ __forceinline__ online_md fx_piece_read(const float *__restrict__ xr, int len, float extra, float *v,
+template <int VEC, bool PEEL, int FPT, int BLOCK, bool XS, class T = float>
+__device__ __forceinline__ online_md fx_piece_read(const T *__restrict__ xr, int len, float extra, float *v,
                                                    float *srow, float *m_regs)
 {
     constexpr int ITEMS = FPT / VEC;
     constexpr int RCAP = BLOCK * FPT; /* floats of the piece in registers */
+    /* 16 elements per thread in flight: 64 bytes of float, 32 of 16-bit.
+     * 32 16-bit elements (64 bytes) spilled path 3's 16-bit kernels, whose
+     * three CTAs of 512 threads per SM leave 40 registers a thread. */
     constexpr int U = 16 / VEC;
     const int rlen = len < RCAP ? len : RCAP;
     const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
-    const float *xs = xr + RCAP;
+    const T *xs = xr + RCAP;
     /* All register loads are issued first; their latency overlaps the
      * shared-memory part's loop. */
 #pragma unroll
@@ -175,9 +232,9 @@ __device__ __forceinline__ online_md fx_piece_read(const float *__restrict__ xr,
 /* Writes the piece as exp(x - R.m) / R.d, given the row's state R, and
  * the extra to *yextra (when not null). All -inf row: R.m = -inf, shift
  * 0, exp(-inf) * (1 / 0) = NaN in both parts, as PyTorch. */
-template <int VEC, bool PEEL, int FPT, int BLOCK>
-__device__ __forceinline__ void fx_piece_write(float *__restrict__ yr, int len, float *v, const float *srow,
-                                               float m_regs, online_md R, float *yextra)
+template <int VEC, bool PEEL, int FPT, int BLOCK, class T = float>
+__device__ __forceinline__ void fx_piece_write(T *__restrict__ yr, int len, float *v, const float *srow,
+                                               float m_regs, online_md R, T *yextra)
 {
     constexpr int ITEMS = FPT / VEC;
     constexpr int RCAP = BLOCK * FPT;
@@ -190,14 +247,14 @@ __device__ __forceinline__ void fx_piece_write(float *__restrict__ yr, int len, 
         if (k < nvec_r) {
 #pragma unroll
             for (int j = 0; j < VEC; j++) v[i * VEC + j] *= scale;
-            if constexpr (PEEL) view_store4(yr + k * VEC, &v[i * VEC]);
+            if constexpr (PEEL) fx_store_peel<VEC>(yr + k * VEC, &v[i * VEC]);
             else store_vec<VEC>(yr + k * VEC, &v[i * VEC]);
         }
     }
     if constexpr (PEEL)
-        if (yextra) *yextra = v[FPT] * scale;
+        if (yextra) elem_store(yextra, v[FPT] * scale);
     const float shift = online_md_shift(R.m), inv = 1.0f / R.d;
-    float *ys = yr + RCAP;
+    T *ys = yr + RCAP;
     for (int k = threadIdx.x; k < nvec_s; k += BLOCK) {
         float w[VEC];
         load_vec<VEC>(srow + k * VEC, w);
