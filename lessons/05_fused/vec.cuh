@@ -10,6 +10,9 @@
 #ifndef LESSON05_VEC_CUH
 #define LESSON05_VEC_CUH
 
+#include <cuda_bf16.h> /* lesson 9's storage types; brings <cuda_fp16.h> */
+#include <cuda_fp16.h>
+
 template <int VEC>
 __device__ __forceinline__ void load_vec(const float *p, float *v)
 {
@@ -33,5 +36,108 @@ __device__ __forceinline__ void store_vec(float *p, const float *v)
         *p = v[0];
     }
 }
+
+/* ---- 16-bit storage (lesson 9): __half and __nv_bfloat16 --------------
+ * The same two calls for a row stored in 16 bits: load_vec widens VEC
+ * elements to float (exact), store_vec rounds VEC floats to the storage
+ * type, to nearest even (__floats2half2_rn, __floats2bfloat162_rn: one
+ * cvt instruction per pair on sm_80 and later). VEC = 8 is one 16-byte
+ * access (ld.global.v4.u32), VEC = 2 one 32-bit access (a pair), VEC = 1
+ * one element; the address is aligned to VEC * 2 bytes, as the caller's
+ * host side guarantees. Overloads, not a template over the storage type:
+ * the float versions above stay exactly what lessons 5-8 compile. */
+template <int VEC>
+__device__ __forceinline__ void vec16_load_words(const void *p, unsigned *w)
+{
+    static_assert(VEC == 8 || VEC == 2, "16 or 4 bytes");
+    if constexpr (VEC == 8) {
+        const uint4 q = *reinterpret_cast<const uint4 *>(p);
+        w[0] = q.x;
+        w[1] = q.y;
+        w[2] = q.z;
+        w[3] = q.w;
+    } else {
+        w[0] = *reinterpret_cast<const unsigned *>(p);
+    }
+}
+
+template <int VEC>
+__device__ __forceinline__ void vec16_store_words(void *p, const unsigned *w)
+{
+    if constexpr (VEC == 8) {
+        *reinterpret_cast<uint4 *>(p) = make_uint4(w[0], w[1], w[2], w[3]);
+    } else {
+        *reinterpret_cast<unsigned *>(p) = w[0];
+    }
+}
+
+/* A pair's 32 bits hold element 0 in the low 16 bits (little-endian
+ * memory), as __half2's .x. */
+__device__ __forceinline__ float2 vec16_widen2(unsigned w, const __half *)
+{
+    return __half22float2(__halves2half2(__ushort_as_half((unsigned short)(w & 0xFFFFu)),
+                                         __ushort_as_half((unsigned short)(w >> 16))));
+}
+__device__ __forceinline__ float2 vec16_widen2(unsigned w, const __nv_bfloat16 *)
+{
+    return __bfloat1622float2(__halves2bfloat162(__ushort_as_bfloat16((unsigned short)(w & 0xFFFFu)),
+                                                 __ushort_as_bfloat16((unsigned short)(w >> 16))));
+}
+__device__ __forceinline__ unsigned vec16_narrow2(float a, float b, const __half *)
+{
+    const __half2 h = __floats2half2_rn(a, b);
+    return (unsigned)__half_as_ushort(__low2half(h)) | (unsigned)__half_as_ushort(__high2half(h)) << 16;
+}
+__device__ __forceinline__ unsigned vec16_narrow2(float a, float b, const __nv_bfloat16 *)
+{
+    const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+    return (unsigned)__bfloat16_as_ushort(__low2bfloat16(h)) | (unsigned)__bfloat16_as_ushort(__high2bfloat16(h)) << 16;
+}
+
+/* One element, widened or rounded; the float overloads make it usable
+ * for any storage type. */
+__device__ __forceinline__ float elem_load(const float *p) { return *p; }
+__device__ __forceinline__ float elem_load(const __half *p) { return __half2float(*p); }
+__device__ __forceinline__ float elem_load(const __nv_bfloat16 *p) { return __bfloat162float(*p); }
+__device__ __forceinline__ void elem_store(float *p, float v) { *p = v; }
+__device__ __forceinline__ void elem_store(__half *p, float v) { *p = __float2half_rn(v); }
+__device__ __forceinline__ void elem_store(__nv_bfloat16 *p, float v) { *p = __float2bfloat16_rn(v); }
+
+template <int VEC, class H> /* H: __half or __nv_bfloat16 */
+__device__ __forceinline__ void vec16_load(const H *p, float *v)
+{
+    if constexpr (VEC == 1) {
+        v[0] = elem_load(p);
+    } else {
+        unsigned w[VEC / 2];
+        vec16_load_words<VEC>(p, w);
+        for (int i = 0; i < VEC / 2; i++) {
+            const float2 f = vec16_widen2(w[i], p);
+            v[2 * i] = f.x;
+            v[2 * i + 1] = f.y;
+        }
+    }
+}
+
+template <int VEC, class H>
+__device__ __forceinline__ void vec16_store(H *p, const float *v)
+{
+    if constexpr (VEC == 1) {
+        elem_store(p, v[0]);
+    } else {
+        unsigned w[VEC / 2];
+        for (int i = 0; i < VEC / 2; i++) w[i] = vec16_narrow2(v[2 * i], v[2 * i + 1], p);
+        vec16_store_words<VEC>(p, w);
+    }
+}
+
+template <int VEC>
+__device__ __forceinline__ void load_vec(const __half *p, float *v) { vec16_load<VEC>(p, v); }
+template <int VEC>
+__device__ __forceinline__ void load_vec(const __nv_bfloat16 *p, float *v) { vec16_load<VEC>(p, v); }
+template <int VEC>
+__device__ __forceinline__ void store_vec(__half *p, const float *v) { vec16_store<VEC>(p, v); }
+template <int VEC>
+__device__ __forceinline__ void store_vec(__nv_bfloat16 *p, const float *v) { vec16_store<VEC>(p, v); }
 
 #endif

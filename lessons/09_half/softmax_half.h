@@ -23,4 +23,29 @@ void softmax_half_fused(const void *x, long long ldx, void *y, long long ldy, lo
 void softmax_half_fastest(const void *x, long long ldx, void *y, long long ldy, long long rows, long long cols,
                           dtype t, cudaStream_t stream);
 
+
+/* softmax_half_fused's row lengths and paths, as lesson 5's: the row in
+ * registers up to HALF_MAX_REGISTER_COLS elements (the registers hold
+ * widened floats, so the capacity is float's), in shared memory in its
+ * storage type up to half_shared_capacity(t) elements, read three times
+ * beyond. */
+#define HALF_MAX_REGISTER_COLS 32768
+typedef enum {
+    HALF_FUSED_AUTO = 0,  /* the dispatcher's choice             */
+    HALF_FUSED_REGISTERS, /* cols <= HALF_MAX_REGISTER_COLS      */
+    HALF_FUSED_SHARED,    /* cols <= half_shared_capacity(t)     */
+    HALF_FUSED_CHUNKED    /* any cols: 3 reads + 1 write         */
+} half_fused_path;
+
+/* softmax_half_fused with a path forced where the row fits it (else the
+ * dispatcher's choice); returns the path it launched (HALF_FUSED_AUTO when
+ * there was nothing to do). */
+half_fused_path softmax_half_fused_run(half_fused_path want, const void *x, long long ldx, void *y, long long ldy,
+                                       long long rows, long long cols, dtype t, cudaStream_t stream);
+/* The longest row of storage type t that one block's shared memory holds
+ * (needs a GPU, or the emulator). */
+long long half_shared_capacity(dtype t);
+/* "registers", "shared memory", "chunked (3 reads + 1 write)" */
+const char *half_fused_path_name(half_fused_path p);
+
 #endif

@@ -1,0 +1,312 @@
+/* Lesson 9: softmax with 16-bit storage, checked element by element.
+ *
+ * For each storage type (float16, bfloat16, and float32 through the same
+ * entry points) and each entry point (softmax_half_fused, with each of
+ * its paths forced, and softmax_half_fastest, with each of lesson 8's
+ * paths forced), on rows around every path's boundaries, on views (row
+ * strides longer than the row, bases one element past 16 bytes) and on
+ * the special values of docs/special-values.md in 16 bits:
+ *
+ *   - the input is made in the storage type; the float64 reference runs
+ *     on it widened exactly to float (every 16-bit value is a float);
+ *   - every element of the output view starts as a NaN pattern, every
+ *     element of the buffers outside the views as a marker (x: NaN, so a
+ *     stray read poisons a row; y: 0xBEEF / 0xDEADBEEF, which must survive);
+ *   - each output element, widened, must be within
+ *         atol + (u + r32 (1 + u)) |ref|
+ *     of the reference: u is the storage type's rounding of the result
+ *     (half an ulp: 2^-11 relative for float16, 2^-8 for bfloat16, 0 for
+ *     float32), r32 the float32 arithmetic's error, verify_rtol(cols) as
+ *     for lessons 5 and 8, and atol half the smallest subnormal step
+ *     (2^-25 for float16: results below 2^-14 are subnormal, with an
+ *     absolute, not relative, spacing of 2^-24; VERIFY_ATOL otherwise);
+ *   - a NaN reference needs a NaN output; a NaN output passes nothing else.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "f16.h"
+#include "inputs.h"
+#include "reference.h"
+#include "verify.h"
+#include "../lessons/09_half/softmax_half.h"
+#include "../tests/test.h"
+
+static int g_have_gpu;
+
+/* ---- elements of any storage type, on the host ----------------------------- */
+static float elem_get(const unsigned char *buf, long long i, dtype t)
+{
+    if (t == DTYPE_F32) {
+        float f;
+        memcpy(&f, buf + 4 * i, 4);
+        return f;
+    }
+    uint16_t h;
+    memcpy(&h, buf + 2 * i, 2);
+    return t == DTYPE_F16 ? f16_to_float(h) : bf16_to_float(h);
+}
+static void elem_put_bits(unsigned char *buf, long long i, dtype t, uint32_t bits)
+{
+    if (t == DTYPE_F32) {
+        memcpy(buf + 4 * i, &bits, 4);
+    } else {
+        const uint16_t h = (uint16_t)bits;
+        memcpy(buf + 2 * i, &h, 2);
+    }
+}
+static uint32_t elem_bits(const unsigned char *buf, long long i, dtype t)
+{
+    if (t == DTYPE_F32) {
+        uint32_t u;
+        memcpy(&u, buf + 4 * i, 4);
+        return u;
+    }
+    uint16_t h;
+    memcpy(&h, buf + 2 * i, 2);
+    return h;
+}
+/* The storage type's value nearest to v (round to nearest even), as bits. */
+static uint32_t narrow_bits(float v, dtype t)
+{
+    return t == DTYPE_F32 ? f32_bits(v) : t == DTYPE_F16 ? f16_from_float(v) : bf16_from_float(v);
+}
+static float narrow(float v, dtype t)
+{
+    const uint32_t b = narrow_bits(v, t);
+    return t == DTYPE_F32 ? f32_from_bits(b) : t == DTYPE_F16 ? f16_to_float((uint16_t)b) : bf16_to_float((uint16_t)b);
+}
+
+#define POISON_NAN 0xFFFFFFFFu  /* a NaN in all three types (low 16 bits: 0xFFFF) */
+#define PAD_BITS 0xDEADBEEFu    /* y outside the view (16-bit: 0xBEEF)            */
+#define TAIL 9                  /* poisoned elements after the last row          */
+
+/* The tolerance of the text: output rounding plus float32 error. */
+static double rtol_for(dtype t, long long cols)
+{
+    const double u = t == DTYPE_F16 ? ldexp(1.0, -11) : t == DTYPE_BF16 ? ldexp(1.0, -8) : 0.0;
+    return u + verify_rtol(cols) * (1.0 + u);
+}
+static double atol_for(dtype t) { return t == DTYPE_F16 ? ldexp(1.0, -25) : VERIFY_ATOL; }
+
+static int elem_ok(float got, double want, double rtol, double atol)
+{
+    if (isnan(want)) return isnan(got);
+    if (isinf(want)) return got == want;
+    if (!isfinite(got)) return 0; /* NaN never passes */
+    return fabs((double)got - want) <= atol + rtol * fabs(want);
+}
+
+/* ---- the entry points ----------------------------------------------------------- */
+typedef struct {
+    const char *name;
+    int fastest; /* 0: softmax_half_fused_run, 1: softmax_half_fastest_run */
+    int path;    /* the path forced (0: the dispatcher's choice) */
+} entry;
+
+static void run_entry(const entry *e, const void *x, long long ldx, void *y, long long ldy, long long rows,
+                      long long cols, dtype t)
+{
+    softmax_half_fused_run((half_fused_path)e->path, x, ldx, y, ldy, rows, cols, t, 0);
+}
+
+/* ---- one run: a view of x and y in larger, poisoned buffers ---------------------- */
+typedef struct {
+    long long rows, cols, ldx, ldy, xoff, yoff; /* offsets in elements from a 256-byte aligned buffer */
+} shape;
+
+/* Makes row r's input (cols floats, exactly representable in t). special:
+ * 0 normal values; otherwise the special rows of docs/special-values.md. */
+static void make_row(float *x, long long n, int special, long long r, dtype t, unsigned long long seed)
+{
+    inputs_fill(x, 1, n, INPUT_NORMAL, seed + (unsigned long long)r);
+    const float big = t == DTYPE_F16 ? f16_to_float(F16_MAX) : t == DTYPE_BF16 ? bf16_to_float(BF16_MAX) : 3.4028235e38f;
+    const float tiny = t == DTYPE_F16 ? f16_to_float(0x0001) : t == DTYPE_BF16 ? bf16_to_float(0x0001) : 1e-45f;
+    if (special) switch (r % 12) {
+        case 0: for (long long j = 0; j < n; j++) x[j] = -INFINITY; break;            /* only -inf: NaN */
+        case 1: x[n / 2] = NAN; break;                                                 /* a NaN: NaN */
+        case 2: x[n - 1] = INFINITY; break;                                            /* +inf: NaN */
+        case 3: for (long long j = 0; j < n; j += 2) x[j] = -INFINITY; break;          /* -inf among finite: 0 */
+        case 4: for (long long j = 0; j < n; j++) x[j] = j % 3 ? big : -big; break;    /* the largest finite */
+        case 5: for (long long j = 0; j < n; j++) x[j] = tiny * (float)(j % 7); break; /* subnormals: ~1/N */
+        case 6: for (long long j = 0; j < n; j++) x[j] = 7.0f; break;                  /* constant: 1/N */
+        case 7: for (long long j = 0; j < n; j++) x[j] = j == n - 1 ? -5.0f : -INFINITY; break;
+        case 8: x[n - 1] = 20.0f; break;         /* a max only the last thread sees */
+        case 9: x[0] = big; break;               /* one huge value: 1 there, 0 elsewhere */
+        case 10: for (long long j = 0; j < n; j++) x[j] = -1000.0f - (float)(j % 5); break;
+        default: for (long long j = 0; j < n; j++) x[j] *= 8.0f; break; /* wide range */
+        }
+    for (long long j = 0; j < n; j++) x[j] = narrow(x[j], t);
+}
+
+/* Returns 1 on success; desc says what went wrong. */
+static int check_run(const entry *e, dtype t, const shape *s, int special, char *desc, size_t len)
+{
+    const int es = dtype_size(t);
+    const long long nx = s->xoff + (s->rows - 1) * s->ldx + s->cols + TAIL;
+    const long long ny = s->yoff + (s->rows - 1) * s->ldy + s->cols + TAIL;
+    unsigned char *hx = (unsigned char *)malloc((size_t)(nx * es)), *hx_after = (unsigned char *)malloc((size_t)(nx * es));
+    unsigned char *hy = (unsigned char *)malloc((size_t)(ny * es));
+    float *row = (float *)malloc((size_t)s->cols * sizeof(float));
+    double *ref = (double *)malloc((size_t)s->cols * sizeof(double));
+    if (!hx || !hx_after || !hy || !row || !ref) {
+        fprintf(stderr, "test_lesson9: out of host memory\n");
+        exit(1);
+    }
+    for (long long i = 0; i < nx; i++) elem_put_bits(hx, i, t, POISON_NAN);
+    for (long long i = 0; i < ny; i++) elem_put_bits(hy, i, t, PAD_BITS);
+    const unsigned long long seed = (unsigned long long)(s->cols * 7 + s->rows + 1000 * special);
+    for (long long r = 0; r < s->rows; r++) {
+        make_row(row, s->cols, special, r, t, seed);
+        for (long long j = 0; j < s->cols; j++) {
+            elem_put_bits(hx, s->xoff + r * s->ldx + j, t, narrow_bits(row[j], t));
+            elem_put_bits(hy, s->yoff + r * s->ldy + j, t, POISON_NAN);
+        }
+    }
+    unsigned char *dx, *dy;
+    CUDA_CHECK(cudaMalloc(&dx, (size_t)(nx * es)));
+    CUDA_CHECK(cudaMalloc(&dy, (size_t)(ny * es)));
+    CUDA_CHECK(cudaMemcpy(dx, hx, (size_t)(nx * es), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dy, hy, (size_t)(ny * es), cudaMemcpyHostToDevice));
+    run_entry(e, dx + s->xoff * es, s->ldx, dy + s->yoff * es, s->ldy, s->rows, s->cols, t);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(hy, dy, (size_t)(ny * es), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(hx_after, dx, (size_t)(nx * es), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(dx));
+    CUDA_CHECK(cudaFree(dy));
+
+    int ok = 1;
+    const double rtol = rtol_for(t, s->cols), atol = atol_for(t);
+    double max_rel = 0;
+    if (memcmp(hx, hx_after, (size_t)(nx * es)) != 0) {
+        ok = 0;
+        snprintf(desc, len, "the input buffer changed");
+    }
+    for (long long r = 0; r < s->rows && ok; r++) {
+        for (long long j = 0; j < s->cols; j++) row[j] = elem_get(hx, s->xoff + r * s->ldx + j, t); /* exact */
+        ref_softmax_row(row, ref, s->cols);
+        for (long long j = 0; j < s->cols; j++) {
+            const float got = elem_get(hy, s->yoff + r * s->ldy + j, t);
+            if (!elem_ok(got, ref[j], rtol, atol)) {
+                ok = 0;
+                snprintf(desc, len, "row %lld col %lld: got %.9g (bits 0x%X), want %.9g (tolerance %.3g + %.3g rel)", r,
+                         j, got, elem_bits(hy, s->yoff + r * s->ldy + j, t), ref[j], atol, rtol);
+                break;
+            }
+            if (isfinite(ref[j]) && ref[j] > 1e-30) {
+                const double rel = fabs(got - ref[j]) / ref[j];
+                if (rel > max_rel) max_rel = rel;
+            }
+        }
+    }
+    /* Nothing outside the output view written: every padding element keeps
+     * its marker. */
+    for (long long i = 0; i < ny && ok; i++) {
+        const long long k = i - s->yoff;
+        const long long r = k >= 0 ? k / s->ldy : -1, j = k >= 0 ? k % s->ldy : -1;
+        const int inside = k >= 0 && r < s->rows && j < s->cols;
+        if (!inside && elem_bits(hy, i, t) != (es == 4 ? PAD_BITS : (PAD_BITS & 0xFFFFu))) {
+            ok = 0;
+            snprintf(desc, len, "wrote y's element %lld outside the view", i - s->yoff);
+        }
+    }
+    if (ok) snprintf(desc, len, "every element within %.3g relative (max %.3g)", rtol, max_rel);
+    free(hx);
+    free(hx_after);
+    free(hy);
+    free(row);
+    free(ref);
+    return ok;
+}
+
+static const dtype TYPES[] = {DTYPE_F16, DTYPE_BF16, DTYPE_F32};
+#define NTYPES 3
+
+static void check_one(const entry *e, dtype t, const shape *s, int special, const char *what)
+{
+    char name[512], desc[512];
+    snprintf(name, sizeof name, "lesson9 %s %s: %lld x %lld (ldx %lld, ldy %lld, x +%lld, y +%lld elements) %s",
+             e->name, dtype_name(t), s->rows, s->cols, s->ldx, s->ldy, s->xoff, s->yoff, what);
+    if (!g_have_gpu) {
+        test_skip(name, "no GPU");
+        return;
+    }
+    const int ok = check_run(e, t, s, special, desc, sizeof desc);
+    test_expect(ok, name, "%s", desc);
+}
+
+/* Contiguous rows, aligned, with `rows` rows. */
+static shape dense(long long rows, long long cols)
+{
+    shape s = {rows, cols, cols, cols, 0, 0};
+    return s;
+}
+
+/* Row lengths around every boundary: 8-element 16-byte vectors, warp and
+ * block classes (1024, 16384, 32768), and long rows. */
+static const long long LENS[] = {1, 2, 7, 8, 9, 33, 1023, 1024, 1025, 16384, 16385, 32768, 32769};
+#define NLENS (int)(sizeof LENS / sizeof LENS[0])
+
+static long long rows_for(long long n) { return n <= 64 ? 37 : n <= 1025 ? 9 : 2; }
+
+static void check_entry(const entry *e, const long long *lens, int nlens, int views, int specials)
+{
+    for (int ti = 0; ti < NTYPES; ti++) {
+        const dtype t = TYPES[ti];
+        for (int l = 0; l < nlens; l++) {
+            const long long n = lens[l];
+            shape s = dense(rows_for(n), n);
+            check_one(e, t, &s, 0, "normal");
+            if (specials) {
+                shape sp = dense(12, n);
+                check_one(e, t, &sp, 1,
+                          "special rows (only -inf, NaN, +inf, -inf among finite, largest finite, subnormals, ...)");
+            }
+            if (views) {
+                /* Strides longer than the row; both bases one element past
+                 * 16 bytes; x and y misaligned against each other. */
+                shape v1 = {rows_for(n), n, n + 3, n + 5, 1, 1};
+                shape v2 = {rows_for(n), n, n + 8, n + 8, 1, 1};
+                shape v3 = {rows_for(n), n, n + 1, n, 1, 0};
+                check_one(e, t, &v1, 0, "view: padded strides, bases one element off");
+                check_one(e, t, &v2, 0, "view: strides of whole 16-byte vectors, bases one element off");
+                check_one(e, t, &v3, 0, "view: x and y misaligned against each other");
+            }
+        }
+    }
+}
+
+static void check_fused(void)
+{
+    static const entry auto_e = {"fused", 0, HALF_FUSED_AUTO};
+    static const entry shared_e = {"fused, shared memory forced", 0, HALF_FUSED_SHARED};
+    static const entry chunked_e = {"fused, chunked forced", 0, HALF_FUSED_CHUNKED};
+    check_entry(&auto_e, LENS, NLENS, 1, 1);
+    static const long long long_lens[] = {65536 + 9, 100003};
+    check_entry(&auto_e, long_lens, 2, 0, 1);
+    static const long long forced_lens[] = {1, 9, 1025, 40003};
+    check_entry(&shared_e, forced_lens, 4, 1, 1);
+    check_entry(&chunked_e, forced_lens, 4, 1, 1);
+    /* Which path the dispatcher takes: registers to 32768, shared memory
+     * (the row in its storage type) beyond, chunked past that. */
+    if (g_have_gpu) {
+        const long long cap16 = half_shared_capacity(DTYPE_F16), cap32 = half_shared_capacity(DTYPE_F32);
+        test_expect(cap16 >= 2 * cap32 - 8 && cap32 > 32768,
+                    "lesson9 fused: a 16-bit row in shared memory takes twice the elements of a float row",
+                    "capacity %lld (f16) against %lld (f32)", cap16, cap32);
+    }
+}
+
+int main(void)
+{
+    int count = 0;
+    g_have_gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+    cudaGetLastError(); /* clear the no-device error, if any */
+    check_fused();
+    return test_exit_status();
+}
