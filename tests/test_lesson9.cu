@@ -111,7 +111,8 @@ typedef struct {
 static void run_entry(const entry *e, const void *x, long long ldx, void *y, long long ldy, long long rows,
                       long long cols, dtype t)
 {
-    softmax_half_fused_run((half_fused_path)e->path, x, ldx, y, ldy, rows, cols, t, 0);
+    if (e->fastest) softmax_half_fastest_run((fastest_path)e->path, x, ldx, y, ldy, rows, cols, t, 0);
+    else softmax_half_fused_run((half_fused_path)e->path, x, ldx, y, ldy, rows, cols, t, 0);
 }
 
 /* ---- one run: a view of x and y in larger, poisoned buffers ---------------------- */
@@ -302,11 +303,107 @@ static void check_fused(void)
     }
 }
 
+/* Forcing path p on this shape runs p (else the test would check another
+ * path): 1, or a FAIL line and 0. */
+static int fastest_runs(fastest_path p, dtype t, long long rows, long long cols, const char *what)
+{
+    const void *a = (const void *)(uintptr_t)256;
+    const fastest_plan plan = softmax_half_fastest_plan(p, a, cols, a, cols, rows, cols, t);
+    if (plan.path == p) return 1;
+    if (p == FASTEST_CLUSTER && !softmax_fastest_has_clusters()) {
+        test_skip(what, "this device has no thread-block clusters (sm_90+ only)");
+        return 0;
+    }
+    test_fail(what, "forcing %s on %s %lld x %lld ran %s", fastest_path_name(p), dtype_name(t), rows, cols,
+              fastest_path_name(plan.path));
+    return 0;
+}
+
+static void check_fastest(void)
+{
+    static const entry auto_e = {"fastest", 1, FASTEST_AUTO};
+    check_entry(&auto_e, LENS, NLENS, 1, 1);
+    static const long long long_lens[] = {65536 + 8, 100003};
+    check_entry(&auto_e, long_lens, 2, 1, 1);
+    static const long long longest[] = {1LL << 20};
+    check_entry(&auto_e, longest, 1, 0, 0);
+
+    /* Each 16-bit path forced, around its boundaries. */
+    static const fastest_path paths[] = {FASTEST_WARP,    FASTEST_BLOCK, FASTEST_SHARED,
+                                         FASTEST_CLUSTER, FASTEST_GRID,  FASTEST_SPLIT};
+    static const char *names[] = {"fastest, path 1 (warp) forced",    "fastest, path 2 (block) forced",
+                                  "fastest, path 2s (shared) forced", "fastest, path 3 (cluster) forced",
+                                  "fastest, path 3g (grid) forced",   "fastest, path 4 (split) forced"};
+    static const long long lens[6][8] = {
+        {1, 7, 8, 9, 33, 129, 1000, 1024},
+        {1, 9, 1025, 16385, 20480, 20483, 32768, 0},
+        {1, 9, 1025, 40003, 0},
+        {1, 9, 16387, 65544, 100003, 0},
+        {1, 9, 16387, 65544, 100003, 0},
+        {1, 9, 1000, 65537, 100003, (1LL << 20) + 3, 0},
+    };
+    for (int p = 0; p < 6; p++) {
+        int n = 0;
+        while (n < 8 && lens[p][n]) n++;
+        if (g_have_gpu) {
+            int ok = 1;
+            for (int i = 0; i < n && ok; i++)
+                for (int ti = 0; ti < NTYPES && ok; ti++)
+                    ok = fastest_runs(paths[p], TYPES[ti], rows_for(lens[p][i]), lens[p][i], names[p]);
+            if (!ok) continue;
+        }
+        const entry e = {names[p], 1, paths[p]};
+        check_entry(&e, lens[p], n, 1, lens[p][n - 1] <= 100003);
+    }
+}
+
+/* The 16-bit plan: the paths that take 16-bit rows, 16-byte vectors
+ * whenever the rows allow them, bytes per element in 16-bit units. */
+static void check_fastest_plan(void)
+{
+    if (!g_have_gpu) {
+        test_skip("lesson9 fastest plans", "no GPU");
+        return;
+    }
+    static const struct {
+        long long rows, cols;
+    } C[] = {{1 << 16, 32}, {1 << 14, 1024}, {4096, 4096}, {2048, 16384}, {1024, 32768},
+             {16, 32768},   {64, 65536},     {64, 1 << 20}, {1, 1 << 24}};
+    const char *a = (const char *)(uintptr_t)256;
+    for (int ti = 0; ti < 2; ti++) {
+        const dtype t = TYPES[ti];
+        for (int i = 0; i < (int)(sizeof C / sizeof C[0]); i++) {
+            char name[256];
+            const long long r = C[i].rows, n = C[i].cols;
+            const fastest_plan p = softmax_half_fastest_plan(FASTEST_AUTO, a, n, a, n, r, n, t);
+            const int takes = p.path > FASTEST_AUTO && p.path < FASTEST_NPATHS;
+            const double bytes = p.path == FASTEST_SPLIT ? 6.0 : 4.0;
+            snprintf(name, sizeof name, "lesson9 fastest %s plan for %lld x %lld: 16-byte vectors, %g bytes per element",
+                     dtype_name(t), r, n, bytes);
+            test_expect(takes && p.vec4 && p.bytes_per_elem == bytes && (p.segment % 8 == 0),
+                        name, "%s, vec4 %d, %g bytes per element, segment %lld", fastest_path_name(p.path), p.vec4,
+                        p.bytes_per_elem, p.segment);
+        }
+        /* One element per access where a 16-byte vector would straddle rows or
+         * start off 16 bytes. */
+        const fastest_plan odd = softmax_half_fastest_plan(FASTEST_AUTO, a, 1025, a, 1025, 64, 1025, t);
+        const fastest_plan off = softmax_half_fastest_plan(FASTEST_AUTO, a + 2, 1024, a + 2, 1024, 64, 1024, t);
+        const fastest_plan pad = softmax_half_fastest_plan(FASTEST_AUTO, a, 1032, a, 1040, 64, 1024, t);
+        char name[256];
+        snprintf(name, sizeof name, "lesson9 fastest %s plan: 16-byte vectors exactly when every row is 16-byte aligned",
+                 dtype_name(t));
+        test_expect(!odd.vec4 && !off.vec4 && pad.vec4, name, "N = 1025: %d (want 0), base + 2 bytes: %d (0), strides 1032/1040: %d (1)",
+                    odd.vec4, off.vec4, pad.vec4);
+    }
+}
+
 int main(void)
 {
     int count = 0;
     g_have_gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
     cudaGetLastError(); /* clear the no-device error, if any */
     check_fused();
+    check_fastest();
+    check_fastest_plan();
     return test_exit_status();
 }

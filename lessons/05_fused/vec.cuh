@@ -4,7 +4,8 @@
  * VEC = 4: one 128-bit instruction (ld.global.v4 / st.global.v4, or their
  * shared-memory forms); the address must be 16-byte aligned, which each
  * caller's host side guarantees (softmax_fused_can_use_float4, a peeled
- * cut, ...). VEC = 1: one float. x reaches the read-only path
+ * cut, ...). VEC = 1: one float. (VEC = 8 and 2, two float4s and a
+ * float2, are for lesson 9's widened 16-bit vectors.) x reaches the read-only path
  * (ld.global.nc) when the kernel's x is `const float *__restrict__`: the
  * compiler can then prove that nothing writes it. */
 #ifndef LESSON05_VEC_CUH
@@ -22,7 +23,15 @@ __device__ __forceinline__ void load_vec(const float *p, float *v)
         v[1] = q.y;
         v[2] = q.z;
         v[3] = q.w;
+    } else if constexpr (VEC == 8) { /* lesson 9's widened 16-bit vectors, in shared memory: two float4s */
+        load_vec<4>(p, v);
+        load_vec<4>(p + 4, v + 4);
+    } else if constexpr (VEC == 2) { /* lesson 9's widened pairs: one float2 */
+        const float2 q = *reinterpret_cast<const float2 *>(p);
+        v[0] = q.x;
+        v[1] = q.y;
     } else {
+        static_assert(VEC == 1, "VEC: 1, 2, 4 or 8 floats");
         v[0] = *p;
     }
 }
@@ -32,7 +41,13 @@ __device__ __forceinline__ void store_vec(float *p, const float *v)
 {
     if constexpr (VEC == 4) {
         *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
+    } else if constexpr (VEC == 8) {
+        store_vec<4>(p, v);
+        store_vec<4>(p + 4, v + 4);
+    } else if constexpr (VEC == 2) {
+        *reinterpret_cast<float2 *>(p) = make_float2(v[0], v[1]);
     } else {
+        static_assert(VEC == 1, "VEC: 1, 2, 4 or 8 floats");
         *p = v[0];
     }
 }

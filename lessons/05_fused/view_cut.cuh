@@ -89,6 +89,13 @@ __device__ __forceinline__ float view_extra_load(const float *xr, view_cut c, in
 {
     return j < c.nextra ? xr[view_extra_at(c, j)] : -INFINITY;
 }
+/* The same for lesson 9's 16-bit rows, widened (elem_load, vec.cuh). Their
+ * views are never peeled (nextra = 0); kernels shared with float compile it. */
+template <class T>
+__device__ __forceinline__ float view_extra_load(const T *xr, view_cut c, int j)
+{
+    return j < c.nextra ? elem_load(xr + view_extra_at(c, j)) : -INFINITY;
+}
 
 /* Four floats of x for a body cut at y's boundaries, when x's rows are
  * misaligned against y's (no cut fits both): y keeps its float4 stores,
@@ -102,9 +109,10 @@ __device__ __forceinline__ void view_load4_x32(const float *p, float *v)
 }
 
 /* VEC floats of x at p: 32-bit loads when the row was cut at y's
- * boundaries (XS), load_vec otherwise. */
-template <int VEC, bool XS>
-__device__ __forceinline__ void view_load_x(const float *p, float *v)
+ * boundaries (XS), load_vec otherwise. T: the storage type, float, or
+ * lesson 9's __half and __nv_bfloat16 (XS only for float). */
+template <int VEC, bool XS, class T>
+__device__ __forceinline__ void view_load_x(const T *p, float *v)
 {
     if constexpr (XS && VEC == 4) view_load4_x32(p, v);
     else load_vec<VEC>(p, v);

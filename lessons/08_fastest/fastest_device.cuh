@@ -52,6 +52,19 @@
  * the shared-memory write loops (87.9 against 94.2 % at 1024 x 65536).
  * Nothing in these kernels reads y, so no clobber is needed. */
 
+/* ---- storage types (lesson 9) ---------------------------------------------
+ * The kernels are templates over the storage type T of x and y too: float
+ * (the default, lesson 8 itself), or lesson 9's __half and
+ * __nv_bfloat16. Everything between the load and the store is float
+ * whatever T is: load_vec widens, store_vec rounds once (vec.cuh). VEC
+ * counts elements: 4 floats or 8 16-bit values in one 16-byte access, or
+ * 1. Register arrays and the shared-memory
+ * parts of paths 3 and 3g hold floats, so their capacities in elements do
+ * not depend on T. Peeled and x32 (YCUT) views are float only: a 16-bit
+ * view runs with VEC = 8 or 1, and the kernels' `mis` (lesson 5's
+ * view_mis, host side) is 0 for it, unused. */
+static inline int fx_mis(const float *x) { return view_mis(x); }
+static inline int fx_mis(const void *) { return 0; }
 
 /* A thread's own state; v[p] becomes exp(v[p] - m_t). Padding is -inf
  * (exp gives 0). A thread that saw only -inf has (-inf, 0) and zeros; a
@@ -122,16 +135,16 @@ __device__ __forceinline__ view_cut fx_row_cut(long long row, long long ldx, int
  * the row was cut at y's boundaries, so x's floats are read one at a time
  * (lesson 5's view_load_x); everything after the load, shared memory
  * included, stays float4. */
-template <int VEC, bool PEEL, int FPT, int BLOCK, bool XS>
-__device__ __forceinline__ online_md fx_piece_read(const float *__restrict__ xr, int len, float extra, float *v,
+template <int VEC, bool PEEL, int FPT, int BLOCK, bool XS, class T = float>
+__device__ __forceinline__ online_md fx_piece_read(const T *__restrict__ xr, int len, float extra, float *v,
                                                    float *srow, float *m_regs)
 {
     constexpr int ITEMS = FPT / VEC;
     constexpr int RCAP = BLOCK * FPT; /* floats of the piece in registers */
-    constexpr int U = 16 / VEC;
+    constexpr int U = 64 / (VEC * (int)sizeof(T)); /* 64 bytes per thread in flight */
     const int rlen = len < RCAP ? len : RCAP;
     const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
-    const float *xs = xr + RCAP;
+    const T *xs = xr + RCAP;
     /* All register loads are issued first; their latency overlaps the
      * shared-memory part's loop. */
 #pragma unroll
@@ -175,9 +188,9 @@ __device__ __forceinline__ online_md fx_piece_read(const float *__restrict__ xr,
 /* Writes the piece as exp(x - R.m) / R.d, given the row's state R, and
  * the extra to *yextra (when not null). All -inf row: R.m = -inf, shift
  * 0, exp(-inf) * (1 / 0) = NaN in both parts, as PyTorch. */
-template <int VEC, bool PEEL, int FPT, int BLOCK>
-__device__ __forceinline__ void fx_piece_write(float *__restrict__ yr, int len, float *v, const float *srow,
-                                               float m_regs, online_md R, float *yextra)
+template <int VEC, bool PEEL, int FPT, int BLOCK, class T = float>
+__device__ __forceinline__ void fx_piece_write(T *__restrict__ yr, int len, float *v, const float *srow,
+                                               float m_regs, online_md R, T *yextra)
 {
     constexpr int ITEMS = FPT / VEC;
     constexpr int RCAP = BLOCK * FPT;
@@ -197,7 +210,7 @@ __device__ __forceinline__ void fx_piece_write(float *__restrict__ yr, int len, 
     if constexpr (PEEL)
         if (yextra) *yextra = v[FPT] * scale;
     const float shift = online_md_shift(R.m), inv = 1.0f / R.d;
-    float *ys = yr + RCAP;
+    T *ys = yr + RCAP;
     for (int k = threadIdx.x; k < nvec_s; k += BLOCK) {
         float w[VEC];
         load_vec<VEC>(srow + k * VEC, w);

@@ -6,6 +6,7 @@
 #ifndef LESSON08_FASTEST_PATHS_H
 #define LESSON08_FASTEST_PATHS_H
 #include "softmax_fastest.h"
+#include "f16.h"                       /* dtype: lesson 9's storage types */
 #include "../06_online/online_md.cuh" /* lesson 6's (m, d) state: the workspace's pairs */
 
 /* Every path runs on the CPU emulator too (common/emu, which defines
@@ -49,6 +50,16 @@ static constexpr fx_reg_config FX_REG[] = {
 };
 #define FX_NREG (int)(sizeof FX_REG / sizeof FX_REG[0])
 #define FX_NWARP 9 /* the first 9 are path 1 */
+/* Class i for accesses of vec elements. A 16-bit row's 16-byte vector is
+ * 8 elements (lesson 9): the classes of 4 floats per lane (up to 128) get
+ * 8 elements per lane and half the lanes, the 20-float class 24. */
+static constexpr fx_reg_config fx_reg_for(int i, int vec)
+{
+    const fx_reg_config c = FX_REG[i];
+    return c.fpt % vec == 0 ? c
+           : c.fpt < vec    ? fx_reg_config{c.max_cols, c.tpr > 1 ? c.tpr / 2 : 1, vec, c.block}
+                            : fx_reg_config{c.max_cols, c.tpr, (c.fpt + vec - 1) / vec * vec, c.block};
+}
 static_assert(FX_REG[FX_NWARP - 1].max_cols == FASTEST_WARP_MAX_COLS, "path 1 ends at 1024");
 static_assert(FX_REG[FX_NREG - 1].max_cols == FASTEST_BLOCK_MAX_COLS, "path 2 ends at 32768");
 
@@ -104,6 +115,32 @@ void fx_run_grid(const fastest_plan *p, const float *x, long long ldx, float *y,
                  long long cols, cudaStream_t stream); /* path 3g: path3g_grid.cu */
 void fx_run_split(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
                   long long cols, cudaStream_t stream); /* path 4: path4_split.cu */
+
+/* Lesson 9's 16-bit storage (t = DTYPE_F16 or DTYPE_BF16; x and y point
+ * at __half or __nv_bfloat16): the launchers of the paths that take it,
+ * for a plan made by fx_plan_16 (fastest_typed.cu). p->vec4: 16-byte
+ * vectors of 8 elements; else one element per access. */
+void fx_run_rows_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
+                    long long rows, long long cols, cudaStream_t stream); /* paths 1 and 2 */
+void fx_run_shared_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
+                      long long rows, long long cols, cudaStream_t stream); /* path 2s */
+void fx_run_cluster_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
+                       long long rows, long long cols, cudaStream_t stream); /* path 3 */
+int fx_cluster_shape_16(dtype t, int vec16, long long cols, int *cfg_out); /* path 3's fx_cluster_shape, 16-bit */
+void fx_run_grid_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
+                    long long rows, long long cols, cudaStream_t stream); /* path 3g */
+void fx_run_split_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
+                     long long rows, long long cols, cudaStream_t stream); /* path 4 */
+long long fx_grid_resident_16(dtype t, int vec16); /* path 3g's fx_grid_resident for 16-bit kernels */
+
+/* The typed entry lesson 9 calls: softmax_fastest_run for storage type t
+ * (DTYPE_F32 is softmax_fastest_run itself). Returns the plan it ran, with
+ * bytes_per_elem in t's bytes (4 or 6 for 16-bit). fastest_typed.cu. */
+fastest_plan fx_run_typed(fastest_path want, dtype t, const void *x, long long ldx, void *y, long long ldy,
+                          long long rows, long long cols, cudaStream_t stream);
+/* The plan fx_run_typed makes, without running it. */
+fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long ldx, const void *y, long long ldy,
+                           long long rows, long long cols);
 
 /* What the plan asks the paths about a shape. */
 int fx_reg_index(long long cols, int from);                   /* path1_2_rows.cu  */

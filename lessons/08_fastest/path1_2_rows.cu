@@ -31,9 +31,9 @@
  * round but still lost: % of copy at M x N = 2^26 (H100, 2026-11-23, three
  * runs each, merge -> two reductions): 2^14 98.5-98.7 -> 98.7-99.0, 2^15
  * 96.2-97.5 -> 97.1-98.4; even (within 0.6) from 2^11 to 2^13. */
-template <int VEC, bool PEEL, int FPT, int TPR, int BLOCK>
+template <int VEC, bool PEEL, int FPT, int TPR, int BLOCK, class T = float>
 __global__ void __launch_bounds__(BLOCK)
-fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
+fastest_rows_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy,
                     long long rows, int cols, int mis)
 {
     static_assert(FPT % VEC == 0, "whole vectors per thread");
@@ -47,10 +47,10 @@ fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restric
     for (long long first = (long long)blockIdx.x * RPB; first < rows; first += (long long)gridDim.x * RPB) {
         const long long row = first + threadIdx.x / TPR;
         const bool live = row < rows; /* a dead lane still joins the shuffles */
-        const float *xr = x + (live ? row : 0) * ldx;
+        const T *xr = x + (live ? row : 0) * ldx;
         const view_cut cut = fx_row_cut<VEC, PEEL>(live ? row : 0, ldx, mis, cols);
         const int nvec = (int)cut.nvec;
-        const float *xb = xr + cut.head;
+        const T *xb = xr + cut.head;
         float v[FPT + X];
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
@@ -76,8 +76,8 @@ fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restric
         }
         d = row_reduce<TPR>(d, red_d, op_sum());
         const float scale = 1.0f / d;
-        float *yr = y + (live ? row : 0) * ldy;
-        float *yb = yr + cut.head;
+        T *yr = y + (live ? row : 0) * ldy;
+        T *yb = yr + cut.head;
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
             const int k = i * TPR + sub;
@@ -96,20 +96,20 @@ fastest_rows_kernel(const float *__restrict__ x, long long ldx, float *__restric
     }
 }
 
-template <int VEC, bool PEEL, int I>
-static void fx_launch_rows(const float *x, long long ldx, float *y, long long ldy, long long rows,
+template <int VEC, bool PEEL, int I, class T = float>
+static void fx_launch_rows(const T *x, long long ldx, T *y, long long ldy, long long rows,
                            long long cols, cudaStream_t stream)
 {
-    constexpr fx_reg_config C = FX_REG[I];
+    constexpr fx_reg_config C = fx_reg_for(I, VEC);
     static_assert(C.fpt % 4 == 0 && C.tpr * C.fpt >= C.max_cols, "capacity holds the class");
-    void (*kernel)(const float *, long long, float *, long long, long long, int, int) =
-        fastest_rows_kernel<VEC, PEEL, C.fpt, C.tpr, C.block>;
-    kernel<<<fx_grid(rows, C.block / C.tpr), C.block, 0, stream>>>(x, ldx, y, ldy, rows, (int)cols, view_mis(x));
+    void (*kernel)(const T *, long long, T *, long long, long long, int, int) =
+        fastest_rows_kernel<VEC, PEEL, C.fpt, C.tpr, C.block, T>;
+    kernel<<<fx_grid(rows, C.block / C.tpr), C.block, 0, stream>>>(x, ldx, y, ldy, rows, (int)cols, fx_mis(x));
     CUDA_CHECK_LAUNCH();
 }
 
-template <int VEC, bool PEEL>
-static void fx_run_rows_at(int i, const float *x, long long ldx, float *y, long long ldy, long long rows,
+template <int VEC, bool PEEL, class T = float>
+static void fx_run_rows_at(int i, const T *x, long long ldx, T *y, long long ldy, long long rows,
                            long long cols, cudaStream_t s)
 {
     switch (i) {
@@ -148,4 +148,22 @@ void fx_run_rows(const fastest_plan *p, const float *x, long long ldx, float *y,
     if (p->peel) fx_run_rows_at<4, true>(i, x, ldx, y, ldy, rows, cols, stream);
     else if (p->vec4) fx_run_rows_at<4, false>(i, x, ldx, y, ldy, rows, cols, stream);
     else fx_run_rows_at<1, false>(i, x, ldx, y, ldy, rows, cols, stream);
+}
+
+/* Lesson 9: the same kernels for 16-bit storage; vec4 means 16-byte
+ * vectors of 8 elements (no peeled views: the plan never asks for them). */
+template <class T>
+static void fx_run_rows_t(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
+                          long long cols, cudaStream_t stream)
+{
+    const int i = fx_reg_index(cols, p->path == FASTEST_WARP ? 0 : FX_NWARP);
+    if (p->vec4) fx_run_rows_at<8, false>(i, x, ldx, y, ldy, rows, cols, stream);
+    else fx_run_rows_at<1, false>(i, x, ldx, y, ldy, rows, cols, stream);
+}
+
+void fx_run_rows_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
+                    long long rows, long long cols, cudaStream_t stream)
+{
+    if (t == DTYPE_F16) fx_run_rows_t(p, (const __half *)x, ldx, (__half *)y, ldy, rows, cols, stream);
+    else fx_run_rows_t(p, (const __nv_bfloat16 *)x, ldx, (__nv_bfloat16 *)y, ldy, rows, cols, stream);
 }

@@ -22,21 +22,21 @@
  * is written from shared memory. Vector k always belongs to thread
  * k % BLOCK: each thread reads back only what it wrote, so the row data
  * needs no barrier. */
-template <int VEC, bool PEEL, int BLOCK>
+template <int VEC, bool PEEL, int BLOCK, class T = float>
 __global__ void __launch_bounds__(BLOCK)
-fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
+fastest_shared_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy,
                       long long rows, int cols, int mis)
 {
-    constexpr int U = 16 / VEC;
+    constexpr int U = 64 / (VEC * (int)sizeof(T)); /* 64 bytes per thread in flight */
     extern __shared__ float4 fastest_smem[];
     __shared__ float red_m[32], red_d[32];
     float *srow = reinterpret_cast<float *>(fastest_smem);
 
     for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
-        const float *xr = x + row * ldx;
+        const T *xr = x + row * ldx;
         const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols); /* extras: threads 0-5, in a register */
         const int nvec = (int)cut.nvec;
-        const float *xb = xr + cut.head;
+        const T *xb = xr + cut.head;
         const float e = view_extra_load(xr, cut, threadIdx.x);
         online_md s = online_md_identity();
         if constexpr (PEEL) s = online_md_push<1>(s, &e);
@@ -61,8 +61,8 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
         }
         s = online_md_row_merge<BLOCK>(s, red_m, red_d);
         const float inv = 1.0f / s.d; /* m = -inf (all -inf): exp(NaN) below */
-        float *yr = y + row * ldy;
-        float *yb = yr + cut.head;
+        T *yr = y + row * ldy;
+        T *yb = yr + cut.head;
         for (int k = threadIdx.x; k < nvec; k += BLOCK) {
             float v[VEC];
             load_vec<VEC>(srow + k * VEC, v);
@@ -71,7 +71,8 @@ fastest_shared_kernel(const float *__restrict__ x, long long ldx, float *__restr
             if constexpr (PEEL) view_store4(yb + (long long)k * VEC, v);
             else store_vec<VEC>(yb + (long long)k * VEC, v);
         }
-        if (PEEL && (int)threadIdx.x < cut.nextra) yr[view_extra_at(cut, threadIdx.x)] = expf(e - s.m) * inv;
+        if constexpr (PEEL) /* float only */
+            if ((int)threadIdx.x < cut.nextra) yr[view_extra_at(cut, threadIdx.x)] = expf(e - s.m) * inv;
     }
 }
 
@@ -84,15 +85,15 @@ long long softmax_fastest_shared_capacity(void)
     return floats > 0 ? floats / 4 * 4 : 0;
 }
 
-template <int VEC, bool PEEL>
-static void fx_run_shared_as(const float *x, long long ldx, float *y, long long ldy, long long rows,
+template <int VEC, bool PEEL, class T = float>
+static void fx_run_shared_as(const T *x, long long ldx, T *y, long long ldy, long long rows,
                              long long cols, long long smem, cudaStream_t stream)
 {
-    void (*kernel)(const float *, long long, float *, long long, long long, int, int) =
-        fastest_shared_kernel<VEC, PEEL, FX_SHARED_BLOCK>;
+    void (*kernel)(const T *, long long, T *, long long, long long, int, int) =
+        fastest_shared_kernel<VEC, PEEL, FX_SHARED_BLOCK, T>;
     if (smem > 48 * 1024) /* above the default, a kernel must opt in */
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    kernel<<<fx_grid(rows, 1), FX_SHARED_BLOCK, (size_t)smem, stream>>>(x, ldx, y, ldy, rows, (int)cols, view_mis(x));
+    kernel<<<fx_grid(rows, 1), FX_SHARED_BLOCK, (size_t)smem, stream>>>(x, ldx, y, ldy, rows, (int)cols, fx_mis(x));
     CUDA_CHECK_LAUNCH();
 }
 
@@ -102,4 +103,21 @@ void fx_run_shared(const fastest_plan *p, const float *x, long long ldx, float *
     if (p->peel) fx_run_shared_as<4, true>(x, ldx, y, ldy, rows, cols, p->smem_bytes, stream);
     else if (p->vec4) fx_run_shared_as<4, false>(x, ldx, y, ldy, rows, cols, p->smem_bytes, stream);
     else fx_run_shared_as<1, false>(x, ldx, y, ldy, rows, cols, p->smem_bytes, stream);
+}
+
+/* Lesson 9: 16-bit storage; vec4 means 16-byte vectors of 8 elements. The
+ * row is held widened, as floats: the capacity in elements is float's. */
+template <class T>
+static void fx_run_shared_t(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
+                            long long cols, cudaStream_t stream)
+{
+    if (p->vec4) fx_run_shared_as<8, false>(x, ldx, y, ldy, rows, cols, p->smem_bytes, stream);
+    else fx_run_shared_as<1, false>(x, ldx, y, ldy, rows, cols, p->smem_bytes, stream);
+}
+
+void fx_run_shared_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
+                      long long rows, long long cols, cudaStream_t stream)
+{
+    if (t == DTYPE_F16) fx_run_shared_t(p, (const __half *)x, ldx, (__half *)y, ldy, rows, cols, stream);
+    else fx_run_shared_t(p, (const __nv_bfloat16 *)x, ldx, (__nv_bfloat16 *)y, ldy, rows, cols, stream);
 }

@@ -38,9 +38,9 @@
 #else
 #define FX_CLUSTER_MIN_CTAS(FPT, BLOCK) (((FPT) <= 8 ? 1536 : 1024) / (BLOCK)) /* BLOCK <= 1024: at least 1 */
 #endif
-template <int VEC, bool PEEL, int FPT, int BLOCK, bool XS>
+template <int VEC, bool PEEL, int FPT, int BLOCK, bool XS, class T = float>
 __global__ void __launch_bounds__(BLOCK, FX_CLUSTER_MIN_CTAS(FPT, BLOCK))
-fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
+fastest_cluster_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy,
                        int cols, int seg, int mis)
 {
 #if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900) || defined(CUDA_EMU)
@@ -54,7 +54,7 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
     const int C = (int)cluster.num_blocks();
     const int rank = (int)cluster.block_rank();
     const long long row = (long long)blockIdx.x / C;
-    const float *xr = x + row * ldx;
+    const T *xr = x + row * ldx;
     const view_cut cut = fx_row_cut<VEC, PEEL>(row, XS ? ldy : ldx, mis, cols); /* XS: mis is y's */
     const int len = fx_piece_len((int)(cut.nvec * VEC), rank, seg);
     const int begin = cut.head + rank * seg; /* cols < 2^31 */
@@ -74,7 +74,7 @@ fastest_cluster_kernel(const float *__restrict__ x, long long ldx, float *__rest
     }
     __syncthreads();
     cluster.barrier_arrive(); /* this CTA has finished reading the others */
-    float *yr = y + row * ldy;
+    T *yr = y + row * ldy;
     fx_piece_write<VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, row_state,
                                           has_extra ? yr + view_extra_at(cut, threadIdx.x) : nullptr);
     cluster.barrier_wait(); /* ... and nobody reads this CTA's state any more */
@@ -137,10 +137,34 @@ static cudaLaunchConfig_t fx_cluster_config(unsigned grid, int block, int c, siz
     return cfg;
 }
 
-/* Opts configuration cfg's kernel in to its largest shared memory and (C >
- * 8) to non-portable cluster sizes, once, and returns how many of its
+/* Opts configuration cfg's kernel k in to its largest shared memory and
+ * (C > 8) to non-portable cluster sizes, and returns how many of its
  * clusters fit on the GPU at once (cudaOccupancyMaxActiveClusters); 0 when
- * they do not fit. */
+ * they do not fit. F: the kernel's pointer type (float or 16-bit rows). */
+template <class F>
+static int fx_cluster_fit(F k, int cfg)
+{
+    const fx_cluster_cfg C = FX_CL[cfg];
+    const long long smem = fx_cluster_smem(cfg, C.max_cols / C.c);
+    if (C.c > 8 && cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess) {
+        cudaGetLastError(); /* more than this GPU's shared memory */
+        return 0;
+    }
+    cudaLaunchAttribute attr[1];
+    cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(C.c * 64), C.block, C.c, (size_t)smem, 0, attr);
+    int n = 0;
+    if (cudaOccupancyMaxActiveClusters(&n, k, &lc) != cudaSuccess) {
+        cudaGetLastError();
+        n = 0;
+    }
+    return n;
+}
+
+/* Once per (mode, configuration): fx_cluster_fit of its kernel. */
 static int fx_active_clusters(int mode, int cfg)
 {
     static int cache[FX_NMODES][FX_NCL];
@@ -151,28 +175,7 @@ static int fx_active_clusters(int mode, int cfg)
         filled = 1;
     }
     int *slot = &cache[mode][cfg];
-    if (*slot < 0) {
-        const fx_cluster_cfg C = FX_CL[cfg];
-        const fx_cluster_fn k = fx_cluster_kernel(mode, cfg);
-        const long long smem = fx_cluster_smem(cfg, C.max_cols / C.c);
-        *slot = 0;
-        if (C.c > 8 && cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
-            cudaGetLastError();
-            return 0;
-        }
-        if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess) {
-            cudaGetLastError(); /* more than this GPU's shared memory */
-            return 0;
-        }
-        cudaLaunchAttribute attr[1];
-        cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(C.c * 64), C.block, C.c, (size_t)smem, 0, attr);
-        int n = 0;
-        if (cudaOccupancyMaxActiveClusters(&n, k, &lc) != cudaSuccess) {
-            cudaGetLastError();
-            n = 0;
-        }
-        *slot = n;
-    }
+    if (*slot < 0) *slot = fx_cluster_fit(fx_cluster_kernel(mode, cfg), cfg);
     return *slot;
 }
 
@@ -228,4 +231,78 @@ void fx_run_cluster(const fastest_plan *p, const float *x, long long ldx, float 
         CUDA_CHECK(cudaLaunchKernelEx(&lc, k, xb, ldx, yb, ldy, (int)cols, (int)p->segment, mis));
         CUDA_CHECK_LAUNCH();
     }
+}
+
+/* Lesson 9: 16-bit storage; vec16 (the plan's vec4) means 16-byte vectors
+ * of 8 elements, and then the plan's segments are multiples of 8. */
+template <class T>
+using fx_cluster_fn_t = void (*)(const T *, long long, T *, long long, int, int, int);
+
+template <class T, int I>
+static fx_cluster_fn_t<T> fx_cluster_kernel_t_at(int vec16)
+{
+    if (vec16) return fastest_cluster_kernel<8, false, FX_CL[I].fpt, FX_CL[I].block, false, T>;
+    return fastest_cluster_kernel<1, false, FX_CL[I].fpt, FX_CL[I].block, false, T>;
+}
+
+template <class T>
+static fx_cluster_fn_t<T> fx_cluster_kernel_t(int vec16, int cfg)
+{
+    switch (cfg) {
+    case 0: return fx_cluster_kernel_t_at<T, 0>(vec16);
+    case 1: return fx_cluster_kernel_t_at<T, 1>(vec16);
+    case 2: return fx_cluster_kernel_t_at<T, 2>(vec16);
+    case 3: return fx_cluster_kernel_t_at<T, 3>(vec16);
+    case 4: return fx_cluster_kernel_t_at<T, 4>(vec16);
+    default: return fx_cluster_kernel_t_at<T, 5>(vec16);
+    }
+}
+
+/* As fx_cluster_shape, with the 16-bit kernels' own occupancy. */
+int fx_cluster_shape_16(dtype t, int vec16, long long cols, int *cfg_out)
+{
+    static int cache[2][2][FX_NCL];
+    static int filled = 0;
+    if (!filled) {
+        for (int i = 0; i < 2 * 2 * FX_NCL; i++) (&cache[0][0][0])[i] = -1;
+        filled = 1;
+    }
+    for (int cfg = 0; cfg < FX_NCL; cfg++) {
+        if (cols > FX_CL[cfg].max_cols) continue;
+        int *slot = &cache[t == DTYPE_BF16][vec16 != 0][cfg];
+        if (*slot < 0)
+            *slot = t == DTYPE_BF16 ? fx_cluster_fit(fx_cluster_kernel_t<__nv_bfloat16>(vec16, cfg), cfg)
+                                    : fx_cluster_fit(fx_cluster_kernel_t<__half>(vec16, cfg), cfg);
+        if (*slot >= 1) {
+            *cfg_out = cfg;
+            return 1;
+        }
+    }
+    *cfg_out = 0;
+    return 0;
+}
+
+template <class T>
+static void fx_run_cluster_t(const fastest_plan *p, dtype t, const T *x, long long ldx, T *y, long long ldy,
+                             long long rows, long long cols, cudaStream_t stream)
+{
+    int cfg = 0;
+    fx_cluster_shape_16(t, p->vec4, cols, &cfg); /* the plan's; its kernel has opted in */
+    fx_cluster_fn_t<T> k = fx_cluster_kernel_t<T>(p->vec4, cfg);
+    const long long batch_max = INT_MAX / p->cluster;
+    for (long long r0 = 0; r0 < rows; r0 += batch_max) {
+        const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
+        cudaLaunchAttribute attr[1];
+        cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(n * p->cluster), p->block, p->cluster,
+                                                  (size_t)p->smem_bytes, stream, attr);
+        CUDA_CHECK(cudaLaunchKernelEx(&lc, k, x + r0 * ldx, ldx, y + r0 * ldy, ldy, (int)cols, (int)p->segment, 0));
+        CUDA_CHECK_LAUNCH();
+    }
+}
+
+void fx_run_cluster_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
+                       long long rows, long long cols, cudaStream_t stream)
+{
+    if (t == DTYPE_F16) fx_run_cluster_t(p, t, (const __half *)x, ldx, (__half *)y, ldy, rows, cols, stream);
+    else fx_run_cluster_t(p, t, (const __nv_bfloat16 *)x, ldx, (__nv_bfloat16 *)y, ldy, rows, cols, stream);
 }

@@ -68,9 +68,9 @@ __device__ __forceinline__ unsigned fx_load_acquire(const unsigned *p)
  * before each launch did the same and cost 1 us or so: at 64 x 2^20 88.1
  * against 88.7 % of copy, at 1 x 2^20 54.6 against 57.7 % (H100,
  * 2026-11-23, three runs each). */
-template <int VEC, bool PEEL, int FPT, int BLOCK, bool XS>
+template <int VEC, bool PEEL, int FPT, int BLOCK, bool XS, class T = float>
 __global__ void __launch_bounds__(BLOCK)
-fastest_grid_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy, int cols,
+fastest_grid_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, int cols,
                     int pieces, int seg, int mis, unsigned *sync, online_md *work)
 {
     extern __shared__ float4 fastest_grid_smem[];
@@ -85,7 +85,7 @@ fastest_grid_kernel(const float *__restrict__ x, long long ldx, float *__restric
     __syncthreads();
     const long long row = ticket / (unsigned)pieces;
     const int piece = (int)(ticket % (unsigned)pieces);
-    const float *xr = x + row * ldx;
+    const T *xr = x + row * ldx;
     const view_cut cut = fx_row_cut<VEC, PEEL>(row, XS ? ldy : ldx, mis, cols); /* XS: mis is y's */
     const int len = fx_piece_len((int)(cut.nvec * VEC), piece, seg);
     const int begin = cut.head + piece * seg;
@@ -112,7 +112,7 @@ fastest_grid_kernel(const float *__restrict__ x, long long ldx, float *__restric
         q = online_md_merge(q, o);
     }
     const online_md R = online_md_row_merge<BLOCK>(q, red_m, red_d);
-    float *yr = y + row * ldy;
+    T *yr = y + row * ldy;
     fx_piece_write<VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, R,
                                           has_extra ? yr + view_extra_at(cut, threadIdx.x) : nullptr);
 }
@@ -192,4 +192,66 @@ void fx_run_grid(const fastest_plan *p, const float *x, long long ldx, float *y,
                                                                             (int)seg, mis, sync, work);
         CUDA_CHECK_LAUNCH();
     }
+}
+
+/* Lesson 9: 16-bit storage; vec16 (the plan's vec4) means 16-byte vectors
+ * of 8 elements, and then the plan's pieces are multiples of 8 elements. */
+template <class T>
+using fx_grid_fn_t = void (*)(const T *, long long, T *, long long, int, int, int, int, unsigned *, online_md *);
+
+template <class T>
+static fx_grid_fn_t<T> fx_grid_kernel_t(int vec16)
+{
+    if (vec16) return fastest_grid_kernel<8, false, FX_GRID_FPT, FX_GRID_BLOCK, false, T>;
+    return fastest_grid_kernel<1, false, FX_GRID_FPT, FX_GRID_BLOCK, false, T>;
+}
+
+/* As fx_grid_resident, for the 16-bit kernels: their registers, so their
+ * occupancy, are their own. */
+template <class T>
+static long long fx_grid_resident_t(int vec16)
+{
+    const size_t smem = (size_t)(FX_GRID_PIECE - FX_GRID_BLOCK * FX_GRID_FPT) * sizeof(float);
+    const fx_grid_fn_t<T> k = fx_grid_kernel_t<T>(vec16);
+    int per_sm = 0;
+    CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, FX_GRID_BLOCK, smem));
+    return (long long)per_sm * fx_sms();
+}
+
+long long fx_grid_resident_16(dtype t, int vec16)
+{
+    static long long cache[2][2] = {{-1, -1}, {-1, -1}};
+    long long *slot = &cache[t == DTYPE_BF16][vec16 != 0];
+    if (*slot < 0) *slot = t == DTYPE_BF16 ? fx_grid_resident_t<__nv_bfloat16>(vec16) : fx_grid_resident_t<__half>(vec16);
+    return *slot;
+}
+
+template <class T>
+static void fx_run_grid_t(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
+                          long long cols, cudaStream_t stream)
+{
+    const long long pieces = p->splits, seg = p->segment;
+    const fx_grid_fn_t<T> k = fx_grid_kernel_t<T>(p->vec4);
+    const long long smem = fx_grid_smem(seg);
+    if (smem > 48 * 1024) /* fx_grid_resident_16 opted in for 48 KB; a plan never asks for more */
+        CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const long long batch_max = INT_MAX / pieces;
+    for (long long r0 = 0; r0 < rows; r0 += batch_max) {
+        const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
+        online_md *work = fx_workspace(n * pieces);
+        unsigned *sync = fx_sync_counters(n + 1);
+        k<<<(unsigned)(n * pieces), FX_GRID_BLOCK, (size_t)smem, stream>>>(x + r0 * ldx, ldx, y + r0 * ldy, ldy,
+                                                                            (int)cols, (int)pieces, (int)seg, 0,
+                                                                            sync, work);
+        CUDA_CHECK_LAUNCH();
+    }
+}
+
+void fx_run_grid_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
+                    long long rows, long long cols, cudaStream_t stream)
+{
+    fx_grid_resident_16(t, p->vec4); /* the kernel's opt-in to 48 KB of shared memory */
+    if (t == DTYPE_F16) fx_run_grid_t(p, (const __half *)x, ldx, (__half *)y, ldy, rows, cols, stream);
+    else fx_run_grid_t(p, (const __nv_bfloat16 *)x, ldx, (__nv_bfloat16 *)y, ldy, rows, cols, stream);
 }

@@ -19,19 +19,19 @@
  * exp(x - M) / D. 2 reads + 1 write. Kernel 2 walks the pieces in reverse
  * order: the pieces kernel 1 read last are the likeliest still in L2.
  * Positions are 64-bit: one row may hold more than 2^31 floats. */
-template <int VEC, bool PEEL, int BLOCK>
+template <int VEC, bool PEEL, int BLOCK, class T = float>
 __global__ void __launch_bounds__(BLOCK)
-fastest_split_state_kernel(const float *__restrict__ x, long long ldx, long long cols, long long splits,
+fastest_split_state_kernel(const T *__restrict__ x, long long ldx, long long cols, long long splits,
                            long long seg, int mis, online_md *__restrict__ work)
 {
-    constexpr int U = 16 / VEC;
+    constexpr int U = 64 / (VEC * (int)sizeof(T)); /* 64 bytes per thread in flight */
     __shared__ float red_m[32], red_d[32];
     const long long b = blockIdx.x, row = b / splits, piece = b % splits, begin = piece * seg;
-    const float *xr = x + row * ldx;
+    const T *xr = x + row * ldx;
     const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols); /* extras: piece 0's threads 0-5 */
     const long long blen = cut.nvec * VEC, len = blen - begin < seg ? blen - begin : seg;
     const long long nvec = len > 0 ? len / VEC : 0;
-    const float *xs = xr + cut.head + begin;
+    const T *xs = xr + cut.head + begin;
 
     online_md s = online_md_identity();
     if constexpr (PEEL) {
@@ -56,17 +56,17 @@ fastest_split_state_kernel(const float *__restrict__ x, long long ldx, long long
     if (threadIdx.x == 0) work[b] = s;
 }
 
-template <int VEC, bool PEEL, int BLOCK>
+template <int VEC, bool PEEL, int BLOCK, class T = float>
 __global__ void __launch_bounds__(BLOCK)
-fastest_split_write_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y, long long ldy,
+fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy,
                            long long cols, long long splits, long long seg,
                            int mis, const online_md *__restrict__ work)
 {
-    constexpr int U = 16 / VEC;
+    constexpr int U = 64 / (VEC * (int)sizeof(T)); /* 64 bytes per thread in flight */
     __shared__ float red_m[32], red_d[32];
     const long long b = (long long)gridDim.x - 1 - blockIdx.x; /* reverse: L2 reuse */
     const long long row = b / splits, piece = b % splits, begin = piece * seg;
-    const float *xr = x + row * ldx;
+    const T *xr = x + row * ldx;
     const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
     const long long blen = cut.nvec * VEC, len = blen - begin < seg ? blen - begin : seg;
     const long long nvec = len > 0 ? len / VEC : 0;
@@ -77,13 +77,14 @@ fastest_split_write_kernel(const float *__restrict__ x, long long ldx, float *__
     s = online_md_row_merge<BLOCK>(s, red_m, red_d);
     const float inv = 1.0f / s.d;
 
-    float *yr = y + row * ldy;
-    if (PEEL && piece == 0 && (int)threadIdx.x < cut.nextra) {
-        const long long at = view_extra_at(cut, threadIdx.x);
-        yr[at] = expf(xr[at] - s.m) * inv;
-    }
-    const float *xs = xr + cut.head + begin;
-    float *ys = yr + cut.head + begin;
+    T *yr = y + row * ldy;
+    if constexpr (PEEL) /* float only */
+        if (piece == 0 && (int)threadIdx.x < cut.nextra) {
+            const long long at = view_extra_at(cut, threadIdx.x);
+            yr[at] = expf(xr[at] - s.m) * inv;
+        }
+    const T *xs = xr + cut.head + begin;
+    T *ys = yr + cut.head + begin;
     for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * BLOCK) {
         float v[U * VEC];
 #pragma unroll
@@ -125,8 +126,8 @@ void fx_split_shape(long long rows, long long cols, long long *splits, long long
     *splits = (cols + g - 1) / g;
 }
 
-template <int VEC, bool PEEL>
-static void fx_run_split_as(const float *x, long long ldx, float *y, long long ldy, long long rows,
+template <int VEC, bool PEEL, class T = float>
+static void fx_run_split_as(const T *x, long long ldx, T *y, long long ldy, long long rows,
                             long long cols, long long splits, long long seg, cudaStream_t stream)
 {
     /* Rows in batches so that one grid stays within 2^31 - 1 blocks. */
@@ -134,16 +135,16 @@ static void fx_run_split_as(const float *x, long long ldx, float *y, long long l
     for (long long r0 = 0; r0 < rows; r0 += batch_max) {
         const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
         online_md *work = fx_workspace(n * splits);
-        const float *xb = x + r0 * ldx;
-        float *yb = y + r0 * ldy;
+        const T *xb = x + r0 * ldx;
+        T *yb = y + r0 * ldy;
         const unsigned blocks = (unsigned)(n * splits);
-        void (*k1)(const float *, long long, long long, long long, long long, int, online_md *) =
-            fastest_split_state_kernel<VEC, PEEL, FX_SPLIT_BLOCK>;
-        void (*k2)(const float *, long long, float *, long long, long long, long long, long long, int,
-                   const online_md *) = fastest_split_write_kernel<VEC, PEEL, FX_SPLIT_BLOCK>;
-        k1<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, cols, splits, seg, view_mis(xb), work);
+        void (*k1)(const T *, long long, long long, long long, long long, int, online_md *) =
+            fastest_split_state_kernel<VEC, PEEL, FX_SPLIT_BLOCK, T>;
+        void (*k2)(const T *, long long, T *, long long, long long, long long, long long, int,
+                   const online_md *) = fastest_split_write_kernel<VEC, PEEL, FX_SPLIT_BLOCK, T>;
+        k1<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, cols, splits, seg, fx_mis(xb), work);
         CUDA_CHECK_LAUNCH();
-        k2<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, yb, ldy, cols, splits, seg, view_mis(xb), work);
+        k2<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, yb, ldy, cols, splits, seg, fx_mis(xb), work);
         CUDA_CHECK_LAUNCH();
     }
 }
@@ -154,4 +155,22 @@ void fx_run_split(const fastest_plan *p, const float *x, long long ldx, float *y
     if (p->peel) fx_run_split_as<4, true>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
     else if (p->vec4) fx_run_split_as<4, false>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
     else fx_run_split_as<1, false>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
+}
+
+/* Lesson 9: 16-bit storage; vec4 means 16-byte vectors of 8 elements. The
+ * plan's pieces are whole 64-element multiples: 16-byte aligned in an
+ * aligned row of either width. */
+template <class T>
+static void fx_run_split_t(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
+                           long long cols, cudaStream_t stream)
+{
+    if (p->vec4) fx_run_split_as<8, false>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
+    else fx_run_split_as<1, false>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
+}
+
+void fx_run_split_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
+                     long long rows, long long cols, cudaStream_t stream)
+{
+    if (t == DTYPE_F16) fx_run_split_t(p, (const __half *)x, ldx, (__half *)y, ldy, rows, cols, stream);
+    else fx_run_split_t(p, (const __nv_bfloat16 *)x, ldx, (__nv_bfloat16 *)y, ldy, rows, cols, stream);
 }

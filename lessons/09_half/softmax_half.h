@@ -17,6 +17,7 @@
 #define LESSON09_SOFTMAX_HALF_H
 #include <cuda_runtime.h>
 #include "f16.h" /* dtype */
+#include "../08_fastest/softmax_fastest.h" /* fastest_path, fastest_plan */
 
 void softmax_half_fused(const void *x, long long ldx, void *y, long long ldy, long long rows, long long cols,
                         dtype t, cudaStream_t stream);
@@ -47,5 +48,16 @@ half_fused_path softmax_half_fused_run(half_fused_path want, const void *x, long
 long long half_shared_capacity(dtype t);
 /* "registers", "shared memory", "chunked (3 reads + 1 write)" */
 const char *half_fused_path_name(half_fused_path p);
+
+
+/* softmax_half_fastest with a path forced where the shape fits it, as
+ * softmax_fastest_run (every path of lesson 8 takes 16-bit rows). Returns
+ * the plan it ran: vec4 means 16-byte accesses (8 16-bit elements),
+ * bytes_per_elem is in the storage type's bytes (4 for 16-bit paths 1-3g,
+ * 6 for path 4). softmax_half_fastest_plan: the same plan, not run. */
+fastest_plan softmax_half_fastest_run(fastest_path want, const void *x, long long ldx, void *y, long long ldy,
+                                      long long rows, long long cols, dtype t, cudaStream_t stream);
+fastest_plan softmax_half_fastest_plan(fastest_path want, const void *x, long long ldx, const void *y, long long ldy,
+                                       long long rows, long long cols, dtype t);
 
 #endif

@@ -1,0 +1,127 @@
+/* Lesson 8's dispatcher for any storage type: the entry lesson 9 calls
+ * (fx_run_typed, fastest_paths.h). float32 is softmax_fastest_run itself.
+ * For float16 and bfloat16 the kernels are the same templates with
+ * T = __half or __nv_bfloat16 (fastest_device.cuh, "storage types"): the
+ * registers hold widened floats, so every path's capacity in elements is
+ * float's, and the path is chosen as for a float row of the same shape
+ * (softmax_fastest_plan, asked about an aligned float view of rows x cols).
+ * Every path takes 16-bit rows. The 16-bit plan differs from the float
+ * plan only where the 16-bit kernels' occupancy does: path 3 becomes 3g
+ * where the 16-bit clusters do not fit the GPU, 3g becomes 4 where a
+ * row's 16-bit CTAs cannot all be resident.
+ * Accesses: 16-byte vectors of 8 elements when both views' rows start
+ * 16-byte aligned and N is a multiple of 8; one element per access
+ * otherwise (views are not peeled in 16 bits). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "fastest_paths.h"
+
+/* Rows of a 16-bit view that all start 16-byte aligned and hold whole
+ * 8-element vectors. */
+static int fx_vec16(const void *x, long long ldx, const void *y, long long ldy, long long rows, long long cols)
+{
+    const uintptr_t ax = (uintptr_t)x, ay = (uintptr_t)y;
+    const long long sx = rows > 1 ? ldx : 0, sy = rows > 1 ? ldy : 0; /* one row: its stride is never used */
+    return ax % 16 == 0 && ay % 16 == 0 && cols % 8 == 0 && sx % 8 == 0 && sy % 8 == 0;
+}
+
+static int fx_takes_16(fastest_path p) { return p > FASTEST_AUTO && p < FASTEST_NPATHS; }
+
+fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long ldx, const void *y, long long ldy,
+                           long long rows, long long cols)
+{
+    if (t == DTYPE_F32)
+        return softmax_fastest_plan(want, (const float *)x, ldx, (const float *)y, ldy, rows, cols);
+    if (cols < 1) cols = 1;
+    if (rows < 1) rows = 1;
+    const int vec16 = fx_vec16(x, ldx, y, ldy, rows, cols);
+    /* The float plan of an aligned view of this shape picks the path. */
+    const float *a = (const float *)(uintptr_t)256;
+    const long long ld = (cols + 3) / 4 * 4;
+    const fastest_path fw = fx_takes_16(want) ? want : FASTEST_AUTO;
+    fastest_path path = softmax_fastest_plan(fw, a, ld, a, ld, rows, cols).path;
+
+    fastest_plan p = {};
+    long long pieces = 0, seg = 0;
+    int ccfg = 0;
+    if (path == FASTEST_CLUSTER && !fx_cluster_shape_16(t, vec16, cols, &ccfg)) path = FASTEST_GRID;
+    if (path == FASTEST_GRID) {
+        fx_grid_shape(rows, cols, &pieces, &seg);
+        if (vec16) { /* pieces of whole 8-element vectors */
+            seg = (seg + 7) / 8 * 8;
+            pieces = (cols + seg - 1) / seg;
+        }
+        /* Every CTA of a row resident at once, with the 16-bit kernel's
+         * own occupancy. */
+        if (pieces > fx_grid_resident_16(t, vec16)) path = FASTEST_SPLIT;
+    }
+    p.path = path;
+    p.bytes_per_elem = 2.0 * dtype_size(t);
+    switch (path) {
+    case FASTEST_WARP:
+    case FASTEST_BLOCK: {
+        const fx_reg_config C = fx_reg_for(fx_reg_index(cols, path == FASTEST_WARP ? 0 : FX_NWARP), vec16 ? 8 : 1);
+        p.threads_per_row = C.tpr;
+        p.floats_per_thread = C.fpt;
+        p.block = C.block;
+        break;
+    }
+    case FASTEST_SHARED: /* the row widened: float's bytes of shared memory */
+        p.threads_per_row = p.block = FX_SHARED_BLOCK;
+        p.smem_bytes = cols * (long long)sizeof(float);
+        break;
+    case FASTEST_CLUSTER: {
+        const int c = FX_CL[ccfg].c;
+        p.block = p.threads_per_row = FX_CL[ccfg].block;
+        p.floats_per_thread = FX_CL[ccfg].fpt;
+        p.cluster = c;
+        p.segment = ((cols + c - 1) / c + 7) / 8 * 8; /* whole 8-element vectors: every CTA 16-byte aligned */
+        p.smem_bytes = fx_cluster_smem(ccfg, p.segment);
+        break;
+    }
+    case FASTEST_GRID:
+        p.block = p.threads_per_row = FX_GRID_BLOCK;
+        p.floats_per_thread = FX_GRID_FPT;
+        p.splits = pieces;
+        p.segment = seg;
+        p.smem_bytes = fx_grid_smem(seg);
+        break;
+    default:
+        p.path = FASTEST_SPLIT;
+        p.block = FX_SPLIT_BLOCK;
+        fx_split_shape(rows, cols, &p.splits, &p.segment); /* pieces of 64 elements: 16-byte aligned */
+        p.bytes_per_elem = 3.0 * dtype_size(t);
+        break;
+    }
+    p.vec4 = vec16;
+    return p;
+}
+
+fastest_plan fx_run_typed(fastest_path want, dtype t, const void *x, long long ldx, void *y, long long ldy,
+                          long long rows, long long cols, cudaStream_t stream)
+{
+    if (t != DTYPE_F32 && t != DTYPE_F16 && t != DTYPE_BF16) {
+        fprintf(stderr, "softmax_fastest: unknown storage type %d\n", (int)t);
+        exit(2);
+    }
+    if (t == DTYPE_F32) return softmax_fastest_run(want, (const float *)x, ldx, (float *)y, ldy, rows, cols, stream);
+    if (rows > 1 && (ldx < cols || ldy < cols)) {
+        fprintf(stderr, "softmax_fastest: row strides ldx = %lld, ldy = %lld must be >= cols = %lld\n", ldx, ldy,
+                cols);
+        exit(2);
+    }
+    const fastest_plan p = fx_plan_typed(want, t, x, ldx, y, ldy, rows, cols);
+    if (rows < 1 || cols < 1) return p; /* nothing to do; a 0-block grid is an error */
+    switch (p.path) {
+    case FASTEST_WARP:
+    case FASTEST_BLOCK: fx_run_rows_16(&p, t, x, ldx, y, ldy, rows, cols, stream); break;
+    case FASTEST_SHARED: fx_run_shared_16(&p, t, x, ldx, y, ldy, rows, cols, stream); break;
+    case FASTEST_CLUSTER: fx_run_cluster_16(&p, t, x, ldx, y, ldy, rows, cols, stream); break;
+    case FASTEST_GRID: fx_run_grid_16(&p, t, x, ldx, y, ldy, rows, cols, stream); break;
+    default: fx_run_split_16(&p, t, x, ldx, y, ldy, rows, cols, stream); break;
+    }
+    return p;
+}
