@@ -200,7 +200,8 @@ static void bench_half(dtype t, long long rows, long long cols, const float *hx,
                        int warmup, int iters, const char *csv, const provenance *p)
 {
     const size_t n = (size_t)rows * (size_t)cols, bytes = n * (size_t)dtype_size(t);
-    const double bpe = 2.0 * dtype_size(t); /* 1 read + 1 write of the type */
+    const double es = dtype_size(t);
+    const int fused_chunked = cols > HALF_MAX_REGISTER_COLS && cols > half_shared_capacity(t);
     float *hy_wide = (float *)malloc((size_t)cols * sizeof(float)); /* one output row, widened */
     if (!hy_wide) {
         fprintf(stderr, "bench: out of host memory\n");
@@ -223,15 +224,20 @@ static void bench_half(dtype t, long long rows, long long cols, const float *hx,
     snprintf(label, sizeof label, "copy %s", dtype_name(t));
     snprintf(what, sizeof what, "%9.4f ms %8.1f GB/s  (the %s roofline)", copy.median_ms, copy_gbps, dtype_name(t));
     print_line(label, rows, cols, what);
-    csv_append_typed(csv, 0, "copy", rows, cols, &copy, &copy, bpe, "yes", p, t);
+    csv_append_typed(csv, 0, "copy", rows, cols, &copy, &copy, 2.0 * es, "yes", p, t);
 
     for (int k = 0; k <= NHALF; k++) {
         softmax_typed_fn fn;
         const char *who;
         int lesson_no = 9;
+        double bpe = 2.0 * es; /* 1 read + 1 write of the type */
         if (k < NHALF) {
             fn = HALF_KERNELS[k].run;
             who = HALF_KERNELS[k].name;
+            if (fn == softmax_half_fastest) /* in the type's bytes: 4 or 6 for 16-bit, the path's */
+                bpe = softmax_half_fastest_plan(FASTEST_AUTO, dx[0], cols, dy[0], cols, rows, cols, t).bytes_per_elem;
+            else if (fused_chunked)
+                bpe = 4.0 * es;
             snprintf(label, sizeof label, "lesson9 %s %s", who, dtype_name(t));
         } else {
 #ifdef HAVE_CUDNN
