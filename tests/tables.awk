@@ -210,6 +210,14 @@ function gpus_link(md,    up, d) {
     return up "docs/memory-bound.md#two-gpus-which-kernels-follow-the-bandwidth"
 }
 
+# Under a lesson's table: the footnotes, and for a later GPU the link to the cross-GPU section.
+function table_end(f, md,    s) {
+    s = footnotes()
+    if (f > 1) s = s "\nHow much faster the lesson's main kernel runs on the " short_gpu(gpu[f]) " than on the "
+    if (f > 1) s = s short_gpu(gpu[1]) ", against their copies, and why: [docs/memory-bound.md](" gpus_link(md) ").\n"
+    return s "\n"
+}
+
 function table_lesson(L, md, only_main,    f, s, i, j, n, k, names, wide, shp, row, mainname, nmid) {
     s = ""
     for (f = 1; f <= ncsv; f++) {
@@ -246,10 +254,7 @@ function table_lesson(L, md, only_main,    f, s, i, j, n, k, names, wide, shp, r
             collect_bad(f, 0, "copy", shp); collect_bad(f, 0, "cudnn", shp)
         }
         if (nmid) s = s "\nRows whose N is not a power of two: M = floor(2^26 / N), so M x N is just under 2^26; only the entry point (" mainname "), the copy and cuDNN are run there.\n"
-        s = s footnotes()
-        if (f > 1) s = s "\nHow much faster the lesson's main kernel runs on the " short_gpu(gpu[f]) " than on the "
-        if (f > 1) s = s short_gpu(gpu[1]) ", against their copies, and why: [docs/memory-bound.md](" gpus_link(md) ").\n"
-        s = s "\n"
+        s = s table_end(f, md)
     }
     return s
 }
@@ -297,10 +302,7 @@ function table_half(md,    f, s, i, shp, L, row, j, nv, v, vname) {
             collect_bad(f, 0, "copy f16", shp); collect_bad(f, 0, "copy bf16", shp)
             collect_bad(f, 0, "cudnn f16", shp); collect_bad(f, 0, "cudnn bf16", shp)
         }
-        s = s footnotes()
-        if (f > 1) s = s "\nHow much faster the lesson's main kernel runs on the " short_gpu(gpu[f]) " than on the "
-        if (f > 1) s = s short_gpu(gpu[1]) ", against their copies, and why: [docs/memory-bound.md](" gpus_link(md) ").\n"
-        s = s "\n"
+        s = s table_end(f, md)
     }
     return s
 }
