@@ -157,7 +157,7 @@ def plot_small(rows, out, shape=(1024, 512)):
     fig, ax = plt.subplots(figsize=(9, 0.45 * len(at) + 1.5))
     names = [label(r) for r in at]
     us = [1000 * r["median_ms"] for r in at]
-    ax.barh(names, us, color=["black" if r["name"] == "copy" else "tab:orange" for r in at])
+    ax.barh(names, us, color=["black" if r["lesson"] == 0 and r["name"].startswith("copy") else "tab:orange" for r in at])
     for i, v in enumerate(us):
         ax.text(v, i, f" {v:.1f} us", va="center", fontsize=8)
     ax.invert_yaxis()
