@@ -78,6 +78,31 @@ __device__ __forceinline__ view_cut view_row_cut(long long row, long long ldx, i
     return c;
 }
 
+/* Lesson 9: the same cut for 16-bit rows (__half, __nv_bfloat16), whose
+ * 16 bytes hold 8 elements: a head and a tail of 0-7 elements each, a
+ * body of whole 8-element vectors. view16_mis is the base's offset from
+ * 16 bytes in elements (0-7), view16_can_peel the test that one cut serves
+ * both views (same offset from 16 bytes; strides differing by a multiple
+ * of 8 elements). */
+#define VIEW16_MAX_EXTRAS 14 /* head (<= 7) + tail (<= 7) */
+static inline int view16_mis(const void *x) { return (int)(((uintptr_t)x / 2) % 8); }
+static inline int view16_can_peel(const void *x, long long ldx, const void *y, long long ldy, long long rows)
+{
+    const uintptr_t ax = (uintptr_t)x, ay = (uintptr_t)y;
+    return ax % 2 == 0 && ax % 16 == ay % 16 && (rows <= 1 || (ldx - ldy) % 8 == 0);
+}
+__device__ __forceinline__ view_cut view16_row_cut(long long row, long long ldx, int mis, long long cols)
+{
+    const int off = (int)((mis + (row & 7) * (ldx & 7)) & 7);
+    long long h = (8 - off) & 7;
+    if (h > cols) h = cols;
+    view_cut c;
+    c.head = (int)h;
+    c.nvec = (cols - h) / 8;
+    c.nextra = (int)(h + (cols - h) % 8);
+    return c;
+}
+
 /* Where extra j (< nextra) lies in the row: the head first, then the tail. */
 __device__ __forceinline__ long long view_extra_at(view_cut c, int j)
 {
@@ -89,12 +114,16 @@ __device__ __forceinline__ float view_extra_load(const float *xr, view_cut c, in
 {
     return j < c.nextra ? xr[view_extra_at(c, j)] : -INFINITY;
 }
-/* The same for lesson 9's 16-bit rows, widened (elem_load, vec.cuh). Their
- * views are never peeled (nextra = 0); kernels shared with float compile it. */
+/* The same two for lesson 9's 16-bit rows (view16_row_cut's 8-element
+ * vectors), the element widened (elem_load, vec.cuh). */
+__device__ __forceinline__ long long view16_extra_at(view_cut c, int j)
+{
+    return j < c.head ? j : c.head + 8 * c.nvec + (j - c.head);
+}
 template <class T>
 __device__ __forceinline__ float view_extra_load(const T *xr, view_cut c, int j)
 {
-    return j < c.nextra ? elem_load(xr + view_extra_at(c, j)) : -INFINITY;
+    return j < c.nextra ? elem_load(xr + view16_extra_at(c, j)) : -INFINITY;
 }
 
 /* Four floats of x for a body cut at y's boundaries, when x's rows are

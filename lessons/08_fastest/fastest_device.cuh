@@ -60,11 +60,51 @@
  * counts elements: 4 floats or 8 16-bit values in one 16-byte access, or
  * 1. Register arrays and the shared-memory
  * parts of paths 3 and 3g hold floats, so their capacities in elements do
- * not depend on T. Peeled and x32 (YCUT) views are float only: a 16-bit
- * view runs with VEC = 8 or 1, and the kernels' `mis` (lesson 5's
- * view_mis, host side) is 0 for it, unused. */
+ * not depend on T. 16-bit views are peeled too, with lesson 5's
+ * view16_row_cut (0-7 head and tail elements, 8-element vectors between);
+ * only x32 (YCUT) views are float only. fx_mis: the kernels' `mis`, the
+ * base's offset from 16 bytes in elements. fx_store_peel: the peeled
+ * kernels' body store, one st.global.v4 whatever the type (see above). */
 static inline int fx_mis(const float *x) { return view_mis(x); }
-static inline int fx_mis(const void *) { return 0; }
+static inline int fx_mis(const __half *x) { return view16_mis(x); }
+static inline int fx_mis(const __nv_bfloat16 *x) { return view16_mis(x); }
+
+/* fx_is_float<T>: the peeled kernels store their head and tail elements
+ * with `if constexpr (fx_is_float<T>) y[at] = v; else elem_store(...)`:
+ * the float instances keep the plain store they were measured with (a
+ * helper function for both, inlined, let nvcc schedule the float code
+ * differently), the 16-bit ones round explicitly. */
+template <class T>
+constexpr bool fx_is_float = false;
+template <>
+constexpr bool fx_is_float<float> = true;
+
+/* Where extra j of a peeled row lies: lesson 5's view_extra_at for float
+ * rows, view16_extra_at for 16-bit ones. */
+template <class T>
+__device__ __forceinline__ long long fx_extra_at(view_cut c, int j)
+{
+    if constexpr (fx_is_float<T>) return view_extra_at(c, j);
+    else return view16_extra_at(c, j);
+}
+
+template <int VEC>
+__device__ __forceinline__ void fx_store_peel(float *p, const float *v)
+{
+    view_store4(p, v);
+}
+template <int VEC, class H>
+__device__ __forceinline__ void fx_store_peel(H *p, const float *v)
+{
+    static_assert(VEC == 8, "16-byte vectors of 16-bit elements");
+    unsigned w[4];
+    for (int i = 0; i < 4; i++) w[i] = vec16_narrow2(v[2 * i], v[2 * i + 1], p);
+#if defined(__CUDA_ARCH__)
+    asm("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]));
+#else /* the CPU emulator */
+    vec16_store_words<8>(p, w);
+#endif
+}
 
 /* A thread's own state; v[p] becomes exp(v[p] - m_t). Padding is -inf
  * (exp gives 0). A thread that saw only -inf has (-inf, 0) and zeros; a
@@ -106,6 +146,7 @@ template <int VEC, bool PEEL>
 __device__ __forceinline__ view_cut fx_row_cut(long long row, long long ldx, int mis, long long cols)
 {
     if constexpr (VEC == 4 && PEEL) return view_row_cut(row, ldx, mis, cols);
+    if constexpr (VEC == 8 && PEEL) return view16_row_cut(row, ldx, mis, cols); /* lesson 9's 16-bit rows */
     view_cut c = {0, 0, cols / VEC}; /* without PEEL, VEC = 4 only when cols % 4 == 0 */
     return c;
 }
@@ -203,12 +244,12 @@ __device__ __forceinline__ void fx_piece_write(T *__restrict__ yr, int len, floa
         if (k < nvec_r) {
 #pragma unroll
             for (int j = 0; j < VEC; j++) v[i * VEC + j] *= scale;
-            if constexpr (PEEL) view_store4(yr + k * VEC, &v[i * VEC]);
+            if constexpr (PEEL) fx_store_peel<VEC>(yr + k * VEC, &v[i * VEC]);
             else store_vec<VEC>(yr + k * VEC, &v[i * VEC]);
         }
     }
     if constexpr (PEEL)
-        if (yextra) *yextra = v[FPT] * scale;
+        if (yextra) elem_store(yextra, v[FPT] * scale);
     const float shift = online_md_shift(R.m), inv = 1.0f / R.d;
     T *ys = yr + RCAP;
     for (int k = threadIdx.x; k < nvec_s; k += BLOCK) {

@@ -117,21 +117,24 @@ void fx_run_split(const fastest_plan *p, const float *x, long long ldx, float *y
                   long long cols, cudaStream_t stream); /* path 4: path4_split.cu */
 
 /* Lesson 9's 16-bit storage (t = DTYPE_F16 or DTYPE_BF16; x and y point
- * at __half or __nv_bfloat16): the launchers of the paths that take it,
- * for a plan made by fx_plan_16 (fastest_typed.cu). p->vec4: 16-byte
- * vectors of 8 elements; else one element per access. */
+ * at __half or __nv_bfloat16): each path's launcher, for a plan made by
+ * fx_plan_typed (fastest_typed.cu). p->vec4: 16-byte vectors of 8
+ * elements, p->peel: cut out of misaligned rows (lesson 5's
+ * view16_row_cut); else one element per access. fx_mode16 numbers these
+ * 2, 1 and 0 for the occupancy queries. */
+static inline int fx_mode16(const fastest_plan *p) { return p->peel ? 2 : p->vec4 ? 1 : 0; }
 void fx_run_rows_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
                     long long rows, long long cols, cudaStream_t stream); /* paths 1 and 2 */
 void fx_run_shared_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
                       long long rows, long long cols, cudaStream_t stream); /* path 2s */
 void fx_run_cluster_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
                        long long rows, long long cols, cudaStream_t stream); /* path 3 */
-int fx_cluster_shape_16(dtype t, int vec16, long long cols, int *cfg_out); /* path 3's fx_cluster_shape, 16-bit */
+int fx_cluster_shape_16(dtype t, int mode16, long long cols, int *cfg_out); /* path 3's fx_cluster_shape, 16-bit */
 void fx_run_grid_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
                     long long rows, long long cols, cudaStream_t stream); /* path 3g */
 void fx_run_split_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
                      long long rows, long long cols, cudaStream_t stream); /* path 4 */
-long long fx_grid_resident_16(dtype t, int vec16); /* path 3g's fx_grid_resident for 16-bit kernels */
+long long fx_grid_resident_16(dtype t, int mode16); /* path 3g's fx_grid_resident for 16-bit kernels */
 
 /* The typed entry lesson 9 calls: softmax_fastest_run for storage type t
  * (DTYPE_F32 is softmax_fastest_run itself). Returns the plan it ran, with

@@ -10,14 +10,17 @@
  * where the 16-bit clusters do not fit the GPU, 3g becomes 4 where a
  * row's 16-bit CTAs cannot all be resident.
  * Accesses: 16-byte vectors of 8 elements when both views' rows start
- * 16-byte aligned and N is a multiple of 8; one element per access
- * otherwise (views are not peeled in 16 bits). */
+ * 16-byte aligned and N is a multiple of 8; the same with 0-7 head and
+ * tail elements peeled off when each row of x starts where the same row
+ * of y does (lesson 5's view16_row_cut; paths 1 and 2 need 16 threads a
+ * row for the 14 extras); one element per access otherwise. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "check.h"
 #include "fastest_paths.h"
+#include "../05_fused/view_cut.cuh" /* lesson 5's view16_can_peel */
 
 /* Rows of a 16-bit view that all start 16-byte aligned and hold whole
  * 8-element vectors. */
@@ -37,7 +40,7 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
         return softmax_fastest_plan(want, (const float *)x, ldx, (const float *)y, ldy, rows, cols);
     if (cols < 1) cols = 1;
     if (rows < 1) rows = 1;
-    const int vec16 = fx_vec16(x, ldx, y, ldy, rows, cols);
+    int mode16 = fx_vec16(x, ldx, y, ldy, rows, cols) ? 1 : view16_can_peel(x, ldx, y, ldy, rows) ? 2 : 0;
     /* The float plan of an aligned view of this shape picks the path. */
     const float *a = (const float *)(uintptr_t)256;
     const long long ld = (cols + 3) / 4 * 4;
@@ -47,23 +50,25 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
     fastest_plan p = {};
     long long pieces = 0, seg = 0;
     int ccfg = 0;
-    if (path == FASTEST_CLUSTER && !fx_cluster_shape_16(t, vec16, cols, &ccfg)) path = FASTEST_GRID;
+    if (path == FASTEST_CLUSTER && !fx_cluster_shape_16(t, mode16, cols, &ccfg)) path = FASTEST_GRID;
     if (path == FASTEST_GRID) {
         fx_grid_shape(rows, cols, &pieces, &seg);
-        if (vec16) { /* pieces of whole 8-element vectors */
+        if (mode16) { /* pieces of whole 8-element vectors */
             seg = (seg + 7) / 8 * 8;
             pieces = (cols + seg - 1) / seg;
         }
         /* Every CTA of a row resident at once, with the 16-bit kernel's
          * own occupancy. */
-        if (pieces > fx_grid_resident_16(t, vec16)) path = FASTEST_SPLIT;
+        if (pieces > fx_grid_resident_16(t, mode16)) path = FASTEST_SPLIT;
     }
     p.path = path;
     p.bytes_per_elem = 2.0 * dtype_size(t);
     switch (path) {
     case FASTEST_WARP:
     case FASTEST_BLOCK: {
-        const fx_reg_config C = fx_reg_for(fx_reg_index(cols, path == FASTEST_WARP ? 0 : FX_NWARP), vec16 ? 8 : 1);
+        const int i = fx_reg_index(cols, path == FASTEST_WARP ? 0 : FX_NWARP);
+        if (mode16 == 2 && fx_reg_for(i, 8).tpr < VIEW16_MAX_EXTRAS) mode16 = 0; /* one extra per thread */
+        const fx_reg_config C = fx_reg_for(i, mode16 ? 8 : 1);
         p.threads_per_row = C.tpr;
         p.floats_per_thread = C.fpt;
         p.block = C.block;
@@ -96,7 +101,8 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
         p.bytes_per_elem = 3.0 * dtype_size(t);
         break;
     }
-    p.vec4 = vec16;
+    p.vec4 = mode16 != 0;
+    p.peel = mode16 == 2;
     return p;
 }
 

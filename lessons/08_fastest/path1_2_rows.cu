@@ -87,12 +87,15 @@ fastest_rows_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
                 /* PEEL: one st.global.v4 even where it costs <32 floats, 512
                  * threads> a 4-byte spill: 97.7 against 95.1 % of the aligned
                  * speed with the split store, 4096 x 16384 (H100). */
-                if constexpr (PEEL) view_store4(yb + (long long)k * VEC, &v[i * VEC]);
+                if constexpr (PEEL) fx_store_peel<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
                 else store_vec<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
             }
         }
         if constexpr (X)
-            if (live && sub < cut.nextra) yr[view_extra_at(cut, sub)] = v[FPT] * scale;
+            if (live && sub < cut.nextra) {
+                if constexpr (fx_is_float<T>) yr[view_extra_at(cut, sub)] = v[FPT] * scale;
+                else elem_store(yr + view16_extra_at(cut, sub), v[FPT] * scale);
+            }
     }
 }
 
@@ -151,13 +154,15 @@ void fx_run_rows(const fastest_plan *p, const float *x, long long ldx, float *y,
 }
 
 /* Lesson 9: the same kernels for 16-bit storage; vec4 means 16-byte
- * vectors of 8 elements (no peeled views: the plan never asks for them). */
+ * vectors of 8 elements, peel that they are cut out of misaligned rows
+ * (the plan peels only rows of 16 threads or more: 14 extras). */
 template <class T>
 static void fx_run_rows_t(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
                           long long cols, cudaStream_t stream)
 {
     const int i = fx_reg_index(cols, p->path == FASTEST_WARP ? 0 : FX_NWARP);
-    if (p->vec4) fx_run_rows_at<8, false>(i, x, ldx, y, ldy, rows, cols, stream);
+    if (p->peel) fx_run_rows_at<8, true>(i, x, ldx, y, ldy, rows, cols, stream);
+    else if (p->vec4) fx_run_rows_at<8, false>(i, x, ldx, y, ldy, rows, cols, stream);
     else fx_run_rows_at<1, false>(i, x, ldx, y, ldy, rows, cols, stream);
 }
 

@@ -68,11 +68,14 @@ fastest_shared_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y,
             load_vec<VEC>(srow + k * VEC, v);
 #pragma unroll
             for (int j = 0; j < VEC; j++) v[j] = expf(v[j] - s.m) * inv;
-            if constexpr (PEEL) view_store4(yb + (long long)k * VEC, v);
+            if constexpr (PEEL) fx_store_peel<VEC>(yb + (long long)k * VEC, v);
             else store_vec<VEC>(yb + (long long)k * VEC, v);
         }
-        if constexpr (PEEL) /* float only */
-            if ((int)threadIdx.x < cut.nextra) yr[view_extra_at(cut, threadIdx.x)] = expf(e - s.m) * inv;
+        if constexpr (PEEL)
+            if ((int)threadIdx.x < cut.nextra) {
+                if constexpr (fx_is_float<T>) yr[view_extra_at(cut, threadIdx.x)] = expf(e - s.m) * inv;
+                else elem_store(yr + view16_extra_at(cut, threadIdx.x), expf(e - s.m) * inv);
+            }
     }
 }
 
@@ -111,7 +114,8 @@ template <class T>
 static void fx_run_shared_t(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
                             long long cols, cudaStream_t stream)
 {
-    if (p->vec4) fx_run_shared_as<8, false>(x, ldx, y, ldy, rows, cols, p->smem_bytes, stream);
+    if (p->peel) fx_run_shared_as<8, true>(x, ldx, y, ldy, rows, cols, p->smem_bytes, stream);
+    else if (p->vec4) fx_run_shared_as<8, false>(x, ldx, y, ldy, rows, cols, p->smem_bytes, stream);
     else fx_run_shared_as<1, false>(x, ldx, y, ldy, rows, cols, p->smem_bytes, stream);
 }
 

@@ -76,7 +76,7 @@ fastest_cluster_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y
     cluster.barrier_arrive(); /* this CTA has finished reading the others */
     T *yr = y + row * ldy;
     fx_piece_write<VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, row_state,
-                                          has_extra ? yr + view_extra_at(cut, threadIdx.x) : nullptr);
+                                          has_extra ? yr + fx_extra_at<T>(cut, threadIdx.x) : nullptr);
     cluster.barrier_wait(); /* ... and nobody reads this CTA's state any more */
 #else
     (void)x;
@@ -233,46 +233,48 @@ void fx_run_cluster(const fastest_plan *p, const float *x, long long ldx, float 
     }
 }
 
-/* Lesson 9: 16-bit storage; vec16 (the plan's vec4) means 16-byte vectors
- * of 8 elements, and then the plan's segments are multiples of 8. */
+/* Lesson 9: 16-bit storage. mode16 (fx_mode16): 0 one element per
+ * access, 1 16-byte vectors of 8 elements, 2 the same, peeled; the plan's
+ * segments are then multiples of 8 elements. */
 template <class T>
 using fx_cluster_fn_t = void (*)(const T *, long long, T *, long long, int, int, int);
 
 template <class T, int I>
-static fx_cluster_fn_t<T> fx_cluster_kernel_t_at(int vec16)
+static fx_cluster_fn_t<T> fx_cluster_kernel_t_at(int mode16)
 {
-    if (vec16) return fastest_cluster_kernel<8, false, FX_CL[I].fpt, FX_CL[I].block, false, T>;
+    if (mode16 == 2) return fastest_cluster_kernel<8, true, FX_CL[I].fpt, FX_CL[I].block, false, T>;
+    if (mode16 == 1) return fastest_cluster_kernel<8, false, FX_CL[I].fpt, FX_CL[I].block, false, T>;
     return fastest_cluster_kernel<1, false, FX_CL[I].fpt, FX_CL[I].block, false, T>;
 }
 
 template <class T>
-static fx_cluster_fn_t<T> fx_cluster_kernel_t(int vec16, int cfg)
+static fx_cluster_fn_t<T> fx_cluster_kernel_t(int mode16, int cfg)
 {
     switch (cfg) {
-    case 0: return fx_cluster_kernel_t_at<T, 0>(vec16);
-    case 1: return fx_cluster_kernel_t_at<T, 1>(vec16);
-    case 2: return fx_cluster_kernel_t_at<T, 2>(vec16);
-    case 3: return fx_cluster_kernel_t_at<T, 3>(vec16);
-    case 4: return fx_cluster_kernel_t_at<T, 4>(vec16);
-    default: return fx_cluster_kernel_t_at<T, 5>(vec16);
+    case 0: return fx_cluster_kernel_t_at<T, 0>(mode16);
+    case 1: return fx_cluster_kernel_t_at<T, 1>(mode16);
+    case 2: return fx_cluster_kernel_t_at<T, 2>(mode16);
+    case 3: return fx_cluster_kernel_t_at<T, 3>(mode16);
+    case 4: return fx_cluster_kernel_t_at<T, 4>(mode16);
+    default: return fx_cluster_kernel_t_at<T, 5>(mode16);
     }
 }
 
 /* As fx_cluster_shape, with the 16-bit kernels' own occupancy. */
-int fx_cluster_shape_16(dtype t, int vec16, long long cols, int *cfg_out)
+int fx_cluster_shape_16(dtype t, int mode16, long long cols, int *cfg_out)
 {
-    static int cache[2][2][FX_NCL];
+    static int cache[2][3][FX_NCL];
     static int filled = 0;
     if (!filled) {
-        for (int i = 0; i < 2 * 2 * FX_NCL; i++) (&cache[0][0][0])[i] = -1;
+        for (int i = 0; i < 2 * 3 * FX_NCL; i++) (&cache[0][0][0])[i] = -1;
         filled = 1;
     }
     for (int cfg = 0; cfg < FX_NCL; cfg++) {
         if (cols > FX_CL[cfg].max_cols) continue;
-        int *slot = &cache[t == DTYPE_BF16][vec16 != 0][cfg];
+        int *slot = &cache[t == DTYPE_BF16][mode16][cfg];
         if (*slot < 0)
-            *slot = t == DTYPE_BF16 ? fx_cluster_fit(fx_cluster_kernel_t<__nv_bfloat16>(vec16, cfg), cfg)
-                                    : fx_cluster_fit(fx_cluster_kernel_t<__half>(vec16, cfg), cfg);
+            *slot = t == DTYPE_BF16 ? fx_cluster_fit(fx_cluster_kernel_t<__nv_bfloat16>(mode16, cfg), cfg)
+                                    : fx_cluster_fit(fx_cluster_kernel_t<__half>(mode16, cfg), cfg);
         if (*slot >= 1) {
             *cfg_out = cfg;
             return 1;
@@ -287,15 +289,16 @@ static void fx_run_cluster_t(const fastest_plan *p, dtype t, const T *x, long lo
                              long long rows, long long cols, cudaStream_t stream)
 {
     int cfg = 0;
-    fx_cluster_shape_16(t, p->vec4, cols, &cfg); /* the plan's; its kernel has opted in */
-    fx_cluster_fn_t<T> k = fx_cluster_kernel_t<T>(p->vec4, cfg);
+    fx_cluster_shape_16(t, fx_mode16(p), cols, &cfg); /* the plan's; its kernel has opted in */
+    fx_cluster_fn_t<T> k = fx_cluster_kernel_t<T>(fx_mode16(p), cfg);
     const long long batch_max = INT_MAX / p->cluster;
     for (long long r0 = 0; r0 < rows; r0 += batch_max) {
         const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
         cudaLaunchAttribute attr[1];
         cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(n * p->cluster), p->block, p->cluster,
                                                   (size_t)p->smem_bytes, stream, attr);
-        CUDA_CHECK(cudaLaunchKernelEx(&lc, k, x + r0 * ldx, ldx, y + r0 * ldy, ldy, (int)cols, (int)p->segment, 0));
+        CUDA_CHECK(cudaLaunchKernelEx(&lc, k, x + r0 * ldx, ldx, y + r0 * ldy, ldy, (int)cols, (int)p->segment,
+                                      fx_mis(x + r0 * ldx)));
         CUDA_CHECK_LAUNCH();
     }
 }

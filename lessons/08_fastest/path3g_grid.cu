@@ -114,7 +114,7 @@ fastest_grid_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     const online_md R = online_md_row_merge<BLOCK>(q, red_m, red_d);
     T *yr = y + row * ldy;
     fx_piece_write<VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, R,
-                                          has_extra ? yr + view_extra_at(cut, threadIdx.x) : nullptr);
+                                          has_extra ? yr + fx_extra_at<T>(cut, threadIdx.x) : nullptr);
 }
 
 typedef void (*fx_grid_fn)(const float *, long long, float *, long long, int, int, int, int, unsigned *,
@@ -194,36 +194,38 @@ void fx_run_grid(const fastest_plan *p, const float *x, long long ldx, float *y,
     }
 }
 
-/* Lesson 9: 16-bit storage; vec16 (the plan's vec4) means 16-byte vectors
- * of 8 elements, and then the plan's pieces are multiples of 8 elements. */
+/* Lesson 9: 16-bit storage. mode16 (fx_mode16): 0 one element per
+ * access, 1 16-byte vectors of 8 elements, 2 the same, peeled; the plan's
+ * pieces are then multiples of 8 elements. */
 template <class T>
 using fx_grid_fn_t = void (*)(const T *, long long, T *, long long, int, int, int, int, unsigned *, online_md *);
 
 template <class T>
-static fx_grid_fn_t<T> fx_grid_kernel_t(int vec16)
+static fx_grid_fn_t<T> fx_grid_kernel_t(int mode16)
 {
-    if (vec16) return fastest_grid_kernel<8, false, FX_GRID_FPT, FX_GRID_BLOCK, false, T>;
+    if (mode16 == 2) return fastest_grid_kernel<8, true, FX_GRID_FPT, FX_GRID_BLOCK, false, T>;
+    if (mode16 == 1) return fastest_grid_kernel<8, false, FX_GRID_FPT, FX_GRID_BLOCK, false, T>;
     return fastest_grid_kernel<1, false, FX_GRID_FPT, FX_GRID_BLOCK, false, T>;
 }
 
 /* As fx_grid_resident, for the 16-bit kernels: their registers, so their
  * occupancy, are their own. */
 template <class T>
-static long long fx_grid_resident_t(int vec16)
+static long long fx_grid_resident_t(int mode16)
 {
     const size_t smem = (size_t)(FX_GRID_PIECE - FX_GRID_BLOCK * FX_GRID_FPT) * sizeof(float);
-    const fx_grid_fn_t<T> k = fx_grid_kernel_t<T>(vec16);
+    const fx_grid_fn_t<T> k = fx_grid_kernel_t<T>(mode16);
     int per_sm = 0;
     CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, FX_GRID_BLOCK, smem));
     return (long long)per_sm * fx_sms();
 }
 
-long long fx_grid_resident_16(dtype t, int vec16)
+long long fx_grid_resident_16(dtype t, int mode16)
 {
-    static long long cache[2][2] = {{-1, -1}, {-1, -1}};
-    long long *slot = &cache[t == DTYPE_BF16][vec16 != 0];
-    if (*slot < 0) *slot = t == DTYPE_BF16 ? fx_grid_resident_t<__nv_bfloat16>(vec16) : fx_grid_resident_t<__half>(vec16);
+    static long long cache[2][3] = {{-1, -1, -1}, {-1, -1, -1}};
+    long long *slot = &cache[t == DTYPE_BF16][mode16];
+    if (*slot < 0) *slot = t == DTYPE_BF16 ? fx_grid_resident_t<__nv_bfloat16>(mode16) : fx_grid_resident_t<__half>(mode16);
     return *slot;
 }
 
@@ -232,7 +234,7 @@ static void fx_run_grid_t(const fastest_plan *p, const T *x, long long ldx, T *y
                           long long cols, cudaStream_t stream)
 {
     const long long pieces = p->splits, seg = p->segment;
-    const fx_grid_fn_t<T> k = fx_grid_kernel_t<T>(p->vec4);
+    const fx_grid_fn_t<T> k = fx_grid_kernel_t<T>(fx_mode16(p));
     const long long smem = fx_grid_smem(seg);
     if (smem > 48 * 1024) /* fx_grid_resident_16 opted in for 48 KB; a plan never asks for more */
         CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
@@ -242,8 +244,8 @@ static void fx_run_grid_t(const fastest_plan *p, const T *x, long long ldx, T *y
         online_md *work = fx_workspace(n * pieces);
         unsigned *sync = fx_sync_counters(n + 1);
         k<<<(unsigned)(n * pieces), FX_GRID_BLOCK, (size_t)smem, stream>>>(x + r0 * ldx, ldx, y + r0 * ldy, ldy,
-                                                                            (int)cols, (int)pieces, (int)seg, 0,
-                                                                            sync, work);
+                                                                            (int)cols, (int)pieces, (int)seg,
+                                                                            fx_mis(x + r0 * ldx), sync, work);
         CUDA_CHECK_LAUNCH();
     }
 }
@@ -251,7 +253,7 @@ static void fx_run_grid_t(const fastest_plan *p, const T *x, long long ldx, T *y
 void fx_run_grid_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
                     long long rows, long long cols, cudaStream_t stream)
 {
-    fx_grid_resident_16(t, p->vec4); /* the kernel's opt-in to 48 KB of shared memory */
+    fx_grid_resident_16(t, fx_mode16(p)); /* the kernel's opt-in to 48 KB of shared memory */
     if (t == DTYPE_F16) fx_run_grid_t(p, (const __half *)x, ldx, (__half *)y, ldy, rows, cols, stream);
     else fx_run_grid_t(p, (const __nv_bfloat16 *)x, ldx, (__nv_bfloat16 *)y, ldy, rows, cols, stream);
 }

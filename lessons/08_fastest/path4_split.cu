@@ -78,10 +78,11 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
     const float inv = 1.0f / s.d;
 
     T *yr = y + row * ldy;
-    if constexpr (PEEL) /* float only */
+    if constexpr (PEEL)
         if (piece == 0 && (int)threadIdx.x < cut.nextra) {
-            const long long at = view_extra_at(cut, threadIdx.x);
-            yr[at] = expf(xr[at] - s.m) * inv;
+            const long long at = fx_extra_at<T>(cut, threadIdx.x);
+            if constexpr (fx_is_float<T>) yr[at] = expf(xr[at] - s.m) * inv;
+            else elem_store(yr + at, expf(elem_load(xr + at) - s.m) * inv);
         }
     const T *xs = xr + cut.head + begin;
     T *ys = yr + cut.head + begin;
@@ -98,7 +99,7 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
             if (k < nvec) {
 #pragma unroll
                 for (int j = 0; j < VEC; j++) v[u * VEC + j] = expf(v[u * VEC + j] - s.m) * inv;
-                if constexpr (PEEL) view_store4(ys + k * VEC, &v[u * VEC]);
+                if constexpr (PEEL) fx_store_peel<VEC>(ys + k * VEC, &v[u * VEC]);
                 else store_vec<VEC>(ys + k * VEC, &v[u * VEC]);
             }
         }
@@ -164,7 +165,8 @@ template <class T>
 static void fx_run_split_t(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
                            long long cols, cudaStream_t stream)
 {
-    if (p->vec4) fx_run_split_as<8, false>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
+    if (p->peel) fx_run_split_as<8, true>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
+    else if (p->vec4) fx_run_split_as<8, false>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
     else fx_run_split_as<1, false>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
 }
 
