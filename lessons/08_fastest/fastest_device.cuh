@@ -182,7 +182,10 @@ __device__ __forceinline__ online_md fx_piece_read(const T *__restrict__ xr, int
 {
     constexpr int ITEMS = FPT / VEC;
     constexpr int RCAP = BLOCK * FPT; /* floats of the piece in registers */
-    constexpr int U = 64 / (VEC * (int)sizeof(T)); /* 64 bytes per thread in flight */
+    /* 16 elements per thread in flight: 64 bytes of float, 32 of 16-bit.
+     * 32 16-bit elements (64 bytes) spilled path 3's 16-bit kernels, whose
+     * three CTAs of 512 threads per SM leave 40 registers a thread. */
+    constexpr int U = 16 / VEC;
     const int rlen = len < RCAP ? len : RCAP;
     const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
     const T *xs = xr + RCAP;

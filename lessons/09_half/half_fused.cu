@@ -161,13 +161,15 @@ half_shared_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, lo
 }
 
 /* ---- the row does not fit: three passes over global memory ----------------------
- * Any cols, 64-bit positions; 64 bytes per thread in flight. */
+ * Any cols, 64-bit positions. */
 template <class T, int VEC, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 half_chunked_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, long long rows,
                     long long cols)
 {
-    constexpr int U = VEC == 1 ? 16 : 64 / (VEC * (int)sizeof(T)); /* VEC * sizeof(T) <= 16 */
+    /* 16 elements per thread in flight (64 bytes of float, 32 of 16-bit):
+     * 32 16-bit elements spilled at 1024 threads' 64 registers. */
+    constexpr int U = VEC == 1 ? 16 : 16 / VEC;
     constexpr long long STEP = (long long)U * BLOCK;
     __shared__ float red_max[32], red_sum[32];
     const long long nvec = cols / VEC;
