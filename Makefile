@@ -132,6 +132,12 @@ exercise$(2): $(if $(filter 1,$(EMU)),$(EMU_DIR),$(BUILD))/exercise$(2)
 endef
 $(foreach d,$(LESSON_DIRS),$(eval $(call LESSON_RULES,$(d),$(call lesson_num,$(d)))))
 
+# Lesson 9 times lesson 8's float32 softmax_fastest beside its own 16-bit
+# kernels, so its programs link lesson 8's kernels too (nvcc and emulator).
+LESSON9_ALSO := 08_fastest
+$(BUILD)/lesson9 $(BUILD)/exercise9 $(BUILD)/solution9: $(call KERNEL_OBJ,$(LESSON9_ALSO))
+$(EMU_DIR)/lesson9 $(EMU_DIR)/exercise9 $(EMU_DIR)/solution9: $(patsubst %.cu,$(EMU_DIR)/obj/%.o,$(call KERNEL_SRC,$(LESSON9_ALSO)))
+
 lessons: $(LESSON_NUMS:%=$(BUILD)/lesson%)
 	@rm -f $(BUILD)/lessons.csv
 	@set -e; for n in $(LESSON_NUMS); do \

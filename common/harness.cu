@@ -21,6 +21,7 @@
 #include "inputs.h"
 #include "npy.h"
 #include "reference.h"
+#include "f16.h"
 #include "commit.h" /* GIT_COMMIT, written by the Makefile */
 
 static void fail_usage(const lesson *l, const char *msg)
@@ -37,29 +38,40 @@ static void fmt_bytes(double b, char *buf, size_t len)
 }
 
 /* --input is read by lesson_init, so a bad file is reported (exit 2) even
- * on a machine without a GPU; lesson_run takes it from here. */
+ * on a machine without a GPU; lesson_run takes it from here. A typed
+ * program (lesson 9) keeps the file's own storage type. */
 static float *loaded_input;
+static void *loaded_typed;
+static dtype loaded_type;
 
-void lesson_init(const lesson *l, options *o, int argc, char **argv)
+static void init_program(const lesson *l, options *o, int argc, char **argv, int typed)
 {
     char err[512];
     options_defaults(o, l->default_rows, l->default_cols);
+    if (typed) o->storage = DTYPE_F16; /* the IEEE type, NumPy's own float16 */
     int r = options_parse(o, argc, argv, err, sizeof err);
     if (r == 1) {
         printf("Lesson %d, %s: %s\n\n", l->number, l->name, l->shows);
         options_usage(stdout, argv[0]);
+        if (typed) options_usage_dtype(stdout);
         exit(0);
     }
     if (r < 0) fail_usage(l, err);
-    if (o->input_path &&
-        npy_read(o->input_path, &loaded_input, &o->rows, &o->cols, err, sizeof err) != 0)
-        fail_usage(l, err);
+    if (!typed && o->storage_set)
+        fail_usage(l, "--dtype: this lesson stores float32 only (lesson 9 takes --dtype f16, bf16 or f32)");
+    if (o->input_path) {
+        if (!typed) r = npy_read(o->input_path, &loaded_input, &o->rows, &o->cols, err, sizeof err);
+        else r = npy_read_typed(o->input_path, &loaded_typed, &loaded_type, &o->rows, &o->cols, err, sizeof err);
+        if (r != 0) fail_usage(l, err);
+        if (typed && !o->storage_set) o->storage = loaded_type;
+    }
 
     char who[32];
     snprintf(who, sizeof who, "lesson%d", l->number);
     require_gpu(who);
 
-    /* Refuse shapes the GPU cannot hold before printing anything else. */
+    /* Refuse shapes the GPU cannot hold before printing anything else
+     * (float32 also for a typed program: it compares with float32). */
     size_t free_b, total_b, bytes = (size_t)o->rows * (size_t)o->cols * sizeof(float);
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     if (2 * bytes > free_b) {
@@ -70,6 +82,16 @@ void lesson_init(const lesson *l, options *o, int argc, char **argv)
                  "the GPU has %s free", o->rows, o->cols, need, have);
         fail_usage(l, err);
     }
+}
+
+void lesson_init(const lesson *l, options *o, int argc, char **argv)
+{
+    init_program(l, o, argc, argv, 0);
+}
+
+void lesson_init_typed(const lesson *l, options *o, int argc, char **argv)
+{
+    init_program(l, o, argc, argv, 1);
 }
 
 void require_gpu(const char *who)
@@ -134,29 +156,33 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* What is being timed: a softmax kernel or the copy, on buffer set `set`. */
+/* What is being timed: a float32 kernel, a typed one or the copy, on
+ * buffer set `set`. */
 typedef struct {
-    softmax_fn fn;         /* NULL: time the copy instead */
-    float **x, **y;        /* one pointer per buffer set  */
+    softmax_fn fn;         /* a float32 kernel, or NULL                      */
+    softmax_typed_fn tfn;  /* a typed kernel, or NULL; both NULL: the copy   */
+    dtype t;               /* storage type of x and y                        */
+    void **x, **y;         /* one pointer per buffer set                     */
     long long rows, cols;
 } job;
+
+static size_t job_bytes(const job *j) { return (size_t)j->rows * (size_t)j->cols * (size_t)dtype_size(j->t); }
 
 static void job_launch(const job *j, int set)
 {
     if (j->fn) {
-        j->fn(j->x[set], j->y[set], j->rows, j->cols, 0);
+        j->fn((const float *)j->x[set], (float *)j->y[set], j->rows, j->cols, 0);
+        CUDA_CHECK_LAUNCH();
+    } else if (j->tfn) {
+        j->tfn(j->x[set], j->cols, j->y[set], j->cols, j->rows, j->cols, j->t, 0);
         CUDA_CHECK_LAUNCH();
     } else {
-        CUDA_CHECK(cudaMemcpyAsync(j->y[set], j->x[set],
-                                   (size_t)j->rows * j->cols * sizeof(float),
-                                   cudaMemcpyDeviceToDevice, 0));
+        CUDA_CHECK(cudaMemcpyAsync(j->y[set], j->x[set], job_bytes(j), cudaMemcpyDeviceToDevice, 0));
     }
 }
 
-timing time_runs(softmax_fn fn, float **x, float **y, int sets, long long rows,
-                 long long cols, int warmup, int iters)
+static timing time_job(const job *j, int sets, int warmup, int iters)
 {
-    job jj = {fn, x, y, rows, cols}, *j = &jj;
     for (int i = 0; i < warmup; i++) job_launch(j, i % sets);
 
     cudaEvent_t *ev = (cudaEvent_t *)malloc(2 * (size_t)iters * sizeof *ev);
@@ -188,6 +214,20 @@ timing time_runs(softmax_fn fn, float **x, float **y, int sets, long long rows,
     free(ev);
     free(ms);
     return t;
+}
+
+timing time_runs(softmax_fn fn, float **x, float **y, int sets, long long rows,
+                 long long cols, int warmup, int iters)
+{
+    const job j = {fn, NULL, DTYPE_F32, (void **)x, (void **)y, rows, cols};
+    return time_job(&j, sets, warmup, iters);
+}
+
+timing time_runs_typed(softmax_typed_fn fn, dtype t, void **x, void **y, int sets, long long rows,
+                       long long cols, int warmup, int iters)
+{
+    const job j = {NULL, fn, t, x, y, rows, cols};
+    return time_job(&j, sets, warmup, iters);
 }
 
 /* ---- views ------------------------------------------------------------- */
@@ -299,21 +339,31 @@ void csv_append(const char *path, int lesson_number, const char *name, long long
                 long long cols, const timing *t, const timing *copy, double bytes_per_elem,
                 const char *verified, const provenance *p)
 {
+    csv_append_typed(path, lesson_number, name, rows, cols, t, copy, bytes_per_elem, verified, p, DTYPE_F32);
+}
+
+void csv_append_typed(const char *path, int lesson_number, const char *name, long long rows,
+                      long long cols, const timing *t, const timing *copy, double bytes_per_elem,
+                      const char *verified, const provenance *p, dtype storage)
+{
     FILE *f = fopen(path, "a");
     if (!f) {
         fprintf(stderr, "lesson%d: cannot write --csv file '%s'\n", lesson_number, path);
         exit(2);
     }
+    /* dtype last: readers that count columns from the left (tests/compare.awk)
+     * keep working, and tests/tables.awk and docs/plots.py read CSVs without
+     * it as float32. */
     if (ftell(f) == 0)
         fprintf(f, "lesson,name,rows,cols,median_ms,min_ms,max_ms,gbps,copy_gbps,"
                    "pct_of_copy,bytes_per_elem,verified,gpu,cuda_driver,cuda_runtime,"
-                   "sm_clock_mhz,mem_clock_mhz,commit,date\n");
-    double bytes = 2.0 * rows * (double)cols * sizeof(float);
+                   "sm_clock_mhz,mem_clock_mhz,commit,date,dtype\n");
+    double bytes = 2.0 * rows * (double)cols * dtype_size(storage);
     double gbps = bytes / (t->median_ms * 1e6), copy_gbps = bytes / (copy->median_ms * 1e6);
-    fprintf(f, "%d,%s,%lld,%lld,%.6f,%.6f,%.6f,%.1f,%.1f,%.1f,%g,%s,\"%s\",%s,%s,%d,%d,%s,%s\n",
+    fprintf(f, "%d,%s,%lld,%lld,%.6f,%.6f,%.6f,%.1f,%.1f,%.1f,%g,%s,\"%s\",%s,%s,%d,%d,%s,%s,%s\n",
             lesson_number, name, rows, cols, t->median_ms, t->min_ms, t->max_ms, gbps,
             copy_gbps, 100.0 * gbps / copy_gbps, bytes_per_elem, verified, p->gpu,
-            p->driver, p->runtime, p->sm_mhz, p->mem_mhz, GIT_COMMIT, p->date);
+            p->driver, p->runtime, p->sm_mhz, p->mem_mhz, GIT_COMMIT, p->date, dtype_name(storage));
     fclose(f);
 }
 
@@ -333,6 +383,164 @@ int rotation_sets(size_t bytes, size_t free_bytes)
 
 /* ---- the run ------------------------------------------------------------ */
 
+/* n floats to storage type t and back (common/f16.h's conversions). */
+void storage_narrow(const float *x, void *out, size_t n, dtype t)
+{
+    uint16_t *h = (uint16_t *)out;
+    if (t == DTYPE_F32) memcpy(out, x, n * sizeof(float));
+    else if (t == DTYPE_F16) for (size_t i = 0; i < n; i++) h[i] = f16_from_float(x[i]);
+    else for (size_t i = 0; i < n; i++) h[i] = bf16_from_float(x[i]);
+}
+
+void storage_widen(const void *in, float *x, size_t n, dtype t)
+{
+    const uint16_t *h = (const uint16_t *)in;
+    if (t == DTYPE_F32) memcpy(x, in, n * sizeof(float));
+    else if (t == DTYPE_F16) for (size_t i = 0; i < n; i++) x[i] = f16_to_float(h[i]);
+    else for (size_t i = 0; i < n; i++) x[i] = bf16_to_float(h[i]);
+}
+
+/* What measure() found for one kernel. */
+typedef struct {
+    int pass, sets;
+    char check[600];   /* "PASS (max abs err ...)", for the report */
+    timing t, copy;    /* zeros on the CPU emulator                */
+} measured;
+
+/* The measurement every program shares. proto says which kernel and
+ * storage type; hx holds its input as stored, hx_wide the same widened to
+ * float (the reference's input; hx itself for float32). The kernel runs
+ * once on a poisoned output (0xFF bytes are NaN in all three types, so an
+ * element it never writes fails), its output comes back to hy (as stored)
+ * and hy_wide (widened; hy for float32) and is checked; then, off the
+ * emulator, it is timed over rotated buffer sets, and so is the copy of the
+ * same bytes when with_copy. */
+static void measure(const job *proto, const void *hx, const float *hx_wide, void *hy, float *hy_wide,
+                    const options *o, ref_row_fn ref, double rtol, double atol, int with_copy, measured *m)
+{
+    char buf[512];
+    job j = *proto;
+    const size_t bytes = job_bytes(&j), n = (size_t)j.rows * (size_t)j.cols;
+    size_t free_b, total_b;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+#ifdef CUDA_EMU
+    int sets = 1; /* the CPU emulator measures no time: nothing to rotate */
+#else
+    int sets = rotation_sets(bytes, free_b);
+#endif
+    void *dx[64], *dy[64];
+    for (int s = 0; s < sets; s++) {
+        CUDA_CHECK(cudaMalloc(&dx[s], bytes));
+        CUDA_CHECK(cudaMalloc(&dy[s], bytes));
+        CUDA_CHECK(cudaMemcpy(dx[s], hx, bytes, cudaMemcpyHostToDevice));
+    }
+    j.x = dx;
+    j.y = dy;
+
+    CUDA_CHECK(cudaMemset(dy[0], 0xFF, bytes));
+    job_launch(&j, 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(hy, dy[0], bytes, cudaMemcpyDeviceToHost));
+    if ((void *)hy_wide != hy) storage_widen(hy, hy_wide, n, j.t);
+
+    m->pass = 1;
+    m->sets = sets;
+    if (o->check) {
+        verify_report r;
+        m->pass = verify_softmax_atol(hx_wide, hy_wide, j.rows, j.cols, ref, NULL, rtol, atol, &r);
+        verify_describe(&r, buf, sizeof buf);
+        snprintf(m->check, sizeof m->check, "%s (%s)", m->pass ? "PASS" : "FAIL", buf);
+    } else {
+        snprintf(m->check, sizeof m->check, "not checked (--no-check)");
+    }
+    memset(&m->t, 0, sizeof m->t);
+    memset(&m->copy, 0, sizeof m->copy);
+#ifndef CUDA_EMU
+    m->t = time_job(&j, sets, o->warmup, o->iters);
+    if (with_copy) {
+        job c = j;
+        c.fn = NULL;
+        c.tfn = NULL;
+        m->copy = time_job(&c, sets, o->warmup, o->iters);
+    }
+#else
+    (void)with_copy;
+#endif
+    for (int s = 0; s < sets; s++) {
+        CUDA_CHECK(cudaFree(dx[s]));
+        CUDA_CHECK(cudaFree(dy[s]));
+    }
+}
+
+/* "floats", "float16 values", "bfloat16 values": the shape line's unit. */
+static const char *elements_word(dtype t)
+{
+    return t == DTYPE_F16 ? "float16 values" : t == DTYPE_BF16 ? "bfloat16 values" : "floats";
+}
+
+/* The report's first lines: the lesson, the device, the shape. */
+static void print_header(const lesson *l, const options *o, const provenance *p, dtype t, int sets)
+{
+    char size_txt[32], input_txt[600];
+    const size_t bytes = (size_t)o->rows * (size_t)o->cols * (size_t)dtype_size(t);
+    fmt_bytes((double)bytes, size_txt, sizeof size_txt);
+    if (o->input_path) snprintf(input_txt, sizeof input_txt, "%s", o->input_path);
+    else if (t == DTYPE_F32) snprintf(input_txt, sizeof input_txt, "%s", input_kind_name(o->kind));
+    else snprintf(input_txt, sizeof input_txt, "%s, made in float32 and rounded to %s", input_kind_name(o->kind),
+                  t == DTYPE_F16 ? "float16" : "bfloat16");
+    printf("Lesson %d, %s: %s\n", l->number, l->name, l->shows);
+#ifdef CUDA_EMU
+    printf("  device         %s, commit %s\n", p->gpu, GIT_COMMIT);
+#else
+    printf("  GPU            %s (%d SMs, %d MB L2), CUDA %s, commit %s\n", p->gpu, p->sms, p->l2_bytes >> 20,
+           p->runtime, GIT_COMMIT);
+#endif
+    printf("  shape          %lld x %lld %s (%s per tensor)%s, input %s\n", o->rows, o->cols, elements_word(t),
+           size_txt, sets > 1 ? ", rotated over buffer sets so L2 starts cold" : "", input_txt);
+}
+
+/* One kernel's lines: its traffic, time, bandwidths, copy and check. */
+static void print_measured(const char *traffic, double bytes_per_elem, dtype t, const options *o, const measured *m)
+{
+    const double n = (double)o->rows * (double)o->cols, min_bytes = 2.0 * n * dtype_size(t);
+    printf("  design traffic %s = %g bytes per element\n", traffic, bytes_per_elem);
+#ifdef CUDA_EMU
+    /* Built for the CPU emulator (common/emu, `make lessonN EMU=1`): the
+     * kernel ran on the CPU, so a time would say nothing about any GPU.
+     * Report the check only, and say so. */
+    (void)min_bytes;
+    printf("  time           not measured: the kernel ran on the CPU emulator, where timings are "
+           "not meaningful (run on a GPU for them)\n");
+    printf("  check          %s\n", m->check);
+    if (o->csv_path) printf("  csv            not written: no timing on the CPU emulator\n");
+#else
+    const double gbps = min_bytes / (m->t.median_ms * 1e6), copy_gbps = min_bytes / (m->copy.median_ms * 1e6);
+    printf("  time           %.4f ms median (min %.4f, max %.4f, %d runs after %d warm-up)\n",
+           m->t.median_ms, m->t.min_ms, m->t.max_ms, m->t.runs, o->warmup);
+    printf("  effective      %.1f GB/s  (2 x M x N x %d bytes / time: the least any softmax moves)\n",
+           gbps, dtype_size(t));
+    printf("  design         %.1f GB/s  (%g bytes per element / time: what this kernel moves)\n",
+           bytes_per_elem * n / (m->t.median_ms * 1e6), bytes_per_elem);
+    printf("  copy           %.1f GB/s  (cudaMemcpy device to device, same bytes, %.4f ms)\n",
+           copy_gbps, m->copy.median_ms);
+    printf("  %% of copy      %.1f %%\n", 100.0 * gbps / copy_gbps);
+    printf("  check          %s\n", m->check);
+#endif
+}
+
+/* Host memory, or one line and exit 2. */
+static void *host_alloc(const lesson *l, size_t bytes, const options *o)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        char buf[160], size_txt[32];
+        fmt_bytes((double)bytes, size_txt, sizeof size_txt);
+        snprintf(buf, sizeof buf, "%lld x %lld needs %s more of host memory", o->rows, o->cols, size_txt);
+        fail_usage(l, buf);
+    }
+    return p;
+}
+
 int lesson_run(const lesson *l, const options *o)
 {
     return lesson_run_ref(l, o, ref_row_softmax);
@@ -340,115 +548,99 @@ int lesson_run(const lesson *l, const options *o)
 
 int lesson_run_ref(const lesson *l, const options *o, ref_row_fn ref)
 {
-    char err[512], buf[512], size_txt[32];
-    long long rows = o->rows, cols = o->cols;
-    size_t n = (size_t)rows * (size_t)cols, bytes = n * sizeof(float);
-
-    size_t free_b, total_b;
-    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-
-    float *x = (float *)malloc(bytes), *y = (float *)malloc(bytes);
-    if (!x || !y) {
-        fmt_bytes(2.0 * bytes, size_txt, sizeof size_txt);
-        snprintf(buf, sizeof buf, "%lld x %lld needs %s of host memory", rows, cols, size_txt);
-        fail_usage(l, buf);
-    }
+    char err[512];
+    const long long rows = o->rows, cols = o->cols;
+    const size_t bytes = (size_t)rows * (size_t)cols * sizeof(float);
+    float *x = (float *)host_alloc(l, bytes, o), *y = (float *)host_alloc(l, bytes, o);
     /* --input stays loaded, so a lesson may run several variants on it. */
     if (o->input_path) memcpy(x, loaded_input, bytes);
     else inputs_fill(x, rows, cols, o->kind, o->seed);
 
     provenance p;
     get_provenance(&p);
-
-#ifdef CUDA_EMU
-    int sets = 1; /* the CPU emulator measures no time: nothing to rotate */
-#else
-    int sets = rotation_sets(bytes, free_b);
-#endif
-
-    float *dx[64], *dy[64];
-    for (int s = 0; s < sets; s++) {
-        CUDA_CHECK(cudaMalloc(&dx[s], bytes));
-        CUDA_CHECK(cudaMalloc(&dy[s], bytes));
-        CUDA_CHECK(cudaMemcpy(dx[s], x, bytes, cudaMemcpyHostToDevice));
-    }
-
-    /* Correctness first, on a poisoned output: 0xFFFFFFFF is a NaN, so an
-     * element the kernel never writes fails the check. */
-    CUDA_CHECK(cudaMemset(dy[0], 0xFF, bytes));
-    l->run(dx[0], dy[0], rows, cols, 0);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    CUDA_CHECK(cudaMemcpy(y, dy[0], bytes, cudaMemcpyDeviceToHost));
-
-    int pass = 1;
-    char check_txt[600];
-    if (o->check) {
-        verify_report r;
-        pass = verify_softmax(x, y, rows, cols, ref, NULL, l->rtol(cols), &r);
-        verify_describe(&r, buf, sizeof buf);
-        snprintf(check_txt, sizeof check_txt, "%s (%s)", pass ? "PASS" : "FAIL", buf);
-    } else {
-        snprintf(check_txt, sizeof check_txt, "not checked (--no-check)");
-    }
+    measured m;
+    const job j = {l->run, NULL, DTYPE_F32, NULL, NULL, rows, cols};
+    measure(&j, x, x, y, y, o, ref, l->rtol(cols), VERIFY_ATOL, 1, &m);
     if (o->output_path && npy_write(o->output_path, y, rows, cols, err, sizeof err) != 0)
         fail_usage(l, err);
 
-#ifdef CUDA_EMU
-    /* Built for the CPU emulator (common/emu, `make lessonN EMU=1`): the
-     * kernel ran on the CPU, so a time would say nothing about any GPU.
-     * Report the check only, and say so. */
-    fmt_bytes((double)bytes, size_txt, sizeof size_txt);
-    printf("Lesson %d, %s: %s\n", l->number, l->name, l->shows);
-    printf("  device         %s, commit %s\n", p.gpu, GIT_COMMIT);
-    printf("  shape          %lld x %lld floats (%s per tensor), input %s\n", rows, cols, size_txt,
-           o->input_path ? o->input_path : input_kind_name(o->kind));
-    printf("  design traffic %s = %g bytes per element\n", l->traffic, l->bytes_per_elem);
-    printf("  time           not measured: the kernel ran on the CPU emulator, where timings are "
-           "not meaningful (run on a GPU for them)\n");
-    printf("  check          %s\n", check_txt);
-    if (o->csv_path) printf("  csv            not written: no timing on the CPU emulator\n");
-    CUDA_CHECK(cudaFree(dx[0]));
-    CUDA_CHECK(cudaFree(dy[0]));
-    free(x);
-    free(y);
-    return pass ? 0 : 1;
-#endif
-    timing t = time_runs(l->run, dx, dy, sets, rows, cols, o->warmup, o->iters);
-    timing c = time_runs(NULL, dx, dy, sets, rows, cols, o->warmup, o->iters);
-
-    double min_bytes = 2.0 * (double)bytes;
-    double gbps = min_bytes / (t.median_ms * 1e6);
-    double copy_gbps = min_bytes / (c.median_ms * 1e6);
-    fmt_bytes((double)bytes, size_txt, sizeof size_txt);
-
-    printf("Lesson %d, %s: %s\n", l->number, l->name, l->shows);
-    printf("  GPU            %s (%d SMs, %d MB L2), CUDA %s, commit %s\n", p.gpu, p.sms,
-           p.l2_bytes >> 20, p.runtime, GIT_COMMIT);
-    printf("  shape          %lld x %lld floats (%s per tensor)%s, input %s\n", rows, cols,
-           size_txt, sets > 1 ? ", rotated over buffer sets so L2 starts cold" : "",
-           o->input_path ? o->input_path : input_kind_name(o->kind));
-    printf("  design traffic %s = %g bytes per element\n", l->traffic, l->bytes_per_elem);
-    printf("  time           %.4f ms median (min %.4f, max %.4f, %d runs after %d warm-up)\n",
-           t.median_ms, t.min_ms, t.max_ms, t.runs, o->warmup);
-    printf("  effective      %.1f GB/s  (2 x M x N x 4 bytes / time: the least any softmax moves)\n",
-           gbps);
-    printf("  design         %.1f GB/s  (%g bytes per element / time: what this kernel moves)\n",
-           l->bytes_per_elem * (double)n / (t.median_ms * 1e6), l->bytes_per_elem);
-    printf("  copy           %.1f GB/s  (cudaMemcpy device to device, same bytes, %.4f ms)\n",
-           copy_gbps, c.median_ms);
-    printf("  %% of copy      %.1f %%\n", 100.0 * gbps / copy_gbps);
-    printf("  check          %s\n", check_txt);
-
+    print_header(l, o, &p, DTYPE_F32, m.sets);
+    print_measured(l->traffic, l->bytes_per_elem, DTYPE_F32, o, &m);
+#ifndef CUDA_EMU
     if (o->csv_path)
-        csv_append(o->csv_path, l->number, l->name, rows, cols, &t, &c, l->bytes_per_elem,
-                   o->check ? (pass ? "yes" : "FAILED") : "no", &p);
-
-    for (int s = 0; s < sets; s++) {
-        CUDA_CHECK(cudaFree(dx[s]));
-        CUDA_CHECK(cudaFree(dy[s]));
-    }
+        csv_append(o->csv_path, l->number, l->name, rows, cols, &m.t, &m.copy, l->bytes_per_elem,
+                   o->check ? (m.pass ? "yes" : "FAILED") : "no", &p);
+#endif
     free(x);
     free(y);
-    return pass ? 0 : 1;
+    return m.pass ? 0 : 1;
+}
+
+int lesson_run_typed(const lesson *l, const typed_kernel *k, int nk, const options *o, timing *times,
+                     timing *copy, float **input)
+{
+    char err[512];
+    const dtype t = o->storage;
+    const long long rows = o->rows, cols = o->cols;
+    const size_t n = (size_t)rows * (size_t)cols, size = (size_t)dtype_size(t);
+    void *x = host_alloc(l, n * size, o), *y = host_alloc(l, n * size, o);
+    float *xw = (float *)host_alloc(l, n * sizeof(float), o);
+    float *yw = t == DTYPE_F32 ? (float *)y : (float *)host_alloc(l, n * sizeof(float), o);
+    if (o->input_path && loaded_type == t) {
+        memcpy(x, loaded_typed, n * size);
+    } else {
+        if (o->input_path) storage_widen(loaded_typed, xw, n, loaded_type);
+        else inputs_fill(xw, rows, cols, o->kind, o->seed);
+        storage_narrow(xw, x, n, t);
+    }
+    storage_widen(x, xw, n, t); /* exact: what the reference sees is what the kernel reads */
+
+    provenance p;
+    get_provenance(&p);
+    const double rtol = verify_rtol_storage(t, l->rtol(cols)), atol = verify_atol_storage(t);
+    int status = 0;
+    measured m;
+    memset(&m, 0, sizeof m);
+    for (int i = 0; i < nk; i++) {
+        const job j = {NULL, k[i].run, t, NULL, NULL, rows, cols};
+        const timing copy_before = m.copy; /* the copy is timed with the first kernel only */
+        measure(&j, x, xw, y, yw, o, ref_row_softmax, rtol, atol, i == 0, &m);
+        if (i > 0) m.copy = copy_before;
+        if (i == 0) print_header(l, o, &p, t, m.sets);
+        printf("\n  kernel         %s: %s\n", k[i].name, k[i].what);
+        print_measured(k[i].traffic, k[i].elems_moved * (double)size, t, o, &m);
+        times[i] = m.t;
+        *copy = m.copy;
+        if (!m.pass) status = 1;
+#ifndef CUDA_EMU
+        if (o->csv_path)
+            csv_append_typed(o->csv_path, l->number, k[i].name, rows, cols, &m.t, &m.copy,
+                             k[i].elems_moved * (double)size, o->check ? (m.pass ? "yes" : "FAILED") : "no", &p, t);
+#endif
+    }
+    if (o->output_path && npy_write_typed(o->output_path, y, t, rows, cols, err, sizeof err) != 0)
+        fail_usage(l, err);
+    if (input) *input = xw;
+    else free(xw);
+    if ((void *)yw != y) free(yw);
+    free(x);
+    free(y);
+    return status;
+}
+
+int time_float_checked(softmax_fn fn, rtol_fn rtol, const float *x, long long rows, long long cols,
+                       const options *o, timing *t, timing *copy)
+{
+    float *y = (float *)malloc((size_t)rows * (size_t)cols * sizeof(float));
+    if (!y) {
+        fprintf(stderr, "out of host memory\n");
+        exit(1);
+    }
+    measured m;
+    const job j = {fn, NULL, DTYPE_F32, NULL, NULL, rows, cols};
+    measure(&j, x, x, y, y, o, ref_row_softmax, rtol(cols), VERIFY_ATOL, 1, &m);
+    *t = m.t;
+    *copy = m.copy;
+    free(y);
+    return m.pass;
 }

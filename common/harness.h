@@ -110,6 +110,68 @@ void csv_append(const char *path, int lesson_number, const char *name, long long
                 long long cols, const timing *t, const timing *copy, double bytes_per_elem,
                 const char *verified, const provenance *p);
 
+/* The same for storage type t: GB/s count dtype_size(t) bytes per element
+ * read and written, and the last column, dtype, says which type ("f32" in
+ * every row csv_append writes; a CSV without the column is all float32). */
+void csv_append_typed(const char *path, int lesson_number, const char *name, long long rows,
+                      long long cols, const timing *t, const timing *copy, double bytes_per_elem,
+                      const char *verified, const provenance *p, dtype storage);
+
+/* ---- 16-bit storage, 32-bit arithmetic (lesson 9) ----------------------- */
+
+/* A kernel over any storage type t (common/f16.h): x and y hold rows x cols
+ * elements of t, row i at x + i * ldx and y + i * ldy (in elements). */
+typedef void (*softmax_typed_fn)(const void *x, long long ldx, void *y, long long ldy, long long rows,
+                                 long long cols, dtype t, cudaStream_t stream);
+
+typedef struct {
+    const char *name;      /* "fastest": in the report and the CSV's name column */
+    const char *what;      /* one line: the entry point and what it is           */
+    softmax_typed_fn run;
+    const char *traffic;   /* "1 read + 1 write (row on chip)"                   */
+    double elems_moved;    /* design traffic in elements per element: 2 for one
+                              read and one write (x dtype_size bytes)           */
+} typed_kernel;
+
+/* lesson_init for a program that takes --dtype (lesson 9; the others exit 2
+ * when given it): float16 unless --dtype says otherwise or --input holds
+ * another type ('<f4', '<f2', or '<u2' read as bfloat16 bits, common/npy.h). */
+void lesson_init_typed(const lesson *l, options *o, int argc, char **argv);
+
+/* n floats to storage type t, rounded to nearest even (common/f16.h), and
+ * back, exactly. For DTYPE_F32 both are copies. */
+void storage_narrow(const float *x, void *out, size_t n, dtype t);
+void storage_widen(const void *in, float *x, size_t n, dtype t);
+
+/* lesson_run for typed kernels, in the storage type o->storage. The input
+ * is made in float32 and narrowed (or read by --input and, if its type is
+ * not o->storage, converted the same way); the float64 reference runs on it
+ * widened exactly. Each of the nk kernels is checked first on a poisoned
+ * output, every element (as lesson_run) within verify_rtol_storage(t,
+ * l->rtol(cols)) and verify_atol_storage(t), then timed against a
+ * device-to-device copy of the same 16-bit bytes (buffers rotated as
+ * lesson_run does), and reported; one CSV row each, with its dtype.
+ * --output gets the last kernel's output in the storage type.
+ * times[k] is kernel k's timing and *copy the copy's (zeros on the CPU
+ * emulator). If input is not NULL, *input is the input widened to float32
+ * (malloc'ed; the caller frees it): the very values a float32 comparison
+ * should run on. Returns 0 when every kernel passes (or --no-check), 1 if
+ * one does not. */
+int lesson_run_typed(const lesson *l, const typed_kernel *k, int nk, const options *o, timing *times,
+                     timing *copy, float **input);
+
+/* A float32 kernel on the host input x, measured as lesson_run measures:
+ * checked once on a poisoned output (ref_row_softmax within rtol(cols),
+ * unless --no-check), then timed with the float32 copy of the same bytes
+ * (zeros on the CPU emulator). Prints nothing. Returns 1 if it passed. */
+int time_float_checked(softmax_fn fn, rtol_fn rtol, const float *x, long long rows, long long cols,
+                       const options *o, timing *t, timing *copy);
+
+/* time_runs for a typed kernel on storage type t; fn NULL times the copy
+ * of rows x cols x dtype_size(t) bytes. */
+timing time_runs_typed(softmax_typed_fn fn, dtype t, void **x, void **y, int sets, long long rows,
+                       long long cols, int warmup, int iters);
+
 /* Prints a row of floats as "[a, b, c]" with 4 decimals (demos). */
 void print_row(const char *label, const float *v, int n);
 

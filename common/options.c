@@ -22,6 +22,7 @@ void options_defaults(options *o, long long rows, long long cols)
     o->seed = 1;
     o->kind = INPUT_NORMAL;
     o->check = 1;
+    o->storage = DTYPE_F32;
 }
 
 static const char *const KIND_NAMES[] = {"normal", "uniform", "large", "special"};
@@ -97,7 +98,7 @@ static int parse_int(const char *flag, const char *s, long long lo, long long hi
 }
 
 typedef enum { OPT_ROWS, OPT_COLS, OPT_ITERS, OPT_WARMUP, OPT_SEED, OPT_KIND, OPT_INPUT,
-               OPT_OUTPUT, OPT_CSV, OPT_NO_CHECK, OPT_HELP } opt_id;
+               OPT_OUTPUT, OPT_CSV, OPT_NO_CHECK, OPT_DTYPE, OPT_HELP } opt_id;
 
 static const struct {
     const char *name;
@@ -107,7 +108,8 @@ static const struct {
     {"--rows", OPT_ROWS, 1},     {"--cols", OPT_COLS, 1},         {"--iters", OPT_ITERS, 1},
     {"--warmup", OPT_WARMUP, 1}, {"--seed", OPT_SEED, 1},         {"--input-kind", OPT_KIND, 1},
     {"--input", OPT_INPUT, 1},   {"--output", OPT_OUTPUT, 1},     {"--csv", OPT_CSV, 1},
-    {"--no-check", OPT_NO_CHECK, 0}, {"--help", OPT_HELP, 0},     {"-h", OPT_HELP, 0},
+    {"--no-check", OPT_NO_CHECK, 0}, {"--dtype", OPT_DTYPE, 1},   {"--help", OPT_HELP, 0},
+    {"-h", OPT_HELP, 0},
 };
 #define NFLAGS (int)(sizeof FLAGS / sizeof FLAGS[0])
 
@@ -232,6 +234,15 @@ int options_parse(options *o, int argc, char **argv, char *err, size_t errlen)
         case OPT_NO_CHECK:
             o->check = 0;
             break;
+        case OPT_DTYPE:
+            /* Parsed for every program, so the message is the same everywhere;
+             * the lesson harness refuses it where storage is float32 only. */
+            if (dtype_parse(value, &o->storage) != 0) {
+                snprintf(err, errlen, "%s: '%s' is not one of f32, f16, bf16", name, shown(value, buf, sizeof buf));
+                return -1;
+            }
+            o->storage_set = 1;
+            break;
         case OPT_HELP: /* handled by help_requested */
             break;
         }
@@ -270,4 +281,17 @@ void options_usage(FILE *f, const char *prog)
             "  --help, -h          this text\n"
             "Values may also be given as --flag=value.\n",
             prog, OPT_MAX_ROWS, OPT_MAX_COLS);
+}
+
+void options_usage_dtype(FILE *f)
+{
+    fprintf(f,
+            "  --dtype TYPE        storage of input and output: f16 (IEEE float16, the default),\n"
+            "                      bf16 (bfloat16) or f32; the arithmetic is float32 for all three.\n"
+            "                      Generated inputs are made in float32 and rounded to TYPE (to\n"
+            "                      nearest, ties to even). With --input the file's type is the\n"
+            "                      default; another TYPE converts its values the same way.\n"
+            "  --input FILE.npy    may also hold '<f2' (float16) or '<u2' (bfloat16 as raw 16-bit\n"
+            "                      patterns, the top half of a float32: NumPy has no bfloat16)\n"
+            "  --output FILE.npy   is written in the storage type: '<f4', '<f2' or '<u2' (bfloat16)\n");
 }

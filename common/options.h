@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "f16.h" /* dtype */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -37,10 +39,12 @@ typedef struct {
     const char *output_path;    /* --output FILE.npy, or NULL                   */
     const char *csv_path;       /* --csv FILE: append one row, or NULL          */
     int check;                  /* 0 with --no-check                            */
+    dtype storage;              /* --dtype: storage type (lesson 9 only)        */
+    int storage_set;            /* --dtype given: the other lessons refuse it   */
 } options;
 
 /* Defaults: the given shape, 20 timed runs, 5 warm-up runs, seed 1,
- * normal inputs, verification on. */
+ * normal inputs, verification on, float32 storage. */
 void options_defaults(options *o, long long rows, long long cols);
 
 /* Parses argv[1..argc-1] into o (which holds the defaults).
@@ -50,6 +54,10 @@ int options_parse(options *o, int argc, char **argv, char *err, size_t errlen);
 
 /* The option summary printed by --help. */
 void options_usage(FILE *f, const char *prog);
+
+/* What --help adds for a program that takes --dtype (lesson 9): the
+ * storage types and how a 16-bit --input / --output file is laid out. */
+void options_usage_dtype(FILE *f);
 
 const char *input_kind_name(input_kind k);
 

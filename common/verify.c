@@ -23,6 +23,17 @@ double verify_rtol_sequential(long long cols)
     return 2e-5 + (double)(cols - 1) * (FLT_EPSILON / 2);
 }
 
+double verify_rtol_storage(dtype t, double rtol)
+{
+    /* half an ulp relative: 2^-(p) for p significant bits, 11 and 8 */
+    return rtol + (t == DTYPE_F16 ? ldexp(1.0, -11) : t == DTYPE_BF16 ? ldexp(1.0, -8) : 0.0);
+}
+
+double verify_atol_storage(dtype t)
+{
+    return t == DTYPE_F16 ? ldexp(1.0, -25) : VERIFY_ATOL;
+}
+
 void ref_row_softmax(const float *x, double *y, long long n, const void *ctx)
 {
     (void)ctx;
@@ -43,13 +54,18 @@ void ref_row_softmax_masked_zeros(const float *x, double *y, long long n, const 
 
 int verify_element(float y, double want, double rtol)
 {
+    return verify_element_atol(y, want, rtol, VERIFY_ATOL);
+}
+
+int verify_element_atol(float y, double want, double rtol, double atol)
+{
     if (isnan(want)) return isnan(y);          /* NaN must stay NaN */
     if (isinf(want)) return (double)y == want; /* the same infinity */
     /* want is finite. If y is NaN, err is NaN and `err <= tol` is false;
      * if y is +-inf, err is inf, and inf <= tol is false too. Written as
      * `!(err > tol)` both would pass. */
     double err = fabs((double)y - want);
-    return err <= VERIFY_ATOL + rtol * fabs(want);
+    return err <= atol + rtol * fabs(want);
 }
 
 long long verify_row_count(long long rows, long long cols)
@@ -72,6 +88,12 @@ long long verify_row_at(long long i, long long count, long long rows)
 int verify_softmax(const float *x, const float *y, long long rows, long long cols,
                    ref_row_fn ref, const void *ctx, double rtol, verify_report *r)
 {
+    return verify_softmax_atol(x, y, rows, cols, ref, ctx, rtol, VERIFY_ATOL, r);
+}
+
+int verify_softmax_atol(const float *x, const float *y, long long rows, long long cols, ref_row_fn ref,
+                        const void *ctx, double rtol, double atol, verify_report *r)
+{
     verify_report z = {0};
     *r = z;
     r->rows = rows;
@@ -92,7 +114,7 @@ int verify_softmax(const float *x, const float *y, long long rows, long long col
         const float *xi = x + i * cols, *yi = y + i * cols;
         ref(xi, want, cols, ctx);
         for (long long j = 0; j < cols; j++) {
-            if (!verify_element(yi[j], want[j], rtol)) {
+            if (!verify_element_atol(yi[j], want[j], rtol, atol)) {
                 if (r->bad++ == 0) {
                     r->bad_row = i;
                     r->bad_col = j;

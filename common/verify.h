@@ -22,11 +22,24 @@
  *     normalising) may be flushed or denormal; everything above is
  *     compared relatively.
  *
+ * 16-bit storage (lesson 9): the kernel computes in float32, within the
+ * tolerance above, then rounds each result once to the storage type, which
+ * adds at most half a unit in the last place: 2^-11 relative for float16
+ * (11 significant bits), 2^-8 for bfloat16 (8 bits), for normal results.
+ * A float16 result below 2^-14 is subnormal, with a fixed spacing of
+ * 2^-24, so there the rounding adds at most 2^-25 absolute (and a result
+ * below 2^-25 may round to 0); bfloat16 has float32's exponent range, so
+ * VERIFY_ATOL covers it as for float32. verify_rtol_storage and
+ * verify_atol_storage give the sums; the reference runs on the 16-bit
+ * input widened exactly, so the input's own rounding is no error at all.
+ *
  * Coverage: every element while rows * cols <= VERIFY_FULL_LIMIT; above
  * that, VERIFY_SAMPLE_ROWS rows spread evenly over the matrix (first and
  * last included), every element of each. */
 #ifndef COMMON_VERIFY_H
 #define COMMON_VERIFY_H
+
+#include "f16.h" /* dtype */
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,6 +51,12 @@ extern "C" {
 
 double verify_rtol(long long cols);
 double verify_rtol_sequential(long long cols);
+
+/* rtol (a float32 kernel's, e.g. verify_rtol(cols)) plus half an ulp of
+ * storage type t (nothing for float32); and the absolute part for t:
+ * VERIFY_ATOL, or 2^-25 for float16's subnormals. */
+double verify_rtol_storage(dtype t, double rtol);
+double verify_atol_storage(dtype t);
 
 /* Which of the two a kernel needs: every lesson and test table names one. */
 typedef double (*rtol_fn)(long long cols);
@@ -74,6 +93,11 @@ typedef struct {
 int verify_softmax(const float *x, const float *y, long long rows, long long cols,
                    ref_row_fn ref, const void *ctx, double rtol, verify_report *r);
 
+/* The same with the absolute tolerance atol in place of VERIFY_ATOL
+ * (verify_atol_storage for 16-bit outputs, widened exactly to float). */
+int verify_softmax_atol(const float *x, const float *y, long long rows, long long cols, ref_row_fn ref,
+                        const void *ctx, double rtol, double atol, verify_report *r);
+
 /* One-line human summary, e.g. "max abs err 1.2e-09, max rel err 3.1e-07
  * over every element (1024 x 512)", or "... over 1024 sampled rows of 65536";
  * on failure it adds the first bad element. */
@@ -81,6 +105,7 @@ void verify_describe(const verify_report *r, char *buf, unsigned long len);
 
 /* 1 if the element rule above accepts y for the reference value want. */
 int verify_element(float y, double want, double rtol);
+int verify_element_atol(float y, double want, double rtol, double atol);
 
 /* The rows verify_softmax compares: verify_row_count(rows, cols) of them
  * (all rows, or VERIFY_SAMPLE_ROWS when sampling), the i-th being

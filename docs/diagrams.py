@@ -650,7 +650,73 @@ def lesson8_grid(out):
     return save(fig, out, "idea-lesson8-grid.png")
 
 
-FIGURES = [lesson1, lesson2, lesson3, lesson4, lesson5, lesson6, lesson7, lesson8, lesson8_cluster, lesson8_grid]
+# ---- lesson 9 ------------------------------------------------------------------
+
+def lesson9(out):
+    """half_fused.cu / vec.cuh: a 16-byte load holds 8 16-bit elements, each widened
+    exactly to float; max, exp, sum and quotient in float32; one rounding (to nearest
+    even) per output on the store. Bit layouts from common/f16.h."""
+    fig = plt.figure(figsize=(7.5, 4.6))
+    ax = fig.add_axes([0.0, 0.0, 0.66, 0.9])
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, 7.4)
+    ax.axis("off")
+    # the three formats: sign | exponent | fraction, one unit of width per bit / 3
+    fmts = [("float32", 8, 23, "4 B: 24 significant bits"), ("float16", 5, 10, "2 B: 11 bits, max 65504"),
+            ("bfloat16", 8, 7, "2 B: 8 bits, float32's range")]
+    for i, (name, e, f, note) in enumerate(fmts):
+        y0, u = 6.85 - i * 0.42, 0.16
+        ax.text(0.3, y0 + 0.15, name, fontsize=7, va="center")
+        x0 = 1.45
+        box(ax, x0, y0, u, 0.3, fc=st.WARN, lw=0.5)
+        box(ax, x0 + u, y0, e * u, 0.3, fc=st.SHARED, lw=0.5, text=f"{e}", fs=6)
+        box(ax, x0 + (1 + e) * u, y0, f * u, 0.3, fc=st.REG, lw=0.5, text=f"{f}", fs=6)
+        ax.text(x0 + (1 + e + f) * u + 0.15 if i else x0 + 32 * u + 0.15, y0 + 0.15, note, fontsize=6.5,
+                va="center")
+    ax.text(1.45, 5.75, "sign | exponent bits | fraction bits", fontsize=6.5, ha="left", va="center", color="#555555")
+    # the pipeline
+    box(ax, 0.3, 4.85, 9.4, 0.55, fc=st.DRAM)
+    ax.text(4.0, 5.12, "x in DRAM: 16-bit values (float16 or bfloat16)", fontsize=8, va="center")
+    for k in range(8):
+        box(ax, 0.5 + k * 0.42, 4.92, 0.38, 0.4, fc="white", lw=0.5, text=f"h{k}", fs=5.5)
+    ax.text(4.05, 4.6, "one 16-byte load = 8 elements (4 floats in lesson 8)", fontsize=6.5, va="center")
+    arrow(ax, (2.2, 4.85), (2.2, 4.2), lw=1.2)
+    ax.text(2.4, 4.5, "widen: exact", fontsize=7, va="center", color=st.OK)
+    box(ax, 0.3, 2.75, 9.4, 1.45, fc=st.REG)
+    ax.text(5.0, 3.95, "float32 in registers, as lessons 5 and 8", fontsize=7.5, ha="center", va="center")
+    steps = ["max", "exp(v - max)", "sum", "/ sum"]
+    for i, t in enumerate(steps):
+        box(ax, 0.6 + i * 2.3, 3.0, 1.9, 0.6, fc="white", text=t, fs=7.5)
+        if i:
+            arrow(ax, (0.6 + i * 2.3 - 0.4, 3.3), (0.6 + i * 2.3, 3.3), lw=0.8)
+    arrow(ax, (8.6, 2.75), (8.6, 2.1), lw=1.2)
+    ax.text(6.0, 2.42, "round ONCE, to nearest even", fontsize=7, va="center", color=st.WARN)
+    box(ax, 0.3, 1.5, 9.4, 0.55, fc=st.DRAM, text="y in DRAM: 16-bit values", fs=8)
+    ax.text(0.3, 1.05, "Error: half an ulp of the storage type (2^-11 float16, 2^-8 bfloat16) on top of"
+            " float32's.", fontsize=6.5, va="center")
+    ax.text(0.3, 0.65, "Computing in 16 bits would round at every step; storing the exps in 16 bits would"
+            " round twice.", fontsize=6.5, va="center")
+    # bytes moved per element
+    bx = fig.add_axes([0.74, 0.16, 0.24, 0.66])
+    for i, (lab, b) in enumerate([("8\nfloat32", 4), ("9\n16-bit", 2)]):
+        bx.bar(i, b, color=st.DRAM, edgecolor=st.INK, linewidth=0.6, label="read" if i == 0 else None)
+        bx.bar(i, b, bottom=b, color="#e8a33d", edgecolor=st.INK, linewidth=0.6, label="write" if i == 0 else None)
+        bx.text(i, 2 * b + 0.2, f"{2 * b} B", ha="center", va="bottom", fontsize=9, fontweight="bold")
+    bx.set_xticks(range(2))
+    bx.set_xticklabels(["8\nfloat32", "9\n16-bit"], fontsize=8)
+    bx.set_xlabel("lesson", fontsize=8)
+    bx.set_ylabel("DRAM bytes per element", fontsize=8)
+    bx.set_ylim(0, 11)
+    bx.tick_params(labelsize=7)
+    bx.spines[["top", "right"]].set_visible(False)
+    bx.legend(fontsize=6.5, loc="upper right", frameon=False)
+    bx.set_title("half the bytes:\nabout half the time", fontsize=8)
+    fig.suptitle("Lesson 9: 16-bit storage, 32-bit arithmetic, one rounding per output", fontsize=10, y=0.98)
+    return save(fig, out, "idea-lesson9.png")
+
+
+FIGURES = [lesson1, lesson2, lesson3, lesson4, lesson5, lesson6, lesson7, lesson8, lesson8_cluster, lesson8_grid,
+           lesson9]
 
 
 def main():

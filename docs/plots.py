@@ -18,6 +18,14 @@ For each CSV (one GPU) it writes these PNGs (those it has rows for):
                     copy, lesson 1 to 8, with cuDNN for reference
   <gpu>-lessonL.png lesson L's kernels against N at M x N = 2^26 (% of
                     copy), beside lesson L-1's main kernel and the copy
+  <gpu>-lesson9.png lesson 9 (16-bit storage): left, its entry points and
+                    cuDNN in float16 and bfloat16 as % of the copy of the same
+                    16-bit bytes; right, the float32 time of lesson 8 (and of
+                    the copy) over the 16-bit time, against N
+
+A CSV's dtype column (f32, f16, bf16; absent in older CSVs: all float32)
+names the storage type. A 16-bit row is known by its name and type
+("fastest f16", "copy bf16"); the float32 plots leave those rows out.
 
 Given two CSVs or more, it also compares each later one with the first:
   <b>-vs-<a>.png    (e.g. h200-vs-h100.png) per lesson, its main kernel's
@@ -42,6 +50,7 @@ CLIMB_SHAPE = (16384, 4096)
 # each lesson's main kernel: the same list as tests/tables.awk's MAIN
 MAIN = {1: "naive", 2: "stable", 3: "three-pass", 4: "warp", 5: "fused", 6: "online", 7: "attention-plain",
         8: "fastest"}
+HALF_L = 9  # lesson 9 (16-bit storage) has a plot of its own: plot_half
 
 
 def read_rows(path):
@@ -55,6 +64,9 @@ def read_rows(path):
         sys.exit(f"plots: {path} lacks columns {sorted(missing)}")
     for r in rows:
         r["rows"], r["cols"], r["lesson"] = int(r["rows"]), int(r["cols"]), int(r["lesson"])
+        r["dtype"] = r.get("dtype") or "f32"
+        if r["dtype"] != "f32":
+            r["name"] = f"{r['name']} {r['dtype']}"
         r["median_ms"], r["gbps"], r["pct_of_copy"] = float(r["median_ms"]), float(r["gbps"]), float(r["pct_of_copy"])
     return rows
 
@@ -86,13 +98,13 @@ def main_kernels(rows):
     """Per lesson, its first kernel in the CSV: the lesson's own."""
     first = {}
     for r in rows:
-        if r["lesson"] > 0:
+        if r["lesson"] > 0 and r["dtype"] == "f32":
             first.setdefault(r["lesson"], r["name"])
     return {(k, v) for k, v in first.items()}
 
 
 def plot_sweep(rows, out, keep, title):
-    sweep = [r for r in rows if r["rows"] * r["cols"] == SWEEP_ELEMS and keep(r)]
+    sweep = [r for r in rows if r["rows"] * r["cols"] == SWEEP_ELEMS and r["dtype"] == "f32" and keep(r)]
     fig, ax = plt.subplots(figsize=(9, 5.5))
     colors = iter(plt.get_cmap("tab10").colors)
     for name in series(sweep):
@@ -119,7 +131,7 @@ def plot_sweep(rows, out, keep, title):
 
 
 def plot_bars(rows, out, shape=(16384, 4096)):
-    at = [r for r in rows if (r["rows"], r["cols"]) == shape and r["name"] != "copy"]
+    at = [r for r in rows if (r["rows"], r["cols"]) == shape and not (r["lesson"] == 0 and r["name"].startswith("copy"))]
     if not at:
         return False
     fig, ax = plt.subplots(figsize=(9, 0.45 * len(at) + 1.5))
@@ -145,7 +157,7 @@ def plot_small(rows, out, shape=(1024, 512)):
     fig, ax = plt.subplots(figsize=(9, 0.45 * len(at) + 1.5))
     names = [label(r) for r in at]
     us = [1000 * r["median_ms"] for r in at]
-    ax.barh(names, us, color=["black" if r["name"] == "copy" else "tab:orange" for r in at])
+    ax.barh(names, us, color=["black" if r["lesson"] == 0 and r["name"].startswith("copy") else "tab:orange" for r in at])
     for i, v in enumerate(us):
         ax.text(v, i, f" {v:.1f} us", va="center", fontsize=8)
     ax.invert_yaxis()
@@ -266,6 +278,61 @@ def plot_lesson(rows, L, out):
     return True
 
 
+def plot_half(rows, out):
+    """Lesson 9: % of the 16-bit copy over N, and float32's time over 16-bit's."""
+    sweep = [r for r in rows if r["rows"] * r["cols"] == SWEEP_ELEMS]
+    at = {(r["lesson"], r["name"], r["cols"]): r for r in sweep}
+    if not any(k[0] == HALF_L for k in at):
+        return False
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11.0, 5.0))
+    left.axhline(100, color=st.COPY, linestyle="--", linewidth=1.5, label="copy of the same 16-bit bytes = 100 %")
+    series_ = [((HALF_L, "fastest f16"), {"color": st.LESSON[HALF_L], "linewidth": 2.5, "marker": "o"}),
+               ((HALF_L, "fastest bf16"), {"color": st.LESSON[HALF_L], "linewidth": 1.5, "linestyle": "-.", "marker": "s"}),
+               ((HALF_L, "fused f16"), {"color": st.VARIANTS[0], "linewidth": 1.2, "marker": "v"}),
+               ((HALF_L, "fused bf16"), {"color": st.VARIANTS[0], "linewidth": 1.2, "linestyle": "-.", "marker": "^"}),
+               ((0, "cudnn f16"), {"color": st.CUDNN, "linestyle": ":", "marker": "x"}),
+               ((0, "cudnn bf16"), {"color": st.CUDNN, "linestyle": "-.", "marker": "+"})]
+    for (L, name), style in series_:
+        pts = sorted((n, r["pct_of_copy"]) for (L2, nm, n), r in at.items() if (L2, nm) == (L, name))
+        if pts:
+            who = f"lesson {L}: {name}" if L else name.replace("cudnn", "cuDNN")
+            left.plot(*zip(*pts), label=who, markersize=3.5, **style)
+    left.set_ylim(0, 112)
+    left.set_ylabel("% of the copy of the same 16-bit bytes")
+    left.set_title("16-bit storage against its own copy", fontsize=10)
+
+    right.axhline(2.0, color=st.PREV, linewidth=1, zorder=1)
+    right.text(0.01, 2.0, " 2: half the bytes, half the time", transform=right.get_yaxis_transform(), fontsize=7,
+               color="#666666", va="bottom")
+
+    def ratio(a, b):
+        return sorted((n, at[a + (n,)]["median_ms"] / at[b + (n,)]["median_ms"]) for (L2, nm, n) in at
+                      if (L2, nm) == b and a + (n,) in at and at[b + (n,)]["median_ms"] > 0)
+    for (a, b, who, style) in [((0, "copy"), (0, "copy f16"), "copy: float32 / 16-bit",
+                                {"color": st.COPY, "linestyle": "--", "linewidth": 2}),
+                               ((8, MAIN[8]), (HALF_L, "fastest f16"), "lesson 8 float32 / lesson 9 float16",
+                                {"color": st.LESSON[HALF_L], "linewidth": 2.5, "marker": "o"}),
+                               ((8, MAIN[8]), (HALF_L, "fastest bf16"), "lesson 8 float32 / lesson 9 bfloat16",
+                                {"color": st.LESSON[HALF_L], "linewidth": 1.5, "linestyle": "-.", "marker": "s"})]:
+        pts = ratio(a, b)
+        if pts:
+            right.plot(*zip(*pts), label=who, markersize=3.5, **style)
+    right.set_ylim(0, 2.6)
+    right.set_ylabel("time in float32 / time in 16 bits (same shape)")
+    right.set_title("What halving the bytes gives", fontsize=10)
+    for ax in (left, right):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("N, the row length; M x N = 2^26 elements")
+        ax.grid(True, which="major", alpha=0.3)
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
+    fig.suptitle("Lesson 9: 16-bit storage, 32-bit arithmetic\n" + caption(rows), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=st.DPI)
+    plt.close(fig)
+    return True
+
+
 def short_gpu(name):
     """"NVIDIA H100 80GB HBM3" -> "H100", as tests/tables.awk's short_gpu."""
     w = name.split()
@@ -347,6 +414,10 @@ def main():
         if plot_climb(rows, base + "-climb.png"):
             wrote.append(base + "-climb.png")
         for L in sorted({r["lesson"] for r in rows if r["lesson"] > 0}):
+            if L == HALF_L:
+                if plot_half(rows, base + f"-lesson{L}.png"):
+                    wrote.append(base + f"-lesson{L}.png")
+                continue
             if plot_lesson(rows, L, base + f"-lesson{L}.png"):
                 wrote.append(base + f"-lesson{L}.png")
         print("wrote " + " ".join(wrote))

@@ -11,6 +11,15 @@
  * can lose speed where its neighbours do not. Only lesson 8's entry point,
  * the copy and cuDNN run there, which keeps `make bench` within minutes.
  *
+ * Lesson 9 (16-bit storage) runs on the powers of two and 1024 x 512, for
+ * float16 and bfloat16 each: the copy of the same 16-bit bytes, both entry
+ * points (softmax_half_fastest, softmax_half_fused) and cuDNN's softmax on
+ * CUDNN_DATA_HALF / CUDNN_DATA_BFLOAT16, timed in the same process; their
+ * CSV rows say which type in the dtype column (GB/s count 2 bytes per
+ * element read and written), every other row is float32. The input is the
+ * float32 input of the shape rounded to the type (nearest even), and the
+ * reference runs on it widened exactly.
+ *
  * Every timed kernel is checked first, on a poisoned output, against the
  * float64 reference on BENCH_CHECK_ROWS rows spread over the matrix (the
  * first and last included); `make test` checks every element on its own
@@ -34,24 +43,33 @@
 #include "inputs.h"
 #include "verify.h"
 #include "kernels.h"
+#include "../lessons/09_half/softmax_half.h"
 
 #ifdef HAVE_CUDNN
 #include <cudnn.h>
 #endif
 
+/* Each may be given with -D: a dry run of the code on the CPU emulator
+ * needs a tiny sweep and few runs. */
+#ifndef BENCH_ELEMS
 #define BENCH_ELEMS (1LL << 26)
+#endif
 #define BENCH_CHECK_ROWS 64
 #define BENCH_BUDGET_MS 250.0
+#ifndef BENCH_WARMUP
 #define BENCH_WARMUP 5
 #define BENCH_ITERS 20
+#endif
 /* Shapes below this many bytes per tensor run for microseconds, where 20
  * runs are too few: at 1024 x 512 on the H100 the copy's median was 5.5 us
  * in one `make bench` and 8.3 us (min 6.6, max 31.9) in the next. They get
  * BENCH_SMALL_ITERS runs after BENCH_SMALL_WARMUP (not yet measured on a
  * GPU with these counts: see the lesson 8 text). */
 #define BENCH_SMALL_BYTES (64LL << 20)
+#ifndef BENCH_SMALL_WARMUP
 #define BENCH_SMALL_WARMUP 200
 #define BENCH_SMALL_ITERS 2000
+#endif
 #define BENCH_MAX_SHAPES 64
 
 /* Row lengths that language models softmax over (their vocabularies), as
@@ -79,24 +97,37 @@ static cudnnTensorDescriptor_t cudnn_desc;
         }                                                                                   \
     } while (0)
 
+/* A status instead of an exit: a cuDNN without bfloat16 softmax is told
+ * apart from an error, and its rows are skipped. */
+static cudnnStatus_t cudnn_status;
+
+static void softmax_cudnn_typed(const void *x, long long ldx, void *y, long long ldy, long long rows,
+                                long long cols, dtype t, cudaStream_t stream)
+{
+    (void)ldx; (void)ldy; (void)rows; (void)cols; (void)t; /* the descriptor holds shape and type */
+    const float one = 1.0f, zero = 0.0f; /* float scalars for float, half and bfloat16 data alike */
+    CUDNN_CHECK(cudnnSetStream(cudnn, stream));
+    cudnn_status = cudnnSoftmaxForward(cudnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one,
+                                       cudnn_desc, x, &zero, cudnn_desc, y);
+}
+
 static void softmax_cudnn(const float *x, float *y, long long rows, long long cols,
                           cudaStream_t stream)
 {
-    (void)rows; (void)cols; /* the descriptor holds the shape */
-    const float one = 1.0f, zero = 0.0f;
-    CUDNN_CHECK(cudnnSetStream(cudnn, stream));
-    CUDNN_CHECK(cudnnSoftmaxForward(cudnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE,
-                                    &one, cudnn_desc, x, &zero, cudnn_desc, y));
+    softmax_cudnn_typed(x, cols, y, cols, rows, cols, DTYPE_F32, stream);
+    CUDNN_CHECK(cudnn_status);
 }
 
 /* cuDNN takes int dimensions: N = rows, C = cols, H = W = 1. */
-static int cudnn_shape(long long rows, long long cols)
+static int cudnn_shape_typed(long long rows, long long cols, dtype t)
 {
     if (rows > 2147483647LL || cols > 2147483647LL) return 0;
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(cudnn_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
-                                           (int)rows, (int)cols, 1, 1));
+    const cudnnDataType_t d = t == DTYPE_F16 ? CUDNN_DATA_HALF : t == DTYPE_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(cudnn_desc, CUDNN_TENSOR_NCHW, d, (int)rows, (int)cols, 1, 1));
     return 1;
 }
+
+static int cudnn_shape(long long rows, long long cols) { return cudnn_shape_typed(rows, cols, DTYPE_F32); }
 #endif
 
 /* One row of the sweep's output table (stdout). */
@@ -108,17 +139,21 @@ static void print_line(const char *who, long long rows, long long cols, const ch
 }
 
 /* The checked run: poison, run once (timed roughly), verify sampled rows.
+ * fn (float32) or else tfn on storage type t; hx is the input widened to
+ * float, hy_row room for one row as stored, hy_wide for it widened.
  * Returns the run's milliseconds; *ok says whether it matched. */
-static double checked_run(softmax_fn fn, rtol_fn rtol, const float *hx, float *hy_rows,
-                          float *dx, float *dy, long long rows, long long cols, int *ok)
+static double checked_run_any(softmax_fn fn, softmax_typed_fn tfn, dtype t, rtol_fn rtol, const float *hx,
+                              void *hy_row, float *hy_wide, void *dx, void *dy, long long rows, long long cols,
+                              int *ok)
 {
-    size_t bytes = (size_t)rows * (size_t)cols * sizeof(float);
-    CUDA_CHECK(cudaMemset(dy, 0xFF, bytes)); /* NaN: unwritten elements fail */
+    const size_t es = (size_t)dtype_size(t), bytes = (size_t)rows * (size_t)cols * es;
+    CUDA_CHECK(cudaMemset(dy, 0xFF, bytes)); /* NaN in every type: unwritten elements fail */
     cudaEvent_t a, b;
     CUDA_CHECK(cudaEventCreate(&a));
     CUDA_CHECK(cudaEventCreate(&b));
     CUDA_CHECK(cudaEventRecord(a, 0));
-    fn(dx, dy, rows, cols, 0);
+    if (fn) fn((const float *)dx, (float *)dy, rows, cols, 0);
+    else tfn(dx, cols, dy, cols, rows, cols, t, 0);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaEventRecord(b, 0));
     CUDA_CHECK(cudaEventSynchronize(b));
@@ -127,17 +162,121 @@ static double checked_run(softmax_fn fn, rtol_fn rtol, const float *hx, float *h
     CUDA_CHECK(cudaEventDestroy(a));
     CUDA_CHECK(cudaEventDestroy(b));
 
+    const double rt = verify_rtol_storage(t, rtol(cols)), at = verify_atol_storage(t);
     long long count = rows < BENCH_CHECK_ROWS ? rows : BENCH_CHECK_ROWS;
     *ok = 1;
     for (long long i = 0; i < count; i++) {
         long long r = verify_row_at(i, count, rows);
-        CUDA_CHECK(cudaMemcpy(hy_rows, dy + r * cols, (size_t)cols * sizeof(float),
+        CUDA_CHECK(cudaMemcpy(hy_row, (const char *)dy + (size_t)r * (size_t)cols * es, (size_t)cols * es,
                               cudaMemcpyDeviceToHost));
+        storage_widen(hy_row, hy_wide, (size_t)cols, t);
         verify_report rep;
-        *ok &= verify_softmax(hx + r * cols, hy_rows, 1, cols, ref_row_softmax, NULL, rtol(cols),
-                              &rep);
+        *ok &= verify_softmax_atol(hx + r * cols, hy_wide, 1, cols, ref_row_softmax, NULL, rt, at, &rep);
     }
     return ms;
+}
+
+static double checked_run(softmax_fn fn, rtol_fn rtol, const float *hx, float *hy_rows,
+                          float *dx, float *dy, long long rows, long long cols, int *ok)
+{
+    return checked_run_any(fn, NULL, DTYPE_F32, rtol, hx, hy_rows, hy_rows, dx, dy, rows, cols, ok);
+}
+
+/* Lesson 9's entry points, timed for each 16-bit type. */
+static const struct {
+    const char *name;
+    softmax_typed_fn run;
+} HALF_KERNELS[] = {
+    {"fastest", softmax_half_fastest},
+    {"fused", softmax_half_fused},
+};
+#define NHALF (int)(sizeof HALF_KERNELS / sizeof HALF_KERNELS[0])
+
+/* One shape in one 16-bit type t: the copy of the same bytes, lesson 9's
+ * entry points and cuDNN, each checked, then timed, one CSV row each.
+ * hx: the shape's float32 input; hs, hw, hy: host room for it as stored,
+ * widened, and for the output (rows x cols elements each). */
+static void bench_half(dtype t, long long rows, long long cols, const float *hx, void *hs, float *hw, void *hy,
+                       int warmup, int iters, const char *csv, const provenance *p)
+{
+    const size_t n = (size_t)rows * (size_t)cols, bytes = n * (size_t)dtype_size(t);
+    const double es = dtype_size(t);
+    const int fused_chunked = cols > HALF_MAX_REGISTER_COLS && cols > half_shared_capacity(t);
+    float *hy_wide = (float *)malloc((size_t)cols * sizeof(float)); /* one output row, widened */
+    if (!hy_wide) {
+        fprintf(stderr, "bench: out of host memory\n");
+        exit(1);
+    }
+    storage_narrow(hx, hs, n, t);
+    storage_widen(hs, hw, n, t); /* exact: the reference's input */
+    size_t free_b, total_b;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const int sets = rotation_sets(bytes, free_b);
+    void *dx[64], *dy[64];
+    for (int k = 0; k < sets; k++) {
+        CUDA_CHECK(cudaMalloc(&dx[k], bytes));
+        CUDA_CHECK(cudaMalloc(&dy[k], bytes));
+        CUDA_CHECK(cudaMemcpy(dx[k], hs, bytes, cudaMemcpyHostToDevice));
+    }
+    char label[64], what[160];
+    const timing copy = time_runs_typed(NULL, t, dx, dy, sets, rows, cols, warmup, iters);
+    const double copy_gbps = 2.0 * (double)bytes / (copy.median_ms * 1e6);
+    snprintf(label, sizeof label, "copy %s", dtype_name(t));
+    snprintf(what, sizeof what, "%9.4f ms %8.1f GB/s  (the %s roofline)", copy.median_ms, copy_gbps, dtype_name(t));
+    print_line(label, rows, cols, what);
+    csv_append_typed(csv, 0, "copy", rows, cols, &copy, &copy, 2.0 * es, "yes", p, t);
+
+    for (int k = 0; k <= NHALF; k++) {
+        softmax_typed_fn fn;
+        const char *who;
+        int lesson_no = 9;
+        double bpe = 2.0 * es; /* 1 read + 1 write of the type */
+        if (k < NHALF) {
+            fn = HALF_KERNELS[k].run;
+            who = HALF_KERNELS[k].name;
+            if (fn == softmax_half_fastest) /* in the type's bytes: 4 or 6 for 16-bit, the path's */
+                bpe = softmax_half_fastest_plan(FASTEST_AUTO, dx[0], cols, dy[0], cols, rows, cols, t).bytes_per_elem;
+            else if (fused_chunked)
+                bpe = 4.0 * es;
+            snprintf(label, sizeof label, "lesson9 %s %s", who, dtype_name(t));
+        } else {
+#ifdef HAVE_CUDNN
+            if (!cudnn_shape_typed(rows, cols, t)) continue;
+            fn = softmax_cudnn_typed;
+            who = "cudnn";
+            lesson_no = 0;
+            snprintf(label, sizeof label, "cuDNN %d.%d ACCURATE %s", CUDNN_MAJOR, CUDNN_MINOR, dtype_name(t));
+#else
+            continue;
+#endif
+        }
+        int ok;
+        const double first = checked_run_any(NULL, fn, t, verify_rtol, hw, hy, hy_wide, dx[0], dy[0], rows, cols, &ok);
+#ifdef HAVE_CUDNN
+        if (k == NHALF && cudnn_status != CUDNN_STATUS_SUCCESS) {
+            snprintf(what, sizeof what, "skipped: cuDNN says %s", cudnnGetErrorString(cudnn_status));
+            print_line(label, rows, cols, what);
+            continue;
+        }
+#endif
+        if (first > BENCH_BUDGET_MS) {
+            snprintf(what, sizeof what, "skipped: one run took %.0f ms (budget %.0f ms)%s", first, BENCH_BUDGET_MS,
+                     ok ? "" : ", and it FAILED the check");
+            print_line(label, rows, cols, what);
+            continue;
+        }
+        const timing tm = time_runs_typed(fn, t, dx, dy, sets, rows, cols, warmup, iters);
+        const double gbps = 2.0 * (double)bytes / (tm.median_ms * 1e6);
+        snprintf(what, sizeof what, "%9.4f ms %8.1f GB/s %6.1f %% of copy  %s", tm.median_ms, gbps,
+                 100.0 * gbps / copy_gbps, ok ? "checked" : "FAILED the check");
+        print_line(label, rows, cols, what);
+        csv_append_typed(csv, lesson_no, who, rows, cols, &tm, &copy, bpe, ok ? "yes" : "FAILED", p, t);
+    }
+    for (int k = 0; k < sets; k++) {
+        CUDA_CHECK(cudaFree(dx[k]));
+        CUDA_CHECK(cudaFree(dy[k]));
+    }
+    free(hy_wide);
 }
 
 /* "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3" */
@@ -166,6 +305,22 @@ static int profile_lesson(int lesson_no, long long rows, long long cols)
     CUDA_CHECK(cudaMalloc(&dy, bytes));
     CUDA_CHECK(cudaMemcpy(dx, hx, bytes, cudaMemcpyHostToDevice));
     int n = 0;
+    if (lesson_no == 9) { /* lesson 9's entry points on float16: the same values, rounded */
+        void *hs = malloc((size_t)rows * (size_t)cols * 2);
+        if (!hs) {
+            fprintf(stderr, "bench: out of host memory\n");
+            return 1;
+        }
+        storage_narrow(hx, hs, (size_t)rows * (size_t)cols, DTYPE_F16);
+        CUDA_CHECK(cudaMemcpy(dx, hs, (size_t)rows * (size_t)cols * 2, cudaMemcpyHostToDevice));
+        free(hs);
+        for (int k = 0; k < NHALF; k++, n++) {
+            printf("bench: lesson9 %s f16, %lld x %lld, one launch\n", HALF_KERNELS[k].name, rows, cols);
+            HALF_KERNELS[k].run(dx, cols, dy, cols, rows, cols, DTYPE_F16, 0);
+            CUDA_CHECK_LAUNCH();
+            CUDA_CHECK(cudaDeviceSynchronize());
+        }
+    }
     for (int k = 0; k < NKERNELS; k++) {
         if (KERNELS[k].lesson != lesson_no) continue;
         printf("bench: lesson%d %s, %lld x %lld, one launch\n", lesson_no, KERNELS[k].name, rows,
@@ -269,7 +424,10 @@ int main(int argc, char **argv)
 
     float *hx = (float *)malloc((size_t)BENCH_ELEMS * sizeof(float));
     float *hy = (float *)malloc((size_t)BENCH_ELEMS * sizeof(float));
-    if (!hx || !hy) {
+    /* lesson 9: the input as stored in 16 bits, widened back, the output */
+    void *hs = malloc((size_t)BENCH_ELEMS * 2), *hy16 = malloc((size_t)BENCH_ELEMS * 2);
+    float *hw = (float *)malloc((size_t)BENCH_ELEMS * sizeof(float));
+    if (!hx || !hy || !hs || !hy16 || !hw) {
         fprintf(stderr, "bench: out of host memory\n");
         return 1;
     }
@@ -356,9 +514,15 @@ int main(int argc, char **argv)
             CUDA_CHECK(cudaFree(dx[k]));
             CUDA_CHECK(cudaFree(dy[k]));
         }
+        if (!between) /* lesson 9: the powers of two and 1024 x 512 */
+            for (int t = DTYPE_F16; t <= DTYPE_BF16; t++)
+                bench_half((dtype)t, rows, cols, hx, hs, hw, hy16, warmup, iters, csv, &p);
     }
     free(hx);
     free(hy);
+    free(hs);
+    free(hy16);
+    free(hw);
 #ifdef HAVE_CUDNN
     CUDNN_CHECK(cudnnDestroyTensorDescriptor(cudnn_desc));
     CUDNN_CHECK(cudnnDestroy(cudnn));

@@ -5,6 +5,9 @@
 # row of only -inf passes every lesson's own check (NaN there, as the plain
 # definition gives; zeros in lesson 7, whose attention kernels define them),
 # on the GPU, or on the CPU emulator's build (BUILD_DIR/emu) without one.
+# Lesson 9 alone takes --dtype f16|bf16|f32 and 16-bit .npy files ('<f2',
+# and '<u2' holding bfloat16 bits), in and out; every other lesson refuses
+# --dtype with exit status 2.
 # Usage: tests/cli.sh BUILD_DIR N...   (the lesson numbers)
 set -u
 build=$1
@@ -63,6 +66,21 @@ NINF=ff800000
   f32 c0a00000 $NINF $NINF $NINF $NINF $NINF $NINF $NINF                       # -5, then -inf
 } >"$tmp/masked_row.npy"
 
+# 16-bit inputs, 2 x 8, as little-endian 16-bit patterns (given big-endian
+# in hex): an ordinary row, and a row with float16's largest finite value
+# (65504; an ordinary large value in bfloat16) and -inf among finite ones.
+u16() { for h in "$@"; do printf "\\x${h:2:2}\\x${h:0:2}"; done; }
+{ npy_header "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 8), }"
+  u16 3800 bc00 4000 4200 b400 3e00 0000 c000                # 0.5 -1 2 3 -0.25 1.5 0 -2
+  u16 7bff 3c00 fc00 7bff 0000 fbff 4000 fc00                # 65504 1 -inf 65504 0 -65504 2 -inf
+} >"$tmp/half.npy"
+{ npy_header "{'descr': '<u2', 'fortran_order': False, 'shape': (2, 8), }"
+  u16 3f00 bf80 4000 4040 be80 3fc0 0000 c000                # the same first row in bfloat16
+  u16 7f7f 3f80 ff80 7f7f 0000 ff7f 4000 ff80                # ~3.39e38 1 -inf ~3.39e38 0 -3.39e38 2 -inf
+} >"$tmp/bf16.npy"
+# descr of an .npy file's header
+descr_of() { head -c 128 "$1" | tr -d '\000' | grep -ao "'descr': '[<>a-z0-9]*'" | cut -d"'" -f4; }
+
 for n in "${@:2}"; do
     prog="$build/lesson$n"
     [ -x "$prog" ] || { fail "lesson$n CLI" "$prog not built"; continue; }
@@ -89,10 +107,25 @@ for n in "${@:2}"; do
     expect_usage_error "$L a truncated .npy"            "$prog" --input "$tmp/short.npy"
     expect_usage_error "$L a Fortran-order .npy"        "$prog" --input "$tmp/fortran.npy"
 
+    if [ "$n" = 9 ]; then
+        expect_usage_error "$L an unknown --dtype"          "$prog" --dtype f64
+        expect_usage_error "$L --dtype without a value"     "$prog" --dtype
+        expect_usage_error "$L an empty --dtype"            "$prog" --dtype=
+    else
+        expect_usage_error "$L --dtype (float32 only)"      "$prog" --dtype f16
+        expect_usage_error "$L a float16 .npy"              "$prog" --input "$tmp/half.npy"
+        expect_usage_error "$L a bfloat16 (<u2) .npy"       "$prog" --input "$tmp/bf16.npy"
+    fi
+
     "$prog" --help >"$tmp/out" 2>&1
     status=$?
     if [ $status -eq 0 ] && grep -q -- '--input-kind' "$tmp/out"; then pass "lesson$n --help lists the options"
     else fail "lesson$n --help lists the options" "status $status"; fi
+    if [ "$n" = 9 ]; then
+        if grep -q -- '--dtype TYPE' "$tmp/out" && grep -q "'<u2' (bfloat16" "$tmp/out"; then
+            pass "lesson9 --help explains --dtype and the bfloat16 file convention"
+        else fail "lesson9 --help explains --dtype and the bfloat16 file convention" "$(head -c 200 "$tmp/out")"; fi
+    fi
 
     # The masked row through --input, on whichever build can run here.
     name="lesson$n checks a valid --input with a row of only -inf and passes"
@@ -123,6 +156,39 @@ for n in "${@:2}"; do
         else
             fail "$name" "status $status, lesson 7's zeros: $zeros, variant checks: $variants: $(grep -a 'check' "$tmp/out" | tail -n 1)"
         fi
+    fi
+
+    # Lesson 9: each --dtype on a small shape, and 16-bit files in and out.
+    if [ "$n" = 9 ] && [ -x "$runner" ]; then
+        for dt in f16 bf16 f32; do
+            name="lesson9 --dtype $dt runs both entry points and lesson 8, and every check passes"
+            EMU_QUIET=1 "$runner" --dtype $dt --rows 37 --cols 1000 --iters 20 --warmup 1 >"$tmp/out" 2>&1
+            status=$?
+            if [ $status -eq 0 ] && [ "$(grep -c 'check *PASS' "$tmp/out")" -eq 3 ] && ! grep -q FAIL "$tmp/out"; then
+                pass "$name"
+            else fail "$name" "status $status: $(grep -a 'check' "$tmp/out" | tr '\n' ' ')"; fi
+        done
+        # file, --dtype, descr wanted in --output
+        for case in "half.npy::<f2" "bf16.npy::<u2" "half.npy:bf16:<u2" "bf16.npy:f16:<f2" "masked_row.npy:f16:<f2"; do
+            file=${case%%:*}; rest=${case#*:}; dt=${rest%%:*}; want=${rest#*:}
+            name="lesson9 --input $file${dt:+ --dtype $dt} passes and --output is '$want'"
+            rm -f "$tmp/y9.npy"
+            EMU_QUIET=1 "$runner" --input "$tmp/$file" ${dt:+--dtype $dt} --output "$tmp/y9.npy" --iters 20 --warmup 1 \
+                >"$tmp/out" 2>&1
+            status=$?
+            got=$(descr_of "$tmp/y9.npy" 2>/dev/null)
+            if [ $status -eq 0 ] && [ "$(grep -c 'check *PASS' "$tmp/out")" -eq 3 ] && [ "$got" = "$want" ]; then
+                pass "$name"
+            else fail "$name" "status $status, descr '$got': $(grep -a 'check' "$tmp/out" | tr '\n' ' ')"; fi
+        done
+        # the output of a float16 run read back as input: a round trip through the program's own file
+        name="lesson9 reads back its own float16 --output as --input"
+        EMU_QUIET=1 "$runner" --input "$tmp/half.npy" --output "$tmp/y9.npy" --iters 20 --warmup 1 >/dev/null 2>&1
+        EMU_QUIET=1 "$runner" --input "$tmp/y9.npy" --iters 20 --warmup 1 >"$tmp/out" 2>&1
+        status=$?
+        if [ $status -eq 0 ] && grep -q 'shape *2 x 8 float16 values' "$tmp/out" && grep -q 'check *PASS' "$tmp/out"; then
+            pass "$name"
+        else fail "$name" "status $status: $(grep -a -e shape -e check "$tmp/out" | tr '\n' ' ')"; fi
     fi
 
     if [ $have_gpu -eq 0 ]; then

@@ -38,9 +38,27 @@ done
 check "$name, for each of two GPUs" "$log" "${files[@]}"
 check "plots: docs/plots.py draws the second GPU against the first (h200-vs-h100.png)" "$log" "$out/h200-vs-h100.png"
 
+# Lesson 9's plot from a scratch CSV: the sample with its dtype column, and at
+# each of its shapes 16-bit rows (the copy, both entry points, cuDNN) whose
+# times are the float32 copy's over 1.9 to 1.97.
+half="$build/plots-test-half.csv"
+awk -F, -v OFS=, 'NR == 1 { print $0 ",dtype"; next } { print $0 ",f32" }
+     $2 == "copy" { copy = $5 }
+     $2 == "cudnn" {
+         tail = $0; for (i = 1; i <= 12; i++) sub(/^[^,]*,/, "", tail)
+         n = split("0 copy 1.97|9 fastest 1.95|9 fused 1.93|0 cudnn 1.5", r, "|")
+         for (d = 1; d <= 2; d++) for (i = 1; i <= n; i++) {
+             split(r[i], c, " "); t = copy / c[3]
+             print c[1], c[2], $3, $4, t, t, t, 1, 1, 100 * c[3] / 1.97, 4, "yes", tail, (d == 1 ? "f16" : "bf16")
+         }
+     }' tests/data/sample_results.csv >"$half"
+log=$("$py" docs/plots.py "$half" --out "$out" 2>&1)
+check "plots: docs/plots.py draws lesson 9 against its 16-bit copy and against float32 (a CSV with a dtype column)" \
+    "$log" "$out/plots-test-half-lesson9.png" "$out/plots-test-half-sweep.png" "$out/plots-test-half-lesson8.png"
+
 log=$("$py" docs/diagrams.py --out "$out" 2>&1)
 files=()
-for f in 1 2 3 4 5 6 7 8 8-cluster 8-grid; do files+=("$out/idea-lesson$f.png"); done
+for f in 1 2 3 4 5 6 7 8 8-cluster 8-grid 9; do files+=("$out/idea-lesson$f.png"); done
 check "plots: docs/diagrams.py draws the idea picture of every lesson" "$log" "${files[@]}"
 
 bad="$build/plots-test-bad.csv"

@@ -20,6 +20,11 @@
 #               entry point there) only where the lesson has a row at it
 #   lessonN main  the same with the main kernel alone (lesson 8's text keeps its
 #               paths' columns in docs/lesson8-paths.md)
+#   lesson9     (and "lesson9 main") lesson 9's own table: its entry points in
+#               float16 and bfloat16 as % of the copy of the same 16-bit bytes,
+#               cuDNN's 16-bit softmax beside them, and the float32 lesson 8
+#               time over the float16 time at the same shape, with the same
+#               ratio for the copies
 #   readme      the course table of README.md: its rows keep their first four
 #               cells (number, lesson, idea, bytes) and get, per CSV, the GB/s
 #               and % of copy of the lesson's main kernel at 16384 x 4096
@@ -29,7 +34,9 @@
 #               of their copies at the same shape (with one CSV: a line saying
 #               that a second GPU is needed)
 # A file is written only when its text changes, so a second run touches
-# nothing. Errors (a CSV without the needed columns, an unknown KIND) are one
+# nothing. A CSV's optional dtype column (f32, f16, bf16; absent in older
+# CSVs: all f32) names the storage type: a 16-bit row's kernel is known here
+# by its name and its type, "fastest f16", "copy bf16", "cudnn f16". Errors (a CSV without the needed columns, an unknown KIND) are one
 # line on stderr and exit status 2, before any file is written.
 # POSIX awk: runs under mawk, gawk and BSD awk.
 
@@ -37,6 +44,8 @@ BEGIN {
     NEED = "lesson name rows cols median_ms gbps pct_of_copy verified gpu cuda_driver cuda_runtime commit date"
     # The kernel a lesson is about; its others are variants to compare.
     split("naive stable three-pass warp fused online attention-plain fastest", MAIN, " ")
+    MAIN[9] = "fastest f16"      # lesson 9: 16-bit storage, its entry point in float16
+    HALF_L = 9
     README_ROWS = 16384; README_COLS = 4096
     # The shapes of the cross-GPU table: the sweep's ends and the points where
     # lesson 8 changes path, then the L2-resident 1024 x 512.
@@ -89,6 +98,8 @@ FILENAME ~ /\.csv$/ {
     if ($0 == "") next
     if (csv_split($0, v) != ncol) die(FILENAME ":" FNR ": " ncol " fields expected")
     f = ncsv; L = v[col["lesson"]] + 0; name = v[col["name"]]
+    dt = ("dtype" in col) ? v[col["dtype"]] : ""
+    if (dt != "" && dt != "f32") name = name " " dt
     shp = v[col["rows"]] " x " v[col["cols"]]
     if (!((f, shp) in shape_seen)) {              # shapes in the order bench wrote them
         shape_seen[f, shp] = 1; shape[f, ++nshape[f]] = shp
@@ -102,6 +113,7 @@ FILENAME ~ /\.csv$/ {
     ver[key] = v[col["verified"]]
     lesson_at[f, L, shp] = 1
     if ("bytes_per_elem" in col) bpe[key] = v[col["bytes_per_elem"]]
+    esize[key] = (dt == "f16" || dt == "bf16") ? 2 : 4   # bytes per element stored
     nrows[f]++
     gpu[f] = v[col["gpu"]]; drv[f] = v[col["cuda_driver"]]; rt[f] = v[col["cuda_runtime"]]
     if ("sm_clock_mhz" in col) smclk[f] = v[col["sm_clock_mhz"]]
@@ -198,6 +210,14 @@ function gpus_link(md,    up, d) {
     return up "docs/memory-bound.md#two-gpus-which-kernels-follow-the-bandwidth"
 }
 
+# Under a lesson's table: the footnotes, and for a later GPU the link to the cross-GPU section.
+function table_end(f, md,    s) {
+    s = footnotes()
+    if (f > 1) s = s "\nHow much faster the lesson's main kernel runs on the " short_gpu(gpu[f]) " than on the "
+    if (f > 1) s = s short_gpu(gpu[1]) ", against their copies, and why: [docs/memory-bound.md](" gpus_link(md) ").\n"
+    return s "\n"
+}
+
 function table_lesson(L, md, only_main,    f, s, i, j, n, k, names, wide, shp, row, mainname, nmid) {
     s = ""
     for (f = 1; f <= ncsv; f++) {
@@ -234,23 +254,75 @@ function table_lesson(L, md, only_main,    f, s, i, j, n, k, names, wide, shp, r
             collect_bad(f, 0, "copy", shp); collect_bad(f, 0, "cudnn", shp)
         }
         if (nmid) s = s "\nRows whose N is not a power of two: M = floor(2^26 / N), so M x N is just under 2^26; only the entry point (" mainname "), the copy and cuDNN are run there.\n"
-        s = s footnotes()
-        if (f > 1) s = s "\nHow much faster the lesson's main kernel runs on the " short_gpu(gpu[f]) " than on the "
-        if (f > 1) s = s short_gpu(gpu[1]) ", against their copies, and why: [docs/memory-bound.md](" gpus_link(md) ").\n"
-        s = s "\n"
+        s = s table_end(f, md)
+    }
+    return s
+}
+
+# ---- KIND lesson9: 16-bit storage against its copy and against float32 ------------------------
+# "1.93×": CSV f's time of kernel (La, a) over that of (Lb, b) at one shape.
+function time_ratio(f, La, a, Lb, b, shp,    ka, kb) {
+    ka = f SUBSEP La SUBSEP a SUBSEP shp; kb = f SUBSEP Lb SUBSEP b SUBSEP shp
+    if (!(ka in ms) || !(kb in ms) || ms[kb] + 0 <= 0) { ndash++; return DASH }
+    collect_bad(f, La, a, shp); collect_bad(f, Lb, b, shp)
+    return sprintf("%.2f×", ms[ka] / ms[kb]) ((mark(ka) mark(kb)) != "" ? BAD : "")
+}
+
+function table_half(md,    f, s, i, shp, L, row, j, nv, v, vname) {
+    L = HALF_L; s = ""
+    # the other 16-bit columns: % of the copy of the same bytes
+    nv = split("fastest bf16,fused f16,fused bf16", v, ",")
+    split("fastest bf16,fused f16,fused bf16", vname, ",")
+    for (f = 1; f <= ncsv; f++) {
+        s = s generated_note(f) "\n"
+        if (nkern[f, L] == 0) { s = s "No lesson " L " rows in " csvname[f] " yet: run `make bench && make tables`.\n\n"; continue }
+        s = s measured_on(f, "") ". Median time per call; GB/s = 2 × M × N × 2 bytes / time; % of a "
+        s = s "device-to-device copy of the same 16-bit bytes timed in the same process; f32 / f16: lesson 8's "
+        s = s "softmax_fastest on float32 at the same shape, its time over the float16 entry point's (and the "
+        s = s "float32 copy's time over the 16-bit copy's: what halving the bytes gives a copy). "
+        s = s "Reproduce with `make bench && make tables`.\n\n"
+        row = "| M x N | fastest f16 time | fastest f16 GB/s | fastest f16 % of copy"
+        for (j = 1; j <= nv; j++) row = row " | " vname[j] " % of copy"
+        s = s row " | cuDNN f16 % of copy | cuDNN bf16 % of copy | f32 / f16 time: fastest | f32 / f16 time: copy |\n"
+        row = "|---|---:|---:|---:|"
+        for (j = 1; j <= nv; j++) row = row "---:|"
+        s = s row "---:|---:|---:|---:|\n"
+        nbad = 0; badlist = ""; ndash = 0
+        for (i = 1; i <= nshape[f]; i++) {
+            shp = shape[f, i]
+            if (!((f, L, shp) in lesson_at)) continue
+            row = "| " shape_name(f, shp) " | " cell(f, L, MAIN[L], shp, "time") " | " cell(f, L, MAIN[L], shp, "gb")
+            row = row " | " cell(f, L, MAIN[L], shp, "pct")
+            for (j = 1; j <= nv; j++) row = row " | " cell(f, L, v[j], shp, "pct")
+            row = row " | " cell(f, 0, "cudnn f16", shp, "pct") " | " cell(f, 0, "cudnn bf16", shp, "pct")
+            row = row " | " time_ratio(f, 8, MAIN[8], L, MAIN[L], shp) " | " time_ratio(f, 0, "copy", 0, "copy f16", shp) " |"
+            s = s row "\n"
+            collect_bad(f, L, MAIN[L], shp)
+            for (j = 1; j <= nv; j++) collect_bad(f, L, v[j], shp)
+            collect_bad(f, 0, "copy f16", shp); collect_bad(f, 0, "copy bf16", shp)
+            collect_bad(f, 0, "cudnn f16", shp); collect_bad(f, 0, "cudnn bf16", shp)
+        }
+        s = s table_end(f, md)
     }
     return s
 }
 
 # ---- KIND shape RxC ----------------------------------------------------------------------------
-function table_shape(shp,    f, s, L, i, name, key) {
+function table_shape(shp,    f, s, L, i, name, key, half) {
     s = ""
     for (f = 1; f <= ncsv; f++) {
         s = s generated_note(f) "\n"
         if (!((f, shp) in shape_seen)) { s = s "No rows at " shp " in " csvname[f] " yet: run `make bench && make tables`.\n\n"; continue }
         s = s measured_on(f, (ncsv > 1 ? "every" : "Every") " kernel at " shp) ". "
         s = s "Reproduce with `make bench && make tables`.\n\n"
-        s = s "| lesson | kernel | time per call | GB/s | % of copy | design bytes / element | bound: 8 / bytes |\n"
+        # 16-bit rows bound their bytes by 2 x 2, not 8: the column says so only where they appear
+        half = 0
+        for (L = 0; L <= 99; L++) for (i = 1; i <= nkern[f, L]; i++) {
+            key = f SUBSEP L SUBSEP kern[f, L, i] SUBSEP shp
+            if ((key in esize) && esize[key] == 2) half = 1
+        }
+        s = s "| lesson | kernel | time per call | GB/s | % of copy | design bytes / element | "
+        s = s (half ? "bound: 2 × element size / bytes" : "bound: 8 / bytes") " |\n"
         s = s "|---|---|---:|---:|---:|---:|---:|\n"
         nbad = 0; badlist = ""; ndash = 0
         for (L = 0; L <= 99; L++) {
@@ -259,7 +331,7 @@ function table_shape(shp,    f, s, L, i, name, key) {
                 if (!(key in ms)) continue
                 s = s "| " (L ? L : "") " | " name " | " cell(f, L, name, shp, "time") " | " cell(f, L, name, shp, "gb")
                 s = s " | " cell(f, L, name, shp, "pct") " | " ((key in bpe) ? bpe[key] : DASH)
-                s = s " | " (((key in bpe) && bpe[key] + 0 > 0) ? sprintf("%.0f %%", 800 / bpe[key]) : DASH) " |\n"
+                s = s " | " (((key in bpe) && bpe[key] + 0 > 0) ? sprintf("%.0f %%", 200 * esize[key] / bpe[key]) : DASH) " |\n"
                 collect_bad(f, L, name, shp)
             }
         }
@@ -273,7 +345,7 @@ function trim(x) { sub(/^[ \t]+/, "", x); sub(/[ \t]+$/, "", x); return x }
 
 # old[1..nold]: the region's present lines. Rows "| N | ... |" keep cells 1-4;
 # then two columns per CSV (GB/s, % of copy), in the order the CSVs were given.
-function table_readme(old, nold,    f, s, i, c, nc, head, nr, num, text, shp, key, L, line, sep) {
+function table_readme(old, nold,    f, s, i, c, nc, head, nr, num, text, shp, key, L, line, sep, half_rows) {
     shp = README_ROWS " x " README_COLS
     head = "| # | lesson | idea | bytes / element"; nr = 0
     for (i = 1; i <= nold; i++) {
@@ -315,9 +387,12 @@ function table_readme(old, nold,    f, s, i, c, nc, head, nr, num, text, shp, ke
         key = f SUBSEP 0 SUBSEP "cudnn" SUBSEP shp
         if (key in gb) s = s " and cuDNN's softmax at " fmt_pct(pct[key]) " of it"
     }
+    for (f = 1; f <= ncsv; f++) if (nkern[f, HALF_L]) half_rows = 1
     s = s ". Each row is the lesson's main kernel (" MAIN[1]
-    for (L = 2; L <= 8; L++) s = s ", " MAIN[L]
-    s = s "); each lesson's text has the full table" (ncsv > 1 ? " for each GPU" : "") ", every kernel on every shape. "
+    for (L = 2; L <= (half_rows ? HALF_L : 8); L++) s = s ", " MAIN[L]
+    s = s ")"
+    if (half_rows) s = s "; lesson 9 stores float16, so its GB/s count 2 bytes per element read and written and its % is of a copy of the same 16-bit bytes"
+    s = s "; each lesson's text has the full table" (ncsv > 1 ? " for each GPU" : "") ", every kernel on every shape. "
     s = s "Reproduce with `make bench && make tables`; `make lessons` runs the lessons one by one at this shape.\n"
     s = s footnotes()
     return s "\n"
@@ -411,6 +486,7 @@ function pow2(n,    k, p) {
 
 # ---- rewriting the markdown files -------------------------------------------------------------
 function region(kind, old, nold, where, md) {
+    if (kind == "lesson" HALF_L || kind == "lesson" HALF_L " main") return table_half(md)
     if (kind ~ /^lesson[0-9]+$/) return table_lesson(substr(kind, 7) + 0, md, 0)
     if (kind ~ /^lesson[0-9]+ main$/) return table_lesson(substr(kind, 7) + 0, md, 1)
     if (kind == "readme") return table_readme(old, nold)
