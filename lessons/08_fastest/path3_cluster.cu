@@ -227,12 +227,17 @@ int fx_cluster_shape(int mode, long long cols, int *cfg_out, int *c_out)
  * (softmax_fastest.cu). */
 int fx_cluster_ctas_per_sm(int mode, int cfg)
 {
-    const fx_cluster_cfg C = FX_CL[cfg];
-    if (fx_active_clusters(mode, cfg) < 1) return 0; /* also opts the kernel in to its shared memory */
-    int n = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fx_cluster_kernel(mode, cfg), C.block,
-                                                             (size_t)fx_cluster_smem(cfg, C.max_cols / C.c)));
-    return n;
+    static int cache[FX_NMODES][FX_NCL]; /* 0: not asked yet; the answer + 1 */
+    int *slot = &cache[mode][cfg];
+    if (!*slot) {
+        const fx_cluster_cfg C = FX_CL[cfg];
+        int n = 0;
+        if (fx_active_clusters(mode, cfg) >= 1) /* also opts the kernel in to its shared memory */
+            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fx_cluster_kernel(mode, cfg), C.block,
+                                                                     (size_t)fx_cluster_smem(cfg, C.max_cols / C.c)));
+        *slot = n + 1;
+    }
+    return *slot - 1;
 }
 
 void fx_run_cluster(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,

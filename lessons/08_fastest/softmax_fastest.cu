@@ -157,18 +157,25 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
     const int fits_block = cols <= FASTEST_BLOCK_MAX_COLS;
     const int reg_i = fits_block ? fx_reg_index(cols, FX_NWARP) : -1;
     const int block_always = fits_block && fx_reg_blocks_per_sm(reg_i) >= FX_MIN_RESIDENT;
+    /* A row in registers needs no question about the other paths: the
+     * plan runs before every launch, and at 1024 x 512 a launch takes
+     * microseconds. */
+    const int rows_only = (want == FASTEST_AUTO && (fits_warp || block_always)) ||
+                          (want == FASTEST_WARP && fits_warp) || (want == FASTEST_BLOCK && fits_block);
     int ccfg = 0, csize = 1;
-    const int fits_cluster = (want == FASTEST_CLUSTER || want == FASTEST_AUTO) && cols <= FASTEST_CLUSTER_MAX_COLS &&
-                             softmax_fastest_has_clusters() && fx_cluster_shape(mode, cols, &ccfg, &csize);
+    const int fits_cluster = !rows_only && (want == FASTEST_CLUSTER || want == FASTEST_AUTO) &&
+                             cols <= FASTEST_CLUSTER_MAX_COLS && softmax_fastest_has_clusters() &&
+                             fx_cluster_shape(mode, cols, &ccfg, &csize);
     const long long ccap = (long long)csize * (FX_CL[ccfg].max_cols / FX_CL[ccfg].c); /* the cluster's floats */
     const int cluster_auto = fits_cluster && fx_cluster_ctas_per_sm(mode, ccfg) >= FX_MIN_RESIDENT &&
                              cols * 100 >= ccap * FX_CLUSTER_MIN_FILL;
-    const int fits_shared = cols <= softmax_fastest_shared_capacity() &&
+    const int fits_shared = !rows_only && cols <= softmax_fastest_shared_capacity() &&
                             (want == FASTEST_SHARED || (want == FASTEST_AUTO && !block_always &&
                                                         fx_shared_blocks_per_sm(cols) >= FX_MIN_RESIDENT));
     long long gpieces = 0, gseg = 0;
-    fx_grid_shape(rows, cols, &gpieces, &gseg);
-    const int fits_grid = (want == FASTEST_GRID || want == FASTEST_AUTO) && gpieces <= fx_grid_resident(mode);
+    if (!rows_only) fx_grid_shape(rows, cols, &gpieces, &gseg);
+    const int fits_grid = !rows_only && (want == FASTEST_GRID || want == FASTEST_AUTO) &&
+                          gpieces <= fx_grid_resident(mode);
 
     fastest_path path = want;
     if ((want == FASTEST_WARP && !fits_warp) || (want == FASTEST_BLOCK && !fits_block) ||
