@@ -162,6 +162,23 @@ half_shared_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, lo
 
 /* ---- the row does not fit: three passes over global memory ----------------------
  * Any cols, 64-bit positions. */
+
+/* U vectors of the row from vector k0 on, BLOCK apart, widened into v;
+ * past the row's end, -inf (exp gives 0). Reads 1 and 2 share it. */
+template <int U, int VEC, int BLOCK, class T>
+__device__ __forceinline__ void chunk_load(const T *__restrict__ xr, long long k0, long long nvec, float *v)
+{
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const long long k = k0 + (long long)u * BLOCK;
+        if (k < nvec) {
+            load_vec<VEC>(xr + k * VEC, &v[u * VEC]);
+        } else {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
+        }
+    }
+}
 template <class T, int VEC, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 half_chunked_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, long long rows,
@@ -180,16 +197,7 @@ half_chunked_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
         float m = -INFINITY; /* read 1 */
         for (long long k0 = threadIdx.x; k0 < nvec; k0 += STEP) {
             float v[U * VEC];
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const long long k = k0 + (long long)u * BLOCK;
-                if (k < nvec) {
-                    load_vec<VEC>(xr + k * VEC, &v[u * VEC]);
-                } else {
-#pragma unroll
-                    for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
-                }
-            }
+            chunk_load<U, VEC, BLOCK>(xr, k0, nvec, v);
 #pragma unroll
             for (int p = 0; p < U * VEC; p++) m = fmaxf(m, v[p]);
         }
@@ -198,16 +206,7 @@ half_chunked_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
         float s = 0.0f; /* read 2 */
         for (long long k0 = threadIdx.x; k0 < nvec; k0 += STEP) {
             float v[U * VEC];
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const long long k = k0 + (long long)u * BLOCK;
-                if (k < nvec) {
-                    load_vec<VEC>(xr + k * VEC, &v[u * VEC]);
-                } else {
-#pragma unroll
-                    for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
-                }
-            }
+            chunk_load<U, VEC, BLOCK>(xr, k0, nvec, v);
 #pragma unroll
             for (int p = 0; p < U * VEC; p++) s += expf(v[p] - m);
         }
