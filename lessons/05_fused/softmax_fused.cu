@@ -516,7 +516,7 @@ fused_plan softmax_fused_run(fused_path want, const float *x, long long ldx, flo
     if (rows > 1 && (ldx < cols || ldy < cols)) {
         fprintf(stderr, "softmax_fused: row strides ldx = %lld, ldy = %lld must be >= cols = %lld\n",
                 ldx, ldy, cols);
-        exit(1);
+        exit(2); /* a usage error, as every bad argument in the course */
     }
     const int access = softmax_fused_access(x, ldx, y, ldy, rows, cols);
     const fused_plan p = softmax_fused_plan(want, access, cols);

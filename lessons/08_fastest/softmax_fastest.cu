@@ -258,7 +258,7 @@ fastest_plan softmax_fastest_run(fastest_path want, const float *x, long long ld
     if (rows > 1 && (ldx < cols || ldy < cols)) {
         fprintf(stderr, "softmax_fastest: row strides ldx = %lld, ldy = %lld must be >= cols = %lld\n", ldx,
                 ldy, cols);
-        exit(1);
+        exit(2); /* a usage error, as every bad argument in the course */
     }
     const fastest_plan p = softmax_fastest_plan(want, x, ldx, y, ldy, rows, cols);
     if (rows < 1 || cols < 1) return p; /* nothing to do; a 0-block grid is an error */
