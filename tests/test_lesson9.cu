@@ -88,22 +88,6 @@ static float narrow(float v, dtype t)
 #define PAD_BITS 0xDEADBEEFu    /* y outside the view (16-bit: 0xBEEF)            */
 #define TAIL 9                  /* poisoned elements after the last row          */
 
-/* The tolerance of the text: output rounding plus float32 error. */
-static double rtol_for(dtype t, long long cols)
-{
-    const double u = t == DTYPE_F16 ? ldexp(1.0, -11) : t == DTYPE_BF16 ? ldexp(1.0, -8) : 0.0;
-    return u + verify_rtol(cols) * (1.0 + u);
-}
-static double atol_for(dtype t) { return t == DTYPE_F16 ? ldexp(1.0, -25) : VERIFY_ATOL; }
-
-static int elem_ok(float got, double want, double rtol, double atol)
-{
-    if (isnan(want)) return isnan(got);
-    if (isinf(want)) return got == want;
-    if (!isfinite(got)) return 0; /* NaN never passes */
-    return fabs((double)got - want) <= atol + rtol * fabs(want);
-}
-
 /* ---- the entry points ----------------------------------------------------------- */
 typedef struct {
     const char *name;
@@ -185,7 +169,8 @@ static int check_run(const entry *e, dtype t, const shape *s, int special, char 
     CUDA_CHECK(cudaFree(dy));
 
     int ok = 1;
-    const double rtol = rtol_for(t, s->cols), atol = atol_for(t);
+    /* The text's tolerance: output rounding plus float32 error. */
+    const double rtol = verify_rtol_storage(t, verify_rtol(s->cols)), atol = verify_atol_storage(t);
     double max_rel = 0;
     if (memcmp(hx, hx_after, (size_t)(nx * es)) != 0) {
         ok = 0;
@@ -196,7 +181,7 @@ static int check_run(const entry *e, dtype t, const shape *s, int special, char 
         ref_softmax_row(row, ref, s->cols);
         for (long long j = 0; j < s->cols; j++) {
             const float got = elem_get(hy, s->yoff + r * s->ldy + j, t);
-            if (!elem_ok(got, ref[j], rtol, atol)) {
+            if (!verify_element_atol(got, ref[j], rtol, atol)) {
                 ok = 0;
                 snprintf(desc, len, "row %lld col %lld: got %.9g (bits 0x%X), want %.9g (tolerance %.3g + %.3g rel)", r,
                          j, got, elem_bits(hy, s->yoff + r * s->ldy + j, t), ref[j], atol, rtol);
