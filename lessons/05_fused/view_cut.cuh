@@ -66,16 +66,21 @@ static inline int view_y_holes_short(long long ldy, long long rows, long long co
 /* The cut of row `row` of a view whose base is `mis` floats past a 16-byte
  * boundary. (row & 3) * (ldx & 3) is row * ldx modulo 4 without a 64-bit
  * multiply. */
-__device__ __forceinline__ view_cut view_row_cut(long long row, long long ldx, int mis, long long cols)
+template <int V> /* elements per 16-byte vector: 4 floats, 8 16-bit values */
+__device__ __forceinline__ view_cut view_row_cut_v(long long row, long long ldx, int mis, long long cols)
 {
-    const int off = (int)((mis + (row & 3) * (ldx & 3)) & 3);
-    long long h = (4 - off) & 3;
+    const int off = (int)((mis + (row & (V - 1)) * (ldx & (V - 1))) & (V - 1));
+    long long h = (V - off) & (V - 1);
     if (h > cols) h = cols;
     view_cut c;
     c.head = (int)h;
-    c.nvec = (cols - h) / 4;
-    c.nextra = (int)(h + (cols - h) % 4);
+    c.nvec = (cols - h) / V;
+    c.nextra = (int)(h + (cols - h) % V);
     return c;
+}
+__device__ __forceinline__ view_cut view_row_cut(long long row, long long ldx, int mis, long long cols)
+{
+    return view_row_cut_v<4>(row, ldx, mis, cols);
 }
 
 /* Lesson 9: the same cut for 16-bit rows (__half, __nv_bfloat16), whose
@@ -93,14 +98,7 @@ static inline int view16_can_peel(const void *x, long long ldx, const void *y, l
 }
 __device__ __forceinline__ view_cut view16_row_cut(long long row, long long ldx, int mis, long long cols)
 {
-    const int off = (int)((mis + (row & 7) * (ldx & 7)) & 7);
-    long long h = (8 - off) & 7;
-    if (h > cols) h = cols;
-    view_cut c;
-    c.head = (int)h;
-    c.nvec = (cols - h) / 8;
-    c.nextra = (int)(h + (cols - h) % 8);
-    return c;
+    return view_row_cut_v<8>(row, ldx, mis, cols);
 }
 
 /* Where extra j (< nextra) lies in the row: the head first, then the tail. */
