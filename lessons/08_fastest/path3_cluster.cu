@@ -96,7 +96,10 @@ long long fx_cluster_smem(int cfg, long long seg)
     return rest > 0 ? rest * (long long)sizeof(float) : 0;
 }
 
-typedef void (*fx_cluster_fn)(const float *, long long, float *, long long, int, int, int);
+/* A path 3 kernel over storage type T (float: lesson 8; 16-bit: lesson 9). */
+template <class T>
+using fx_cluster_fn_t = void (*)(const T *, long long, T *, long long, int, int, int);
+typedef fx_cluster_fn_t<float> fx_cluster_fn;
 
 template <int I>
 static fx_cluster_fn fx_cluster_kernel_at(int mode)
@@ -240,32 +243,37 @@ int fx_cluster_ctas_per_sm(int mode, int cfg)
     return *slot - 1;
 }
 
-void fx_run_cluster(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
-                    long long cols, cudaStream_t stream)
+/* Rows in batches so that one grid stays within 2^31 - 1 CTAs. cut_at_y:
+ * the rows are cut at y's 16-byte boundaries (the plan's x32). */
+template <class T>
+static void fx_cluster_batches(fx_cluster_fn_t<T> k, const fastest_plan *p, const T *x, long long ldx, T *y,
+                               long long ldy, long long rows, long long cols, cudaStream_t stream)
 {
-    int cfg = 0, c = 0;
-    fx_cluster_shape(fx_plan_mode(p), cols, &cfg, &c); /* the plan's; its kernel has opted in */
-    fx_cluster_fn k = fx_cluster_kernel(fx_plan_mode(p), cfg);
     const long long batch_max = INT_MAX / p->cluster;
     for (long long r0 = 0; r0 < rows; r0 += batch_max) {
         const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
         cudaLaunchAttribute attr[1];
         cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(n * p->cluster), p->block, p->cluster,
                                                   (size_t)p->smem_bytes, stream, attr);
-        const float *xb = x + r0 * ldx;
-        float *yb = y + r0 * ldy;
-        const int mis = view_mis(p->x32 ? yb : xb); /* where the rows are cut */
+        const T *xb = x + r0 * ldx;
+        T *yb = y + r0 * ldy;
+        const int mis = p->x32 ? fx_mis(yb) : fx_mis(xb); /* where the rows are cut */
         CUDA_CHECK(cudaLaunchKernelEx(&lc, k, xb, ldx, yb, ldy, (int)cols, (int)p->segment, mis));
         CUDA_CHECK_LAUNCH();
     }
 }
 
+void fx_run_cluster(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
+                    long long cols, cudaStream_t stream)
+{
+    int cfg = 0, c = 0;
+    fx_cluster_shape(fx_plan_mode(p), cols, &cfg, &c); /* the plan's; its kernel has opted in */
+    fx_cluster_batches(fx_cluster_kernel(fx_plan_mode(p), cfg), p, x, ldx, y, ldy, rows, cols, stream);
+}
+
 /* Lesson 9: 16-bit storage. mode16 (fx_mode16): 0 one element per
  * access, 1 16-byte vectors of 8 elements, 2 the same, peeled; the plan's
  * segments are then multiples of 8 elements. */
-template <class T>
-using fx_cluster_fn_t = void (*)(const T *, long long, T *, long long, int, int, int);
-
 template <class T, int I>
 static fx_cluster_fn_t<T> fx_cluster_kernel_t_at(int mode16)
 {
@@ -318,20 +326,9 @@ template <class T>
 static void fx_run_cluster_t(const fastest_plan *p, dtype t, const T *x, long long ldx, T *y, long long ldy,
                              long long rows, long long cols, cudaStream_t stream)
 {
-    int cfg = 0;
-    int c = 0;
+    int cfg = 0, c = 0;
     fx_cluster_shape_16(t, fx_mode16(p), cols, &cfg, &c); /* the plan's; its kernel has opted in */
-    fx_cluster_fn_t<T> k = fx_cluster_kernel_t<T>(fx_mode16(p), cfg);
-    const long long batch_max = INT_MAX / p->cluster;
-    for (long long r0 = 0; r0 < rows; r0 += batch_max) {
-        const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
-        cudaLaunchAttribute attr[1];
-        cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(n * p->cluster), p->block, p->cluster,
-                                                  (size_t)p->smem_bytes, stream, attr);
-        CUDA_CHECK(cudaLaunchKernelEx(&lc, k, x + r0 * ldx, ldx, y + r0 * ldy, ldy, (int)cols, (int)p->segment,
-                                      fx_mis(x + r0 * ldx)));
-        CUDA_CHECK_LAUNCH();
-    }
+    fx_cluster_batches(fx_cluster_kernel_t<T>(fx_mode16(p), cfg), p, x, ldx, y, ldy, rows, cols, stream);
 }
 
 void fx_run_cluster_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,

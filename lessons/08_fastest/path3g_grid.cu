@@ -117,8 +117,10 @@ fastest_grid_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
                                           has_extra ? yr + fx_extra_at<T>(cut, threadIdx.x) : nullptr);
 }
 
-typedef void (*fx_grid_fn)(const float *, long long, float *, long long, int, int, int, int, unsigned *,
-                           online_md *);
+/* A path 3g kernel over storage type T (float: lesson 8; 16-bit: lesson 9). */
+template <class T>
+using fx_grid_fn_t = void (*)(const T *, long long, T *, long long, int, int, int, int, unsigned *, online_md *);
+typedef fx_grid_fn_t<float> fx_grid_fn;
 
 static fx_grid_fn fx_grid_kernel(int mode)
 {
@@ -128,22 +130,26 @@ static fx_grid_fn fx_grid_kernel(int mode)
     return fastest_grid_kernel<1, false, FX_GRID_FPT, FX_GRID_BLOCK, false>;
 }
 
-/* How many path 3g CTAs with full pieces the GPU holds at once. A row's
- * pieces must all fit: a CTA waits for its row's others. */
+/* How many CTAs of kernel k with full pieces the GPU holds at once (its
+ * registers, so its occupancy, are its own). A row's pieces must all fit:
+ * a CTA waits for its row's others. Opts k in to its shared memory: 48 KB
+ * of dynamic shared memory, plus the kernel's static arrays, is above the
+ * 48 KB a block gets without opting in. */
+template <class T>
+static long long fx_grid_resident_of(fx_grid_fn_t<T> k)
+{
+    const size_t smem = (size_t)(FX_GRID_PIECE - FX_GRID_BLOCK * FX_GRID_FPT) * sizeof(float);
+    int per_sm = 0;
+    CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, FX_GRID_BLOCK, smem));
+    return (long long)per_sm * fx_sms();
+}
+
 long long fx_grid_resident(int mode)
 {
     static long long cache[FX_NMODES] = {-1, -1, -1, -1};
     long long *slot = &cache[mode];
-    if (*slot < 0) {
-        /* 48 KB of dynamic shared memory, plus the kernel's static arrays:
-         * above the 48 KB a block gets without opting in. */
-        const size_t smem = (size_t)(FX_GRID_PIECE - FX_GRID_BLOCK * FX_GRID_FPT) * sizeof(float);
-        const fx_grid_fn k = fx_grid_kernel(mode);
-        int per_sm = 0;
-        CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, FX_GRID_BLOCK, smem));
-        *slot = (long long)per_sm * fx_sms();
-    }
+    if (*slot < 0) *slot = fx_grid_resident_of(fx_grid_kernel(mode));
     return *slot;
 }
 
@@ -172,34 +178,37 @@ long long fx_grid_smem(long long seg)
 }
 
 /* Rows in batches of at most INT_MAX CTAs. The workspace holds the batch's
- * states; the counters are sync[0], the ticket, and sync[1 + r], row r's. */
-void fx_run_grid(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
-                 long long cols, cudaStream_t stream)
+ * states; the counters are sync[0], the ticket, and sync[1 + r], row r's.
+ * cut_at_y: the rows are cut at y's 16-byte boundaries (FX_YCUT). */
+template <class T>
+static void fx_grid_batches(fx_grid_fn_t<T> k, bool cut_at_y, const T *x, long long ldx, T *y, long long ldy,
+                            long long rows, long long cols, long long pieces, long long seg, cudaStream_t stream)
 {
-    const int mode = fx_plan_mode(p);
-    const long long pieces = p->splits, seg = p->segment;
-    const fx_grid_fn k = fx_grid_kernel(mode);
     const long long smem = fx_grid_smem(seg);
     const long long batch_max = INT_MAX / pieces;
     for (long long r0 = 0; r0 < rows; r0 += batch_max) {
         const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
         online_md *work = fx_workspace(n * pieces);
         unsigned *sync = fx_sync_counters(n + 1);
-        const float *xb = x + r0 * ldx;
-        float *yb = y + r0 * ldy;
-        const int mis = view_mis(mode == FX_YCUT ? yb : xb); /* where the rows are cut */
+        const T *xb = x + r0 * ldx;
+        T *yb = y + r0 * ldy;
+        const int mis = cut_at_y ? fx_mis(yb) : fx_mis(xb); /* where the rows are cut */
         k<<<(unsigned)(n * pieces), FX_GRID_BLOCK, (size_t)smem, stream>>>(xb, ldx, yb, ldy, (int)cols, (int)pieces,
                                                                             (int)seg, mis, sync, work);
         CUDA_CHECK_LAUNCH();
     }
 }
 
+void fx_run_grid(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
+                 long long cols, cudaStream_t stream)
+{
+    const int mode = fx_plan_mode(p);
+    fx_grid_batches(fx_grid_kernel(mode), mode == FX_YCUT, x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
+}
+
 /* Lesson 9: 16-bit storage. mode16 (fx_mode16): 0 one element per
  * access, 1 16-byte vectors of 8 elements, 2 the same, peeled; the plan's
  * pieces are then multiples of 8 elements. */
-template <class T>
-using fx_grid_fn_t = void (*)(const T *, long long, T *, long long, int, int, int, int, unsigned *, online_md *);
-
 template <class T>
 static fx_grid_fn_t<T> fx_grid_kernel_t(int mode16)
 {
@@ -208,24 +217,13 @@ static fx_grid_fn_t<T> fx_grid_kernel_t(int mode16)
     return fastest_grid_kernel<1, false, FX_GRID_FPT, FX_GRID_BLOCK, false, T>;
 }
 
-/* As fx_grid_resident, for the 16-bit kernels: their registers, so their
- * occupancy, are their own. */
-template <class T>
-static long long fx_grid_resident_t(int mode16)
-{
-    const size_t smem = (size_t)(FX_GRID_PIECE - FX_GRID_BLOCK * FX_GRID_FPT) * sizeof(float);
-    const fx_grid_fn_t<T> k = fx_grid_kernel_t<T>(mode16);
-    int per_sm = 0;
-    CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, FX_GRID_BLOCK, smem));
-    return (long long)per_sm * fx_sms();
-}
-
 long long fx_grid_resident_16(dtype t, int mode16)
 {
     static long long cache[2][3] = {{-1, -1, -1}, {-1, -1, -1}};
     long long *slot = &cache[t == DTYPE_BF16][mode16];
-    if (*slot < 0) *slot = t == DTYPE_BF16 ? fx_grid_resident_t<__nv_bfloat16>(mode16) : fx_grid_resident_t<__half>(mode16);
+    if (*slot < 0)
+        *slot = t == DTYPE_BF16 ? fx_grid_resident_of(fx_grid_kernel_t<__nv_bfloat16>(mode16))
+                                : fx_grid_resident_of(fx_grid_kernel_t<__half>(mode16));
     return *slot;
 }
 
@@ -233,21 +231,11 @@ template <class T>
 static void fx_run_grid_t(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
                           long long cols, cudaStream_t stream)
 {
-    const long long pieces = p->splits, seg = p->segment;
     const fx_grid_fn_t<T> k = fx_grid_kernel_t<T>(fx_mode16(p));
-    const long long smem = fx_grid_smem(seg);
+    const long long smem = fx_grid_smem(p->segment);
     if (smem > 48 * 1024) /* fx_grid_resident_16 opted in for 48 KB; a plan never asks for more */
         CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    const long long batch_max = INT_MAX / pieces;
-    for (long long r0 = 0; r0 < rows; r0 += batch_max) {
-        const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
-        online_md *work = fx_workspace(n * pieces);
-        unsigned *sync = fx_sync_counters(n + 1);
-        k<<<(unsigned)(n * pieces), FX_GRID_BLOCK, (size_t)smem, stream>>>(x + r0 * ldx, ldx, y + r0 * ldy, ldy,
-                                                                            (int)cols, (int)pieces, (int)seg,
-                                                                            fx_mis(x + r0 * ldx), sync, work);
-        CUDA_CHECK_LAUNCH();
-    }
+    fx_grid_batches(k, false, x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
 }
 
 void fx_run_grid_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
