@@ -108,6 +108,18 @@ def f32(v):
     return math.inf if v > EXP_LIMIT else math.exp(v)
 
 
+def bytes_axis(bx, labels, ymax):
+    """The small bar chart of DRAM bytes per element, one bar per lesson (lessons 5 and 9)."""
+    bx.set_xticks(range(len(labels)))
+    bx.set_xticklabels(labels, fontsize=8)
+    bx.set_xlabel("lesson", fontsize=8)
+    bx.set_ylabel("DRAM bytes per element", fontsize=8)
+    bx.set_ylim(0, ymax)
+    bx.tick_params(labelsize=7)
+    bx.spines[["top", "right"]].set_visible(False)
+    bx.legend(fontsize=6.5, loc="upper right", frameon=False)
+
+
 def lesson2(out):
     x = [1000.0, 1001.0, 1002.0]
     m = max(x)
@@ -353,14 +365,7 @@ def lesson5(out):
         bx.text(i, 2 * r, f"{4 * r + 4} B", ha="center", va="center", fontsize=8, fontweight="bold")
     bx.axhline(8, color=st.COPY, linestyle="--", linewidth=1)
     bx.text(2.45, 8.4, "copy", fontsize=7, ha="right")
-    bx.set_xticks(range(3))
-    bx.set_xticklabels(labels, fontsize=8)
-    bx.set_xlabel("lesson", fontsize=8)
-    bx.set_ylabel("DRAM bytes per element", fontsize=8)
-    bx.set_ylim(0, 21)
-    bx.tick_params(labelsize=7)
-    bx.spines[["top", "right"]].set_visible(False)
-    bx.legend(fontsize=6.5, loc="upper right", frameon=False)
+    bytes_axis(bx, labels, 21)
     fig.suptitle("Lesson 5: the row is read once into registers, reduced on chip, written once", fontsize=10,
                  y=0.98)
     return save(fig, out, "idea-lesson5.png")
@@ -702,14 +707,7 @@ def lesson9(out):
         bx.bar(i, b, color=st.DRAM, edgecolor=st.INK, linewidth=0.6, label="read" if i == 0 else None)
         bx.bar(i, b, bottom=b, color="#e8a33d", edgecolor=st.INK, linewidth=0.6, label="write" if i == 0 else None)
         bx.text(i, 2 * b + 0.2, f"{2 * b} B", ha="center", va="bottom", fontsize=9, fontweight="bold")
-    bx.set_xticks(range(2))
-    bx.set_xticklabels(["8\nfloat32", "9\n16-bit"], fontsize=8)
-    bx.set_xlabel("lesson", fontsize=8)
-    bx.set_ylabel("DRAM bytes per element", fontsize=8)
-    bx.set_ylim(0, 11)
-    bx.tick_params(labelsize=7)
-    bx.spines[["top", "right"]].set_visible(False)
-    bx.legend(fontsize=6.5, loc="upper right", frameon=False)
+    bytes_axis(bx, ["8\nfloat32", "9\n16-bit"], 11)
     bx.set_title("half the bytes:\nabout half the time", fontsize=8)
     fig.suptitle("Lesson 9: 16-bit storage, 32-bit arithmetic, one rounding per output", fontsize=10, y=0.98)
     return save(fig, out, "idea-lesson9.png")
