@@ -36,9 +36,7 @@ LDLIBS    := -lm
 
 # ---- what there is ---------------------------------------------------------------
 # Every folder lessons/NN_name is a lesson; lesson N's make target is lessonN.
-# A folder without its program (main.cu) yet adds only its kernels.
-KERNEL_DIRS := $(sort $(notdir $(wildcard lessons/[0-9][0-9]_*)))
-LESSON_DIRS := $(sort $(notdir $(patsubst %/main.cu,%,$(wildcard lessons/[0-9][0-9]_*/main.cu))))
+LESSON_DIRS := $(sort $(notdir $(wildcard lessons/[0-9][0-9]_*)))
 lesson_num   = $(patsubst 0%,%,$(firstword $(subst _, ,$(1))))
 LESSON_NUMS := $(foreach d,$(LESSON_DIRS),$(call lesson_num,$(d)))
 
@@ -51,8 +49,8 @@ GPU_TESTS   := $(basename $(notdir $(wildcard tests/test_*.cu)))
 NOT_KERNELS  = lessons/$(1)/main.cu lessons/$(1)/exercise.cu lessons/$(1)/exercise_check.cu
 KERNEL_SRC   = $(filter-out $(NOT_KERNELS),$(wildcard lessons/$(1)/*.cu))
 KERNEL_OBJ   = $(patsubst %.cu,$(BUILD)/%.o,$(call KERNEL_SRC,$(1)))
-KERNEL_SRCS := $(foreach d,$(KERNEL_DIRS),$(call KERNEL_SRC,$(d)))
-KERNEL_OBJS := $(foreach d,$(KERNEL_DIRS),$(call KERNEL_OBJ,$(d)))
+KERNEL_SRCS := $(foreach d,$(LESSON_DIRS),$(call KERNEL_SRC,$(d)))
+KERNEL_OBJS := $(foreach d,$(LESSON_DIRS),$(call KERNEL_OBJ,$(d)))
 
 # Shape shared by `make lessons` for its comparison table: 2^26 floats,
 # 256 MiB per tensor, far above any L2.
