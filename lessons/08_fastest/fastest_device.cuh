@@ -58,9 +58,10 @@
  * __nv_bfloat16. Everything between the load and the store is float
  * whatever T is: load_vec widens, store_vec rounds once (vec.cuh). VEC
  * counts elements: 4 floats or 8 16-bit values in one 16-byte access, or
- * 1. Register arrays and the shared-memory
- * parts of paths 3 and 3g hold floats, so their capacities in elements do
- * not depend on T. 16-bit views are peeled too, with lesson 5's
+ * 1. Register arrays hold floats, so their capacity in elements does not
+ * depend on T; the shared-memory parts of paths 3 and 3g hold T, so the
+ * same bytes of shared memory hold twice the 16-bit elements (a 16-bit
+ * CTA carries nearly a float CTA's bytes of the row: fx_cl_cap). 16-bit views are peeled too, with lesson 5's
  * view16_row_cut (0-7 head and tail elements, 8-element vectors between);
  * only x32 (YCUT) views are float only. fx_mis: the kernels' `mis`, the
  * base's offset from 16 bytes in elements. fx_store_peel: the peeled
@@ -88,6 +89,44 @@ __device__ __forceinline__ long long fx_extra_at(view_cut c, int j)
     else return view16_extra_at(c, j);
 }
 
+/* exp of one element, and a chunk of elements pushed into a state.
+ * float rows: expf and lesson 6's online_md_push, what lesson 8 was
+ * measured with. 16-bit rows: __expf (ex2.approx of x log2 e, 2
+ * instructions where expf takes about 10). A 16-bit row has half the
+ * bytes per element, so at the copy's speed a kernel does the same work
+ * per element in half the time; paths 3 and 3g take exp twice per element
+ * of their shared-memory part (for the state, then for the output), and
+ * with expf their 16-bit kernels were limited by instruction issue, not
+ * memory (lesson 9's README.md, "Long rows"). __expf's relative error,
+ * about |x| 2^-24 (the rounding of x log2 e) + 2^-22, is under 6e-6 for
+ * |x| < 88, far below the 16-bit output's rounding (2^-11, 2^-8); results
+ * below 2^-126 flush to 0, inside the absolute tolerance. */
+template <class T>
+__device__ __forceinline__ float fx_exp(float x)
+{
+    if constexpr (fx_is_float<T>) return expf(x);
+    else return __expf(x);
+}
+template <class T, int N>
+__device__ __forceinline__ online_md fx_push(online_md s, const float *v)
+{
+    if constexpr (fx_is_float<T>) {
+        return online_md_push<N>(s, v);
+    } else { /* online_md_push with fx_exp */
+        float cm = -INFINITY;
+#pragma unroll
+        for (int i = 0; i < N; i++) cm = fmaxf(cm, v[i]);
+        const float m = fmaxf(s.m, cm);
+        const float shift = online_md_shift(m);
+        float acc = 0.0f;
+#pragma unroll
+        for (int i = 0; i < N; i++) acc += fx_exp<T>(v[i] - shift);
+        s.d = s.d * fx_exp<T>(s.m - shift) + acc;
+        s.m = m;
+        return s;
+    }
+}
+
 template <int VEC>
 __device__ __forceinline__ void fx_store_peel(float *p, const float *v)
 {
@@ -110,7 +149,7 @@ __device__ __forceinline__ void fx_store_peel(H *p, const float *v)
  * (exp gives 0). A thread that saw only -inf has (-inf, 0) and zeros; a
  * NaN or +inf makes d_t NaN (exp(NaN), exp(inf - inf)), and NaN survives
  * every merge: that row comes out NaN. */
-template <int FPT>
+template <int FPT, class T = float>
 __device__ __forceinline__ online_md fx_thread_state(float *v)
 {
     float m = -INFINITY;
@@ -120,7 +159,7 @@ __device__ __forceinline__ online_md fx_thread_state(float *v)
     float d = 0.0f;
 #pragma unroll
     for (int p = 0; p < FPT; p++) {
-        v[p] = expf(v[p] - shift);
+        v[p] = fx_exp<T>(v[p] - shift);
         d += v[p];
     }
     online_md s = {m, d};
@@ -167,10 +206,12 @@ __device__ __forceinline__ view_cut fx_row_cut(long long row, long long ldx, int
  * 256 x 262144 on the H100, 92.8 % of copy against 83.3 % with the
  * segment in 1024 threads' registers (README.md, "Path 3"). */
 
-/* Reads the piece at xr (len floats of the row's body) into v (registers)
- * and srow (shared memory), and `extra` (one of the row's head and tail
- * floats, or -inf) into v[FPT]. Returns this thread's state of all of it;
- * v holds exp(v - *m_regs), srow the raw values. Vector k of the shared
+/* Reads the piece at xr (len elements of the row's body) into v
+ * (registers, widened) and srow (shared memory, in the storage type: a
+ * widened 16-bit value rounds back to itself exactly), and `extra` (one of
+ * the row's head and tail elements, or -inf) into v[FPT]. Returns this
+ * thread's state of all of it; v holds exp(v - *m_regs), srow the raw
+ * values. Vector k of the shared
  * part always belongs to thread k % BLOCK: each thread reads back only
  * what it wrote, so the piece needs no barrier. v: FPT + 1 floats. XS:
  * the row was cut at y's boundaries, so x's floats are read one at a time
@@ -178,13 +219,12 @@ __device__ __forceinline__ view_cut fx_row_cut(long long row, long long ldx, int
  * included, stays float4. */
 template <int VEC, bool PEEL, int FPT, int BLOCK, bool XS, class T = float>
 __device__ __forceinline__ online_md fx_piece_read(const T *__restrict__ xr, int len, float extra, float *v,
-                                                   float *srow, float *m_regs)
+                                                   T *srow, float *m_regs)
 {
     constexpr int ITEMS = FPT / VEC;
     constexpr int RCAP = BLOCK * FPT; /* floats of the piece in registers */
-    /* 16 elements per thread in flight: 64 bytes of float, 32 of 16-bit.
-     * 32 16-bit elements (64 bytes) spilled path 3's 16-bit kernels, whose
-     * three CTAs of 512 threads per SM leave 40 registers a thread. */
+    /* 64 bytes per thread in flight: 16 floats, or 32 16-bit elements
+     * (below). */
     constexpr int U = 16 / VEC;
     const int rlen = len < RCAP ? len : RCAP;
     const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
@@ -202,29 +242,63 @@ __device__ __forceinline__ online_md fx_piece_read(const T *__restrict__ xr, int
         }
     }
     online_md s = online_md_identity();
-    for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * BLOCK) {
-        float w[U * VEC];
+    if constexpr (!fx_is_float<T> && VEC == 8) {
+        /* 16-bit vectors: U16 of them (64 bytes) in flight per thread,
+         * as float's, kept as loaded (16 registers; 32 widened floats
+         * spilled with three 512-thread CTAs per SM, 40 registers a
+         * thread), stored to shared memory as they came and widened one
+         * at a time into the state. Against 32 bytes in flight, % of the
+         * 16-bit copy (H100, 2026-11-25): 256 x 2^18 75.9 -> 82.0,
+         * 64 x 2^20 74.8 -> 79.4, 1024 x 2^16 80.8 -> 81.3. */
+        constexpr int U16 = 4;
+        for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U16 * BLOCK) {
+            unsigned raw[U16][4];
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-            const int k = k0 + u * BLOCK;
-            if (k < nvec_s) {
-                view_load_x<VEC, XS>(xs + k * VEC, &w[u * VEC]);
-            } else {
+            for (int u = 0; u < U16; u++) {
+                const int k = k0 + u * BLOCK;
+                if (k < nvec_s) vec16_load_words<8>(xs + k * VEC, raw[u]);
+            }
 #pragma unroll
-                for (int j = 0; j < VEC; j++) w[u * VEC + j] = -INFINITY;
+            for (int u = 0; u < U16; u++) {
+                const int k = k0 + u * BLOCK;
+                if (k < nvec_s) {
+                    vec16_store_words<8>(srow + k * VEC, raw[u]);
+                    float w[VEC];
+#pragma unroll
+                    for (int i = 0; i < 4; i++) {
+                        const float2 f = vec16_widen2(raw[u][i], xs);
+                        w[2 * i] = f.x;
+                        w[2 * i + 1] = f.y;
+                    }
+                    s = fx_push<T, VEC>(s, w);
+                }
             }
         }
+    } else {
+        for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * BLOCK) {
+            float w[U * VEC];
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-            const int k = k0 + u * BLOCK;
-            if (k < nvec_s) store_vec<VEC>(srow + k * VEC, &w[u * VEC]);
+            for (int u = 0; u < U; u++) {
+                const int k = k0 + u * BLOCK;
+                if (k < nvec_s) {
+                    view_load_x<VEC, XS>(xs + k * VEC, &w[u * VEC]);
+                } else {
+#pragma unroll
+                    for (int j = 0; j < VEC; j++) w[u * VEC + j] = -INFINITY;
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int k = k0 + u * BLOCK;
+                if (k < nvec_s) store_vec<VEC>(srow + k * VEC, &w[u * VEC]);
+            }
+            s = fx_push<T, U * VEC>(s, w);
         }
-        s = online_md_push<U * VEC>(s, w);
     }
     constexpr int X = PEEL ? 1 : 0;
     if constexpr (PEEL) v[FPT] = extra;
     else (void)extra;
-    const online_md t = fx_thread_state<FPT + X>(v);
+    const online_md t = fx_thread_state<FPT + X, T>(v);
     *m_regs = t.m;
     return online_md_merge(t, s);
 }
@@ -233,7 +307,7 @@ __device__ __forceinline__ online_md fx_piece_read(const T *__restrict__ xr, int
  * the extra to *yextra (when not null). All -inf row: R.m = -inf, shift
  * 0, exp(-inf) * (1 / 0) = NaN in both parts, as PyTorch. */
 template <int VEC, bool PEEL, int FPT, int BLOCK, class T = float>
-__device__ __forceinline__ void fx_piece_write(T *__restrict__ yr, int len, float *v, const float *srow,
+__device__ __forceinline__ void fx_piece_write(T *__restrict__ yr, int len, float *v, const T *srow,
                                                float m_regs, online_md R, T *yextra)
 {
     constexpr int ITEMS = FPT / VEC;
@@ -259,7 +333,7 @@ __device__ __forceinline__ void fx_piece_write(T *__restrict__ yr, int len, floa
         float w[VEC];
         load_vec<VEC>(srow + k * VEC, w);
 #pragma unroll
-        for (int j = 0; j < VEC; j++) w[j] = expf(w[j] - shift) * inv;
+        for (int j = 0; j < VEC; j++) w[j] = fx_exp<T>(w[j] - shift) * inv;
         store_vec<VEC>(ys + k * VEC, w);
     }
 }

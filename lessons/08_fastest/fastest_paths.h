@@ -87,6 +87,22 @@ static constexpr fx_cluster_cfg FX_CL[] = {
 };
 #define FX_NCL (int)(sizeof FX_CL / sizeof FX_CL[0])
 static_assert(FX_CL[FX_NCL - 1].max_cols == FASTEST_CLUSTER_MAX_COLS, "path 3 ends at 2^20");
+/* Elements a CTA of class cfg holds, for elements of esize bytes: block x
+ * fpt in registers (widened to float whatever the type) and the rest in
+ * the class's shared memory, which holds the storage type. float: max_cols
+ * / c. 16-bit (lesson 9): 1.75x as many elements in the same registers
+ * and shared memory, so the same occupancy, and 87.5 % of a float CTA's
+ * bytes of the row; sized by float's element count instead, a 16-bit CTA
+ * carried half the bytes, and long 16-bit rows ran at 64-71 % of their
+ * copy (N = 2^16 ... 2^20, H100, 2026-11-24). */
+static constexpr long long fx_cl_cap(int cfg, int esize)
+{
+    return (long long)FX_CL[cfg].block * FX_CL[cfg].fpt +
+           (FX_CL[cfg].max_cols / FX_CL[cfg].c - (long long)FX_CL[cfg].block * FX_CL[cfg].fpt) * 4 / esize;
+}
+/* Below this fill of its CTAs a row goes from path 3 to path 3g
+ * (softmax_fastest.cu says why). */
+#define FX_CLUSTER_MIN_FILL 85 /* percent */
 
 #define FX_SHARED_BLOCK 1024
 #define FX_SPLIT_BLOCK 512
@@ -101,6 +117,13 @@ static_assert(FX_CL[FX_NCL - 1].max_cols == FASTEST_CLUSTER_MAX_COLS, "path 3 en
 #define FX_GRID_FPT 16
 #define FX_GRID_PIECE 16384    /* floats per CTA at most */
 #define FX_GRID_MIN_PIECE 2048 /* ... and at least, when few rows ask for more CTAs */
+/* Elements of esize bytes per path 3g CTA at most, as fx_cl_cap: the
+ * registers' FX_GRID_BLOCK x FX_GRID_FPT and 48 KB of shared memory in the
+ * storage type (16384 floats, 28672 16-bit elements). */
+static constexpr long long fx_grid_cap(int esize)
+{
+    return (long long)FX_GRID_BLOCK * FX_GRID_FPT + (FX_GRID_PIECE - (long long)FX_GRID_BLOCK * FX_GRID_FPT) * 4 / esize;
+}
 
 /* softmax_fastest.cu: the dispatcher's helpers and the workspace. */
 unsigned fx_grid(long long rows, int per_block);
@@ -157,9 +180,11 @@ int fx_reg_blocks_per_sm(int i);                                         /* path
 int fx_shared_blocks_per_sm(long long cols);                              /* path2s_shared.cu */
 int fx_cluster_shape(int mode, long long cols, int *cfg_out, int *c_out); /* path3_cluster.cu */
 int fx_cluster_ctas_per_sm(int mode, int cfg);                            /* path3_cluster.cu */
-long long fx_cluster_smem(int cfg, long long seg);            /* path3_cluster.cu */
-void fx_grid_shape(long long rows, long long cols, long long *pieces, long long *seg); /* path3g_grid.cu */
-long long fx_grid_smem(long long seg);                                                /* path3g_grid.cu */
+/* Shared memory of a path 3 or 3g CTA for a piece of seg elements of
+ * esize bytes; path 3g's pieces for rows x cols such elements. */
+long long fx_cluster_smem(int cfg, long long seg, int esize); /* path3_cluster.cu */
+void fx_grid_shape(long long rows, long long cols, int esize, long long *pieces, long long *seg); /* path3g_grid.cu */
+long long fx_grid_smem(long long seg, int esize);                                                /* path3g_grid.cu */
 long long fx_grid_resident(int mode);                                                 /* path3g_grid.cu */
 void fx_split_shape(long long rows, long long cols, long long *splits, long long *seg); /* path4_split.cu */
 

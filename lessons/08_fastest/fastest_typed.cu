@@ -2,13 +2,16 @@
  * (fx_run_typed, fastest_paths.h). float32 is softmax_fastest_run itself.
  * For float16 and bfloat16 the kernels are the same templates with
  * T = __half or __nv_bfloat16 (fastest_device.cuh, "storage types"): the
- * registers hold widened floats, so every path's capacity in elements is
- * float's, and the path is chosen as for a float row of the same shape
- * (softmax_fastest_plan, asked about an aligned float view of rows x cols).
- * Every path takes 16-bit rows. The 16-bit plan differs from the float
- * plan only where the 16-bit kernels' occupancy does: path 3 becomes 3g
- * where the 16-bit clusters do not fit the GPU, 3g becomes 4 where a
- * row's 16-bit CTAs cannot all be resident.
+ * registers hold widened floats, so the register paths' capacity in
+ * elements is float's, and the path is chosen as for a float row of the
+ * same shape (softmax_fastest_plan, asked about an aligned float view of
+ * rows x cols). Every path takes 16-bit rows. Paths 3 and 3g keep the
+ * shared-memory part of a piece in 16 bits, so their CTAs hold 1.75x a
+ * float CTA's elements (fx_cl_cap, fx_grid_cap) and are sized by that.
+ * Otherwise the 16-bit plan differs from the float plan only where the
+ * 16-bit kernels' occupancy does: path 3 becomes 3g where the 16-bit
+ * clusters do not fit the GPU, 3g becomes 4 where a row's 16-bit CTAs
+ * cannot all be resident.
  * Accesses: 16-byte vectors of 8 elements when both views' rows start
  * 16-byte aligned and N is a multiple of 8; the same with 0-7 head and
  * tail elements peeled off when each row of x starts where the same row
@@ -50,9 +53,14 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
     fastest_plan p = {};
     long long pieces = 0, seg = 0;
     int ccfg = 0, csize = 1;
-    if (path == FASTEST_CLUSTER && !fx_cluster_shape_16(t, mode16, cols, &ccfg, &csize)) path = FASTEST_GRID;
+    /* Path 3's 16-bit CTAs hold 1.75x the elements (fx_cl_cap): the
+     * cluster is sized by them, and left for 3g below float's fill. */
+    if (path == FASTEST_CLUSTER &&
+        (!fx_cluster_shape_16(t, mode16, cols, &ccfg, &csize) ||
+         (want != FASTEST_CLUSTER && cols * 100 < csize * fx_cl_cap(ccfg, 2) * FX_CLUSTER_MIN_FILL)))
+        path = FASTEST_GRID;
     if (path == FASTEST_GRID) {
-        fx_grid_shape(rows, cols, &pieces, &seg);
+        fx_grid_shape(rows, cols, 2, &pieces, &seg);
         if (mode16) { /* pieces of whole 8-element vectors */
             seg = (seg + 7) / 8 * 8;
             pieces = (cols + seg - 1) / seg;
@@ -84,7 +92,7 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
         p.floats_per_thread = FX_CL[ccfg].fpt;
         p.cluster = c;
         p.segment = ((cols + c - 1) / c + 7) / 8 * 8; /* whole 8-element vectors: every CTA 16-byte aligned */
-        p.smem_bytes = fx_cluster_smem(ccfg, p.segment);
+        p.smem_bytes = fx_cluster_smem(ccfg, p.segment, 2);
         break;
     }
     case FASTEST_GRID:
@@ -92,7 +100,7 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
         p.floats_per_thread = FX_GRID_FPT;
         p.splits = pieces;
         p.segment = seg;
-        p.smem_bytes = fx_grid_smem(seg);
+        p.smem_bytes = fx_grid_smem(seg, 2);
         break;
     default:
         p.path = FASTEST_SPLIT;

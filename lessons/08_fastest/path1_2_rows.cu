@@ -71,7 +71,7 @@ fastest_rows_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
         float d = 0.0f;
 #pragma unroll
         for (int p = 0; p < FPT + X; p++) {
-            v[p] = expf(v[p] - m);
+            v[p] = fx_exp<T>(v[p] - m);
             d += v[p];
         }
         d = row_reduce<TPR>(d, red_d, op_sum());

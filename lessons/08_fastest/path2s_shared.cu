@@ -39,7 +39,7 @@ fastest_shared_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y,
         const T *xb = xr + cut.head;
         const float e = view_extra_load(xr, cut, threadIdx.x);
         online_md s = online_md_identity();
-        if constexpr (PEEL) s = online_md_push<1>(s, &e);
+        if constexpr (PEEL) s = fx_push<T, 1>(s, &e);
         for (int k0 = threadIdx.x; k0 < nvec; k0 += U * BLOCK) {
             float v[U * VEC];
 #pragma unroll
@@ -57,7 +57,7 @@ fastest_shared_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y,
                 const int k = k0 + u * BLOCK;
                 if (k < nvec) store_vec<VEC>(srow + k * VEC, &v[u * VEC]);
             }
-            s = online_md_push<U * VEC>(s, v);
+            s = fx_push<T, U * VEC>(s, v);
         }
         s = online_md_row_merge<BLOCK>(s, red_m, red_d);
         const float inv = 1.0f / s.d; /* m = -inf (all -inf): exp(NaN) below */
@@ -67,14 +67,14 @@ fastest_shared_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y,
             float v[VEC];
             load_vec<VEC>(srow + k * VEC, v);
 #pragma unroll
-            for (int j = 0; j < VEC; j++) v[j] = expf(v[j] - s.m) * inv;
+            for (int j = 0; j < VEC; j++) v[j] = fx_exp<T>(v[j] - s.m) * inv;
             if constexpr (PEEL) fx_store_peel<VEC>(yb + (long long)k * VEC, v);
             else store_vec<VEC>(yb + (long long)k * VEC, v);
         }
         if constexpr (PEEL)
             if ((int)threadIdx.x < cut.nextra) {
-                if constexpr (fx_is_float<T>) yr[view_extra_at(cut, threadIdx.x)] = expf(e - s.m) * inv;
-                else elem_store(yr + view16_extra_at(cut, threadIdx.x), expf(e - s.m) * inv);
+                if constexpr (fx_is_float<T>) yr[view_extra_at(cut, threadIdx.x)] = fx_exp<T>(e - s.m) * inv;
+                else elem_store(yr + view16_extra_at(cut, threadIdx.x), fx_exp<T>(e - s.m) * inv);
             }
     }
 }

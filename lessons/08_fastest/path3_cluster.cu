@@ -47,7 +47,7 @@ fastest_cluster_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y
     namespace cg = cooperative_groups;
     cg::cluster_group cluster = cg::this_cluster();
     extern __shared__ float4 fastest_cluster_smem[];
-    float *srow = reinterpret_cast<float *>(fastest_cluster_smem);
+    T *srow = reinterpret_cast<T *>(fastest_cluster_smem);
     __shared__ float red_m[32], red_d[32];
     __shared__ online_md cta_state, row_state;
 
@@ -89,11 +89,10 @@ fastest_cluster_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y
 #endif
 }
 
-/* Shared memory of a path 3 CTA for a segment of seg floats. */
-long long fx_cluster_smem(int cfg, long long seg)
+long long fx_cluster_smem(int cfg, long long seg, int esize)
 {
     const long long rest = seg - (long long)FX_CL[cfg].block * FX_CL[cfg].fpt;
-    return rest > 0 ? rest * (long long)sizeof(float) : 0;
+    return rest > 0 ? rest * esize : 0;
 }
 
 /* A path 3 kernel over storage type T (float: lesson 8; 16-bit: lesson 9). */
@@ -148,7 +147,7 @@ template <class F>
 static int fx_cluster_fit(F k, int cfg)
 {
     const fx_cluster_cfg C = FX_CL[cfg];
-    const long long smem = fx_cluster_smem(cfg, C.max_cols / C.c);
+    const long long smem = fx_cluster_smem(cfg, C.max_cols / C.c, sizeof(float)); /* the same bytes for 16-bit CTAs */
     if (C.c > 8 && cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
         cudaGetLastError();
         return 0;
@@ -212,7 +211,7 @@ int softmax_fastest_has_clusters(void)
 int fx_cluster_shape(int mode, long long cols, int *cfg_out, int *c_out)
 {
     for (int cfg = 0; cfg < FX_NCL; cfg++) {
-        const long long cap = FX_CL[cfg].max_cols / FX_CL[cfg].c; /* floats per CTA */
+        const long long cap = fx_cl_cap(cfg, sizeof(float)); /* floats per CTA */
         const long long c = (cols + cap - 1) / cap;
         if (c <= FX_CL[cfg].c && fx_active_clusters(mode, cfg) >= 1) {
             *cfg_out = cfg;
@@ -237,7 +236,7 @@ int fx_cluster_ctas_per_sm(int mode, int cfg)
         int n = 0;
         if (fx_active_clusters(mode, cfg) >= 1) /* also opts the kernel in to its shared memory */
             CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fx_cluster_kernel(mode, cfg), C.block,
-                                                                     (size_t)fx_cluster_smem(cfg, C.max_cols / C.c)));
+                                                                     (size_t)fx_cluster_smem(cfg, C.max_cols / C.c, sizeof(float))));
         *slot = n + 1;
     }
     return *slot - 1;
@@ -295,7 +294,8 @@ static fx_cluster_fn_t<T> fx_cluster_kernel_t(int mode16, int cfg)
     }
 }
 
-/* As fx_cluster_shape, with the 16-bit kernels' own occupancy. */
+/* As fx_cluster_shape, with the 16-bit kernels' own occupancy and
+ * capacity (fx_cl_cap). */
 int fx_cluster_shape_16(dtype t, int mode16, long long cols, int *cfg_out, int *c_out)
 {
     static int cache[2][3][FX_NCL];
@@ -305,7 +305,7 @@ int fx_cluster_shape_16(dtype t, int mode16, long long cols, int *cfg_out, int *
         filled = 1;
     }
     for (int cfg = 0; cfg < FX_NCL; cfg++) {
-        const long long cap = FX_CL[cfg].max_cols / FX_CL[cfg].c, c = (cols + cap - 1) / cap; /* as float's */
+        const long long cap = fx_cl_cap(cfg, 2), c = (cols + cap - 1) / cap; /* 16-bit elements per CTA */
         if (c > FX_CL[cfg].c) continue;
         int *slot = &cache[t == DTYPE_BF16][mode16][cfg];
         if (*slot < 0)

@@ -74,7 +74,7 @@ fastest_grid_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
                     int pieces, int seg, int mis, unsigned *sync, online_md *work)
 {
     extern __shared__ float4 fastest_grid_smem[];
-    float *srow = reinterpret_cast<float *>(fastest_grid_smem);
+    T *srow = reinterpret_cast<T *>(fastest_grid_smem);
     __shared__ float red_m[32], red_d[32];
     __shared__ unsigned ticket;
 
@@ -138,7 +138,7 @@ static fx_grid_fn fx_grid_kernel(int mode)
 template <class T>
 static long long fx_grid_resident_of(fx_grid_fn_t<T> k)
 {
-    const size_t smem = (size_t)(FX_GRID_PIECE - FX_GRID_BLOCK * FX_GRID_FPT) * sizeof(float);
+    const size_t smem = (size_t)fx_grid_smem(FX_GRID_PIECE, sizeof(float)); /* 48 KB, 16-bit CTAs too */
     int per_sm = 0;
     CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, FX_GRID_BLOCK, smem));
@@ -155,14 +155,15 @@ long long fx_grid_resident(int mode)
 
 int softmax_fastest_has_grid(void) { return fx_grid_resident(FX_SCALAR) > 0; }
 
-/* Pieces per row: as many 64 KB pieces as the row needs, more (down to
- * FX_GRID_MIN_PIECE floats) when there are too few rows to give every SM a
- * CTA: 56.8 % of copy at 1 x 2^20 with 128 pieces, 51.5 % with 64 (H100).
- * Each piece a whole number of float4s. */
-void fx_grid_shape(long long rows, long long cols, long long *pieces, long long *seg)
+/* Pieces per row: as many full pieces (fx_grid_cap: 64 KB of floats) as
+ * the row needs, more (down to FX_GRID_MIN_PIECE floats' bytes) when there
+ * are too few rows to give every SM a CTA: 56.8 % of copy at 1 x 2^20 with
+ * 128 pieces, 51.5 % with 64 (H100). Each piece a whole number of float4s. */
+void fx_grid_shape(long long rows, long long cols, int esize, long long *pieces, long long *seg)
 {
-    long long p = (cols + FX_GRID_PIECE - 1) / FX_GRID_PIECE;
-    const long long fill = (fx_sms() + rows - 1) / rows, most = cols / FX_GRID_MIN_PIECE;
+    const long long cap = fx_grid_cap(esize), least = FX_GRID_MIN_PIECE * 4 / esize; /* in bytes as float's */
+    long long p = (cols + cap - 1) / cap;
+    const long long fill = (fx_sms() + rows - 1) / rows, most = cols / least;
     if (p < fill) p = fill < most ? fill : most;
     if (p < 1) p = 1;
     long long g = (cols + p - 1) / p;
@@ -171,10 +172,10 @@ void fx_grid_shape(long long rows, long long cols, long long *pieces, long long 
     *pieces = (cols + g - 1) / g;
 }
 
-long long fx_grid_smem(long long seg)
+long long fx_grid_smem(long long seg, int esize)
 {
     const long long rest = seg - (long long)FX_GRID_BLOCK * FX_GRID_FPT;
-    return rest > 0 ? rest * (long long)sizeof(float) : 0;
+    return rest > 0 ? rest * esize : 0;
 }
 
 /* Rows in batches of at most INT_MAX CTAs. The workspace holds the batch's
@@ -184,7 +185,7 @@ template <class T>
 static void fx_grid_batches(fx_grid_fn_t<T> k, bool cut_at_y, const T *x, long long ldx, T *y, long long ldy,
                             long long rows, long long cols, long long pieces, long long seg, cudaStream_t stream)
 {
-    const long long smem = fx_grid_smem(seg);
+    const long long smem = fx_grid_smem(seg, sizeof(T));
     const long long batch_max = INT_MAX / pieces;
     for (long long r0 = 0; r0 < rows; r0 += batch_max) {
         const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
@@ -232,7 +233,7 @@ static void fx_run_grid_t(const fastest_plan *p, const T *x, long long ldx, T *y
                           long long cols, cudaStream_t stream)
 {
     const fx_grid_fn_t<T> k = fx_grid_kernel_t<T>(fx_mode16(p));
-    const long long smem = fx_grid_smem(p->segment);
+    const long long smem = fx_grid_smem(p->segment, sizeof(T));
     if (smem > 48 * 1024) /* fx_grid_resident_16 opted in for 48 KB; a plan never asks for more */
         CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     fx_grid_batches(k, false, x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);

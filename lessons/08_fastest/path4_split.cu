@@ -36,7 +36,7 @@ fastest_split_state_kernel(const T *__restrict__ x, long long ldx, long long col
     online_md s = online_md_identity();
     if constexpr (PEEL) {
         const float e = piece == 0 ? view_extra_load(xr, cut, threadIdx.x) : -INFINITY;
-        s = online_md_push<1>(s, &e);
+        s = fx_push<T, 1>(s, &e);
     }
     for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * BLOCK) {
         float v[U * VEC];
@@ -50,7 +50,7 @@ fastest_split_state_kernel(const T *__restrict__ x, long long ldx, long long col
                 for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
             }
         }
-        s = online_md_push<U * VEC>(s, v);
+        s = fx_push<T, U * VEC>(s, v);
     }
     s = online_md_row_merge<BLOCK>(s, red_m, red_d);
     if (threadIdx.x == 0) work[b] = s;
@@ -81,8 +81,8 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
     if constexpr (PEEL)
         if (piece == 0 && (int)threadIdx.x < cut.nextra) {
             const long long at = fx_extra_at<T>(cut, threadIdx.x);
-            if constexpr (fx_is_float<T>) yr[at] = expf(xr[at] - s.m) * inv;
-            else elem_store(yr + at, expf(elem_load(xr + at) - s.m) * inv);
+            if constexpr (fx_is_float<T>) yr[at] = fx_exp<T>(xr[at] - s.m) * inv;
+            else elem_store(yr + at, fx_exp<T>(elem_load(xr + at) - s.m) * inv);
         }
     const T *xs = xr + cut.head + begin;
     T *ys = yr + cut.head + begin;
@@ -98,7 +98,7 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
             const long long k = k0 + (long long)u * BLOCK;
             if (k < nvec) {
 #pragma unroll
-                for (int j = 0; j < VEC; j++) v[u * VEC + j] = expf(v[u * VEC + j] - s.m) * inv;
+                for (int j = 0; j < VEC; j++) v[u * VEC + j] = fx_exp<T>(v[u * VEC + j] - s.m) * inv;
                 if constexpr (PEEL) fx_store_peel<VEC>(ys + k * VEC, &v[u * VEC]);
                 else store_vec<VEC>(ys + k * VEC, &v[u * VEC]);
             }

@@ -44,14 +44,14 @@
  * row's CTAs all resident: fx_grid_resident). */
 #define FX_MIN_RESIDENT 2
 
-/* Path 3 sizes its cluster by the row (fx_cluster_shape): a row just past
+/* FX_CLUSTER_MIN_FILL (fastest_paths.h, 85 %): path 3 sizes its cluster
+ * by the row (fx_cluster_shape): a row just past
  * a class's top fills its CTAs only partly, and below 85 % full path 3g's
  * 64 KB pieces win on both GPUs measured (% of copy, cluster against grid,
  * 2026-11-24): N = 32769 (5 CTAs, 80 % full) H100 88.9 / 90.5, H200 77.8 /
  * 78.9; N = 65537 (80 %) H100 85.9 / 90.3, H200 75.3 / 78.6. From 89 %
  * full the two are within 2 points either way (131073: 93.4 / 88.6;
  * 262145: 87.4 / 89.1 on the H100). */
-#define FX_CLUSTER_MIN_FILL 85 /* percent */
 
 /* Blocks for `rows` rows at per_block a block; the kernels' grid-stride
  * loops take what lies beyond INT_MAX blocks. */
@@ -166,14 +166,14 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
     const int fits_cluster = !rows_only && (want == FASTEST_CLUSTER || want == FASTEST_AUTO) &&
                              cols <= FASTEST_CLUSTER_MAX_COLS && softmax_fastest_has_clusters() &&
                              fx_cluster_shape(mode, cols, &ccfg, &csize);
-    const long long ccap = (long long)csize * (FX_CL[ccfg].max_cols / FX_CL[ccfg].c); /* the cluster's floats */
+    const long long ccap = csize * fx_cl_cap(ccfg, sizeof(float)); /* the cluster's floats */
     const int cluster_auto = fits_cluster && fx_cluster_ctas_per_sm(mode, ccfg) >= FX_MIN_RESIDENT &&
                              cols * 100 >= ccap * FX_CLUSTER_MIN_FILL;
     const int fits_shared = !rows_only && cols <= softmax_fastest_shared_capacity() &&
                             (want == FASTEST_SHARED || (want == FASTEST_AUTO && !block_always &&
                                                         fx_shared_blocks_per_sm(cols) >= FX_MIN_RESIDENT));
     long long gpieces = 0, gseg = 0;
-    if (!rows_only) fx_grid_shape(rows, cols, &gpieces, &gseg);
+    if (!rows_only) fx_grid_shape(rows, cols, sizeof(float), &gpieces, &gseg);
     const int fits_grid = !rows_only && (want == FASTEST_GRID || want == FASTEST_AUTO) &&
                           gpieces <= fx_grid_resident(mode);
 
@@ -223,7 +223,7 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
         p.cluster = csize;
         long long seg = (cols + csize - 1) / csize;
         p.segment = (seg + 3) / 4 * 4; /* whole float4s: every CTA starts 16-byte aligned */
-        p.smem_bytes = fx_cluster_smem(ccfg, p.segment);
+        p.smem_bytes = fx_cluster_smem(ccfg, p.segment, sizeof(float));
         break;
     }
     case FASTEST_GRID:
@@ -231,7 +231,7 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
         p.floats_per_thread = FX_GRID_FPT;
         p.splits = gpieces;
         p.segment = gseg;
-        p.smem_bytes = fx_grid_smem(gseg);
+        p.smem_bytes = fx_grid_smem(gseg, sizeof(float));
         break;
     default:
         p.path = FASTEST_SPLIT;
