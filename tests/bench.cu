@@ -21,8 +21,10 @@
  * reference runs on it widened exactly.
  *
  * Every timed kernel is checked first, on a poisoned output, against the
- * float64 reference on BENCH_CHECK_ROWS rows spread over the matrix (the
- * first and last included); `make test` checks every element on its own
+ * float64 reference on up to BENCH_CHECK_ROWS rows spread over the matrix
+ * (the first and last included, and no more rows than hold
+ * BENCH_CHECK_ELEMS elements: 64 rows of 2^20 would be the whole matrix,
+ * checked in float64 on one host core for every kernel); `make test` checks every element on its own
  * shapes. A kernel whose one checked run takes longer than BENCH_BUDGET_MS
  * is not timed (20 runs would take too long; one-thread-per-row kernels at
  * long rows), and the table says so.
@@ -55,6 +57,7 @@
 #define BENCH_ELEMS (1LL << 26)
 #endif
 #define BENCH_CHECK_ROWS 64
+#define BENCH_CHECK_ELEMS (1LL << 22)
 #define BENCH_BUDGET_MS 250.0
 #ifndef BENCH_WARMUP
 #define BENCH_WARMUP 5
@@ -163,7 +166,10 @@ static double checked_run_any(softmax_fn fn, softmax_typed_fn tfn, dtype t, rtol
     CUDA_CHECK(cudaEventDestroy(b));
 
     const double rt = verify_rtol_storage(t, rtol(cols)), at = verify_atol_storage(t);
-    long long count = rows < BENCH_CHECK_ROWS ? rows : BENCH_CHECK_ROWS;
+    long long count = BENCH_CHECK_ELEMS / cols;
+    if (count > BENCH_CHECK_ROWS) count = BENCH_CHECK_ROWS;
+    if (count < 2) count = 2;
+    if (count > rows) count = rows;
     *ok = 1;
     for (long long i = 0; i < count; i++) {
         long long r = verify_row_at(i, count, rows);
