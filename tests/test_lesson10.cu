@@ -15,12 +15,8 @@
  *   - the read-only pass that bounds the loss reads every element;
  *   - the 16-bit classifier (float16, bfloat16 logits, gradient in place).
  *
- * Element rule: common/verify.h's (NaN only where the reference is NaN,
- * the same infinity where it is infinite, else |got - want| <= atol + rtol
- * |want|), with R = verify_rtol(N) and, per kernel, the absolute part its
- * arithmetic needs (see tolerance_* below). A float64 reference beyond
- * float's range (log-softmax of -3e38 next to 3e38 is -6e38) is expected
- * as the float infinity of its sign. */
+ * Element rule and tolerances: lessons/10_training/train_check.h, shared
+ * with the program and the exercise. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -34,6 +30,7 @@
 #include "reference.h"
 #include "verify.h"
 #include "../lessons/10_training/training.h"
+#include "../lessons/10_training/train_check.h"
 #include "../tests/test.h"
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -65,42 +62,13 @@ static void to_host(void *h, const void *d, size_t bytes)
     CUDA_CHECK(cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost));
 }
 
-/* The element rule, with a float64 value past float's range expected as
- * the infinity float32 arithmetic must give there. */
-static int element_ok(float got, double want, double rtol, double atol)
+/* PASS, or FAIL with the first bad element. */
+static void report(const char *name, const train_report *r, long long rows, long long cols)
 {
-    if (isfinite(want) && fabs(want) > FLT_MAX) want = want > 0 ? INFINITY : -INFINITY;
-    return verify_element_atol(got, want, rtol, atol);
-}
-
-/* Counts the bad elements of a comparison and remembers the first. */
-typedef struct {
-    long long bad, checked, row, col;
-    float got;
-    double want;
-} tally;
-
-static void tally_init(tally *t) { memset(t, 0, sizeof *t), t->row = t->col = -1; }
-
-static void tally_add(tally *t, int ok, long long row, long long col, float got, double want)
-{
-    t->checked++;
-    if (ok) return;
-    if (t->bad++ == 0) {
-        t->row = row;
-        t->col = col;
-        t->got = got;
-        t->want = want;
-    }
-}
-
-static void tally_report(const tally *t, const char *name)
-{
-    if (t->bad == 0 && t->checked > 0) test_pass(name);
-    else if (t->checked == 0) test_fail(name, "nothing was compared");
-    else
-        test_fail(name, "%lld of %lld elements bad; first at [%lld][%lld]: got %.9g, want %.12g", t->bad, t->checked,
-                  t->row, t->col, t->got, t->want);
+    char desc[600];
+    train_describe(r, rows, cols, desc, sizeof desc);
+    if (r->bad == 0 && r->checked > 0) test_pass(name);
+    else test_fail(name, "%s", r->checked ? desc : "nothing was compared");
 }
 
 /* Reproducible targets: row i gets a column from a fixed hash, every
@@ -116,20 +84,6 @@ static void make_targets(int *t, long long rows, long long cols, unsigned long l
     }
 }
 
-/* ---- tolerances: what float32 arithmetic can owe the float64 answer ----- */
-
-/* log-softmax and the loss: (x - m) - log(d). log(d) carries d's relative
- * error R as an absolute error; the subtractions round relatively. */
-static double tolerance_log(long long cols) { return verify_rtol(cols); }
-
-/* The backward at element j: y_j (dy_j - s), s = <y, dy> summed in float
- * with an error up to R sum|y_k dy_k|, and dy_j - s rounded: the absolute
- * error is R |y_j| (sum|y dy| + |dy_j|). */
-static double tolerance_backward(long long cols, float yj, float dyj, double sum_abs)
-{
-    return verify_rtol(cols) * fabs((double)yj) * (sum_abs + fabs((double)dyj));
-}
-
 /* ---- the four kernels against the reference, one shape ------------------- */
 
 /* softmax_backward on y = softmax(x) (the float64 softmax rounded to float,
@@ -139,29 +93,21 @@ static void check_backward(const char *name, const float *x, const float *dyh, l
 {
     const size_t n = (size_t)rows * (size_t)cols, bytes = n * sizeof(float);
     float *y = (float *)malloc(bytes), *dx = (float *)malloc(bytes);
-    double *r = (double *)malloc((cols > 0 ? cols : 1) * sizeof(double));
+    double *r = (double *)malloc((size_t)cols * sizeof(double));
     for (long long i = 0; i < rows; i++) {
         ref_softmax_row(x + i * cols, r, cols);
         for (long long j = 0; j < cols; j++) y[i * cols + j] = (float)r[j];
     }
-    float *dy_d = (float *)dev_copy_of(y, bytes), *ddy = (float *)dev_copy_of(dyh, bytes);
+    float *dyv = (float *)dev_copy_of(y, bytes), *ddy = (float *)dev_copy_of(dyh, bytes);
     float *ddx = inplace ? ddy : (float *)dev_poisoned(bytes);
-    softmax_backward(dy_d, ddy, ddx, rows, cols, 0);
+    softmax_backward(dyv, ddy, ddx, rows, cols, 0);
     CUDA_CHECK_LAUNCH();
     to_host(dx, ddx, bytes);
-    tally t;
-    tally_init(&t);
-    for (long long i = 0; i < rows; i++) {
-        const float *yr = y + i * cols, *dyr = dyh + i * cols;
-        ref_softmax_backward_row(yr, dyr, r, cols);
-        double sum_abs = 0.0;
-        for (long long j = 0; j < cols; j++) sum_abs += fabs((double)yr[j] * (double)dyr[j]);
-        for (long long j = 0; j < cols; j++)
-            tally_add(&t, element_ok(dx[i * cols + j], r[j], verify_rtol(cols), tolerance_backward(cols, yr[j], dyr[j], sum_abs) + VERIFY_ATOL),
-                      i, j, dx[i * cols + j], r[j]);
-    }
-    tally_report(&t, name);
-    CUDA_CHECK(cudaFree(dy_d));
+    train_report rep;
+    train_report_init(&rep);
+    train_check_backward(y, dyh, dx, rows, cols, &rep);
+    report(name, &rep, rows, cols);
+    CUDA_CHECK(cudaFree(dyv));
     CUDA_CHECK(cudaFree(ddy));
     if (!inplace) CUDA_CHECK(cudaFree(ddx));
     free(y);
@@ -171,24 +117,18 @@ static void check_backward(const char *name, const float *x, const float *dyh, l
 
 static void check_log_softmax(const char *name, const float *x, long long rows, long long cols)
 {
-    const size_t n = (size_t)rows * (size_t)cols, bytes = n * sizeof(float);
+    const size_t bytes = (size_t)rows * (size_t)cols * sizeof(float);
     float *out = (float *)malloc(bytes), *dx = (float *)dev_copy_of(x, bytes), *dout = (float *)dev_poisoned(bytes);
-    double *r = (double *)malloc(cols * sizeof(double));
     log_softmax_forward(dx, dout, rows, cols, 0);
     CUDA_CHECK_LAUNCH();
     to_host(out, dout, bytes);
-    tally t;
-    tally_init(&t);
-    const double tol = tolerance_log(cols);
-    for (long long i = 0; i < rows; i++) {
-        ref_log_softmax_row(x + i * cols, r, cols);
-        for (long long j = 0; j < cols; j++) tally_add(&t, element_ok(out[i * cols + j], r[j], tol, tol), i, j, out[i * cols + j], r[j]);
-    }
-    tally_report(&t, name);
+    train_report rep;
+    train_report_init(&rep);
+    train_check_log_softmax(x, out, rows, cols, &rep);
+    report(name, &rep, rows, cols);
     CUDA_CHECK(cudaFree(dx));
     CUDA_CHECK(cudaFree(dout));
     free(out);
-    free(r);
 }
 
 static void check_loss(const char *name, const float *x, const int *targets, long long rows, long long cols,
@@ -201,14 +141,10 @@ static void check_loss(const char *name, const float *x, const int *targets, lon
     cross_entropy_forward(dx, dt, dloss, rows, cols, ignore_index, 0);
     CUDA_CHECK_LAUNCH();
     to_host(loss, dloss, rows * sizeof(float));
-    tally t;
-    tally_init(&t);
-    const double tol = tolerance_log(cols);
-    for (long long i = 0; i < rows; i++) {
-        const double want = ref_cross_entropy_row(x + i * cols, cols, targets[i], ignore_index);
-        tally_add(&t, element_ok(loss[i], want, tol, tol), i, targets[i], loss[i], want);
-    }
-    tally_report(&t, name);
+    train_report rep;
+    train_report_init(&rep);
+    train_check_loss(x, targets, loss, rows, cols, ignore_index, &rep);
+    report(name, &rep, rows, cols);
     CUDA_CHECK(cudaFree(dx));
     CUDA_CHECK(cudaFree(dloss));
     CUDA_CHECK(cudaFree(dt));
@@ -216,12 +152,10 @@ static void check_loss(const char *name, const float *x, const int *targets, lon
 }
 
 /* The fused classifier in storage type st: logits (made in float32, rounded
- * to st, the reference run on them widened) overwritten by the gradient;
- * losses and the reduced loss poisoned first. Checks the gradient (every
- * element), the per-row losses and the reduced loss; returns the number of
- * bad values. */
-static long long classifier_bad(const float *x32, const int *targets, long long rows, long long cols,
-                                int ignore_index, train_reduction red, dtype st, tally *tg, tally *tl, tally *tr)
+ * to st; the reference runs on them widened) overwritten by the gradient;
+ * losses and the reduced loss poisoned first. */
+static void check_classifier(const char *name, const float *x32, const int *targets, long long rows, long long cols,
+                             int ignore_index, train_reduction red, dtype st)
 {
     const size_t n = (size_t)rows * (size_t)cols, sz = (size_t)dtype_size(st);
     void *h = malloc(n * sz);
@@ -238,25 +172,10 @@ static long long classifier_bad(const float *x32, const int *targets, long long 
     float *losses = (float *)malloc(rows * sizeof(float)), loss;
     to_host(losses, dlosses, rows * sizeof(float));
     to_host(&loss, dloss, sizeof(float));
-
-    double *wl = (double *)malloc(rows * sizeof(double)), *wg = (double *)malloc(n * sizeof(double));
-    const double want = ref_classifier(xw, targets, rows, cols, ignore_index, red == TRAIN_MEAN, wl, wg);
-    long long count = 0;
-    for (long long i = 0; i < rows; i++) count += targets[i] != ignore_index;
-    const double dloss_row = red == TRAIN_MEAN ? 1.0 / (double)(count ? count : 1) : 1.0;
-    const double R = verify_rtol(cols), rs = verify_rtol_storage(st, R), as = verify_atol_storage(st);
-    double sum_abs = 0.0;
-    for (long long i = 0; i < rows; i++) {
-        tally_add(tl, element_ok(losses[i], wl[i], R, R), i, targets[i], losses[i], wl[i]);
-        if (isfinite(wl[i])) sum_abs += 1.0 + fabs(wl[i]);
-        for (long long j = 0; j < cols; j++) {
-            /* the target's p - 1 owes p's relative error R as an absolute one */
-            const double atol = (j == targets[i] ? R * dloss_row : 0.0) + as;
-            tally_add(tg, element_ok(g[i * cols + j], wg[i * cols + j], rs, atol), i, j, g[i * cols + j], wg[i * cols + j]);
-        }
-    }
-    const double tr_tol = (verify_rtol(rows) + R) * sum_abs * (red == TRAIN_MEAN ? dloss_row : 1.0);
-    tally_add(tr, element_ok(loss, want, 0.0, tr_tol + VERIFY_ATOL), -1, -1, loss, want);
+    train_report rep;
+    train_report_init(&rep);
+    train_check_classifier(xw, targets, g, losses, loss, rows, cols, ignore_index, red, st, &rep);
+    report(name, &rep, rows, cols);
     CUDA_CHECK(cudaFree(dl));
     CUDA_CHECK(cudaFree(dt));
     CUDA_CHECK(cudaFree(dlosses));
@@ -265,27 +184,6 @@ static long long classifier_bad(const float *x32, const int *targets, long long 
     free(xw);
     free(g);
     free(losses);
-    free(wl);
-    free(wg);
-    return tg->bad + tl->bad + tr->bad;
-}
-
-static void check_classifier(const char *name, const float *x, const int *targets, long long rows, long long cols,
-                             int ignore_index, train_reduction red, dtype st)
-{
-    tally tg, tl, tr;
-    tally_init(&tg);
-    tally_init(&tl);
-    tally_init(&tr);
-    classifier_bad(x, targets, rows, cols, ignore_index, red, st, &tg, &tl, &tr);
-    if (tg.bad == 0 && tl.bad == 0 && tr.bad == 0) {
-        test_pass(name);
-        return;
-    }
-    const tally *t = tg.bad ? &tg : tl.bad ? &tl : &tr;
-    test_fail(name, "%s: %lld bad of %lld; first at [%lld][%lld]: got %.9g, want %.12g",
-              tg.bad ? "gradient" : tl.bad ? "per-row loss" : "reduced loss", t->bad, t->checked, t->row, t->col,
-              t->got, t->want);
 }
 
 /* ---- shapes ------------------------------------------------------------ */
