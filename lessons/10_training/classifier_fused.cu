@@ -115,24 +115,31 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
 }
 
 /* Kernel 2 of the split path: the row's (m, d) from its pieces' states,
- * then this piece's gradient, in place; piece 0 writes the row's loss. */
-template <class T>
+ * then this piece's gradient, in place, in vectors of VEC elements; piece
+ * 0 writes the row's loss. */
+template <class T, int VEC>
 __global__ void __launch_bounds__(TRAIN_SPLIT_BLOCK)
 classifier_split_write_kernel(T *logits, const int *__restrict__ targets, float *__restrict__ losses, long long cols,
                               long long splits, int ignore_index, const online_md *__restrict__ state,
                               const float *__restrict__ xt, const classifier_scale *__restrict__ scale)
 {
     __shared__ float red_m[32], red_d[32];
-    const long long b = blockIdx.x, row = b / splits, begin = (b % splits) * TRAIN_SPLIT_SEG;
-    const long long end = begin + TRAIN_SPLIT_SEG < cols ? begin + TRAIN_SPLIT_SEG : cols;
+    long long row, begin, len;
+    train_piece(splits, cols, &row, &begin, &len);
     const online_md s = train_merge_pieces<TRAIN_SPLIT_BLOCK>(state + row * splits, splits, red_m, red_d);
     const long long t = targets[row];
     const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols);
     const float inv = 1.0f / s.d, dloss = scale->dloss;
-    T *xr = logits + row * cols;
-    for (long long j = begin + threadIdx.x; j < end; j += TRAIN_SPLIT_BLOCK)
-        elem_store(xr + j, classifier_grad(expf(elem_load(xr + j) - s.m) * inv, j == t, ignored, bad, dloss));
-    if (b % splits == 0 && threadIdx.x == 0)
+    T *xs = logits + row * cols + begin;
+    for (long long k = threadIdx.x; k < len / VEC; k += TRAIN_SPLIT_BLOCK) {
+        float v[VEC];
+        load_vec<VEC>(xs + k * VEC, v);
+#pragma unroll
+        for (int j = 0; j < VEC; j++)
+            v[j] = classifier_grad(expf(v[j] - s.m) * inv, begin + k * VEC + j == t, ignored, bad, dloss);
+        store_vec<VEC>(xs + k * VEC, v);
+    }
+    if (begin == 0 && threadIdx.x == 0)
         losses[row] = ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(s.m, s.d, xt[row]);
 }
 
@@ -175,11 +182,13 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     default:
         for (long long r0 = 0; r0 < rows; r0 += batch) {
             const long long n = rows - r0 < batch ? rows - r0 : batch, o = r0 * cols;
-            train_split_state_kernel<T><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(
-                logits + o, cols, splits, targets + r0, state, xt);
-            CUDA_CHECK_LAUNCH();
-            classifier_split_write_kernel<T><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(
-                logits + o, targets + r0, losses + r0, cols, splits, ignore_index, state, xt, scale);
+            train_split_states<T>(logits + o, n, cols, splits, targets + r0, state, xt, vec, stream);
+            if (vec)
+                classifier_split_write_kernel<T, VW><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(
+                    logits + o, targets + r0, losses + r0, cols, splits, ignore_index, state, xt, scale);
+            else
+                classifier_split_write_kernel<T, 1><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(
+                    logits + o, targets + r0, losses + r0, cols, splits, ignore_index, state, xt, scale);
             CUDA_CHECK_LAUNCH();
         }
     }

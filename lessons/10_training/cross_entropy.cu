@@ -113,9 +113,7 @@ void cross_entropy_forward(const float *x, const int *targets, float *loss, long
         float *xt = (float *)(state + nb * splits);
         for (long long r0 = 0; r0 < rows; r0 += batch) {
             const long long n = rows - r0 < batch ? rows - r0 : batch, o = r0 * cols;
-            train_split_state_kernel<float><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(
-                x + o, cols, splits, targets + r0, state, xt);
-            CUDA_CHECK_LAUNCH();
+            train_split_states<float>(x + o, n, cols, splits, targets + r0, state, xt, v4, stream);
             cross_entropy_merge_kernel<<<train_grid(n, CE_MERGE_BLOCK / 32), CE_MERGE_BLOCK, 0, stream>>>(
                 state, xt, targets + r0, loss + r0, n, cols, splits, ignore_index);
             CUDA_CHECK_LAUNCH();

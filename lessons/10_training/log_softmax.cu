@@ -47,19 +47,27 @@ log_softmax_registers_kernel(const float *__restrict__ x, float *__restrict__ ou
 }
 
 /* Kernel 2 of the split path: the row's (m, d) from all its pieces' states
- * (the same merge in every block of the row), then this piece's output. */
+ * (the same merge in every block of the row), then this piece's output,
+ * in vectors of VEC floats. */
+template <int VEC>
 __global__ void __launch_bounds__(TRAIN_SPLIT_BLOCK)
 log_softmax_split_write_kernel(const float *__restrict__ x, float *__restrict__ out, long long cols,
                                long long splits, const online_md *__restrict__ state)
 {
     __shared__ float red_m[32], red_d[32];
-    const long long b = blockIdx.x, row = b / splits, begin = (b % splits) * TRAIN_SPLIT_SEG;
-    const long long end = begin + TRAIN_SPLIT_SEG < cols ? begin + TRAIN_SPLIT_SEG : cols;
+    long long row, begin, len;
+    train_piece(splits, cols, &row, &begin, &len);
     const online_md s = train_merge_pieces<TRAIN_SPLIT_BLOCK>(state + row * splits, splits, red_m, red_d);
     const float lse = logf(s.d);
-    const float *xr = x + row * cols;
-    float *outr = out + row * cols;
-    for (long long j = begin + threadIdx.x; j < end; j += TRAIN_SPLIT_BLOCK) outr[j] = (xr[j] - s.m) - lse;
+    const float *xs = x + row * cols + begin;
+    float *os = out + row * cols + begin;
+    for (long long k = threadIdx.x; k < len / VEC; k += TRAIN_SPLIT_BLOCK) {
+        float v[VEC];
+        load_vec<VEC>(xs + k * VEC, v);
+#pragma unroll
+        for (int j = 0; j < VEC; j++) v[j] = (v[j] - s.m) - lse;
+        store_vec<VEC>(os + k * VEC, v);
+    }
 }
 
 template <int VEC, int FPT, int TPR, int BLOCK>
@@ -88,11 +96,13 @@ void log_softmax_forward(const float *x, float *out, long long rows, long long c
             (online_md *)train_workspace((size_t)(batch < rows ? batch : rows) * splits * sizeof(online_md));
         for (long long r0 = 0; r0 < rows; r0 += batch) {
             const long long n = rows - r0 < batch ? rows - r0 : batch, o = r0 * cols;
-            train_split_state_kernel<float><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(
-                x + o, cols, splits, (const int *)nullptr, state, (float *)nullptr);
-            CUDA_CHECK_LAUNCH();
-            log_softmax_split_write_kernel<<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(
-                x + o, out + o, cols, splits, state);
+            train_split_states<float>(x + o, n, cols, splits, (const int *)nullptr, state, (float *)nullptr, v4, stream);
+            if (v4)
+                log_softmax_split_write_kernel<4><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(
+                    x + o, out + o, cols, splits, state);
+            else
+                log_softmax_split_write_kernel<1><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(
+                    x + o, out + o, cols, splits, state);
             CUDA_CHECK_LAUNCH();
         }
     }

@@ -41,34 +41,73 @@ backward_registers_kernel(const float *__restrict__ y, const float *dy, float *d
 }
 
 /* ---- rows longer than TRAIN_REG_MAX_COLS: block b = piece b % splits of
- * row b / splits. Kernel 1: the piece's part of <y, dy> to part[b]. */
+ * row b / splits, vectors of VEC floats. Kernel 1: the piece's part of
+ * <y, dy> to part[b], 16 floats of each per thread in flight. */
+template <int VEC>
 __global__ void __launch_bounds__(TRAIN_SPLIT_BLOCK)
 backward_split_dot_kernel(const float *__restrict__ y, const float *__restrict__ dy, long long cols,
                           long long splits, float *__restrict__ part)
 {
+    constexpr int U = 16 / VEC;
     __shared__ float red[32];
-    const long long b = blockIdx.x, row = b / splits, begin = (b % splits) * TRAIN_SPLIT_SEG;
-    const long long end = begin + TRAIN_SPLIT_SEG < cols ? begin + TRAIN_SPLIT_SEG : cols;
-    const float *yr = y + row * cols, *dyr = dy + row * cols;
+    long long row, begin, len;
+    train_piece(splits, cols, &row, &begin, &len);
+    const float *ys = y + row * cols + begin, *dys = dy + row * cols + begin;
+    const long long nvec = len / VEC;
     float s = 0.0f;
-    for (long long j = begin + threadIdx.x; j < end; j += TRAIN_SPLIT_BLOCK) s += yr[j] * dyr[j];
+    for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * TRAIN_SPLIT_BLOCK) {
+        float a[U * VEC], b[U * VEC];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;
+            if (k < nvec) {
+                load_vec<VEC>(ys + k * VEC, &a[u * VEC]);
+                load_vec<VEC>(dys + k * VEC, &b[u * VEC]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) a[u * VEC + j] = b[u * VEC + j] = 0.0f;
+            }
+        }
+#pragma unroll
+        for (int p = 0; p < U * VEC; p++) s += a[p] * b[p];
+    }
     s = row_reduce<TRAIN_SPLIT_BLOCK>(s, red, op_sum());
-    if (threadIdx.x == 0) part[b] = s;
+    if (threadIdx.x == 0) part[blockIdx.x] = s;
 }
 
 /* Kernel 2: every block of a row adds the row's parts (the same sum in
  * each), then writes its piece. */
+template <int VEC>
 __global__ void __launch_bounds__(TRAIN_SPLIT_BLOCK)
 backward_split_write_kernel(const float *__restrict__ y, const float *dy, float *dx, long long cols,
                             long long splits, const float *__restrict__ part)
 {
     __shared__ float red[32];
-    const long long b = blockIdx.x, row = b / splits, begin = (b % splits) * TRAIN_SPLIT_SEG;
-    const long long end = begin + TRAIN_SPLIT_SEG < cols ? begin + TRAIN_SPLIT_SEG : cols;
+    long long row, begin, len;
+    train_piece(splits, cols, &row, &begin, &len);
     const float s = train_sum_pieces<TRAIN_SPLIT_BLOCK>(part + row * splits, splits, red);
-    const float *yr = y + row * cols, *dyr = dy + row * cols;
-    float *dxr = dx + row * cols;
-    for (long long j = begin + threadIdx.x; j < end; j += TRAIN_SPLIT_BLOCK) dxr[j] = yr[j] * (dyr[j] - s);
+    const float *ys = y + row * cols + begin, *dys = dy + row * cols + begin;
+    float *dxs = dx + row * cols + begin;
+    for (long long k = threadIdx.x; k < len / VEC; k += TRAIN_SPLIT_BLOCK) {
+        float a[VEC], b[VEC];
+        load_vec<VEC>(ys + k * VEC, a);
+        load_vec<VEC>(dys + k * VEC, b);
+#pragma unroll
+        for (int j = 0; j < VEC; j++) a[j] *= b[j] - s;
+        store_vec<VEC>(dxs + k * VEC, a);
+    }
+}
+
+/* Both kernels of the split path, for n rows. */
+template <int VEC>
+static void backward_split(const float *y, const float *dy, float *dx, long long n, long long cols, long long splits,
+                           float *part, cudaStream_t stream)
+{
+    backward_split_dot_kernel<VEC><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(y, dy, cols, splits, part);
+    CUDA_CHECK_LAUNCH();
+    backward_split_write_kernel<VEC><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(y, dy, dx, cols, splits,
+                                                                                               part);
+    CUDA_CHECK_LAUNCH();
 }
 
 /* One instance's launch (templates: the class's sizes, see train_row.cuh). */
@@ -95,18 +134,12 @@ void softmax_backward(const float *y, const float *dy, float *dx, long long rows
         TRAIN_CLASSES(BACKWARD_CASE)
 #undef BACKWARD_CASE
     default: {
-        /* Rows in batches: a grid of at most 2^30 blocks. */
         const long long splits = train_splits(cols), batch = train_split_batch(splits);
         float *part = (float *)train_workspace((size_t)(batch < rows ? batch : rows) * splits * sizeof(float));
         for (long long r0 = 0; r0 < rows; r0 += batch) {
-            const long long n = rows - r0 < batch ? rows - r0 : batch;
-            const long long o = r0 * cols;
-            backward_split_dot_kernel<<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(y + o, dy + o, cols,
-                                                                                           splits, part);
-            CUDA_CHECK_LAUNCH();
-            backward_split_write_kernel<<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(
-                y + o, dy + o, dx + o, cols, splits, part);
-            CUDA_CHECK_LAUNCH();
+            const long long n = rows - r0 < batch ? rows - r0 : batch, o = r0 * cols;
+            if (v4) backward_split<4>(y + o, dy + o, dx + o, n, cols, splits, part, stream);
+            else backward_split<1>(y + o, dy + o, dx + o, n, cols, splits, part, stream);
         }
     }
     }

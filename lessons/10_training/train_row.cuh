@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "check.h"
 #include "training.h"
 #include "../05_fused/vec.cuh"        /* load_vec / store_vec, float and 16-bit */
 #include "../05_fused/row_reduce.cuh" /* row_reduce<TPR>: part of a warp or a block */
@@ -135,36 +136,71 @@ __device__ __forceinline__ float train_row_loss(float m, float d, float xt)
 #define TRAIN_SPLIT_BLOCK 256
 static inline long long train_splits(long long cols) { return (cols + TRAIN_SPLIT_SEG - 1) / TRAIN_SPLIT_SEG; }
 
+/* Piece b % splits of row b / splits: its row, first column and length
+ * (the last piece of a row may be shorter). Pieces start at multiples of
+ * TRAIN_SPLIT_SEG, so a row that starts on 16 bytes has pieces that do. */
+__device__ __forceinline__ void train_piece(long long splits, long long cols, long long *row, long long *begin,
+                                            long long *len)
+{
+    const long long b = blockIdx.x;
+    *row = b / splits;
+    *begin = (b % splits) * TRAIN_SPLIT_SEG;
+    *len = cols - *begin < TRAIN_SPLIT_SEG ? cols - *begin : TRAIN_SPLIT_SEG;
+}
+
 /* Kernel 1 of every (m, d) split path (log-softmax, loss, classifier):
  * block b summarises piece b % splits of row b / splits into state[b].
  * With targets (not NULL), the thread that meets column t = targets[row]
  * stores x[t] in xt[row]: the loss needs it, and the classifier must have
  * it before its second kernel overwrites the row. Each element is read
- * once, 16 floats per thread in flight. */
-template <class T>
+ * once, in vectors of VEC elements (16 bytes, or 1 element when the rows
+ * are not aligned), 16 elements per thread in flight. */
+template <class T, int VEC>
 __global__ void __launch_bounds__(TRAIN_SPLIT_BLOCK)
 train_split_state_kernel(const T *__restrict__ x, long long cols, long long splits, const int *__restrict__ targets,
                          online_md *__restrict__ state, float *__restrict__ xt)
 {
-    constexpr int U = 16;
+    constexpr int U = 16 / VEC < 1 ? 1 : 16 / VEC;
     __shared__ float red_m[32], red_d[32];
-    const long long b = blockIdx.x, row = b / splits, begin = (b % splits) * TRAIN_SPLIT_SEG;
-    const long long end = begin + TRAIN_SPLIT_SEG < cols ? begin + TRAIN_SPLIT_SEG : cols;
-    const T *xr = x + row * cols;
-    const long long t = targets ? targets[row] : -1;
+    long long row, begin, len;
+    train_piece(splits, cols, &row, &begin, &len);
+    const long long nvec = len / VEC; /* VEC > 1 only when cols % VEC == 0 */
+    const T *xs = x + row * cols + begin;
+    const long long t = targets ? targets[row] - begin : -1; /* the target's place in this piece */
     online_md s = online_md_identity();
-    for (long long j0 = begin + threadIdx.x; j0 < end; j0 += (long long)U * TRAIN_SPLIT_BLOCK) {
-        float v[U];
+    for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * TRAIN_SPLIT_BLOCK) {
+        float v[U * VEC];
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            const long long j = j0 + (long long)u * TRAIN_SPLIT_BLOCK;
-            v[u] = j < end ? elem_load(xr + j) : -INFINITY;
-            if (j < end && j == t) xt[row] = v[u];
+            const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;
+            if (k < nvec) {
+                load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
+#pragma unroll
+                for (int j = 0; j < VEC; j++)
+                    if (k * VEC + j == t) xt[row] = v[u * VEC + j];
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
+            }
         }
-        s = online_md_push<U>(s, v);
+        s = online_md_push<U * VEC>(s, v);
     }
     s = online_md_row_merge<TRAIN_SPLIT_BLOCK>(s, red_m, red_d);
-    if (threadIdx.x == 0) state[b] = s;
+    if (threadIdx.x == 0) state[blockIdx.x] = s;
+}
+
+/* Launches kernel 1 with 16-byte vectors when `vec` (rows aligned). */
+template <class T>
+static void train_split_states(const T *x, long long n, long long cols, long long splits, const int *targets,
+                               online_md *state, float *xt, bool vec, cudaStream_t stream)
+{
+    if (vec)
+        train_split_state_kernel<T, (int)(16 / sizeof(T))><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(
+            x, cols, splits, targets, state, xt);
+    else
+        train_split_state_kernel<T, 1><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(x, cols, splits,
+                                                                                               targets, state, xt);
+    CUDA_CHECK_LAUNCH();
 }
 
 /* Rows per launch of a split path: at most 2^30 blocks. */
