@@ -356,7 +356,7 @@ int main(int argc, char **argv)
     const int fits = cols <= TRAIN_REG_MAX_COLS;
     kernel_row K[4] = {
         {"softmax_backward", "dx = y * (dy - <y, dy>)", run_backward, 12.0, fits ? 12.0 : 20.0,
-         fits ? "2 reads + 1 write" : "2 reads + 1 write, y and dy read twice (split)", "1.5 x copy", 1.5, 0},
+         fits ? "2 reads + 1 write" : "4 reads (y and dy twice) + 1 write (split)", "1.5 x copy", 1.5, 0},
         {"log_softmax_forward", "x - m - log(d)", run_log_softmax, 8.0, fits ? 8.0 : 12.0,
          fits ? "1 read + 1 write" : "2 reads + 1 write (split)", "copy", 1.0, 0},
         {"cross_entropy_forward", "(m - x[t]) + log(d) per row", run_loss, 4.0, 4.0, "1 read, M floats out",
