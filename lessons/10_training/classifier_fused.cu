@@ -17,8 +17,8 @@
  * rows: kernel 1 writes the pieces' (m, d) and x[t], kernel 2 merges them
  * in each block and writes its piece of the gradient.
  *
- * Three small launches go with it: the count of rows not ignored (a read
- * of the M targets) before, and the reduction of the M losses after. */
+ * Small launches go with it: the count of rows not ignored (a read of the
+ * M targets) before, and the sum of the M losses after, two stages each. */
 #include "check.h"
 #include "train_row.cuh"
 
@@ -29,36 +29,80 @@ typedef struct {
     float dloss;
 } classifier_scale;
 
-#define CLS_REDUCE_BLOCK 1024
+/* ---- the two small reductions over M values: the count of rows not
+ * ignored (before the main kernel: the mean's dloss) and the sum of the M
+ * losses (after it). One block reading M values would take as long as the
+ * main kernel at small N (M = 2^21 rows of 32), so each is two stages:
+ * CLS_PARTS blocks sum fixed slices into the workspace, one block adds the
+ * parts. The slices depend on M only: the same bits every run. */
+#define CLS_BLOCK 256
+#define CLS_MAX_PARTS 1024
 
-__global__ void __launch_bounds__(CLS_REDUCE_BLOCK)
-classifier_count_kernel(const int *__restrict__ targets, long long rows, int ignore_index, train_reduction reduction,
-                        classifier_scale *__restrict__ out)
+static int classifier_parts(long long rows)
 {
-    __shared__ unsigned red[32];
+    const long long g = (rows + 8 * CLS_BLOCK - 1) / (8 * CLS_BLOCK); /* at least 8 values per thread */
+    return (int)(g < 1 ? 1 : g > CLS_MAX_PARTS ? CLS_MAX_PARTS : g);
+}
+
+/* Part b of the values: [b * slice, (b + 1) * slice), slice = ceil(rows / parts). */
+__device__ __forceinline__ void classifier_slice(long long rows, long long *begin, long long *end)
+{
+    const long long slice = (rows + gridDim.x - 1) / gridDim.x;
+    *begin = blockIdx.x * slice;
+    *end = *begin + slice < rows ? *begin + slice : rows;
+}
+
+__global__ void __launch_bounds__(CLS_BLOCK)
+classifier_count_parts_kernel(const int *__restrict__ targets, long long rows, int ignore_index,
+                              unsigned *__restrict__ parts)
+{
+    __shared__ unsigned red[CLS_BLOCK / 32];
+    long long begin, end;
+    classifier_slice(rows, &begin, &end);
     unsigned c = 0;
-    for (long long i = threadIdx.x; i < rows; i += CLS_REDUCE_BLOCK) c += targets[i] != ignore_index;
+    for (long long i = begin + threadIdx.x; i < end; i += CLS_BLOCK) c += targets[i] != ignore_index;
     for (int off = 16; off > 0; off /= 2) c += __shfl_xor_sync(0xffffffffu, c, off);
     if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = c;
     __syncthreads();
     if (threadIdx.x == 0) {
         unsigned total = 0;
-        for (int w = 0; w < CLS_REDUCE_BLOCK / 32; w++) total += red[w];
-        out->count = total;
-        out->dloss = reduction == TRAIN_MEAN ? 1.0f / (float)total : 1.0f;
+        for (int w = 0; w < CLS_BLOCK / 32; w++) total += red[w];
+        parts[blockIdx.x] = total;
     }
 }
 
-/* *loss = sum of the M losses (a fixed tree: the same bits every run),
- * divided by count for the mean. */
-__global__ void __launch_bounds__(CLS_REDUCE_BLOCK)
-classifier_reduce_kernel(const float *__restrict__ losses, long long rows, train_reduction reduction,
-                         const classifier_scale *__restrict__ scale, float *__restrict__ loss)
+__global__ void __launch_bounds__(CLS_BLOCK)
+classifier_count_final_kernel(const unsigned *__restrict__ parts, int nparts, train_reduction reduction,
+                              classifier_scale *__restrict__ out)
+{
+    if (threadIdx.x != 0) return; /* at most CLS_MAX_PARTS integers */
+    unsigned total = 0;
+    for (int b = 0; b < nparts; b++) total += parts[b];
+    out->count = total;
+    out->dloss = reduction == TRAIN_MEAN ? 1.0f / (float)total : 1.0f;
+}
+
+__global__ void __launch_bounds__(CLS_BLOCK)
+classifier_loss_parts_kernel(const float *__restrict__ losses, long long rows, float *__restrict__ parts)
+{
+    __shared__ float red[32];
+    long long begin, end;
+    classifier_slice(rows, &begin, &end);
+    float s = 0.0f;
+    for (long long i = begin + threadIdx.x; i < end; i += CLS_BLOCK) s += losses[i];
+    s = row_reduce<CLS_BLOCK>(s, red, op_sum());
+    if (threadIdx.x == 0) parts[blockIdx.x] = s;
+}
+
+/* *loss = the sum of the parts, divided by count for the mean. */
+__global__ void __launch_bounds__(CLS_BLOCK)
+classifier_loss_final_kernel(const float *__restrict__ parts, int nparts, train_reduction reduction,
+                             const classifier_scale *__restrict__ scale, float *__restrict__ loss)
 {
     __shared__ float red[32];
     float s = 0.0f;
-    for (long long i = threadIdx.x; i < rows; i += CLS_REDUCE_BLOCK) s += losses[i];
-    s = row_reduce<CLS_REDUCE_BLOCK>(s, red, op_sum());
+    for (int b = threadIdx.x; b < nparts; b += CLS_BLOCK) s += parts[b];
+    s = row_reduce<CLS_BLOCK>(s, red, op_sum());
     if (threadIdx.x == 0) *loss = reduction == TRAIN_MEAN ? s / (float)scale->count : s;
 }
 
@@ -162,13 +206,20 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     constexpr int VW = 16 / (int)sizeof(T);
     const long long splits = cols > TRAIN_REG_MAX_COLS ? train_splits(cols) : 0;
     const long long batch = splits ? train_split_batch(splits) : rows, nb = batch < rows ? batch : rows;
-    /* workspace: the scale, then (split path) nb x splits states and nb floats of x[t] */
-    char *w = (char *)train_workspace(256 + (size_t)nb * splits * sizeof(online_md) + (size_t)nb * sizeof(float));
+    /* workspace: the scale, the parts of the two reductions (HEAD bytes), then
+     * (split path) nb x splits states and nb floats of x[t] */
+    constexpr size_t HEAD = 256 + 2 * CLS_MAX_PARTS * sizeof(float);
+    char *w = (char *)train_workspace(HEAD + (size_t)nb * splits * sizeof(online_md) + (size_t)nb * sizeof(float));
     classifier_scale *scale = (classifier_scale *)w;
-    online_md *state = (online_md *)(w + 256);
+    unsigned *count_parts = (unsigned *)(w + 256);
+    float *loss_parts = (float *)(w + 256 + CLS_MAX_PARTS * sizeof(unsigned));
+    online_md *state = (online_md *)(w + HEAD);
     float *xt = (float *)(state + nb * splits);
+    const int nparts = classifier_parts(rows);
 
-    classifier_count_kernel<<<1, CLS_REDUCE_BLOCK, 0, stream>>>(targets, rows, ignore_index, reduction, scale);
+    classifier_count_parts_kernel<<<nparts, CLS_BLOCK, 0, stream>>>(targets, rows, ignore_index, count_parts);
+    CUDA_CHECK_LAUNCH();
+    classifier_count_final_kernel<<<1, CLS_BLOCK, 0, stream>>>(count_parts, nparts, reduction, scale);
     CUDA_CHECK_LAUNCH();
     const bool vec = train_aligned(logits, cols, VW);
     switch (train_class(cols)) {
@@ -192,7 +243,9 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
             CUDA_CHECK_LAUNCH();
         }
     }
-    classifier_reduce_kernel<<<1, CLS_REDUCE_BLOCK, 0, stream>>>(losses, rows, reduction, scale, loss);
+    classifier_loss_parts_kernel<<<nparts, CLS_BLOCK, 0, stream>>>(losses, rows, loss_parts);
+    CUDA_CHECK_LAUNCH();
+    classifier_loss_final_kernel<<<1, CLS_BLOCK, 0, stream>>>(loss_parts, nparts, reduction, scale, loss);
     CUDA_CHECK_LAUNCH();
 }
 
