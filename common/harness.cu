@@ -236,8 +236,8 @@ timing time_runs_typed(softmax_typed_fn fn, dtype t, void **x, void **y, int set
 /* ---- the read-only pass --------------------------------------------------
  * Each block reads its float4s (16-byte accesses, like the copy), 4 in
  * flight per thread, sums them and writes one float: the loads cannot be
- * optimised away, and the writes are a few KB. Grid: 4 blocks per SM's
- * worth of a 132-SM GPU at most, grid-stride beyond. x from cudaMalloc
+ * optimised away, and the writes are a few KB. Grid: at most 4 blocks per
+ * SM (a full GPU), grid-stride beyond. x from cudaMalloc
  * (16-byte aligned); the n % 4 tail floats are read by block 0. */
 __global__ void __launch_bounds__(READ_PASS_BLOCK)
 read_pass_kernel(const float *__restrict__ x, float *__restrict__ partial, long long n)
@@ -268,8 +268,15 @@ read_pass_kernel(const float *__restrict__ x, float *__restrict__ partial, long 
 
 int read_pass_blocks(long long n)
 {
+    static int sms; /* 4 blocks of 512 threads fill an SM of 2048 threads */
+    if (!sms) {
+        int dev;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        if (sms < 1) sms = 1;
+    }
     const long long need = (n / 4 + READ_PASS_BLOCK - 1) / READ_PASS_BLOCK;
-    return (int)(need < 1 ? 1 : need > 132 * 4 ? 132 * 4 : need);
+    return (int)(need < 1 ? 1 : need > 4LL * sms ? 4LL * sms : need);
 }
 
 void read_pass(const float *x, float *partial, long long n, cudaStream_t stream)

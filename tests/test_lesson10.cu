@@ -512,8 +512,8 @@ static void test_in_place_and_read_pass(void)
     free(dy);
 
     /* the read-only bound really reads every element: block sums add up */
-    static const long long NS[] = {1, 3, 4, 1027, 1 << 20};
-    for (int k = 0; k < 5; k++) {
+    static const long long NS[] = {1, 3, 4, 1027, 1 << 20, 3 * (1 << 21) + 7}; /* the last: 4 loads in flight per thread */
+    for (int k = 0; k < 6; k++) {
         const long long m = NS[k];
         float *h = (float *)malloc(m * sizeof(float));
         double want = 0.0;
