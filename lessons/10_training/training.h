@@ -30,9 +30,10 @@
  * needed: the Jacobian of softmax is diag(y) - y y^T. One read of y and
  * dy, one write of dx: 12 bytes per element while the row fits in
  * registers; longer rows read y and dy twice (20 bytes). A NaN anywhere in
- * y or dy of a row, or an infinity, makes the row NaN, as the formula
- * does in IEEE arithmetic. dx may alias dy (each element is read before it
- * is written by the same thread), not y. */
+ * y or dy of a row makes the row NaN (the dot product carries it); an
+ * infinity gives what the formula gives in IEEE arithmetic (+-inf or NaN).
+ * dx may alias dy (each element is read before it is written by the same
+ * thread), not y. */
 void softmax_backward(const float *y, const float *dy, float *dx, long long rows, long long cols,
                       cudaStream_t stream);
 
