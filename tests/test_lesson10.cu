@@ -285,6 +285,24 @@ static void test_special_values(void)
             free(dy);
         }
     }
+    /* Special values in dy: +inf, -inf and +inf, NaN (y ordinary) */
+    for (int l = 0; l < 4; l++) {
+        const long long n = LENS[l];
+        for (int v = 0; v < 3; v++) {
+            float *x = (float *)malloc(2 * n * sizeof(float)), *dy = (float *)malloc(2 * n * sizeof(float));
+            inputs_fill(x, 2, n, INPUT_NORMAL, 950 + v);
+            inputs_fill(dy, 2, n, INPUT_UNIFORM, 960 + v);
+            if (v == 0) dy[n + 1] = INFINITY;
+            if (v == 1) dy[n + 1] = INFINITY, dy[n + n - 1] = -INFINITY;
+            if (v == 2) dy[n + n / 2] = NAN;
+            snprintf(name, sizeof name, "softmax_backward with %s in dy (N = %lld) gives the reference's infinities and NaN",
+                     v == 0 ? "+inf" : v == 1 ? "+inf and -inf" : "a NaN", n);
+            check_backward(name, x, dy, 2, n, 0);
+            free(x);
+            free(dy);
+        }
+    }
+
     /* The stability claim in numbers: log(softmax) would give -inf here. */
     const float far[3] = {0.0f, -200.0f, -1e4f};
     float *d = (float *)dev_copy_of(far, sizeof far), *o = (float *)dev_poisoned(sizeof far), out[3];
