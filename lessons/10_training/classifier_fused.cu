@@ -130,6 +130,7 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
         const bool live = row < rows;
         const int t = live ? targets[row] : ignore_index;
         const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols);
+        const int tc = t >= 0 && t < cols ? t : -1; /* the column to pick up: never a slot past the end */
         T *xr = logits + (live ? row : 0) * cols;
         float v[FPT];
         train_load<VEC, FPT, TPR>(xr, cols, sub, live, v, -INFINITY);
@@ -137,7 +138,7 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
 #pragma unroll
         for (int p = 0; p < FPT; p++) {
             m = fmaxf(m, v[p]);
-            if (train_col<VEC, TPR>(p / VEC, p % VEC, sub) == t) xt = v[p];
+            if (train_col<VEC, TPR>(p / VEC, p % VEC, sub) == tc) xt = v[p];
         }
         m = row_reduce<TPR>(m, red_max, op_max());
         xt = row_reduce<TPR>(xt, red_t, op_sum());
@@ -151,7 +152,7 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
         const float inv = 1.0f / d;
 #pragma unroll
         for (int p = 0; p < FPT; p++)
-            v[p] = classifier_grad(v[p] * inv, train_col<VEC, TPR>(p / VEC, p % VEC, sub) == t, ignored, bad, dloss);
+            v[p] = classifier_grad(v[p] * inv, train_col<VEC, TPR>(p / VEC, p % VEC, sub) == tc, ignored, bad, dloss);
         /* In place: every element was read above, by this same thread. */
         train_store<VEC, FPT, TPR>(xr, cols, sub, live, v);
         if (live && sub == 0) losses[row] = ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(m, d, xt);
