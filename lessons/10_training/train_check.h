@@ -42,6 +42,7 @@
 typedef struct {
     long long checked, bad, rows_checked;
     int sampled;
+    int per_row;               /* one value per row compared (the loss)  */
     double max_abs;            /* over finite references                 */
     long long bad_row, bad_col; /* first bad element, or -1               */
     float bad_got;
@@ -81,8 +82,11 @@ static inline void train_report_add(train_report *r, const char *what, long long
  * sampled rows", and the first bad element. */
 static inline void train_describe(const train_report *r, long long rows, long long cols, char *buf, size_t len)
 {
-    int k = snprintf(buf, len, "max abs err %.2g over %s (%lld x %lld)", r->max_abs,
-                     r->sampled ? "sampled rows" : "every element", r->sampled ? r->rows_checked : rows, cols);
+    int k = r->per_row ? snprintf(buf, len, "max abs err %.2g over every row's loss (%lld rows of %lld)", r->max_abs,
+                                  rows, cols)
+                       : snprintf(buf, len, "max abs err %.2g over %s (%lld x %lld)", r->max_abs,
+                                  r->sampled ? "sampled rows" : "every element", r->sampled ? r->rows_checked : rows,
+                                  cols);
     if (r->bad && k > 0 && (size_t)k < len)
         snprintf(buf + k, len - (size_t)k, "; %lld bad, first %s[%lld][%lld] = %.9g, want %.12g", r->bad, r->what,
                  r->bad_row, r->bad_col, r->bad_got, r->bad_want);
@@ -138,6 +142,7 @@ static inline int train_check_loss(const float *x, const int *targets, const flo
         train_report_add(r, "loss", i, targets[i], loss[i],
                          ref_cross_entropy_row(x + i * cols, cols, targets[i], ignore_index), R, R);
     r->rows_checked = rows;
+    r->per_row = 1;
     return r->bad == 0;
 }
 
