@@ -387,10 +387,6 @@ int main(int argc, char **argv)
             } else if (k == 1) {
                 CUDA_CHECK(cudaMemcpy(out, B[0], bytes, cudaMemcpyDeviceToHost));
                 pass = train_check_log_softmax(x, out, rows, cols, &r);
-                if (o.output_path) {
-                    char err[512];
-                    if (npy_write(o.output_path, out, rows, cols, err, sizeof err) != 0) fail_usage(err, NULL);
-                }
             } else if (k == 2) {
                 CUDA_CHECK(cudaMemcpy(small_h, S[0], (size_t)rows * sizeof(float), cudaMemcpyDeviceToHost));
                 pass = train_check_loss(x, targets, small_h, rows, cols, to.ignore_index, &r);
@@ -407,6 +403,11 @@ int main(int argc, char **argv)
             snprintf(check[k], sizeof check[k], "not checked (--no-check)");
         }
         if (!pass) status = 1;
+        if (k == 1 && o.output_path) { /* the log-softmax, checked or not */
+            char err[512];
+            CUDA_CHECK(cudaMemcpy(out, B[0], bytes, cudaMemcpyDeviceToHost));
+            if (npy_write(o.output_path, out, rows, cols, err, sizeof err) != 0) fail_usage(err, NULL);
+        }
 
         printf("\n  kernel         %s: %s\n", K[k].name, K[k].what);
         printf("  design traffic %s = %g bytes per element\n", K[k].traffic, K[k].design_bytes);
