@@ -176,13 +176,26 @@ classifier_split_write_kernel(T *logits, const int *__restrict__ targets, float 
     const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols);
     const float inv = 1.0f / s.d, dloss = scale->dloss;
     T *xs = logits + row * cols + begin;
-    for (long long k = threadIdx.x; k < len / VEC; k += TRAIN_SPLIT_BLOCK) {
-        float v[VEC];
-        load_vec<VEC>(xs + k * VEC, v);
+    constexpr int U = TRAIN_SPLIT_U(VEC); /* U loads in flight, then U stores over the same elements */
+    const long long nvec = len / VEC;
+    for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * TRAIN_SPLIT_BLOCK) {
+        float v[U * VEC];
 #pragma unroll
-        for (int j = 0; j < VEC; j++)
-            v[j] = classifier_grad(expf(v[j] - s.m) * inv, begin + k * VEC + j == t, ignored, bad, dloss);
-        store_vec<VEC>(xs + k * VEC, v);
+        for (int u = 0; u < U; u++) {
+            const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;
+            if (k < nvec) load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
+            else for (int j = 0; j < VEC; j++) v[u * VEC + j] = 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;
+            if (k >= nvec) continue;
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                v[u * VEC + j] = classifier_grad(expf(v[u * VEC + j] - s.m) * inv, begin + k * VEC + j == t, ignored,
+                                                 bad, dloss);
+            store_vec<VEC>(xs + k * VEC, &v[u * VEC]);
+        }
     }
     if (begin == 0 && threadIdx.x == 0)
         losses[row] = ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(s.m, s.d, xt[row]);

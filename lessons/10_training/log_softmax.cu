@@ -61,12 +61,24 @@ log_softmax_split_write_kernel(const float *__restrict__ x, float *__restrict__ 
     const float lse = logf(s.d);
     const float *xs = x + row * cols + begin;
     float *os = out + row * cols + begin;
-    for (long long k = threadIdx.x; k < len / VEC; k += TRAIN_SPLIT_BLOCK) {
-        float v[VEC];
-        load_vec<VEC>(xs + k * VEC, v);
+    constexpr int U = TRAIN_SPLIT_U(VEC); /* U loads in flight, then U stores */
+    const long long nvec = len / VEC;
+    for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * TRAIN_SPLIT_BLOCK) {
+        float v[U * VEC];
 #pragma unroll
-        for (int j = 0; j < VEC; j++) v[j] = (v[j] - s.m) - lse;
-        store_vec<VEC>(os + k * VEC, v);
+        for (int u = 0; u < U; u++) {
+            const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;
+            if (k < nvec) load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
+            else for (int j = 0; j < VEC; j++) v[u * VEC + j] = 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;
+            if (k >= nvec) continue;
+#pragma unroll
+            for (int j = 0; j < VEC; j++) v[u * VEC + j] = (v[u * VEC + j] - s.m) - lse;
+            store_vec<VEC>(os + k * VEC, &v[u * VEC]);
+        }
     }
 }
 

@@ -48,7 +48,7 @@ __global__ void __launch_bounds__(TRAIN_SPLIT_BLOCK)
 backward_split_dot_kernel(const float *__restrict__ y, const float *__restrict__ dy, long long cols,
                           long long splits, float *__restrict__ part)
 {
-    constexpr int U = 16 / VEC;
+    constexpr int U = TRAIN_SPLIT_U(VEC);
     __shared__ float red[32];
     long long row, begin, len;
     train_piece(splits, cols, &row, &begin, &len);
@@ -88,13 +88,28 @@ backward_split_write_kernel(const float *__restrict__ y, const float *dy, float 
     const float s = train_sum_pieces<TRAIN_SPLIT_BLOCK>(part + row * splits, splits, red);
     const float *ys = y + row * cols + begin, *dys = dy + row * cols + begin;
     float *dxs = dx + row * cols + begin;
-    for (long long k = threadIdx.x; k < len / VEC; k += TRAIN_SPLIT_BLOCK) {
-        float a[VEC], b[VEC];
-        load_vec<VEC>(ys + k * VEC, a);
-        load_vec<VEC>(dys + k * VEC, b);
+    constexpr int U = TRAIN_SPLIT_U(VEC); /* U vectors of y and of dy in flight, then U stores */
+    const long long nvec = len / VEC;
+    for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * TRAIN_SPLIT_BLOCK) {
+        float a[U * VEC], b[U * VEC];
 #pragma unroll
-        for (int j = 0; j < VEC; j++) a[j] *= b[j] - s;
-        store_vec<VEC>(dxs + k * VEC, a);
+        for (int u = 0; u < U; u++) {
+            const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;
+            if (k < nvec) {
+                load_vec<VEC>(ys + k * VEC, &a[u * VEC]);
+                load_vec<VEC>(dys + k * VEC, &b[u * VEC]);
+            } else {
+                for (int j = 0; j < VEC; j++) a[u * VEC + j] = b[u * VEC + j] = 0.0f;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;
+            if (k >= nvec) continue;
+#pragma unroll
+            for (int j = 0; j < VEC; j++) a[u * VEC + j] *= b[u * VEC + j] - s;
+            store_vec<VEC>(dxs + k * VEC, &a[u * VEC]);
+        }
     }
 }
 

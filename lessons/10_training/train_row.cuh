@@ -31,13 +31,18 @@
  * 16-bit row moves in 16-byte vectors of 8 elements (VEC 8) and a float
  * row in float4s (VEC 4). 32 floats per thread in a warp (<= 1024) leaves
  * room for the backward's two arrays; 16 per thread for the block classes
- * keeps 1024-thread blocks within 64 registers per thread. */
+ * keeps 1024-thread blocks within 64 registers per thread. From 2048 on a
+ * row's block doubles with N (lesson 5's table): the slots of a block
+ * class are at least half full, and an SM keeps 32 KB or more of rows in
+ * flight. */
 #define TRAIN_CLASSES(X)                 \
     X(0, 64, 8, 8, 128)                  \
     X(1, 256, 8, 32, 128)                \
     X(2, 1024, 32, 32, 128)              \
-    X(3, 4096, 16, 256, 256)             \
-    X(4, TRAIN_REG_MAX_COLS, 16, 1024, 1024)
+    X(3, 2048, 16, 128, 128)             \
+    X(4, 4096, 16, 256, 256)             \
+    X(5, 8192, 16, 512, 512)             \
+    X(6, TRAIN_REG_MAX_COLS, 16, 1024, 1024)
 
 /* The class of a row length, or -1 past TRAIN_REG_MAX_COLS (split). */
 static inline int train_class(long long cols)
@@ -136,6 +141,9 @@ __device__ __forceinline__ float train_row_loss(float m, float d, float xt)
 #define TRAIN_SPLIT_BLOCK 256
 static inline long long train_splits(long long cols) { return (cols + TRAIN_SPLIT_SEG - 1) / TRAIN_SPLIT_SEG; }
 
+/* Vectors in flight per thread in the split paths' loops: 16 floats. */
+#define TRAIN_SPLIT_U(VEC) (16 / (VEC) < 1 ? 1 : 16 / (VEC))
+
 /* Piece b % splits of row b / splits: its row, first column and length
  * (the last piece of a row may be shorter). Pieces start at multiples of
  * TRAIN_SPLIT_SEG, so a row that starts on 16 bytes has pieces that do. */
@@ -160,7 +168,7 @@ __global__ void __launch_bounds__(TRAIN_SPLIT_BLOCK)
 train_split_state_kernel(const T *__restrict__ x, long long cols, long long splits, const int *__restrict__ targets,
                          online_md *__restrict__ state, float *__restrict__ xt)
 {
-    constexpr int U = 16 / VEC < 1 ? 1 : 16 / VEC;
+    constexpr int U = TRAIN_SPLIT_U(VEC);
     __shared__ float red_m[32], red_d[32];
     long long row, begin, len;
     train_piece(splits, cols, &row, &begin, &len);

@@ -26,8 +26,10 @@ const char *train_path_name(long long cols)
     case 0: return "registers, 8 lanes per row (16 rows per block)";
     case 1: return "registers, a warp per row (4 rows per block)";
     case 2: return "registers, a warp per row, 32 floats per lane";
-    case 3: return "registers, a block of 256 per row";
-    case 4: return "registers, a block of 1024 per row";
+    case 3: return "registers, a block of 128 per row";
+    case 4: return "registers, a block of 256 per row";
+    case 5: return "registers, a block of 512 per row";
+    case 6: return "registers, a block of 1024 per row";
     default: return "split: pieces of 8192 floats, one block each, merged through a workspace";
     }
 }
