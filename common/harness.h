@@ -69,6 +69,17 @@ int rotation_sets(size_t bytes, size_t free_bytes);
 timing time_runs(softmax_fn fn, float **x, float **y, int sets, long long rows,
                  long long cols, int warmup, int iters);
 
+/* ---- the read-only bound (lesson 10's loss reads and writes nothing per
+ * element): a pass that reads n floats once and writes one float per
+ * block, the sum of its part, so the compiler cannot drop a load. Its time
+ * is the least any kernel that reads the same bytes can take. */
+#define READ_PASS_BLOCK 512
+/* Blocks read_pass launches for n floats: partial must hold that many. */
+int read_pass_blocks(long long n);
+void read_pass(const float *x, float *partial, long long n, cudaStream_t stream);
+/* time_runs for read_pass on x[s] -> partial[s] (s rotating over `sets`). */
+timing time_read_pass(float **x, float **partial, int sets, long long n, int warmup, int iters);
+
 /* ---- views: the same rows at misaligned addresses (lessons 5, 6, 8) ---- */
 
 /* A softmax over views: row i of x at x + i * ldx, of y at y + i * ldy. */

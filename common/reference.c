@@ -227,3 +227,67 @@ void ref_online_batch_softmax(const float *x, double *y, long long rows, long lo
         normalize(r, y + i * cols, cols, s);
     }
 }
+
+/* ---- Training (lesson 10) ---------------------------------------------------
+ * Straight from the definitions, two passes each. */
+
+void ref_softmax_backward_row(const float *y, const float *dy, double *dx, long long n)
+{
+    double s = 0.0;
+    for (long long j = 0; j < n; j++) s += (double)y[j] * (double)dy[j];
+    for (long long j = 0; j < n; j++) dx[j] = (double)y[j] * ((double)dy[j] - s);
+}
+
+/* m and d of a row: m = max (NaN if any is NaN), d = sum exp(x - m). For
+ * m = -inf (only -inf) or +inf, x - m is NaN somewhere and so is d. */
+static void row_md(const float *x, long long n, double *m, double *d)
+{
+    *m = -INFINITY;
+    for (long long j = 0; j < n; j++) *m = nan_max(*m, x[j]);
+    *d = 0.0;
+    for (long long j = 0; j < n; j++) *d += exp((double)x[j] - *m);
+}
+
+void ref_log_softmax_row(const float *x, double *out, long long n)
+{
+    double m, d;
+    row_md(x, n, &m, &d);
+    for (long long j = 0; j < n; j++) out[j] = ((double)x[j] - m) - log(d);
+}
+
+double ref_cross_entropy_row(const float *x, long long n, long long t, long long ignore_index)
+{
+    if (t == ignore_index) return 0.0;
+    if (t < 0 || t >= n) return NAN;
+    double m, d;
+    row_md(x, n, &m, &d);
+    return (m - (double)x[t]) + log(d);
+}
+
+double ref_classifier(const float *x, const int *targets, long long rows, long long cols, long long ignore_index,
+                      int mean, double *losses, double *grad)
+{
+    long long count = 0;
+    for (long long i = 0; i < rows; i++) count += targets[i] != ignore_index;
+    const double dloss = mean ? 1.0 / (double)count : 1.0;
+    double total = 0.0;
+    for (long long i = 0; i < rows; i++) {
+        const float *xr = x + i * cols;
+        const long long t = targets[i];
+        const double li = ref_cross_entropy_row(xr, cols, t, ignore_index);
+        total += li;
+        if (losses) losses[i] = li;
+        if (!grad) continue;
+        double *g = grad + i * cols;
+        if (t == ignore_index) {
+            for (long long j = 0; j < cols; j++) g[j] = 0.0;
+        } else if (t < 0 || t >= cols) {
+            for (long long j = 0; j < cols; j++) g[j] = NAN;
+        } else {
+            double m, d;
+            row_md(xr, cols, &m, &d);
+            for (long long j = 0; j < cols; j++) g[j] = (exp((double)xr[j] - m) / d - (j == t ? 1.0 : 0.0)) * dloss;
+        }
+    }
+    return mean ? total / (double)count : total;
+}

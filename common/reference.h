@@ -57,6 +57,34 @@ void ref_batch_softmax(const float *x, double *y, long long rows, long long cols
 void ref_online_batch_softmax(const float *x, double *y, long long rows, long long cols,
                               long long block);
 
+/* ---- Training (lesson 10): the backward, log-softmax, the loss ---------
+ * Float64 definitions of lesson 10's four kernels. Special values follow
+ * the formulas in IEEE arithmetic, as the forward's do: NaN or +inf in a
+ * row, or a row of only -inf, gives NaN. A result beyond float's range
+ * (log-softmax of -3e38 next to 3e38 is -6e38) is returned as computed;
+ * the checker expects the float infinity there. */
+
+/* dx = y * (dy - sum_j y_j dy_j): the gradient through softmax, y being
+ * softmax's output and dy the gradient of the loss with respect to it. */
+void ref_softmax_backward_row(const float *y, const float *dy, double *dx, long long n);
+
+/* out = x - max - log(sum exp(x - max)). */
+void ref_log_softmax_row(const float *x, double *out, long long n);
+
+/* The cross-entropy of one row with target t: logsumexp(x) - x[t]; 0 when
+ * t == ignore_index; NaN when t is out of [0, n) and not ignore_index. */
+double ref_cross_entropy_row(const float *x, long long n, long long t, long long ignore_index);
+
+/* The fused classifier over rows x cols logits: losses[i] as above, grad
+ * (rows x cols) = (softmax(x_i) - one_hot(t_i)) * dloss, dloss = 1 / count
+ * (mean; count = rows whose target is not ignore_index) or 1 (sum); 0 on
+ * ignored rows, NaN on rows whose target is out of range. Returns the
+ * reduced loss: the sum of losses, divided by count for the mean (NaN
+ * when every row is ignored: 0 / 0, as PyTorch). grad or losses may be
+ * NULL. */
+double ref_classifier(const float *x, const int *targets, long long rows, long long cols, long long ignore_index,
+                      int mean, double *losses, double *grad);
+
 #ifdef __cplusplus
 }
 #endif

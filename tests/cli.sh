@@ -7,7 +7,10 @@
 # on the GPU, or on the CPU emulator's build (BUILD_DIR/emu) without one.
 # Lesson 9 alone takes --dtype f16|bf16|f32 and 16-bit .npy files ('<f2',
 # and '<u2' holding bfloat16 bits), in and out; every other lesson refuses
-# --dtype with exit status 2.
+# --dtype with exit status 2. Lesson 10 also takes --ignore-index,
+# --reduction mean|sum and --target: a bad value, or a target out of range
+# for the shape, gets exit status 2 and one line; its four kernels pass
+# their checks with every row ignored and on the split path.
 # Usage: tests/cli.sh BUILD_DIR N...   (the lesson numbers)
 set -u
 build=$1
@@ -189,6 +192,27 @@ for n in "${@:2}"; do
         if [ $status -eq 0 ] && grep -q 'shape *2 x 8 float16 values' "$tmp/out" && grep -q 'check *PASS' "$tmp/out"; then
             pass "$name"
         else fail "$name" "status $status: $(grep -a -e shape -e check "$tmp/out" | tr '\n' ' ')"; fi
+    fi
+
+    # Lesson 10's own options: bad values on any build; a target out of
+    # range is known only with the shape, on the build that can run here.
+    if [ "$n" = 10 ]; then
+        expect_usage_error "$L --reduction max"                 "$prog" --reduction max
+        expect_usage_error "$L a non-numeric --ignore-index"    "$prog" --ignore-index abc
+        expect_usage_error "$L --target without a value"        "$prog" --target
+        expect_usage_error "$L a --target beyond 32 bits"       "$prog" --target 4294967296
+        if [ -x "$runner" ]; then
+            expect_usage_error "$L --target N (out of range)"       env EMU_QUIET=1 "$runner" --rows 2 --cols 10 --target 10
+            expect_usage_error "$L --target -1 (not the ignore index)" env EMU_QUIET=1 "$runner" --rows 2 --cols 10 --target -1
+            for args in "--rows 5 --cols 40 --target 3 --ignore-index 3 --reduction mean" \
+                        "--rows 5 --cols 40 --target -100 --reduction sum" "--rows 3 --cols 20000 --reduction sum"; do
+                name="lesson10 $args: its four kernels pass their checks"
+                EMU_QUIET=1 "$runner" $args --iters 20 --warmup 1 >"$tmp/out" 2>&1
+                status=$?
+                if [ $status -eq 0 ] && [ "$(grep -c 'check *PASS' "$tmp/out")" -eq 4 ]; then pass "$name"
+                else fail "$name" "status $status: $(grep -a 'check' "$tmp/out" | tr '\n' ' ')"; fi
+            done
+        fi
     fi
 
     if [ $have_gpu -eq 0 ]; then

@@ -60,7 +60,7 @@ rm -rf "$tree"
 mkdir -p "$tree"
 tar -C "$root" --exclude=./build --exclude=./.git --exclude=./.venv -cf - . | tar -C "$tree" -xf - ||
     fail "cannot copy the tree"
-lessons=$(ls -d lessons/0[3-9]_* | sed 's|lessons/0\([0-9]\)_.*|\1|')
+lessons=$(ls -d lessons/0[3-9]_* lessons/[1-9][0-9]_* 2>/dev/null | sed 's|lessons/0*\([0-9]*\)_.*|\1|')
 targets="build/emu/tests/test_kernels"
 for n in $lessons; do targets+=" build/emu/tests/test_lesson$n"; done
 mk() { make -C "$tree" -j"$jobs" GIT_COMMIT=mutants "$@" >"$work/${log:-build}.log" 2>&1; }
@@ -97,7 +97,7 @@ for ((i = 0; i < total; i++)); do
     name=${names[i]} file=${files[i]}
     [ "$want" = "  " ] || [[ "$want" == *" $name "* ]] || continue
     ran=$((ran + 1))
-    n=$(echo "$file" | sed -n 's|^lessons/0\([0-9]\)_.*|\1|p')
+    n=$(echo "$file" | sed -n 's|^lessons/0*\([0-9]*\)_.*|\1|p')
     [ -f "$tree/$file" ] || fail "[$name]: no file $file"
     result=''
     IFS=$'\x1e' read -r -d '' -a list_edits <<<"${edits[i]}"

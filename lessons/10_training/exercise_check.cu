@@ -1,0 +1,158 @@
+/* Checker for exercise 10 (do not edit): log_softmax_backward against the
+ * float64 definition dx = dout - exp(out) * sum(dout) on every element,
+ * outputs poisoned first, for several shapes, a row whose dout sums to 0
+ * and one with -inf in out (probability 0); then the gradient's real
+ * specification: central differences in float64 of sum(dout *
+ * log_softmax(x)) at small shapes. Exit 0 when solved, 1 if not, 3
+ * without a GPU. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "harness.h"
+#include "inputs.h"
+#include "reference.h"
+#include "verify.h"
+#include "exercise.h"
+
+/* Runs the exercise on host out, dout; dx back in dx. */
+static void run(const float *out, const float *dout, float *dx, long long rows, long long cols)
+{
+    const size_t bytes = (size_t)(rows * cols) * sizeof(float);
+    float *d_out, *d_dout, *d_dx;
+    CUDA_CHECK(cudaMalloc(&d_out, bytes));
+    CUDA_CHECK(cudaMalloc(&d_dout, bytes));
+    CUDA_CHECK(cudaMalloc(&d_dx, bytes));
+    CUDA_CHECK(cudaMemcpy(d_out, out, bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(d_dout, dout, bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(d_dx, 0xFF, bytes)); /* NaN until written */
+    log_softmax_backward(d_out, d_dout, d_dx, rows, cols, 0);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaMemcpy(dx, d_dx, bytes, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(d_out));
+    CUDA_CHECK(cudaFree(d_dout));
+    CUDA_CHECK(cudaFree(d_dx));
+}
+
+/* out = log_softmax(x) rounded to float (what the forward gives). */
+static void forward(const float *x, float *out, long long rows, long long cols)
+{
+    double *r = (double *)malloc((size_t)cols * sizeof(double));
+    for (long long i = 0; i < rows; i++) {
+        ref_log_softmax_row(x + i * cols, r, cols);
+        for (long long j = 0; j < cols; j++) out[i * cols + j] = (float)r[j];
+    }
+    free(r);
+}
+
+/* Every element against the float64 formula. dx_j owes the float sum of
+ * dout its error R sum|dout| times exp(out_j), plus a rounding of dout_j. */
+static int check(const char *what, const float *out, const float *dout, long long rows, long long cols)
+{
+    float *dx = (float *)malloc((size_t)(rows * cols) * sizeof(float));
+    run(out, dout, dx, rows, cols);
+    const double R = verify_rtol(cols);
+    long long bad = 0, br = -1, bc = -1;
+    double bw = 0.0;
+    for (long long i = 0; i < rows; i++) {
+        double s = 0.0, sa = 0.0;
+        for (long long j = 0; j < cols; j++) s += dout[i * cols + j], sa += fabs((double)dout[i * cols + j]);
+        for (long long j = 0; j < cols; j++) {
+            const double y = exp((double)out[i * cols + j]), want = (double)dout[i * cols + j] - y * s;
+            const double atol = R * (y * sa + fabs((double)dout[i * cols + j])) + VERIFY_ATOL;
+            if (!verify_element_atol(dx[i * cols + j], want, R, atol) && bad++ == 0) br = i, bc = j, bw = want;
+        }
+    }
+    if (bad) printf("  BAD  %-44s %lld elements off; first [%lld][%lld] = %.9g, want %.9g\n", what, bad, br, bc,
+                    dx[br * cols + bc], bw);
+    else printf("  ok   %s\n", what);
+    free(dx);
+    return bad == 0;
+}
+
+/* sum(dout * log_softmax(x)) in float64, and its central difference at e. */
+static double objective(const double *x, const float *dout, long long rows, long long cols)
+{
+    double f = 0.0;
+    for (long long i = 0; i < rows; i++) {
+        const double *r = x + i * cols;
+        double m = -INFINITY, d = 0.0;
+        for (long long j = 0; j < cols; j++) m = r[j] > m ? r[j] : m;
+        for (long long j = 0; j < cols; j++) d += exp(r[j] - m);
+        for (long long j = 0; j < cols; j++) f += dout[i * cols + j] * (r[j] - m - log(d));
+    }
+    return f;
+}
+
+static int check_fd(long long rows, long long cols, unsigned long long seed)
+{
+    const size_t n = (size_t)(rows * cols);
+    float *x = (float *)malloc(n * sizeof(float)), *out = (float *)malloc(n * sizeof(float));
+    float *dout = (float *)malloc(n * sizeof(float)), *dx = (float *)malloc(n * sizeof(float));
+    double *xd = (double *)malloc(n * sizeof(double));
+    inputs_fill(x, rows, cols, INPUT_NORMAL, seed);
+    inputs_fill(dout, rows, cols, INPUT_UNIFORM, seed + 1);
+    forward(x, out, rows, cols);
+    run(out, dout, dx, rows, cols);
+    for (size_t e = 0; e < n; e++) xd[e] = x[e];
+    double worst = 0.0;
+    int ok = 1;
+    for (size_t e = 0; e < n; e++) {
+        const double h = 1e-5, keep = xd[e];
+        xd[e] = keep + h;
+        const double up = objective(xd, dout, rows, cols);
+        xd[e] = keep - h;
+        const double down = objective(xd, dout, rows, cols);
+        xd[e] = keep;
+        const double fd = (up - down) / (2 * h), err = fabs((double)dx[e] - fd);
+        if (!(err <= 1e-5 + 1e-5 * fabs(fd))) ok = 0; /* NaN fails */
+        if (!(err <= worst)) worst = err;
+    }
+    printf("  %-4s central differences of sum(dout * log_softmax(x)) at %lld x %lld: largest error %.2g\n",
+           ok ? "ok" : "BAD", rows, cols, worst);
+    free(x);
+    free(out);
+    free(dout);
+    free(dx);
+    free(xd);
+    return ok;
+}
+
+int main(void)
+{
+    require_gpu("exercise10");
+    printf("Exercise 10: the log-softmax backward, dx = dout - exp(out) * sum(dout)\n");
+    const long long shapes[][2] = {{1, 1}, {5, 7}, {3, 1000}, {2, 5000}, {1, 20000}};
+    int solved = 1;
+    char what[80];
+    for (int s = 0; s < 5; s++) {
+        const long long rows = shapes[s][0], cols = shapes[s][1];
+        const size_t n = (size_t)(rows * cols);
+        float *x = (float *)malloc(n * sizeof(float)), *out = (float *)malloc(n * sizeof(float));
+        float *dout = (float *)malloc(n * sizeof(float));
+        inputs_fill(x, rows, cols, INPUT_NORMAL, 100 + s);
+        inputs_fill(dout, rows, cols, INPUT_UNIFORM, 200 + s);
+        forward(x, out, rows, cols);
+        snprintf(what, sizeof what, "%lld x %lld, dout uniform in [-4, 4]", rows, cols);
+        solved &= check(what, out, dout, rows, cols);
+        free(x);
+        free(out);
+        free(dout);
+    }
+
+    /* The cross-entropy's own dout (-1 at the target) sums to -1; a row
+     * summing to 0 and -inf entries (zero probability) in out. */
+    const float I = INFINITY;
+    const float x3[3][6] = {{1, 2, 3, 4, 5, 6}, {0.5f, -I, 2, -I, 1, 0}, {3, 1, 4, 1, 5, 9}};
+    const float d3[3][6] = {{0, 0, -1, 0, 0, 0}, {1, 2, -3, 4, -4, 0}, {0.5f, -0.5f, 0.25f, -0.25f, 1, -1}};
+    float out3[18];
+    forward(&x3[0][0], out3, 3, 6);
+    solved &= check("3 x 6: one-hot dout, -inf in out, a dout summing to 0", out3, &d3[0][0], 3, 6);
+
+    solved &= check_fd(3, 5, 300);
+    solved &= check_fd(2, 40, 310);
+
+    printf("%s\n", solved ? "SOLVED" : "NOT YET: dx must subtract exp(out) times the row's sum of dout");
+    return solved ? 0 : 1;
+}

@@ -1,0 +1,122 @@
+/* Lesson 10: log-softmax, out = x - m - log(d), m = max(x), d = sum exp(x - m).
+ *
+ * Why not log(softmax(x)): softmax underflows to 0 for every x more than
+ * about 104 below the max (exp(-104) is below float's smallest subnormal),
+ * and log(0) = -inf, where the true answer is a modest -104.x. Written as
+ * x - m - log(d), the only exp is inside d, whose terms are all <= 1 with
+ * at least one equal to 1: d is in [1, N], log(d) in [0, log N], and the
+ * result is exact up to a few ulps for every input lesson 2 handles.
+ *
+ * While the row fits in registers (TRAIN_REG_MAX_COLS): read once, max and
+ * sum reduced on chip, written once: 8 bytes per element, a copy's. Longer
+ * rows: kernel 1 writes each piece's (m, d) (lesson 6's state) to the
+ * workspace, kernel 2 merges the row's states in each block and writes its
+ * piece: 2 reads + 1 write = 12 bytes per element. */
+#include "check.h"
+#include "train_row.cuh"
+
+template <int VEC, int FPT, int TPR, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+log_softmax_registers_kernel(const float *__restrict__ x, float *__restrict__ out, long long rows, int cols)
+{
+    constexpr int ROWS_PER_BLOCK = BLOCK / TPR;
+    __shared__ float red_max[32], red_sum[32]; /* two arrays: lessons/05_fused/row_reduce.cuh says why */
+    const int sub = threadIdx.x % TPR;
+    for (long long first = (long long)blockIdx.x * ROWS_PER_BLOCK; first < rows;
+         first += (long long)gridDim.x * ROWS_PER_BLOCK) {
+        const long long row = first + threadIdx.x / TPR;
+        const bool live = row < rows;
+        const long long off = (live ? row : 0) * cols;
+        float v[FPT];
+        train_load<VEC, FPT, TPR>(x + off, cols, sub, live, v, -INFINITY);
+        float m = -INFINITY;
+#pragma unroll
+        for (int p = 0; p < FPT; p++) m = fmaxf(m, v[p]);
+        m = row_reduce<TPR>(m, red_max, op_max());
+        float d = 0.0f;
+#pragma unroll
+        for (int p = 0; p < FPT; p++) d += expf(v[p] - m);
+        d = row_reduce<TPR>(d, red_sum, op_sum());
+        /* (x - m) first: exact or nearly for x near m, where the result is
+         * small; m = -inf (a row of only -inf) gives NaN, as lesson 2. */
+        const float lse = logf(d);
+#pragma unroll
+        for (int p = 0; p < FPT; p++) v[p] = (v[p] - m) - lse;
+        train_store<VEC, FPT, TPR>(out + off, cols, sub, live, v);
+    }
+}
+
+/* Kernel 2 of the split path: the row's (m, d) from all its pieces' states
+ * (the same merge in every block of the row), then this piece's output,
+ * in vectors of VEC floats. */
+template <int VEC>
+__global__ void __launch_bounds__(TRAIN_SPLIT_BLOCK)
+log_softmax_split_write_kernel(const float *__restrict__ x, float *__restrict__ out, long long cols,
+                               long long splits, const online_md *__restrict__ state)
+{
+    __shared__ float red_m[32], red_d[32];
+    long long row, begin, len;
+    train_piece(splits, cols, &row, &begin, &len);
+    const online_md s = train_merge_pieces<TRAIN_SPLIT_BLOCK>(state + row * splits, splits, red_m, red_d);
+    const float lse = logf(s.d);
+    const float *xs = x + row * cols + begin;
+    float *os = out + row * cols + begin;
+    constexpr int U = TRAIN_SPLIT_U(VEC); /* U loads in flight, then U stores */
+    const long long nvec = len / VEC;
+    for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * TRAIN_SPLIT_BLOCK) {
+        float v[U * VEC];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;
+            if (k < nvec) load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
+            else for (int j = 0; j < VEC; j++) v[u * VEC + j] = 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;
+            if (k >= nvec) continue;
+#pragma unroll
+            for (int j = 0; j < VEC; j++) v[u * VEC + j] = (v[u * VEC + j] - s.m) - lse;
+            store_vec<VEC>(os + k * VEC, &v[u * VEC]);
+        }
+    }
+}
+
+template <int VEC, int FPT, int TPR, int BLOCK>
+static void launch_log_softmax(const float *x, float *out, long long rows, long long cols, cudaStream_t stream)
+{
+    log_softmax_registers_kernel<VEC, FPT, TPR, BLOCK><<<train_grid(rows, BLOCK / TPR), BLOCK, 0, stream>>>(
+        x, out, rows, (int)cols);
+    CUDA_CHECK_LAUNCH();
+}
+
+void log_softmax_forward(const float *x, float *out, long long rows, long long cols, cudaStream_t stream)
+{
+    if (rows <= 0 || cols <= 0) return;
+    const bool v4 = train_aligned(x, cols, 4) && train_aligned(out, cols, 4);
+    switch (train_class(cols)) {
+#define LOG_SOFTMAX_CASE(c, maxc, fpt, tpr, block)                                   \
+    case c:                                                                          \
+        if (v4) launch_log_softmax<4, fpt, tpr, block>(x, out, rows, cols, stream);  \
+        else launch_log_softmax<1, fpt, tpr, block>(x, out, rows, cols, stream);     \
+        return;
+        TRAIN_CLASSES(LOG_SOFTMAX_CASE)
+#undef LOG_SOFTMAX_CASE
+    default: {
+        const long long splits = train_splits(cols), batch = train_split_batch(splits);
+        online_md *state =
+            (online_md *)train_workspace((size_t)(batch < rows ? batch : rows) * splits * sizeof(online_md));
+        for (long long r0 = 0; r0 < rows; r0 += batch) {
+            const long long n = rows - r0 < batch ? rows - r0 : batch, o = r0 * cols;
+            train_split_states<float>(x + o, n, cols, splits, (const int *)nullptr, state, (float *)nullptr, v4, stream);
+            if (v4)
+                log_softmax_split_write_kernel<4><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(
+                    x + o, out + o, cols, splits, state);
+            else
+                log_softmax_split_write_kernel<1><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(
+                    x + o, out + o, cols, splits, state);
+            CUDA_CHECK_LAUNCH();
+        }
+    }
+    }
+}

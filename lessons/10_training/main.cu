@@ -1,0 +1,461 @@
+/* Lesson 10 program: the four kernels of a classifier's last layer in
+ * training. A worked example on [1, 2, 3] (the chain rule through
+ * softmax_backward gives the fused classifier's gradient), log-softmax
+ * where log(softmax) fails, then each kernel on the options' shape:
+ * checked against the float64 reference on every element (train_check.h),
+ * timed, and put against its own bound, measured in the same process:
+ *
+ *   softmax_backward      12 bytes per element  1.5 x a device-to-device copy
+ *   log_softmax_forward    8                    a copy
+ *   cross_entropy_forward  4 (reads only)       a read-only pass (harness.h)
+ *   classifier_fused       8 (in place)         a copy
+ *
+ * Options of every lesson, plus --ignore-index N (default -100),
+ * --reduction mean|sum (default mean) and --target T (every row's target;
+ * default: a column drawn from the seed for each row, every 16th row the
+ * ignore index). --output writes the log-softmax. The CSV rows (one per
+ * kernel) carry each kernel's bound in the copy columns. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "harness.h"
+#include "inputs.h"
+#include "npy.h"
+#include "reference.h"
+#include "training.h"
+#include "train_check.h"
+
+static const lesson LESSON = {
+    10, "training",
+    "softmax in training: the backward, log-softmax, the loss, and the fused classifier that never stores softmax",
+    "per kernel", 8.0, NULL, verify_rtol,
+    16384, 4096,
+};
+
+/* ---- lesson 10's own options ---------------------------------------------- */
+
+typedef struct {
+    int ignore_index;
+    train_reduction reduction;
+    int target, target_set;
+} train_options;
+
+static void usage_extra(void)
+{
+    printf("Lesson 10 also takes:\n"
+           "  --ignore-index N    rows whose target is N get loss 0 and gradient 0 (default -100)\n"
+           "  --reduction R       mean (divide by the rows not ignored, the default) or sum\n"
+           "  --target T          every row's target (0 to cols - 1, or the ignore index); by default\n"
+           "                      each row's is drawn from --seed, and every 16th row is ignored\n"
+           "  --output FILE.npy   holds the log-softmax\n");
+}
+
+static void fail_usage(const char *msg, const char *value)
+{
+    fprintf(stderr, "lesson10: %s%s%s\n", msg, value ? " " : "", value ? value : "");
+    exit(2);
+}
+
+/* A whole signed number that fits an int, or exit 2. */
+static int parse_signed(const char *flag, const char *s)
+{
+    char buf[200];
+    errno = 0;
+    char *end;
+    const long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || s[0] == ' ' || s[0] == '+') {
+        snprintf(buf, sizeof buf, "%s: '%.40s' is not a whole number", flag, s);
+        fail_usage(buf, NULL);
+    }
+    if (errno == ERANGE || v < INT_MIN || v > INT_MAX) {
+        snprintf(buf, sizeof buf, "%s: %.40s does not fit a 32-bit int", flag, s);
+        fail_usage(buf, NULL);
+    }
+    return (int)v;
+}
+
+/* Takes lesson 10's flags out of argv (the rest goes to the common
+ * parser); returns the new argc. */
+static int parse_train_options(int argc, char **argv, train_options *t)
+{
+    static const char *FLAGS[] = {"--ignore-index", "--reduction", "--target"};
+    t->ignore_index = TRAIN_IGNORE_INDEX;
+    t->reduction = TRAIN_MEAN;
+    t->target = 0;
+    t->target_set = 0;
+    int out = 1;
+    for (int i = 1; i < argc; i++) {
+        int f = -1;
+        const char *value = NULL;
+        for (int k = 0; k < 3; k++) {
+            const size_t len = strlen(FLAGS[k]);
+            if (strncmp(argv[i], FLAGS[k], len) == 0 && (argv[i][len] == '\0' || argv[i][len] == '=')) {
+                f = k;
+                value = argv[i][len] == '=' ? argv[i] + len + 1 : NULL;
+            }
+        }
+        if (f < 0) {
+            argv[out++] = argv[i];
+            continue;
+        }
+        if (!value) {
+            /* a negative number is a value here (--ignore-index -100), another flag is not */
+            if (i + 1 >= argc || (strncmp(argv[i + 1], "--", 2) == 0)) fail_usage(FLAGS[f], "needs a value");
+            value = argv[++i];
+        }
+        if (f == 0) {
+            t->ignore_index = parse_signed(FLAGS[f], value);
+        } else if (f == 1) {
+            if (strcmp(value, "mean") == 0) t->reduction = TRAIN_MEAN;
+            else if (strcmp(value, "sum") == 0) t->reduction = TRAIN_SUM;
+            else {
+                char buf[120];
+                snprintf(buf, sizeof buf, "--reduction: '%.40s' is not mean or sum", value);
+                fail_usage(buf, NULL);
+            }
+        } else {
+            t->target = parse_signed(FLAGS[f], value);
+            t->target_set = 1;
+        }
+    }
+    argv[out] = NULL;
+    return out;
+}
+
+/* Row i's target: --target, or a column from a fixed hash of (seed, i),
+ * every 16th row the ignore index. */
+static void make_targets(int *t, long long rows, long long cols, const options *o, const train_options *to)
+{
+    for (long long i = 0; i < rows; i++) {
+        unsigned long long z = (o->seed + 1) * 0x9E3779B97F4A7C15ULL ^ (unsigned long long)i * 0xBF58476D1CE4E5B9ULL;
+        z ^= z >> 31;
+        z *= 0x94D049BB133111EBULL;
+        z ^= z >> 29;
+        t[i] = to->target_set ? to->target : i % 16 == 15 ? to->ignore_index : (int)(z % (unsigned long long)cols);
+    }
+}
+
+/* ---- the worked example ---------------------------------------------------- */
+
+static void worked_example(void)
+{
+    const float x[3] = {1.0f, 2.0f, 3.0f};
+    const int t = 2;
+    float y[3], ls[3], loss, losses, g[3], dy[3], dx[3];
+    float *dxp, *dyp, *dout, *dl, *dloss;
+    int *dt;
+    CUDA_CHECK(cudaMalloc(&dxp, 3 * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&dyp, 3 * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&dout, 3 * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&dl, 2 * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&dloss, sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&dt, sizeof(int)));
+    CUDA_CHECK(cudaMemcpy(dxp, x, sizeof x, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dt, &t, sizeof t, cudaMemcpyHostToDevice));
+
+    log_softmax_forward(dxp, dout, 1, 3, 0);
+    CUDA_CHECK(cudaMemcpy(ls, dout, sizeof ls, cudaMemcpyDeviceToHost));
+    cross_entropy_forward(dxp, dt, dl, 1, 3, TRAIN_IGNORE_INDEX, 0);
+    CUDA_CHECK(cudaMemcpy(&loss, dl, sizeof loss, cudaMemcpyDeviceToHost));
+    for (int j = 0; j < 3; j++) y[j] = expf(ls[j]);
+    /* the chain rule by hand: L = -log y[t], so dL/dy = -1/y[t] at t, 0 elsewhere */
+    for (int j = 0; j < 3; j++) dy[j] = j == t ? -1.0f / y[t] : 0.0f;
+    CUDA_CHECK(cudaMemcpy(dout, y, sizeof y, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dyp, dy, sizeof dy, cudaMemcpyHostToDevice));
+    softmax_backward(dout, dyp, dyp, 1, 3, 0);
+    CUDA_CHECK(cudaMemcpy(dx, dyp, sizeof dx, cudaMemcpyDeviceToHost));
+    classifier_fused(dxp, dt, dl, dloss, 1, 3, TRAIN_IGNORE_INDEX, TRAIN_SUM, 0); /* over x, in place */
+    CUDA_CHECK(cudaMemcpy(g, dxp, sizeof g, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(&losses, dl, sizeof losses, cudaMemcpyDeviceToHost));
+
+    printf("The last layer of a classifier on x = [1, 2, 3], target 2\n");
+    print_row("log_softmax_forward", ls, 3);
+    print_row("softmax = exp of it", y, 3);
+    printf("  %-22s %.4f  (= log(e + e^2 + e^3) - 3)\n", "cross_entropy_forward", loss);
+    print_row("dL/dy = -1/y[t] at t", dy, 3);
+    print_row("softmax_backward", dx, 3);
+    print_row("classifier_fused", g, 3);
+    printf("  %-22s %.4f\n", "  and its loss", losses);
+    printf("  The chain rule through softmax_backward and the fused gradient softmax - one_hot agree;\n"
+           "  the fused kernel never forms y, dL/dy or 1/y[t].\n\n");
+
+    /* log(softmax) against log-softmax where exp underflows */
+    const float far[2] = {0.0f, -200.0f};
+    float lsf[2];
+    CUDA_CHECK(cudaMemcpy(dxp, far, sizeof far, cudaMemcpyHostToDevice));
+    log_softmax_forward(dxp, dout, 1, 2, 0);
+    CUDA_CHECK(cudaMemcpy(lsf, dout, sizeof lsf, cudaMemcpyDeviceToHost));
+    const float naive1 = logf(expf(-200.0f) / (1.0f + expf(-200.0f)));
+    printf("x = [0, -200]: log(softmax) in float32 gives [0, %g] (exp(-200) underflows to 0);\n"
+           "log_softmax_forward gives [%g, %g].\n\n", naive1, lsf[0], lsf[1]);
+
+    CUDA_CHECK(cudaFree(dxp));
+    CUDA_CHECK(cudaFree(dyp));
+    CUDA_CHECK(cudaFree(dout));
+    CUDA_CHECK(cudaFree(dl));
+    CUDA_CHECK(cudaFree(dloss));
+    CUDA_CHECK(cudaFree(dt));
+}
+
+/* ---- measuring ------------------------------------------------------------------
+ * time_runs (common/harness.h) times a softmax_fn(x, y, rows, cols) over
+ * rotated buffer sets; each kernel is wrapped into that shape. Buffer set
+ * s: A[s] holds 2 M N floats (the backward's y then dy; the others' input
+ * in its first half), B[s] M N floats (an output), S[s] small (losses and
+ * the reduced loss, or the read pass's block sums). */
+static const int *g_targets; /* device, one set: M ints */
+static float **g_small;      /* S[s], picked by the A[s] pointer below */
+static float **g_a;
+static int g_sets;
+static train_options g_to;
+
+static float *small_of(const float *a)
+{
+    for (int s = 0; s < g_sets; s++)
+        if (g_a[s] == a) return g_small[s];
+    return g_small[0];
+}
+
+static void run_backward(const float *a, float *b, long long rows, long long cols, cudaStream_t st)
+{
+    softmax_backward(a, a + rows * cols, b, rows, cols, st);
+}
+static void run_log_softmax(const float *a, float *b, long long rows, long long cols, cudaStream_t st)
+{
+    log_softmax_forward(a, b, rows, cols, st);
+}
+static void run_loss(const float *a, float *b, long long rows, long long cols, cudaStream_t st)
+{
+    (void)b;
+    cross_entropy_forward(a, g_targets, small_of(a), rows, cols, g_to.ignore_index, st);
+}
+static void run_classifier(const float *a, float *b, long long rows, long long cols, cudaStream_t st)
+{
+    (void)b;
+    float *s = small_of(a);
+    classifier_fused((float *)a, g_targets, s, s + rows, rows, cols, g_to.ignore_index, g_to.reduction, st);
+}
+
+typedef struct {
+    const char *name, *what;
+    softmax_fn run;
+    double least_bytes;  /* bytes per element any such kernel moves */
+    double design_bytes; /* what this one moves at this N           */
+    const char *traffic, *bound;
+    double bound_scale;  /* the bound's time = bound_scale x (copy or read pass) */
+    int read_bound;      /* 1: the read pass, 0: the copy          */
+} kernel_row;
+
+int main(int argc, char **argv)
+{
+    train_options to;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            atexit(usage_extra); /* printed after the common usage, which lesson_init prints before it exits */
+            break;
+        }
+    argc = parse_train_options(argc, argv, &to);
+    options o;
+    lesson_init(&LESSON, &o, argc, argv);
+    g_to = to;
+
+    const long long rows = o.rows, cols = o.cols;
+    if (to.target_set && to.target != to.ignore_index && (to.target < 0 || to.target >= cols)) {
+        char buf[200];
+        snprintf(buf, sizeof buf, "--target %d is out of range for %lld columns (0 to %lld, or the ignore index %d)",
+                 to.target, cols, cols - 1, to.ignore_index);
+        fail_usage(buf, NULL);
+    }
+
+    worked_example();
+
+    /* ---- inputs on the host ---- */
+    const size_t n = (size_t)rows * (size_t)cols, bytes = n * sizeof(float);
+    float *x = NULL, *ydy = (float *)malloc(2 * bytes), *out = (float *)malloc(bytes);
+    int *targets = (int *)malloc((size_t)rows * sizeof(int));
+    float *small_h = (float *)malloc(((size_t)rows + 1) * sizeof(float));
+    if (!ydy || !out || !targets || !small_h) fail_usage("out of host memory for this shape", NULL);
+    if (o.input_path) {
+        char err[512];
+        long long r2, c2;
+        if (npy_read(o.input_path, &x, &r2, &c2, err, sizeof err) != 0) fail_usage(err, NULL);
+    } else {
+        x = (float *)malloc(bytes);
+        if (!x) fail_usage("out of host memory for this shape", NULL);
+        inputs_fill(x, rows, cols, o.kind, o.seed);
+    }
+    /* the backward's y = softmax(x) (float64, rounded: what a forward
+     * gives) and dy uniform in [-4, 4] */
+    {
+        double *r = (double *)malloc((size_t)cols * sizeof(double));
+        for (long long i = 0; i < rows; i++) {
+            ref_softmax_row(x + i * cols, r, cols);
+            for (long long j = 0; j < cols; j++) ydy[i * cols + j] = (float)r[j];
+        }
+        free(r);
+        inputs_fill(ydy + n, rows, cols, INPUT_UNIFORM, o.seed + 1);
+    }
+    make_targets(targets, rows, cols, &o, &to);
+
+    /* ---- device buffers ---- */
+    size_t free_b, total_b;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+#ifdef CUDA_EMU
+    const int sets = 1;
+#else
+    const int sets = rotation_sets(bytes + bytes / 2, free_b); /* 3 M N floats a set */
+#endif
+    const int nsmall = (int)(rows + 1 > read_pass_blocks((long long)n) ? rows + 1 : read_pass_blocks((long long)n));
+    float *A[64], *B[64], *S[64];
+    for (int s = 0; s < sets; s++) {
+        CUDA_CHECK(cudaMalloc(&A[s], 2 * bytes));
+        CUDA_CHECK(cudaMalloc(&B[s], bytes));
+        CUDA_CHECK(cudaMalloc(&S[s], (size_t)nsmall * sizeof(float)));
+    }
+    int *dt;
+    CUDA_CHECK(cudaMalloc(&dt, (size_t)rows * sizeof(int)));
+    CUDA_CHECK(cudaMemcpy(dt, targets, (size_t)rows * sizeof(int), cudaMemcpyHostToDevice));
+    g_targets = dt;
+    g_small = S;
+    g_a = A;
+    g_sets = sets;
+
+    provenance p;
+    get_provenance(&p);
+    printf("Lesson %d, %s: %s\n", LESSON.number, LESSON.name, LESSON.shows);
+#ifdef CUDA_EMU
+    printf("  device         %s\n", p.gpu);
+#else
+    printf("  GPU            %s (%d SMs, %d MB L2), CUDA %s\n", p.gpu, p.sms, p.l2_bytes >> 20, p.runtime);
+#endif
+    printf("  shape          %lld x %lld floats, input %s%s; targets %s, ignore index %d, reduction %s\n", rows, cols,
+           o.input_path ? o.input_path : input_kind_name(o.kind),
+           sets > 1 ? ", rotated over buffer sets so L2 starts cold" : "",
+           to.target_set ? "all the same (--target)" : "from the seed, every 16th row ignored", to.ignore_index,
+           to.reduction == TRAIN_MEAN ? "mean" : "sum");
+    printf("  path           %s\n", train_path_name(cols));
+
+    /* ---- the bounds, measured in this process ---- */
+    timing copy, readp;
+    memset(&copy, 0, sizeof copy);
+    memset(&readp, 0, sizeof readp);
+#ifndef CUDA_EMU
+    copy = time_runs(NULL, A, B, sets, rows, cols, o.warmup, o.iters);
+    readp = time_read_pass(A, S, sets, (long long)n, o.warmup, o.iters);
+    printf("  copy           %.4f ms (cudaMemcpy device to device of M x N floats: 8 bytes per element), %.1f GB/s\n",
+           copy.median_ms, 8.0 * n / (copy.median_ms * 1e6));
+    printf("  read pass      %.4f ms (each float read once, one float per block written: 4 bytes per element), %.1f GB/s\n",
+           readp.median_ms, 4.0 * n / (readp.median_ms * 1e6));
+#endif
+
+    const int fits = cols <= TRAIN_REG_MAX_COLS;
+    kernel_row K[4] = {
+        {"softmax_backward", "dx = y * (dy - <y, dy>)", run_backward, 12.0, fits ? 12.0 : 20.0,
+         fits ? "2 reads + 1 write" : "4 reads (y and dy twice) + 1 write (split)", "1.5 x copy", 1.5, 0},
+        {"log_softmax_forward", "x - m - log(d)", run_log_softmax, 8.0, fits ? 8.0 : 12.0,
+         fits ? "1 read + 1 write" : "2 reads + 1 write (split)", "copy", 1.0, 0},
+        {"cross_entropy_forward", "(m - x[t]) + log(d) per row", run_loss, 4.0, 4.0, "1 read, M floats out",
+         "read pass", 1.0, 1},
+        {"classifier_fused", "loss, and (softmax - one_hot) * dloss over the logits", run_classifier, 8.0,
+         fits ? 8.0 : 12.0, fits ? "1 read + 1 write, in place" : "2 reads + 1 write, in place (split)", "copy", 1.0, 0},
+    };
+    int status = 0;
+    timing T[4];
+    char check[4][700];
+    for (int k = 0; k < 4; k++) {
+        /* inputs into every set, outputs poisoned (NaN) */
+        for (int s = 0; s < sets; s++) {
+            CUDA_CHECK(cudaMemcpy(A[s], k == 0 ? ydy : x, k == 0 ? 2 * bytes : bytes, cudaMemcpyHostToDevice));
+            CUDA_CHECK(cudaMemset(B[s], 0xFF, bytes));
+            CUDA_CHECK(cudaMemset(S[s], 0xFF, (size_t)nsmall * sizeof(float)));
+        }
+        K[k].run(A[0], B[0], rows, cols, 0);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaDeviceSynchronize());
+        train_report r;
+        train_report_init(&r);
+        int pass = 1;
+        if (o.check) {
+            if (k == 0) {
+                CUDA_CHECK(cudaMemcpy(out, B[0], bytes, cudaMemcpyDeviceToHost));
+                pass = train_check_backward(ydy, ydy + n, out, rows, cols, &r);
+            } else if (k == 1) {
+                CUDA_CHECK(cudaMemcpy(out, B[0], bytes, cudaMemcpyDeviceToHost));
+                pass = train_check_log_softmax(x, out, rows, cols, &r);
+            } else if (k == 2) {
+                CUDA_CHECK(cudaMemcpy(small_h, S[0], (size_t)rows * sizeof(float), cudaMemcpyDeviceToHost));
+                pass = train_check_loss(x, targets, small_h, rows, cols, to.ignore_index, &r);
+            } else {
+                CUDA_CHECK(cudaMemcpy(out, A[0], bytes, cudaMemcpyDeviceToHost));
+                CUDA_CHECK(cudaMemcpy(small_h, S[0], ((size_t)rows + 1) * sizeof(float), cudaMemcpyDeviceToHost));
+                pass = train_check_classifier(x, targets, out, small_h, small_h[rows], rows, cols, to.ignore_index,
+                                              to.reduction, DTYPE_F32, &r);
+            }
+            char desc[600];
+            train_describe(&r, rows, cols, desc, sizeof desc);
+            snprintf(check[k], sizeof check[k], "%s (%s)", pass ? "PASS" : "FAIL", desc);
+        } else {
+            snprintf(check[k], sizeof check[k], "not checked (--no-check)");
+        }
+        if (!pass) status = 1;
+        if (k == 1 && o.output_path) { /* the log-softmax, checked or not */
+            char err[512];
+            CUDA_CHECK(cudaMemcpy(out, B[0], bytes, cudaMemcpyDeviceToHost));
+            if (npy_write(o.output_path, out, rows, cols, err, sizeof err) != 0) fail_usage(err, NULL);
+        }
+
+        printf("\n  kernel         %s: %s\n", K[k].name, K[k].what);
+        printf("  design traffic %s = %g bytes per element\n", K[k].traffic, K[k].design_bytes);
+        memset(&T[k], 0, sizeof T[k]);
+#ifdef CUDA_EMU
+        printf("  time           not measured: the kernel ran on the CPU emulator, where timings are "
+               "not meaningful (run on a GPU for them)\n");
+#else
+        T[k] = time_runs(K[k].run, A, B, sets, rows, cols, o.warmup, o.iters);
+        const double base = K[k].read_bound ? readp.median_ms : copy.median_ms;
+        timing bound = K[k].read_bound ? readp : copy;
+        bound.median_ms = base * K[k].bound_scale;
+        bound.min_ms *= K[k].bound_scale;
+        bound.max_ms *= K[k].bound_scale;
+        printf("  time           %.4f ms median (min %.4f, max %.4f, %d runs after %d warm-up)\n", T[k].median_ms,
+               T[k].min_ms, T[k].max_ms, T[k].runs, o.warmup);
+        printf("  effective      %.1f GB/s  (%g bytes per element / time: the least such a kernel moves)\n",
+               K[k].least_bytes * n / (T[k].median_ms * 1e6), K[k].least_bytes);
+        printf("  bound          %.4f ms  (%s, same process)\n", bound.median_ms, K[k].bound);
+        printf("  %% of bound     %.1f %%\n", 100.0 * bound.median_ms / T[k].median_ms);
+        if (o.csv_path)
+            csv_append(o.csv_path, 10, K[k].name, rows, cols, &T[k], &bound, K[k].design_bytes,
+                       o.check ? (pass ? "yes" : "FAILED") : "no", &p);
+#endif
+        printf("  check          %s\n", check[k]);
+    }
+
+#ifndef CUDA_EMU
+    printf("\n  %-22s %6s %10s %9s %-12s %10s  %s\n", "kernel", "B/elem", "time (ms)", "GB/s", "bound", "% of bound",
+           "check");
+    for (int k = 0; k < 4; k++) {
+        const double bms = (K[k].read_bound ? readp.median_ms : copy.median_ms) * K[k].bound_scale;
+        printf("  %-22s %6g %10.4f %9.1f %-12s %9.1f %%  %s\n", K[k].name, K[k].design_bytes, T[k].median_ms,
+               K[k].least_bytes * n / (T[k].median_ms * 1e6), K[k].bound, 100.0 * bms / T[k].median_ms,
+               strncmp(check[k], "PASS", 4) == 0 ? "PASS" : strncmp(check[k], "FAIL", 4) == 0 ? "FAIL" : "-");
+    }
+#endif
+
+    for (int s = 0; s < sets; s++) {
+        CUDA_CHECK(cudaFree(A[s]));
+        CUDA_CHECK(cudaFree(B[s]));
+        CUDA_CHECK(cudaFree(S[s]));
+    }
+    CUDA_CHECK(cudaFree(dt));
+    free(x);
+    free(ydy);
+    free(out);
+    free(targets);
+    free(small_h);
+    return status;
+}

@@ -1,0 +1,190 @@
+/* Lesson 10: checking the four kernels' outputs against the float64
+ * reference (common/reference.h), on the host. One set of rules for the
+ * program (main.cu), the tests (tests/test_lesson10.cu) and the exercise.
+ *
+ * The element rule is common/verify.h's: NaN only where the reference is
+ * NaN, the same infinity where it is infinite, else |got - want| <= atol +
+ * rtol |want| (written so that NaN fails). A float64 answer beyond float's
+ * range (log-softmax of -3e38 next to 3e38 is -6e38) is expected as the
+ * float infinity of its sign: that is what float32 arithmetic must give.
+ *
+ * The tolerances, R = verify_rtol(N) (a float32 row sum's error and a few
+ * ulps of expf, verify.h):
+ *   - log-softmax and the loss, (x - m) - log(d): log(d) turns d's relative
+ *     error R into an absolute one; the subtractions round relatively:
+ *     atol = rtol = R;
+ *   - the backward at element j, y_j (dy_j - s): s = <y, dy> is summed in
+ *     float with an error up to R sum |y dy|, so atol_j = R |y_j| (sum |y
+ *     dy| + |dy_j|), rtol = R;
+ *   - the classifier's gradient: p rtol R; at the target p - 1 owes p's
+ *     error as an absolute one, R dloss; 16-bit storage adds half an ulp
+ *     (verify_rtol_storage, verify_atol_storage);
+ *   - the reduced loss: the per-row tolerances summed, plus the float sum
+ *     of M losses (verify_rtol(M)).
+ *
+ * Above VERIFY_FULL_LIMIT elements only VERIFY_SAMPLE_ROWS rows are
+ * compared (every element of each), as verify.h does; the reduced loss
+ * always sums every row's reference loss. */
+#ifndef LESSON10_TRAIN_CHECK_H
+#define LESSON10_TRAIN_CHECK_H
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "f16.h"
+#include "reference.h"
+#include "verify.h"
+#include "training.h"
+
+typedef struct {
+    long long checked, bad, rows_checked;
+    int sampled;
+    int per_row;               /* one value per row compared (the loss)  */
+    double max_abs;            /* over finite references                 */
+    long long bad_row, bad_col; /* first bad element, or -1               */
+    float bad_got;
+    double bad_want;
+    const char *what;          /* which output the first bad one is in   */
+} train_report;
+
+static inline void train_report_init(train_report *r)
+{
+    memset(r, 0, sizeof *r);
+    r->bad_row = r->bad_col = -1;
+}
+
+static inline int train_element_ok(float got, double want, double rtol, double atol)
+{
+    if (isfinite(want) && fabs(want) > FLT_MAX) want = want > 0 ? INFINITY : -INFINITY;
+    return verify_element_atol(got, want, rtol, atol);
+}
+
+static inline void train_report_add(train_report *r, const char *what, long long row, long long col, float got,
+                                    double want, double rtol, double atol)
+{
+    const int ok = train_element_ok(got, want, rtol, atol);
+    r->checked++;
+    if (isfinite(want) && isfinite(got) && fabs(got - want) > r->max_abs) r->max_abs = fabs(got - want);
+    if (ok) return;
+    if (r->bad++ == 0) {
+        r->bad_row = row;
+        r->bad_col = col;
+        r->bad_got = got;
+        r->bad_want = want;
+        r->what = what;
+    }
+}
+
+/* "max abs err 1.2e-07 over every element (4 x 8)" or "... over 1024
+ * sampled rows", and the first bad element. */
+static inline void train_describe(const train_report *r, long long rows, long long cols, char *buf, size_t len)
+{
+    int k = r->per_row ? snprintf(buf, len, "max abs err %.2g over every row's loss (%lld rows of %lld)", r->max_abs,
+                                  rows, cols)
+                       : snprintf(buf, len, "max abs err %.2g over %s (%lld x %lld)", r->max_abs,
+                                  r->sampled ? "sampled rows" : "every element", r->sampled ? r->rows_checked : rows,
+                                  cols);
+    if (r->bad && k > 0 && (size_t)k < len)
+        snprintf(buf + k, len - (size_t)k, "; %lld bad, first %s[%lld][%lld] = %.9g, want %.12g", r->bad, r->what,
+                 r->bad_row, r->bad_col, r->bad_got, r->bad_want);
+}
+
+/* ---- the four checks; each returns 1 when everything compared passes ---- */
+
+static inline int train_check_backward(const float *y, const float *dy, const float *dx, long long rows,
+                                       long long cols, train_report *r)
+{
+    double *ref = (double *)malloc((size_t)cols * sizeof(double));
+    const long long nrows = verify_row_count(rows, cols);
+    const double R = verify_rtol(cols);
+    r->sampled = nrows < rows;
+    for (long long k = 0; k < nrows; k++) {
+        const long long i = verify_row_at(k, nrows, rows);
+        const float *yr = y + i * cols, *dyr = dy + i * cols;
+        ref_softmax_backward_row(yr, dyr, ref, cols);
+        double sum_abs = 0.0;
+        for (long long j = 0; j < cols; j++) sum_abs += fabs((double)yr[j] * (double)dyr[j]);
+        for (long long j = 0; j < cols; j++)
+            train_report_add(r, "dx", i, j, dx[i * cols + j], ref[j], R,
+                             R * fabs((double)yr[j]) * (sum_abs + fabs((double)dyr[j])) + VERIFY_ATOL);
+        r->rows_checked++;
+    }
+    free(ref);
+    return r->bad == 0;
+}
+
+static inline int train_check_log_softmax(const float *x, const float *out, long long rows, long long cols,
+                                          train_report *r)
+{
+    double *ref = (double *)malloc((size_t)cols * sizeof(double));
+    const long long nrows = verify_row_count(rows, cols);
+    const double R = verify_rtol(cols);
+    r->sampled = nrows < rows;
+    for (long long k = 0; k < nrows; k++) {
+        const long long i = verify_row_at(k, nrows, rows);
+        ref_log_softmax_row(x + i * cols, ref, cols);
+        for (long long j = 0; j < cols; j++) train_report_add(r, "out", i, j, out[i * cols + j], ref[j], R, R);
+        r->rows_checked++;
+    }
+    free(ref);
+    return r->bad == 0;
+}
+
+/* Every row's loss (M values: cheap next to the logits). */
+static inline int train_check_loss(const float *x, const int *targets, const float *loss, long long rows,
+                                   long long cols, int ignore_index, train_report *r)
+{
+    const double R = verify_rtol(cols);
+    for (long long i = 0; i < rows; i++)
+        train_report_add(r, "loss", i, targets[i], loss[i],
+                         ref_cross_entropy_row(x + i * cols, cols, targets[i], ignore_index), R, R);
+    r->rows_checked = rows;
+    r->per_row = 1;
+    return r->bad == 0;
+}
+
+/* x: the logits the kernel read (16-bit ones widened exactly); grad: its
+ * gradient widened to float; losses (M) and loss (1) as written; st: the
+ * storage type of the logits and gradient. */
+static inline int train_check_classifier(const float *x, const int *targets, const float *grad, const float *losses,
+                                         float loss, long long rows, long long cols, int ignore_index,
+                                         train_reduction reduction, dtype st, train_report *r)
+{
+    const double R = verify_rtol(cols), rs = verify_rtol_storage(st, R), as = verify_atol_storage(st);
+    long long count = 0;
+    for (long long i = 0; i < rows; i++) count += targets[i] != ignore_index;
+    const double dloss = reduction == TRAIN_MEAN ? 1.0 / (double)(count ? count : 1) : 1.0;
+
+    /* every row's loss and the reduced loss */
+    double total = 0.0, tol = 0.0;
+    for (long long i = 0; i < rows; i++) {
+        const double li = ref_cross_entropy_row(x + i * cols, cols, targets[i], ignore_index);
+        train_report_add(r, "losses", i, targets[i], losses[i], li, R, R);
+        total += li;
+        if (isfinite(li)) tol += R * (1.0 + fabs(li));
+    }
+    const double want = reduction == TRAIN_MEAN ? total / (double)count : total; /* 0 / 0 = NaN: every row ignored */
+    tol = (tol + verify_rtol(rows) * fabs(total)) * (reduction == TRAIN_MEAN ? dloss : 1.0);
+    train_report_add(r, "loss", 0, 0, loss, want, 0.0, tol + VERIFY_ATOL);
+
+    /* the gradient, row by row (sampled above VERIFY_FULL_LIMIT) */
+    double *g = (double *)malloc((size_t)cols * sizeof(double)), l1;
+    const long long nrows = verify_row_count(rows, cols);
+    r->sampled = nrows < rows;
+    for (long long k = 0; k < nrows; k++) {
+        const long long i = verify_row_at(k, nrows, rows);
+        ref_classifier(x + i * cols, targets + i, 1, cols, ignore_index, 0, &l1, g); /* dloss 1: scaled below */
+        for (long long j = 0; j < cols; j++) {
+            const double atol = (j == targets[i] ? R * dloss : 0.0) + as;
+            train_report_add(r, "grad", i, j, grad[i * cols + j], g[j] * dloss, rs, atol);
+        }
+        r->rows_checked++;
+    }
+    free(g);
+    return r->bad == 0;
+}
+
+#endif

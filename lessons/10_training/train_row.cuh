@@ -1,0 +1,221 @@
+/* Lesson 10: what the four kernel families share on the device. A row
+ * held in registers (lesson 5's path 1), its row-length classes, the
+ * split of long rows, and the workspace. Not part of the API (training.h).
+ *
+ * Row-length classes (TRAIN_CLASSES): a class is (FPT floats per thread,
+ * TPR threads per row, BLOCK threads per block) and holds rows of up to
+ * FPT * TPR floats. Short rows share a warp (TPR = 8 or 32 lanes), longer
+ * ones get a whole block (TPR = BLOCK). Thread `sub` of a row holds the
+ * vectors sub, sub + TPR, sub + 2 TPR, ...: at each step the row's threads
+ * touch consecutive vectors, so every load and store is coalesced.
+ *
+ * Why templates: a register array needs a compile-time size (float
+ * v[FPT]) and fully unrolled loops, or it lands in local memory (DRAM).
+ * FPT, TPR, BLOCK and VEC are therefore template parameters, and each
+ * family's host code picks the instance for the row length at run time.
+ * The storage type T (float, __half, __nv_bfloat16) is one too, for the
+ * 16-bit classifier; everything is computed in float. */
+#ifndef LESSON10_TRAIN_ROW_CUH
+#define LESSON10_TRAIN_ROW_CUH
+
+#include <math.h>
+#include <stddef.h>
+
+#include "check.h"
+#include "training.h"
+#include "../05_fused/vec.cuh"        /* load_vec / store_vec, float and 16-bit */
+#include "../05_fused/row_reduce.cuh" /* row_reduce<TPR>: part of a warp or a block */
+#include "../06_online/online_md.cuh" /* the (m, d) state and its merges */
+
+/* X(class, max_cols, FPT, TPR, BLOCK). FPT is a multiple of 8 so that a
+ * 16-bit row moves in 16-byte vectors of 8 elements (VEC 8) and a float
+ * row in float4s (VEC 4). 32 floats per thread in a warp (<= 1024) leaves
+ * room for the backward's two arrays; 16 per thread for the block classes
+ * keeps 1024-thread blocks within 64 registers per thread. From 2048 on a
+ * row's block doubles with N (lesson 5's table): the slots of a block
+ * class are at least half full, and an SM keeps 32 KB or more of rows in
+ * flight. */
+#define TRAIN_CLASSES(X)                 \
+    X(0, 64, 8, 8, 128)                  \
+    X(1, 256, 8, 32, 128)                \
+    X(2, 1024, 32, 32, 128)              \
+    X(3, 2048, 16, 128, 128)             \
+    X(4, 4096, 16, 256, 256)             \
+    X(5, 8192, 16, 512, 512)             \
+    X(6, TRAIN_REG_MAX_COLS, 16, 1024, 1024)
+
+/* The class of a row length, or -1 past TRAIN_REG_MAX_COLS (split). */
+static inline int train_class(long long cols)
+{
+#define TRAIN_CLASS_OF(c, maxc, fpt, tpr, block) \
+    if (cols <= (maxc)) return c;
+    TRAIN_CLASSES(TRAIN_CLASS_OF)
+#undef TRAIN_CLASS_OF
+    return -1;
+}
+
+/* Blocks for `rows` rows at BLOCK / TPR rows per block; the kernels loop
+ * over the rest (grid-stride), so the grid stays below 2^31. */
+static inline unsigned train_grid(long long rows, int rows_per_block)
+{
+    long long g = (rows + rows_per_block - 1) / rows_per_block;
+    return (unsigned)(g < (1LL << 30) ? g : (1LL << 30));
+}
+
+/* Whether float4 (or 8 x 16-bit) accesses are safe: every row starts on
+ * 16 bytes (cols a multiple of the vector) and so does each base. */
+static inline bool train_aligned(const void *p, long long cols, int vec)
+{
+    return cols % vec == 0 && ((size_t)p % 16) == 0;
+}
+
+/* The workspace of the split paths (train_work.cu), at least `bytes`. */
+void *train_workspace(size_t bytes);
+
+/* Column of register v[i * VEC + j] of thread `sub`. */
+template <int VEC, int TPR>
+__device__ __forceinline__ int train_col(int i, int j, int sub)
+{
+    return (i * TPR + sub) * VEC + j;
+}
+
+/* The row's FPT floats of this thread, `fill` where past the end (or the
+ * whole row for a dead lane, which still joins the reductions). */
+template <int VEC, int FPT, int TPR, class T>
+__device__ __forceinline__ void train_load(const T *r, int cols, int sub, bool live, float *v, float fill)
+{
+    const int nvec = cols / VEC;
+#pragma unroll
+    for (int i = 0; i < FPT / VEC; i++) {
+        const int k = i * TPR + sub;
+        if (live && k < nvec) {
+            load_vec<VEC>(r + k * VEC, &v[i * VEC]);
+        } else {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) v[i * VEC + j] = fill;
+        }
+    }
+}
+
+template <int VEC, int FPT, int TPR, class T>
+__device__ __forceinline__ void train_store(T *r, int cols, int sub, bool live, const float *v)
+{
+    const int nvec = cols / VEC;
+#pragma unroll
+    for (int i = 0; i < FPT / VEC; i++) {
+        const int k = i * TPR + sub;
+        if (live && k < nvec) store_vec<VEC>(r + k * VEC, &v[i * VEC]);
+    }
+}
+
+/* The sum of one float per piece over a row's `splits` pieces, in every
+ * thread of the block, bit for bit the same in every block of the row
+ * (same loads, same order, same tree). */
+template <int BLOCK>
+__device__ __forceinline__ float train_sum_pieces(const float *part, long long splits, float *red)
+{
+    float s = 0.0f;
+    for (long long k = threadIdx.x; k < splits; k += BLOCK) s += part[k];
+    return row_reduce<BLOCK>(s, red, op_sum());
+}
+
+/* The same for (m, d) states. */
+template <int BLOCK>
+__device__ __forceinline__ online_md train_merge_pieces(const online_md *part, long long splits, float *red_m,
+                                                        float *red_d)
+{
+    online_md s = online_md_identity();
+    for (long long k = threadIdx.x; k < splits; k += BLOCK) s = online_md_merge(s, part[k]);
+    return online_md_row_merge<BLOCK>(s, red_m, red_d);
+}
+
+/* The loss of a row from its (m, d) and x[t]: (m - x[t]) + log(d). m - x[t]
+ * first: both may be huge (3e38), their difference is not; d >= 1 for a
+ * row with a finite max, so log(d) >= 0 and no cancellation is left. */
+__device__ __forceinline__ float train_row_loss(float m, float d, float xt)
+{
+    return (m - xt) + logf(d);
+}
+
+/* Pieces of TRAIN_SPLIT_SEG floats per long row, and their block. */
+#define TRAIN_SPLIT_BLOCK 256
+static inline long long train_splits(long long cols) { return (cols + TRAIN_SPLIT_SEG - 1) / TRAIN_SPLIT_SEG; }
+
+/* Vectors in flight per thread in the split paths' loops: 16 floats. */
+#define TRAIN_SPLIT_U(VEC) (16 / (VEC) < 1 ? 1 : 16 / (VEC))
+
+/* Piece b % splits of row b / splits: its row, first column and length
+ * (the last piece of a row may be shorter). Pieces start at multiples of
+ * TRAIN_SPLIT_SEG, so a row that starts on 16 bytes has pieces that do. */
+__device__ __forceinline__ void train_piece(long long splits, long long cols, long long *row, long long *begin,
+                                            long long *len)
+{
+    const long long b = blockIdx.x;
+    *row = b / splits;
+    *begin = (b % splits) * TRAIN_SPLIT_SEG;
+    *len = cols - *begin < TRAIN_SPLIT_SEG ? cols - *begin : TRAIN_SPLIT_SEG;
+}
+
+/* Kernel 1 of every (m, d) split path (log-softmax, loss, classifier):
+ * block b summarises piece b % splits of row b / splits into state[b].
+ * With targets (not NULL), the thread that meets column t = targets[row]
+ * stores x[t] in xt[row]: the loss needs it, and the classifier must have
+ * it before its second kernel overwrites the row. Each element is read
+ * once, in vectors of VEC elements (16 bytes, or 1 element when the rows
+ * are not aligned), 16 elements per thread in flight. */
+template <class T, int VEC>
+__global__ void __launch_bounds__(TRAIN_SPLIT_BLOCK)
+train_split_state_kernel(const T *__restrict__ x, long long cols, long long splits, const int *__restrict__ targets,
+                         online_md *__restrict__ state, float *__restrict__ xt)
+{
+    constexpr int U = TRAIN_SPLIT_U(VEC);
+    __shared__ float red_m[32], red_d[32];
+    long long row, begin, len;
+    train_piece(splits, cols, &row, &begin, &len);
+    const long long nvec = len / VEC; /* VEC > 1 only when cols % VEC == 0 */
+    const T *xs = x + row * cols + begin;
+    const long long t = targets ? targets[row] - begin : -1; /* the target's place in this piece */
+    online_md s = online_md_identity();
+    for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * TRAIN_SPLIT_BLOCK) {
+        float v[U * VEC];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;
+            if (k < nvec) {
+                load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
+#pragma unroll
+                for (int j = 0; j < VEC; j++)
+                    if (k * VEC + j == t) xt[row] = v[u * VEC + j];
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
+            }
+        }
+        s = online_md_push<U * VEC>(s, v);
+    }
+    s = online_md_row_merge<TRAIN_SPLIT_BLOCK>(s, red_m, red_d);
+    if (threadIdx.x == 0) state[blockIdx.x] = s;
+}
+
+/* Launches kernel 1 with 16-byte vectors when `vec` (rows aligned). */
+template <class T>
+static void train_split_states(const T *x, long long n, long long cols, long long splits, const int *targets,
+                               online_md *state, float *xt, bool vec, cudaStream_t stream)
+{
+    if (vec)
+        train_split_state_kernel<T, (int)(16 / sizeof(T))><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(
+            x, cols, splits, targets, state, xt);
+    else
+        train_split_state_kernel<T, 1><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(x, cols, splits,
+                                                                                               targets, state, xt);
+    CUDA_CHECK_LAUNCH();
+}
+
+/* Rows per launch of a split path: at most 2^30 blocks. */
+static inline long long train_split_batch(long long splits)
+{
+    const long long b = (1LL << 30) / splits;
+    return b > 0 ? b : 1;
+}
+
+#endif

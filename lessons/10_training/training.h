@@ -1,0 +1,89 @@
+/* Lesson 10: softmax in training. The four kernels a classifier's last
+ * layer needs, forward and backward, each checked on every element against
+ * the float64 reference (common/reference.h) and measured against the byte
+ * bound of its own traffic.
+ *
+ * All pointers are device pointers to contiguous rows (row i of an M x N
+ * tensor at i * N). Rows that fit on one SM (N <= TRAIN_REG_MAX_COLS) are
+ * read once into registers; longer rows are split over several blocks and
+ * combined through a workspace (TRAIN_SPLIT_SEG floats per block). The
+ * workspace is allocated by the first call that needs it and grown, never
+ * shrunk: not for use from several streams or host threads at once, nor
+ * inside a CUDA graph capture (cudaMalloc). */
+#ifndef LESSON10_TRAINING_H
+#define LESSON10_TRAINING_H
+#include <cuda_runtime.h>
+#include "f16.h" /* dtype, for the 16-bit classifier */
+
+/* Rows up to this length are held in registers, read once; longer rows
+ * are cut into pieces of TRAIN_SPLIT_SEG floats, one block each. */
+#define TRAIN_REG_MAX_COLS 16384
+#define TRAIN_SPLIT_SEG 8192
+
+/* PyTorch's default ignore_index: a row whose target is this value has
+ * loss 0 and gradient 0, and does not count for the mean. */
+#define TRAIN_IGNORE_INDEX (-100)
+
+/* ---- softmax backward ------------------------------------------------------
+ * dx = y * (dy - sum_j y_j dy_j) per row, y = softmax(x) the forward's
+ * output and dy the gradient of the loss with respect to y. x is not
+ * needed: the Jacobian of softmax is diag(y) - y y^T. One read of y and
+ * dy, one write of dx: 12 bytes per element while the row fits in
+ * registers; longer rows read y and dy twice (20 bytes). A NaN anywhere in
+ * y or dy of a row makes the row NaN (the dot product carries it); an
+ * infinity gives what the formula gives in IEEE arithmetic (+-inf or NaN).
+ * dx may alias dy (each element is read before it is written by the same
+ * thread), not y. */
+void softmax_backward(const float *y, const float *dy, float *dx, long long rows, long long cols,
+                      cudaStream_t stream);
+
+/* ---- log-softmax forward ---------------------------------------------------
+ * out = x - m - log(d), m = max(x), d = sum exp(x - m): never exp of a
+ * large number, never log of 0 for a row lesson 2 handles. Special values
+ * as docs/special-values.md: NaN or +inf in a row, or a row of only -inf,
+ * gives NaN everywhere; -inf among finite values gives -inf; results below
+ * -FLT_MAX (x = -3e38 next to 3e38) are -inf. 8 bytes per element while
+ * the row fits (1 read + 1 write), 12 beyond (2 reads + 1 write). */
+void log_softmax_forward(const float *x, float *out, long long rows, long long cols, cudaStream_t stream);
+
+/* ---- cross-entropy loss ----------------------------------------------------
+ * loss[i] = logsumexp(x_i) - x_i[t_i] = (m - x[t]) + log(d), t_i =
+ * targets[i], from one streaming pass over the logits (lesson 6's (m, d),
+ * plus x[t] picked up by the thread that holds it): 4 bytes per element,
+ * for every row length. loss[i] = 0 when t_i == ignore_index; NaN when t_i
+ * is out of range (t < 0 or t >= cols, and not ignore_index): nothing is
+ * read outside the row. x[t] = -inf gives +inf; a row of only -inf or
+ * holding NaN or +inf gives NaN. */
+void cross_entropy_forward(const float *x, const int *targets, float *loss, long long rows, long long cols,
+                           int ignore_index, cudaStream_t stream);
+
+/* ---- the fused classifier --------------------------------------------------
+ * The loss and its gradient in one kernel, over logits that are then
+ * overwritten IN PLACE by the gradient:
+ *   losses[i] = logsumexp(x_i) - x_i[t_i]      (per row, as cross_entropy_forward)
+ *   *loss     = sum_i losses[i]                 (TRAIN_SUM)
+ *             = sum_i losses[i] / count         (TRAIN_MEAN; count = rows with t_i != ignore_index)
+ *   logits_i  <- (softmax(x_i) - one_hot(t_i)) * dloss_i,  dloss_i = 1 / count (MEAN) or 1 (SUM)
+ * Ignored rows: loss 0 and gradient exactly 0 whatever their logits hold.
+ * A target out of range: loss NaN and a gradient row of NaN (so *loss is
+ * NaN). Every row ignored: *loss = 0 (SUM) or 0 / 0 = NaN (MEAN, as
+ * PyTorch), every gradient 0. The probabilities are never written: 1 read
+ * + 1 write of the logits = 8 bytes per element while the row fits, 12
+ * (2 reads + 1 write) beyond; plus M targets read and M losses written.
+ * losses: M floats; loss: 1 float (both device memory). */
+typedef enum { TRAIN_MEAN = 0, TRAIN_SUM = 1 } train_reduction;
+void classifier_fused(float *logits, const int *targets, float *losses, float *loss, long long rows,
+                      long long cols, int ignore_index, train_reduction reduction, cudaStream_t stream);
+
+/* The same over 16-bit logits (t = DTYPE_F16 or DTYPE_BF16, or DTYPE_F32,
+ * which is classifier_fused): widened to float on the load, float32
+ * arithmetic, the gradient rounded once to t on the store, in place.
+ * 4 bytes per element while the row fits. */
+void classifier_fused_typed(void *logits, const int *targets, float *losses, float *loss, long long rows,
+                            long long cols, int ignore_index, train_reduction reduction, dtype t,
+                            cudaStream_t stream);
+
+/* Which path a row length takes: "registers, 8 lanes per row" ... */
+const char *train_path_name(long long cols);
+
+#endif

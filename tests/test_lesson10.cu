@@ -1,0 +1,606 @@
+/* Lesson 10's kernels: softmax backward, log-softmax, the cross-entropy
+ * loss and the fused classifier (lessons/10_training/training.h).
+ *
+ *   - Every kernel on every element against the float64 reference
+ *     (common/reference.h), outputs poisoned with NaN first, on shapes from
+ *     1 x 1 to rows longer than 2^16 (the split path), row lengths on both
+ *     sides of every class boundary, aligned (float4) and not;
+ *   - special values: -inf entries, a row of only -inf, NaN, +inf, +-3e38;
+ *   - targets: ignore_index rows (default -100, and one inside [0, N)),
+ *     targets out of range (the documented NaN loss and NaN gradient row),
+ *     every row ignored, both reductions, the gradient in place;
+ *   - the gradient's real specification: central differences in float64
+ *     of the float64 loss, and of sum(dy * softmax(x)), match the kernels'
+ *     gradients;
+ *   - the read-only pass that bounds the loss reads every element;
+ *   - the 16-bit classifier (float16, bfloat16 logits, gradient in place).
+ *
+ * Element rule and tolerances: lessons/10_training/train_check.h, shared
+ * with the program and the exercise. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "f16.h"
+#include "harness.h"
+#include "inputs.h"
+#include "reference.h"
+#include "verify.h"
+#include "../lessons/10_training/training.h"
+#include "../lessons/10_training/train_check.h"
+#include "../tests/test.h"
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static void *dev_alloc(size_t bytes)
+{
+    void *p;
+    CUDA_CHECK(cudaMalloc(&p, bytes ? bytes : 4));
+    return p;
+}
+
+static void *dev_copy_of(const void *h, size_t bytes)
+{
+    void *p = dev_alloc(bytes);
+    CUDA_CHECK(cudaMemcpy(p, h, bytes, cudaMemcpyHostToDevice));
+    return p;
+}
+
+static void *dev_poisoned(size_t bytes)
+{
+    void *p = dev_alloc(bytes);
+    CUDA_CHECK(cudaMemset(p, 0xFF, bytes ? bytes : 4)); /* NaN until written */
+    return p;
+}
+
+static void to_host(void *h, const void *d, size_t bytes)
+{
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost));
+}
+
+/* PASS, or FAIL with the first bad element. */
+static void report(const char *name, const train_report *r, long long rows, long long cols)
+{
+    char desc[600];
+    train_describe(r, rows, cols, desc, sizeof desc);
+    if (r->bad == 0 && r->checked > 0) test_pass(name);
+    else test_fail(name, "%s", r->checked ? desc : "nothing was compared");
+}
+
+/* Reproducible targets: row i gets a column from a fixed hash, every
+ * `ignore_every`-th row (if > 0) the ignore index. */
+static void make_targets(int *t, long long rows, long long cols, unsigned long long seed, int ignore_every,
+                         int ignore_index)
+{
+    unsigned long long z = seed * 0x9E3779B97F4A7C15ULL + 12345;
+    for (long long i = 0; i < rows; i++) {
+        z = z * 6364136223846793005ULL + 1442695040888963407ULL;
+        t[i] = (int)((z >> 33) % (unsigned long long)cols);
+        if (ignore_every > 0 && i % ignore_every == ignore_every - 1) t[i] = ignore_index;
+    }
+}
+
+/* ---- the four kernels against the reference, one shape ------------------- */
+
+/* softmax_backward on y = softmax(x) (the float64 softmax rounded to float,
+ * what a forward gives) and dy; dx poisoned. inplace: dx written over dy. */
+static void check_backward(const char *name, const float *x, const float *dyh, long long rows, long long cols,
+                           int inplace)
+{
+    const size_t n = (size_t)rows * (size_t)cols, bytes = n * sizeof(float);
+    float *y = (float *)malloc(bytes), *dx = (float *)malloc(bytes);
+    double *r = (double *)malloc((size_t)cols * sizeof(double));
+    for (long long i = 0; i < rows; i++) {
+        ref_softmax_row(x + i * cols, r, cols);
+        for (long long j = 0; j < cols; j++) y[i * cols + j] = (float)r[j];
+    }
+    float *dyv = (float *)dev_copy_of(y, bytes), *ddy = (float *)dev_copy_of(dyh, bytes);
+    float *ddx = inplace ? ddy : (float *)dev_poisoned(bytes);
+    softmax_backward(dyv, ddy, ddx, rows, cols, 0);
+    CUDA_CHECK_LAUNCH();
+    to_host(dx, ddx, bytes);
+    train_report rep;
+    train_report_init(&rep);
+    train_check_backward(y, dyh, dx, rows, cols, &rep);
+    report(name, &rep, rows, cols);
+    CUDA_CHECK(cudaFree(dyv));
+    CUDA_CHECK(cudaFree(ddy));
+    if (!inplace) CUDA_CHECK(cudaFree(ddx));
+    free(y);
+    free(dx);
+    free(r);
+}
+
+static void check_log_softmax(const char *name, const float *x, long long rows, long long cols)
+{
+    const size_t bytes = (size_t)rows * (size_t)cols * sizeof(float);
+    float *out = (float *)malloc(bytes), *dx = (float *)dev_copy_of(x, bytes), *dout = (float *)dev_poisoned(bytes);
+    log_softmax_forward(dx, dout, rows, cols, 0);
+    CUDA_CHECK_LAUNCH();
+    to_host(out, dout, bytes);
+    train_report rep;
+    train_report_init(&rep);
+    train_check_log_softmax(x, out, rows, cols, &rep);
+    report(name, &rep, rows, cols);
+    CUDA_CHECK(cudaFree(dx));
+    CUDA_CHECK(cudaFree(dout));
+    free(out);
+}
+
+static void check_loss(const char *name, const float *x, const int *targets, long long rows, long long cols,
+                       int ignore_index)
+{
+    const size_t bytes = (size_t)rows * (size_t)cols * sizeof(float);
+    float *dx = (float *)dev_copy_of(x, bytes), *dloss = (float *)dev_poisoned(rows * sizeof(float));
+    int *dt = (int *)dev_copy_of(targets, rows * sizeof(int));
+    float *loss = (float *)malloc(rows * sizeof(float));
+    cross_entropy_forward(dx, dt, dloss, rows, cols, ignore_index, 0);
+    CUDA_CHECK_LAUNCH();
+    to_host(loss, dloss, rows * sizeof(float));
+    train_report rep;
+    train_report_init(&rep);
+    train_check_loss(x, targets, loss, rows, cols, ignore_index, &rep);
+    report(name, &rep, rows, cols);
+    CUDA_CHECK(cudaFree(dx));
+    CUDA_CHECK(cudaFree(dloss));
+    CUDA_CHECK(cudaFree(dt));
+    free(loss);
+}
+
+/* The fused classifier in storage type st: logits (made in float32, rounded
+ * to st; the reference runs on them widened) overwritten by the gradient;
+ * losses and the reduced loss poisoned first. */
+static void check_classifier(const char *name, const float *x32, const int *targets, long long rows, long long cols,
+                             int ignore_index, train_reduction red, dtype st)
+{
+    const size_t n = (size_t)rows * (size_t)cols, sz = (size_t)dtype_size(st);
+    void *h = malloc(n * sz);
+    float *xw = (float *)malloc(n * sizeof(float)), *g = (float *)malloc(n * sizeof(float));
+    storage_narrow(x32, h, n, st);
+    storage_widen(h, xw, n, st); /* what the kernel reads, exactly */
+    void *dl = dev_copy_of(h, n * sz);
+    int *dt = (int *)dev_copy_of(targets, rows * sizeof(int));
+    float *dlosses = (float *)dev_poisoned(rows * sizeof(float)), *dloss = (float *)dev_poisoned(sizeof(float));
+    classifier_fused_typed(dl, dt, dlosses, dloss, rows, cols, ignore_index, red, st, 0);
+    CUDA_CHECK_LAUNCH();
+    to_host(h, dl, n * sz);
+    storage_widen(h, g, n, st);
+    float *losses = (float *)malloc(rows * sizeof(float)), loss;
+    to_host(losses, dlosses, rows * sizeof(float));
+    to_host(&loss, dloss, sizeof(float));
+    train_report rep;
+    train_report_init(&rep);
+    train_check_classifier(xw, targets, g, losses, loss, rows, cols, ignore_index, red, st, &rep);
+    report(name, &rep, rows, cols);
+    CUDA_CHECK(cudaFree(dl));
+    CUDA_CHECK(cudaFree(dt));
+    CUDA_CHECK(cudaFree(dlosses));
+    CUDA_CHECK(cudaFree(dloss));
+    free(h);
+    free(xw);
+    free(g);
+    free(losses);
+}
+
+/* ---- shapes ------------------------------------------------------------ */
+
+static const long long SHAPES[][2] = {
+    {1, 1},    {1, 2},    {5, 3},    {37, 7},   {33, 31},   {17, 64},  {9, 65},   {50, 100},
+    {7, 255},  {5, 256},  {3, 257},  {13, 1000}, {4, 1024}, {3, 1025}, {3, 2048}, {2, 2049},
+    {2, 4096}, {3, 4097}, {2, 5000}, {2, 8192}, {1, 8193}, {1, 16384}, {2, 16385}, {1, 100003},
+    {2, 70001}, {2, 65536 + 4},
+};
+#define NSHAPES (int)(sizeof SHAPES / sizeof SHAPES[0])
+
+static void test_shapes(void)
+{
+    char name[256];
+    for (int s = 0; s < NSHAPES; s++) {
+        const long long rows = SHAPES[s][0], cols = SHAPES[s][1];
+        const size_t n = (size_t)rows * (size_t)cols;
+        float *x = (float *)malloc(n * sizeof(float)), *dy = (float *)malloc(n * sizeof(float));
+        int *t = (int *)malloc(rows * sizeof(int));
+        inputs_fill(x, rows, cols, INPUT_NORMAL, 100 + s);
+        inputs_fill(dy, rows, cols, INPUT_UNIFORM, 200 + s);
+        make_targets(t, rows, cols, 300 + s, 5, TRAIN_IGNORE_INDEX);
+        const char *path = train_path_name(cols);
+        snprintf(name, sizeof name, "softmax_backward matches y * (dy - <y, dy>) on every element at %lld x %lld (%s)",
+                 rows, cols, path);
+        check_backward(name, x, dy, rows, cols, 0);
+        snprintf(name, sizeof name, "log_softmax_forward matches x - m - log d on every element at %lld x %lld (%s)",
+                 rows, cols, path);
+        check_log_softmax(name, x, rows, cols);
+        snprintf(name, sizeof name,
+                 "cross_entropy_forward gives logsumexp - x[t] per row at %lld x %lld, every 5th row ignored (%s)",
+                 rows, cols, path);
+        check_loss(name, x, t, rows, cols, TRAIN_IGNORE_INDEX);
+        snprintf(name, sizeof name,
+                 "classifier_fused (mean) writes (softmax - one_hot) / count over the logits, every element, at %lld x %lld",
+                 rows, cols);
+        check_classifier(name, x, t, rows, cols, TRAIN_IGNORE_INDEX, TRAIN_MEAN, DTYPE_F32);
+        if (s % 3 == 0 || cols > TRAIN_REG_MAX_COLS) {
+            snprintf(name, sizeof name, "classifier_fused (sum) gives dloss = 1 per row and the summed loss at %lld x %lld",
+                     rows, cols);
+            check_classifier(name, x, t, rows, cols, TRAIN_IGNORE_INDEX, TRAIN_SUM, DTYPE_F32);
+        }
+        free(x);
+        free(dy);
+        free(t);
+    }
+}
+
+/* ---- special values ------------------------------------------------------ */
+
+#define NSPECIAL 9
+static const char *SPECIAL_NAMES[NSPECIAL] = {
+    "-inf entries",  "only -inf",  "a NaN",           "+inf",      "+-3e38",
+    "all equal",     "one finite among -inf", "the max last", "very negative"};
+
+/* Row r of the special set (n >= 4), and a target that exercises it. */
+static int special_row(float *x, long long n, int r)
+{
+    inputs_fill(x, 1, n, INPUT_NORMAL, 700 + (unsigned long long)r);
+    switch (r) {
+    case 0: for (long long j = 0; j < n; j += 3) x[j] = -INFINITY; return 3; /* the target is -inf: loss +inf */
+    case 1: for (long long j = 0; j < n; j++) x[j] = -INFINITY; return 1;
+    case 2: x[n / 2] = NAN; return 0;
+    case 3: x[n - 1] = INFINITY; return 0;
+    case 4: for (long long j = 0; j < n; j++) x[j] = j % 2 ? 3e38f : -3e38f; return 0; /* the target at -3e38 */
+    case 5: for (long long j = 0; j < n; j++) x[j] = 7.0f; return (int)(n - 1);
+    case 6: for (long long j = 0; j < n; j++) x[j] = j == n - 2 ? -5.0f : -INFINITY; return (int)(n - 2);
+    case 7: x[n - 1] = 100.0f; return (int)(n - 1);
+    default: for (long long j = 0; j < n; j++) x[j] = -1000.0f - (float)(j % 5); return 2;
+    }
+}
+
+static void test_special_values(void)
+{
+    static const long long LENS[] = {8, 100, 5000, 20000};
+    char name[256];
+    for (int l = 0; l < 4; l++) {
+        const long long n = LENS[l];
+        for (int r = 0; r < NSPECIAL; r++) {
+            /* 3 rows: the special one between two normal rows, which must not notice it */
+            float *x = (float *)malloc(3 * n * sizeof(float)), *dy = (float *)malloc(3 * n * sizeof(float));
+            int t[3] = {1, 0, 2};
+            inputs_fill(x, 3, n, INPUT_NORMAL, 800 + r);
+            inputs_fill(dy, 3, n, INPUT_UNIFORM, 900 + r);
+            t[1] = special_row(x + n, n, r);
+            snprintf(name, sizeof name, "special values (%s, N = %lld): softmax_backward of its softmax is the reference's",
+                     SPECIAL_NAMES[r], n);
+            check_backward(name, x, dy, 3, n, 0);
+            snprintf(name, sizeof name, "special values (%s, N = %lld): log_softmax_forward is the reference's",
+                     SPECIAL_NAMES[r], n);
+            check_log_softmax(name, x, 3, n);
+            snprintf(name, sizeof name, "special values (%s, N = %lld): cross_entropy_forward is the reference's",
+                     SPECIAL_NAMES[r], n);
+            check_loss(name, x, t, 3, n, TRAIN_IGNORE_INDEX);
+            snprintf(name, sizeof name, "special values (%s, N = %lld): classifier_fused's gradient and loss are the reference's",
+                     SPECIAL_NAMES[r], n);
+            check_classifier(name, x, t, 3, n, TRAIN_IGNORE_INDEX, TRAIN_SUM, DTYPE_F32);
+            free(x);
+            free(dy);
+        }
+    }
+    /* Special values in dy: +inf, -inf and +inf, NaN (y ordinary) */
+    for (int l = 0; l < 4; l++) {
+        const long long n = LENS[l];
+        for (int v = 0; v < 3; v++) {
+            float *x = (float *)malloc(2 * n * sizeof(float)), *dy = (float *)malloc(2 * n * sizeof(float));
+            inputs_fill(x, 2, n, INPUT_NORMAL, 950 + v);
+            inputs_fill(dy, 2, n, INPUT_UNIFORM, 960 + v);
+            if (v == 0) dy[n + 1] = INFINITY;
+            if (v == 1) dy[n + 1] = INFINITY, dy[n + n - 1] = -INFINITY;
+            if (v == 2) dy[n + n / 2] = NAN;
+            snprintf(name, sizeof name, "softmax_backward with %s in dy (N = %lld) gives the reference's infinities and NaN",
+                     v == 0 ? "+inf" : v == 1 ? "+inf and -inf" : "a NaN", n);
+            check_backward(name, x, dy, 2, n, 0);
+            free(x);
+            free(dy);
+        }
+    }
+
+    /* The stability claim in numbers: log(softmax) would give -inf here. */
+    const float far[3] = {0.0f, -200.0f, -1e4f};
+    float *d = (float *)dev_copy_of(far, sizeof far), *o = (float *)dev_poisoned(sizeof far), out[3];
+    log_softmax_forward(d, o, 1, 3, 0);
+    CUDA_CHECK_LAUNCH();
+    to_host(out, o, sizeof out);
+    test_expect(out[0] == 0.0f && fabsf(out[1] + 200.0f) < 1e-4f && out[2] == -1e4f,
+                "log_softmax_forward of [0, -200, -1e4] is [0, -200, -1e4], where log(softmax) underflows to -inf",
+                "got [%g, %g, %g]", out[0], out[1], out[2]);
+    CUDA_CHECK(cudaFree(d));
+    CUDA_CHECK(cudaFree(o));
+}
+
+/* ---- targets: out of range, ignored, every row ignored ------------------- */
+
+static void test_targets(void)
+{
+    static const long long LENS[] = {10, 1000, 20000};
+    char name[256];
+    for (int l = 0; l < 3; l++) {
+        const long long rows = 6, n = LENS[l];
+        float *x = (float *)malloc(rows * n * sizeof(float));
+        inputs_fill(x, rows, n, INPUT_NORMAL, 1000 + l);
+        /* rows 1 and 4 out of range (N and -1), row 2 ignored */
+        const int t[6] = {0, (int)n, TRAIN_IGNORE_INDEX, (int)(n - 1), -1, 3};
+        snprintf(name, sizeof name,
+                 "a target out of range (N, -1) gives a NaN loss, an ignored row 0, the others exact (cross_entropy_forward, N = %lld)", n);
+        check_loss(name, x, t, rows, n, TRAIN_IGNORE_INDEX);
+        snprintf(name, sizeof name,
+                 "a target out of range gives a NaN loss and a NaN gradient row, the reduced loss NaN, other rows exact (classifier_fused, N = %lld)", n);
+        check_classifier(name, x, t, rows, n, TRAIN_IGNORE_INDEX, TRAIN_MEAN, DTYPE_F32);
+
+        /* ignore_index inside [0, N): rows whose target is 0 are ignored */
+        const int t0[6] = {0, 1, 0, 2, 0, 5};
+        snprintf(name, sizeof name,
+                 "ignore_index = 0 (inside the row): those rows get loss 0 and gradient 0, the mean divides by 3 (N = %lld)", n);
+        check_classifier(name, x, t0, rows, n, 0, TRAIN_MEAN, DTYPE_F32);
+
+        /* every row ignored, even one holding NaN */
+        x[3] = NAN;
+        const int ti[6] = {-100, -100, -100, -100, -100, -100};
+        for (int red = 0; red < 2; red++) {
+            snprintf(name, sizeof name,
+                     "every row ignored (%s): gradient 0 everywhere (NaN logits too), reduced loss %s (N = %lld)",
+                     red ? "sum" : "mean", red ? "0" : "NaN = 0 / 0, as PyTorch", n);
+            check_classifier(name, x, ti, rows, n, TRAIN_IGNORE_INDEX, (train_reduction)red, DTYPE_F32);
+        }
+        free(x);
+    }
+
+    /* Many rows: the count and the loss sum run in several parts */
+    const long long rows = 40000, n = 5;
+    float *x = (float *)malloc(rows * n * sizeof(float));
+    int *tm = (int *)malloc(rows * sizeof(int));
+    inputs_fill(x, rows, n, INPUT_NORMAL, 1050);
+    make_targets(tm, rows, n, 1051, 3, TRAIN_IGNORE_INDEX);
+    for (int red = 0; red < 2; red++) {
+        snprintf(name, sizeof name,
+                 "classifier_fused (%s) at 40000 x 5: the count of rows not ignored and the loss sum over many parts",
+                 red ? "sum" : "mean");
+        check_classifier(name, x, tm, rows, n, TRAIN_IGNORE_INDEX, (train_reduction)red, DTYPE_F32);
+    }
+    free(x);
+    free(tm);
+}
+
+/* ---- the gradient's specification: central differences in float64 ------ */
+
+/* The reduced loss of float64 logits (what ref_classifier computes, on
+ * doubles). */
+static double loss64(const double *x, const int *t, long long rows, long long cols, int mean)
+{
+    double total = 0.0;
+    long long count = 0;
+    for (long long i = 0; i < rows; i++) {
+        if (t[i] == TRAIN_IGNORE_INDEX) continue;
+        count++;
+        const double *r = x + i * cols;
+        double m = -INFINITY, d = 0.0;
+        for (long long j = 0; j < cols; j++) m = r[j] > m ? r[j] : m;
+        for (long long j = 0; j < cols; j++) d += exp(r[j] - m);
+        total += m + log(d) - r[t[i]];
+    }
+    return mean ? total / (double)count : total;
+}
+
+/* sum_j dy_j softmax(x)_j over all rows, in float64. */
+static double dot_softmax64(const double *x, const float *dy, long long rows, long long cols)
+{
+    double total = 0.0;
+    for (long long i = 0; i < rows; i++) {
+        const double *r = x + i * cols;
+        double m = -INFINITY, d = 0.0;
+        for (long long j = 0; j < cols; j++) m = r[j] > m ? r[j] : m;
+        for (long long j = 0; j < cols; j++) d += exp(r[j] - m);
+        for (long long j = 0; j < cols; j++) total += dy[i * cols + j] * exp(r[j] - m) / d;
+    }
+    return total;
+}
+
+/* Central difference at element e of x (float64 copy xd, restored after). */
+static double central(double (*f)(const double *, const void *), const void *ctx, double *xd, size_t e)
+{
+    const double h = 1e-5, keep = xd[e];
+    xd[e] = keep + h;
+    const double up = f(xd, ctx);
+    xd[e] = keep - h;
+    const double down = f(xd, ctx);
+    xd[e] = keep;
+    return (up - down) / (2.0 * h);
+}
+
+typedef struct {
+    const int *t;
+    const float *dy;
+    long long rows, cols;
+    int mean;
+} fd_ctx;
+static double fd_loss(const double *x, const void *c)
+{
+    const fd_ctx *k = (const fd_ctx *)c;
+    return loss64(x, k->t, k->rows, k->cols, k->mean);
+}
+static double fd_dot(const double *x, const void *c)
+{
+    const fd_ctx *k = (const fd_ctx *)c;
+    return dot_softmax64(x, k->dy, k->rows, k->cols);
+}
+
+static void test_finite_differences(void)
+{
+    static const long long FD[][2] = {{1, 1}, {3, 5}, {4, 17}, {2, 33}, {5, 64}, {1, 300}, {1, 20000}};
+    char name[256];
+    for (int s = 0; s < 7; s++) {
+        const long long rows = FD[s][0], cols = FD[s][1];
+        const size_t n = (size_t)rows * (size_t)cols;
+        float *x = (float *)malloc(n * sizeof(float)), *dy = (float *)malloc(n * sizeof(float));
+        float *g = (float *)malloc(n * sizeof(float)), *y = (float *)malloc(n * sizeof(float));
+        double *xd = (double *)malloc(n * sizeof(double)), *r = (double *)malloc(cols * sizeof(double));
+        int *t = (int *)malloc(rows * sizeof(int));
+        inputs_fill(x, rows, cols, INPUT_NORMAL, 1100 + s);
+        inputs_fill(dy, rows, cols, INPUT_UNIFORM, 1200 + s);
+        make_targets(t, rows, cols, 1300 + s, rows > 2 ? 3 : 0, TRAIN_IGNORE_INDEX);
+        for (size_t e = 0; e < n; e++) xd[e] = x[e];
+        /* every element of small shapes, 40 spread over a long row */
+        const size_t step = n > 400 ? n / 40 : 1;
+
+        for (int mean = 1; mean >= 0; mean--) {
+            float *dl = (float *)dev_copy_of(x, n * sizeof(float)), *dls = (float *)dev_poisoned(rows * sizeof(float));
+            float *dlo = (float *)dev_poisoned(sizeof(float));
+            int *dt = (int *)dev_copy_of(t, rows * sizeof(int));
+            classifier_fused(dl, dt, dls, dlo, rows, cols, TRAIN_IGNORE_INDEX, mean ? TRAIN_MEAN : TRAIN_SUM, 0);
+            CUDA_CHECK_LAUNCH();
+            to_host(g, dl, n * sizeof(float));
+            const fd_ctx c = {t, dy, rows, cols, mean};
+            double worst = 0.0;
+            int ok = 1;
+            for (size_t e = 0; e < n; e += step) {
+                const double fd = central(fd_loss, &c, xd, e), err = fabs((double)g[e] - fd);
+                if (!(err <= 1e-6 + 2e-5 * fabs(fd))) ok = 0; /* NaN fails */
+                if (err > worst || err != err) worst = err;
+            }
+            snprintf(name, sizeof name,
+                     "classifier_fused's gradient equals the central difference of the float64 %s loss at %lld x %lld",
+                     mean ? "mean" : "sum", rows, cols);
+            test_expect(ok, name, "largest |gradient - difference| %.3g", worst);
+            CUDA_CHECK(cudaFree(dl));
+            CUDA_CHECK(cudaFree(dls));
+            CUDA_CHECK(cudaFree(dlo));
+            CUDA_CHECK(cudaFree(dt));
+        }
+
+        for (long long i = 0; i < rows; i++) {
+            ref_softmax_row(x + i * cols, r, cols);
+            for (long long j = 0; j < cols; j++) y[i * cols + j] = (float)r[j];
+        }
+        float *dyd = (float *)dev_copy_of(y, n * sizeof(float)), *ddy = (float *)dev_copy_of(dy, n * sizeof(float));
+        float *ddx = (float *)dev_poisoned(n * sizeof(float));
+        softmax_backward(dyd, ddy, ddx, rows, cols, 0);
+        CUDA_CHECK_LAUNCH();
+        to_host(g, ddx, n * sizeof(float));
+        const fd_ctx c = {t, dy, rows, cols, 0};
+        double worst = 0.0;
+        int ok = 1;
+        for (size_t e = 0; e < n; e += step) {
+            const double fd = central(fd_dot, &c, xd, e), err = fabs((double)g[e] - fd);
+            if (!(err <= 1e-6 + 2e-5 * fabs(fd))) ok = 0;
+            if (err > worst || err != err) worst = err;
+        }
+        snprintf(name, sizeof name,
+                 "softmax_backward's dx equals the central difference of sum(dy * softmax(x)) in float64 at %lld x %lld",
+                 rows, cols);
+        test_expect(ok, name, "largest |dx - difference| %.3g", worst);
+        CUDA_CHECK(cudaFree(dyd));
+        CUDA_CHECK(cudaFree(ddy));
+        CUDA_CHECK(cudaFree(ddx));
+        free(x);
+        free(dy);
+        free(g);
+        free(y);
+        free(xd);
+        free(r);
+        free(t);
+    }
+}
+
+/* ---- in place, aliasing, the read pass ----------------------------------- */
+
+static void test_in_place_and_read_pass(void)
+{
+    const long long rows = 7, cols = 1000;
+    const size_t n = rows * cols;
+    float *x = (float *)malloc(n * sizeof(float)), *dy = (float *)malloc(n * sizeof(float));
+    inputs_fill(x, rows, cols, INPUT_NORMAL, 1400);
+    inputs_fill(dy, rows, cols, INPUT_UNIFORM, 1401);
+    check_backward("softmax_backward may write dx over dy (in place), every element still exact", x, dy, rows, cols, 1);
+    free(x);
+    free(dy);
+    x = (float *)malloc(2 * 20001 * sizeof(float));
+    dy = (float *)malloc(2 * 20001 * sizeof(float));
+    inputs_fill(x, 2, 20001, INPUT_NORMAL, 1402);
+    inputs_fill(dy, 2, 20001, INPUT_UNIFORM, 1403);
+    check_backward("softmax_backward may write dx over dy on the split path too (2 x 20001)", x, dy, 2, 20001, 1);
+    free(x);
+    free(dy);
+
+    /* the read-only bound really reads every element: block sums add up */
+    static const long long NS[] = {1, 3, 4, 1027, 1 << 20, 3 * (1 << 21) + 7}; /* the last: 4 loads in flight per thread */
+    for (int k = 0; k < 6; k++) {
+        const long long m = NS[k];
+        float *h = (float *)malloc(m * sizeof(float));
+        double want = 0.0;
+        for (long long i = 0; i < m; i++) want += (h[i] = (float)(i % 7) - 3.0f + 0.25f);
+        float *d = (float *)dev_copy_of(h, m * sizeof(float));
+        const int nb = read_pass_blocks(m);
+        float *dp = (float *)dev_poisoned(nb * sizeof(float)), *p = (float *)malloc(nb * sizeof(float));
+        read_pass(d, dp, m, 0);
+        CUDA_CHECK_LAUNCH();
+        to_host(p, dp, nb * sizeof(float));
+        double got = 0.0;
+        for (int b = 0; b < nb; b++) got += p[b];
+        char name[160];
+        snprintf(name, sizeof name, "read_pass (the loss's bound) reads each of %lld floats once: its %d block sums add up", m, nb);
+        test_expect(fabs(got - want) <= 1e-6 * (double)m + 1e-9, name, "sum %.9g, want %.9g", got, want);
+        CUDA_CHECK(cudaFree(d));
+        CUDA_CHECK(cudaFree(dp));
+        free(h);
+        free(p);
+    }
+}
+
+/* ---- 16-bit logits -------------------------------------------------------- */
+
+static void test_16bit(void)
+{
+    static const long long S[][2] = {{37, 7}, {9, 64}, {5, 1000}, {3, 4096}, {2, 5000}, {2, 20000}};
+    char name[256];
+    for (int tt = 0; tt < 2; tt++) {
+        const dtype st = tt ? DTYPE_BF16 : DTYPE_F16;
+        for (int s = 0; s < 6; s++) {
+            const long long rows = S[s][0], cols = S[s][1];
+            float *x = (float *)malloc(rows * cols * sizeof(float));
+            int *t = (int *)malloc(rows * sizeof(int));
+            inputs_fill(x, rows, cols, INPUT_NORMAL, 1500 + s);
+            make_targets(t, rows, cols, 1600 + s, 4, TRAIN_IGNORE_INDEX);
+            snprintf(name, sizeof name,
+                     "classifier_fused_typed (%s logits): the gradient, rounded once, in place, and the loss at %lld x %lld",
+                     dtype_name(st), rows, cols);
+            check_classifier(name, x, t, rows, cols, TRAIN_IGNORE_INDEX, s % 2 ? TRAIN_SUM : TRAIN_MEAN, st);
+            free(x);
+            free(t);
+        }
+        /* special rows in 16 bits: -inf, NaN, a value past float16's range (inf there) */
+        float x[3 * 64];
+        int t[3] = {0, 5, 3};
+        inputs_fill(x, 3, 64, INPUT_NORMAL, 1700);
+        for (int j = 0; j < 64; j += 4) x[j] = -INFINITY;
+        x[64 + 9] = NAN;
+        x[128 + 1] = 1e5f; /* float16: +inf, the row NaN; bfloat16: a large finite max */
+        snprintf(name, sizeof name, "classifier_fused_typed (%s logits) on -inf (target -inf: loss +inf), NaN and 1e5",
+                 dtype_name(st));
+        check_classifier(name, x, t, 3, 64, TRAIN_IGNORE_INDEX, TRAIN_SUM, st);
+    }
+}
+
+int main(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+        test_skip("lesson 10's kernels", "no GPU");
+        return 0;
+    }
+    test_shapes();
+    test_special_values();
+    test_targets();
+    test_finite_differences();
+    test_in_place_and_read_pass();
+    test_16bit();
+    return test_exit_status();
+}
