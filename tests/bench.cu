@@ -20,6 +20,10 @@
  * float32 input of the shape rounded to the type (nearest even), and the
  * reference runs on it widened exactly.
  *
+ * Lesson 10 (training) runs there too: a read-only pass of the same floats
+ * (lesson 0, "read"), then each of its kernels against its own bound
+ * (bench_training below).
+ *
  * Every timed kernel is checked first, on a poisoned output, against the
  * float64 reference on up to BENCH_CHECK_ROWS rows spread over the matrix
  * (the first and last included, and no more rows than hold
@@ -46,6 +50,8 @@
 #include "verify.h"
 #include "kernels.h"
 #include "../lessons/09_half/softmax_half.h"
+#include "../lessons/10_training/training.h"
+#include "../lessons/10_training/train_check.h"
 
 #ifdef HAVE_CUDNN
 #include <cudnn.h>
@@ -285,6 +291,208 @@ static void bench_half(dtype t, long long rows, long long cols, const float *hx,
     free(hy_wide);
 }
 
+/* ---- lesson 10: the training kernels, each against its own bound ----------
+ * On each power-of-two shape: the read-only pass (the loss's bound, a CSV
+ * row of lesson 0 named "read"), then the backward (against 1.5 x the
+ * copy), log-softmax and the fused classifier (the copy), the loss (the
+ * read pass), and the classifier on float16 and bfloat16 logits (the copy
+ * of the same 16-bit bytes). In their CSV rows the copy columns hold that
+ * bound, so pct_of_copy is the % of the kernel's own bound (as lesson 10's
+ * program writes them). Targets as the program's (every 16th row ignored);
+ * the classifier sums its loss (TRAIN_SUM: each row's gradient then
+ * depends on its row alone). Checked first on the first rows (at most
+ * 2^22 elements, as above) with the rules of lessons/10_training/
+ * train_check.h: every row's loss and gradient of those rows; `make test`
+ * checks the reduced loss and every element. The classifier's timed runs
+ * overwrite their logits with the gradient, as in training. */
+static const int *tr_targets; /* device: M ints */
+
+static void tr_backward(const float *a, float *b, long long rows, long long cols, cudaStream_t st)
+{
+    softmax_backward(a, a + rows * cols, b, rows, cols, st); /* a: y, then dy */
+}
+static void tr_log_softmax(const float *a, float *b, long long rows, long long cols, cudaStream_t st)
+{
+    log_softmax_forward(a, b, rows, cols, st);
+}
+static void tr_loss(const float *a, float *b, long long rows, long long cols, cudaStream_t st)
+{
+    cross_entropy_forward(a, tr_targets, b, rows, cols, TRAIN_IGNORE_INDEX, st); /* b: the M losses */
+}
+static void tr_classifier(const float *a, float *b, long long rows, long long cols, cudaStream_t st)
+{
+    classifier_fused((float *)a, tr_targets, b, b + rows, rows, cols, TRAIN_IGNORE_INDEX, TRAIN_SUM, st);
+}
+static void tr_classifier_16(const void *a, long long lda, void *b, long long ldb, long long rows, long long cols,
+                             dtype t, cudaStream_t st)
+{
+    (void)lda;
+    (void)ldb;
+    classifier_fused_typed((void *)a, tr_targets, (float *)b, (float *)b + rows, rows, cols, TRAIN_IGNORE_INDEX,
+                           TRAIN_SUM, t, st);
+}
+
+/* One kernel: checked by `check` (NULL: the caller checked), timed on the
+ * sets, reported against bound (scaled by `scale`), one CSV row. */
+static void tr_report(const char *label, const char *name, dtype t, long long rows, long long cols, const timing *tm,
+                      const timing *base, double scale, double least, double design, int ok, const char *csv,
+                      const provenance *p)
+{
+    timing bound = *base;
+    bound.median_ms *= scale;
+    bound.min_ms *= scale;
+    bound.max_ms *= scale;
+    char what[160];
+    snprintf(what, sizeof what, "%9.4f ms %8.1f GB/s %6.1f %% of its bound  %s", tm->median_ms,
+             least * (double)rows * (double)cols / (tm->median_ms * 1e6), 100.0 * bound.median_ms / tm->median_ms,
+             ok ? "checked" : "FAILED the check");
+    print_line(label, rows, cols, what);
+    csv_append_typed(csv, 10, name, rows, cols, tm, &bound, design, ok ? "yes" : "FAILED", p, t);
+}
+
+static void bench_training(long long rows, long long cols, const float *hx, int warmup, int iters, const char *csv,
+                           const provenance *p)
+{
+    const size_t n = (size_t)rows * (size_t)cols, bytes = n * sizeof(float);
+    long long crows = BENCH_CHECK_ELEMS / cols; /* the checked rows: the first crows */
+    if (crows > BENCH_CHECK_ROWS) crows = BENCH_CHECK_ROWS;
+    if (crows < 2) crows = 2;
+    if (crows > rows) crows = rows;
+    const size_t cn = (size_t)crows * (size_t)cols;
+    const int fits = cols <= TRAIN_REG_MAX_COLS;
+    int *ht = (int *)malloc((size_t)rows * sizeof(int));
+    float *hdy = (float *)malloc(cn * sizeof(float)), *hy = (float *)malloc(cn * sizeof(float));
+    float *hout = (float *)malloc(cn * sizeof(float)), *hl = (float *)malloc((size_t)rows * sizeof(float));
+    unsigned short *h16 = (unsigned short *)malloc(n * 2);
+    float *hw = (float *)malloc(cn * sizeof(float));
+    if (!ht || !hdy || !hy || !hout || !hl || !h16 || !hw) {
+        fprintf(stderr, "bench: out of host memory\n");
+        exit(1);
+    }
+    train_make_targets(ht, rows, cols, 1, TRAIN_IGNORE_INDEX);
+    int *dt;
+    CUDA_CHECK(cudaMalloc(&dt, (size_t)rows * sizeof(int)));
+    CUDA_CHECK(cudaMemcpy(dt, ht, (size_t)rows * sizeof(int), cudaMemcpyHostToDevice));
+    tr_targets = dt;
+    size_t free_b, total_b;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const int sets = rotation_sets(2 * bytes, free_b); /* a set: y and dy (2 M N floats), then dx */
+    float *A[64], *B[64];
+    for (int k = 0; k < sets; k++) {
+        CUDA_CHECK(cudaMalloc(&A[k], 2 * bytes));
+        CUDA_CHECK(cudaMalloc(&B[k], bytes));
+    }
+    /* the inputs of every set: x, or for the backward y = softmax(x) (lesson
+     * 8 on the GPU) and dy uniform in [-4, 4] */
+    float *hdy_all = (float *)malloc(bytes);
+    if (!hdy_all) {
+        fprintf(stderr, "bench: out of host memory\n");
+        exit(1);
+    }
+    inputs_fill(hdy_all, rows, cols, INPUT_UNIFORM, 2);
+    memcpy(hdy, hdy_all, cn * sizeof(float));
+    char label[64];
+    train_report r;
+
+    const timing copy = time_runs(NULL, A, B, sets, rows, cols, warmup, iters);
+    const timing readp = time_read_pass(A, B, sets, (long long)n, warmup, iters);
+    char what[160];
+    snprintf(what, sizeof what, "%9.4f ms %8.1f GB/s  (4 bytes per element: the loss's bound)", readp.median_ms,
+             4.0 * (double)n / (readp.median_ms * 1e6));
+    print_line("read pass", rows, cols, what);
+    csv_append(csv, 0, "read", rows, cols, &readp, &readp, 4.0, "yes", p);
+
+    /* the backward */
+    for (int k = 0; k < sets; k++) {
+        CUDA_CHECK(cudaMemcpy(B[k], hx, bytes, cudaMemcpyHostToDevice));
+        softmax_fastest(B[k], A[k], rows, cols, 0);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaMemcpy(A[k] + n, hdy_all, bytes, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemset(B[k], 0xFF, bytes));
+    }
+    free(hdy_all);
+    tr_backward(A[0], B[0], rows, cols, 0);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaMemcpy(hy, A[0], cn * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(hout, B[0], cn * sizeof(float), cudaMemcpyDeviceToHost));
+    train_report_init(&r);
+    int ok = train_check_backward(hy, hdy, hout, crows, cols, &r);
+    timing tm = time_runs(tr_backward, A, B, sets, rows, cols, warmup, iters);
+    tr_report("lesson10 softmax_backward", "softmax_backward", DTYPE_F32, rows, cols, &tm, &copy, 1.5, 12.0,
+              fits ? 12.0 : 20.0, ok, csv, p);
+
+    /* log-softmax, the loss and the classifier read x */
+    const softmax_fn fn[3] = {tr_log_softmax, tr_loss, tr_classifier};
+    const char *names[3] = {"log_softmax_forward", "cross_entropy_forward", "classifier_fused"};
+    for (int f = 0; f < 3; f++) {
+        for (int k = 0; k < sets; k++) {
+            CUDA_CHECK(cudaMemcpy(A[k], hx, bytes, cudaMemcpyHostToDevice));
+            CUDA_CHECK(cudaMemset(B[k], 0xFF, bytes));
+        }
+        fn[f](A[0], B[0], rows, cols, 0);
+        CUDA_CHECK_LAUNCH();
+        train_report_init(&r);
+        if (f == 0) {
+            CUDA_CHECK(cudaMemcpy(hout, B[0], cn * sizeof(float), cudaMemcpyDeviceToHost));
+            ok = train_check_log_softmax(hx, hout, crows, cols, &r);
+        } else {
+            CUDA_CHECK(cudaMemcpy(hl, B[0], (size_t)crows * sizeof(float), cudaMemcpyDeviceToHost));
+            if (f == 1) {
+                ok = train_check_loss(hx, ht, hl, crows, cols, TRAIN_IGNORE_INDEX, &r);
+            } else { /* its rows' losses summed as the reduced loss: the sum over all rows is make test's */
+                double sum = 0.0;
+                for (long long i = 0; i < crows; i++) sum += hl[i];
+                CUDA_CHECK(cudaMemcpy(hout, A[0], cn * sizeof(float), cudaMemcpyDeviceToHost));
+                ok = train_check_classifier(hx, ht, hout, hl, (float)sum, crows, cols, TRAIN_IGNORE_INDEX, TRAIN_SUM,
+                                            DTYPE_F32, &r);
+            }
+        }
+        tm = time_runs(fn[f], A, B, sets, rows, cols, warmup, iters);
+        snprintf(label, sizeof label, "lesson10 %s", names[f]);
+        tr_report(label, names[f], DTYPE_F32, rows, cols, &tm, f == 1 ? &readp : &copy, 1.0, f == 1 ? 4.0 : 8.0,
+                  f == 1 ? 4.0 : fits ? 8.0 : 12.0, ok, csv, p);
+    }
+
+    /* the classifier on 16-bit logits, against the copy of the same bytes */
+    for (int t = DTYPE_F16; t <= DTYPE_BF16; t++) {
+        storage_narrow(hx, h16, n, (dtype)t);
+        storage_widen(h16, hw, cn, (dtype)t);
+        void **A16 = (void **)A, **B16 = (void **)B;
+        for (int k = 0; k < sets; k++) {
+            CUDA_CHECK(cudaMemcpy(A[k], h16, n * 2, cudaMemcpyHostToDevice));
+            CUDA_CHECK(cudaMemset(B[k], 0xFF, bytes));
+        }
+        const timing copy16 = time_runs_typed(NULL, (dtype)t, A16, B16, sets, rows, cols, warmup, iters);
+        for (int k = 0; k < sets; k++) CUDA_CHECK(cudaMemcpy(A[k], h16, n * 2, cudaMemcpyHostToDevice));
+        tr_classifier_16(A[0], cols, B[0], cols, rows, cols, (dtype)t, 0);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaMemcpy(hl, B[0], (size_t)crows * sizeof(float), cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpy(h16, A[0], cn * 2, cudaMemcpyDeviceToHost)); /* the gradient, in place */
+        storage_widen(h16, hout, cn, (dtype)t);
+        double sum = 0.0;
+        for (long long i = 0; i < crows; i++) sum += hl[i];
+        train_report_init(&r);
+        ok = train_check_classifier(hw, ht, hout, hl, (float)sum, crows, cols, TRAIN_IGNORE_INDEX, TRAIN_SUM, (dtype)t,
+                                    &r);
+        tm = time_runs_typed(tr_classifier_16, (dtype)t, A16, B16, sets, rows, cols, warmup, iters);
+        snprintf(label, sizeof label, "lesson10 classifier_fused %s", dtype_name((dtype)t));
+        tr_report(label, "classifier_fused", (dtype)t, rows, cols, &tm, &copy16, 1.0, 4.0, fits ? 4.0 : 6.0, ok, csv, p);
+    }
+
+    for (int k = 0; k < sets; k++) {
+        CUDA_CHECK(cudaFree(A[k]));
+        CUDA_CHECK(cudaFree(B[k]));
+    }
+    CUDA_CHECK(cudaFree(dt));
+    free(ht);
+    free(hdy);
+    free(hy);
+    free(hout);
+    free(hl);
+    free(h16);
+    free(hw);
+}
+
 /* "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3" */
 static void slug(const char *name, char *out, size_t len)
 {
@@ -520,9 +728,11 @@ int main(int argc, char **argv)
             CUDA_CHECK(cudaFree(dx[k]));
             CUDA_CHECK(cudaFree(dy[k]));
         }
-        if (!between) /* lesson 9: the powers of two and 1024 x 512 */
+        if (!between) { /* lessons 9 and 10: the powers of two and 1024 x 512 */
             for (int t = DTYPE_F16; t <= DTYPE_BF16; t++)
                 bench_half((dtype)t, rows, cols, hx, hs, hw, hy16, warmup, iters, csv, &p);
+            bench_training(rows, cols, hx, warmup, iters, csv, &p);
+        }
     }
     free(hx);
     free(hy);

@@ -127,17 +127,13 @@ static int parse_train_options(int argc, char **argv, train_options *t)
     return out;
 }
 
-/* Row i's target: --target, or a column from a fixed hash of (seed, i),
- * every 16th row the ignore index. */
+/* Row i's target: --target, or train_make_targets' (a column from a hash
+ * of (seed, i), every 16th row the ignore index). */
 static void make_targets(int *t, long long rows, long long cols, const options *o, const train_options *to)
 {
-    for (long long i = 0; i < rows; i++) {
-        unsigned long long z = (o->seed + 1) * 0x9E3779B97F4A7C15ULL ^ (unsigned long long)i * 0xBF58476D1CE4E5B9ULL;
-        z ^= z >> 31;
-        z *= 0x94D049BB133111EBULL;
-        z ^= z >> 29;
-        t[i] = to->target_set ? to->target : i % 16 == 15 ? to->ignore_index : (int)(z % (unsigned long long)cols);
-    }
+    train_make_targets(t, rows, cols, o->seed, to->ignore_index);
+    if (to->target_set)
+        for (long long i = 0; i < rows; i++) t[i] = to->target;
 }
 
 /* ---- the worked example ---------------------------------------------------- */

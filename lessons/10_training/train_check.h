@@ -187,4 +187,19 @@ static inline int train_check_classifier(const float *x, const int *targets, con
     return r->bad == 0;
 }
 
+/* Targets for rows x cols logits (the program's and the benchmark's): row
+ * i's a column from a fixed hash of (seed, i), every 16th row the ignore
+ * index, so both the loss and the ignored rows are exercised. */
+static inline void train_make_targets(int *t, long long rows, long long cols, unsigned long long seed,
+                                      int ignore_index)
+{
+    for (long long i = 0; i < rows; i++) {
+        unsigned long long z = (seed + 1) * 0x9E3779B97F4A7C15ULL ^ (unsigned long long)i * 0xBF58476D1CE4E5B9ULL;
+        z ^= z >> 31;
+        z *= 0x94D049BB133111EBULL;
+        z ^= z >> 29;
+        t[i] = i % 16 == 15 ? ignore_index : (int)(z % (unsigned long long)cols);
+    }
+}
+
 #endif
