@@ -33,8 +33,14 @@
  * is not timed (20 runs would take too long; one-thread-per-row kernels at
  * long rows), and the table says so.
  *
- * Usage: bench [--out DIR] [--quick]   (--quick: N = 32, 1024, 2^15, 2^20,
- *                                      none between)
+ * Usage: bench [--out DIR] [--quick] [--part K/P]
+ *                                      (--quick: N = 32, 1024, 2^15, 2^20,
+ *                                      none between; --part: the K-th of P
+ *                                      equal runs of the sweep's shapes, the
+ *                                      first starting the CSV afresh, the
+ *                                      others appending: one sweep in P
+ *                                      processes, for machines that limit a
+ *                                      command's time)
  *        bench --only N [--shape RxC]  one untimed, unchecked launch of each
  *                                      kernel of lesson N (for `make
  *                                      profile-lessonN`: ncu sees only it) */
@@ -556,7 +562,7 @@ static int profile_lesson(int lesson_no, long long rows, long long cols)
 
 static void usage_error(const char *arg)
 {
-    fprintf(stderr, "bench: bad argument '%s' (usage: bench [--out DIR] [--quick] | "
+    fprintf(stderr, "bench: bad argument '%s' (usage: bench [--out DIR] [--quick] [--part K/P] | "
                     "bench --only N [--shape RxC])\n", arg);
     exit(2);
 }
@@ -564,11 +570,16 @@ static void usage_error(const char *arg)
 int main(int argc, char **argv)
 {
     const char *out_dir = "docs/results";
-    int quick = 0, only = 0;
+    int quick = 0, only = 0, part = 1, parts = 1;
     long long prof_rows = 16384, prof_cols = 4096;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];
         else if (!strcmp(argv[i], "--quick")) quick = 1;
+        else if (!strcmp(argv[i], "--part") && i + 1 < argc) {
+            i++;
+            if (sscanf(argv[i], "%d/%d", &part, &parts) != 2 || parts < 1 || part < 1 || part > parts)
+                usage_error(argv[i]);
+        }
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
             only = atoi(argv[++i]);
             if (only < 1) usage_error(argv[i]);
@@ -587,7 +598,7 @@ int main(int argc, char **argv)
     char name[128], csv[512];
     slug(p.gpu, name, sizeof name);
     snprintf(csv, sizeof csv, "%s/%s.csv", out_dir, name);
-    FILE *f = fopen(csv, "w"); /* a fresh file: one sweep, one provenance */
+    FILE *f = fopen(csv, part == 1 ? "w" : "a"); /* a fresh file: one sweep, one provenance */
     if (!f) {
         fprintf(stderr, "bench: cannot write '%s'\n", csv);
         return 2;
@@ -648,7 +659,8 @@ int main(int argc, char **argv)
     printf("make bench on %s: median of %d runs after %d warm-up (%d after %d below %lld MiB); CSV %s\n",
            p.gpu, BENCH_ITERS, BENCH_WARMUP, BENCH_SMALL_ITERS, BENCH_SMALL_WARMUP, BENCH_SMALL_BYTES >> 20, csv);
 
-    for (int s = 0; s < nshapes; s++) {
+    const int s_first = (part - 1) * nshapes / parts, s_end = part * nshapes / parts;
+    for (int s = s_first; s < s_end; s++) {
         long long rows = shapes[s][0], cols = shapes[s][1];
         const int between = (int)shapes[s][2];
         size_t bytes = (size_t)rows * (size_t)cols * sizeof(float);
