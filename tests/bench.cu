@@ -490,6 +490,7 @@ static void bench_training(long long rows, long long cols, const float *hx, int 
         CUDA_CHECK(cudaFree(B[k]));
     }
     CUDA_CHECK(cudaFree(dt));
+    train_release();
     free(ht);
     free(hdy);
     free(hy);

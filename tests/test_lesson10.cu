@@ -602,5 +602,6 @@ int main(void)
     test_finite_differences();
     test_in_place_and_read_pass();
     test_16bit();
+    train_release(); /* memcheck's leak check: nothing left allocated */
     return test_exit_status();
 }

@@ -448,6 +448,7 @@ int main(int argc, char **argv)
         CUDA_CHECK(cudaFree(S[s]));
     }
     CUDA_CHECK(cudaFree(dt));
+    train_release();
     free(x);
     free(ydy);
     free(out);

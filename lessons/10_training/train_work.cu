@@ -20,6 +20,13 @@ void *train_workspace(size_t bytes)
     return work;
 }
 
+void train_release(void)
+{
+    if (work) CUDA_CHECK(cudaFree(work)); /* synchronises: no kernel still uses it */
+    work = nullptr;
+    work_bytes = 0;
+}
+
 const char *train_path_name(long long cols)
 {
     switch (train_class(cols)) {

@@ -83,6 +83,9 @@ void classifier_fused_typed(void *logits, const int *targets, float *losses, flo
                             long long cols, int ignore_index, train_reduction reduction, dtype t,
                             cudaStream_t stream);
 
+/* Frees the workspace (the next call that needs one allocates it again). */
+void train_release(void);
+
 /* Which path a row length takes: "registers, 8 lanes per row" ... */
 const char *train_path_name(long long cols);
 
