@@ -22,6 +22,15 @@ For each CSV (one GPU) it writes these PNGs (those it has rows for):
                     cuDNN in float16 and bfloat16 as % of the copy of the same
                     16-bit bytes; right, the float32 time of lesson 8 (and of
                     the copy) over the 16-bit time, against N
+  <gpu>-lesson10.png lesson 10 (training): each kernel as % of its OWN bound
+                    against N (the CSV's pct_of_copy in lesson 10's rows): the
+                    backward against 1.5 x the copy, log-softmax and the
+                    classifier against the copy, the cross-entropy against the
+                    read-only pass, the float16 classifier against the 16-bit copy
+
+Lesson 10's rows and lesson 0's "read" (the read-only pass, lesson 10's
+cross-entropy bound) are measured against other bounds than the copy of a
+softmax's 8 bytes: the softmax plots (sweep, paths, bars) leave them out.
 
 A CSV's dtype column (f32, f16, bf16; absent in older CSVs: all float32)
 names the storage type. A 16-bit row is known by its name and type
@@ -51,6 +60,18 @@ CLIMB_SHAPE = (16384, 4096)
 MAIN = {1: "naive", 2: "stable", 3: "three-pass", 4: "warp", 5: "fused", 6: "online", 7: "attention-plain",
         8: "fastest"}
 HALF_L = 9  # lesson 9 (16-bit storage) has a plot of its own: plot_half
+TRAIN_L = 10  # lesson 10 (training kernels, each against its own bound): plot_train
+# lesson 10's kernels, the bound each is measured against, and its line
+TRAIN = [("softmax_backward", "1.5 x copy", {"color": st.VARIANTS[0], "marker": "s"}),
+         ("log_softmax_forward", "copy", {"color": st.VARIANTS[1], "marker": "v"}),
+         ("cross_entropy_forward", "read-only pass", {"color": st.VARIANTS[5], "marker": "^"}),
+         ("classifier_fused", "copy", {"color": st.LESSON[HALF_L], "marker": "o", "linewidth": 2.5}),
+         ("classifier_fused f16", "16-bit copy", {"color": st.LESSON[HALF_L], "marker": "D", "linestyle": "-."})]
+
+
+def softmax_row(r):
+    """A row measured against the copy of a softmax's bytes: not lesson 10's, not the read pass."""
+    return r["lesson"] != TRAIN_L and (r["lesson"], r["name"]) != (0, "read")
 
 
 def read_rows(path):
@@ -104,7 +125,8 @@ def main_kernels(rows):
 
 
 def plot_sweep(rows, out, keep, title):
-    sweep = [r for r in rows if r["rows"] * r["cols"] == SWEEP_ELEMS and r["dtype"] == "f32" and keep(r)]
+    sweep = [r for r in rows if r["rows"] * r["cols"] == SWEEP_ELEMS and r["dtype"] == "f32" and softmax_row(r)
+             and keep(r)]
     fig, ax = plt.subplots(figsize=(9, 5.5))
     colors = iter(plt.get_cmap("tab10").colors)
     for name in series(sweep):
@@ -131,7 +153,8 @@ def plot_sweep(rows, out, keep, title):
 
 
 def plot_bars(rows, out, shape=(16384, 4096)):
-    at = [r for r in rows if (r["rows"], r["cols"]) == shape and not (r["lesson"] == 0 and r["name"].startswith("copy"))]
+    at = [r for r in rows if (r["rows"], r["cols"]) == shape and not (r["lesson"] == 0 and r["name"].startswith("copy"))
+          and softmax_row(r)]
     if not at:
         return False
     fig, ax = plt.subplots(figsize=(9, 0.45 * len(at) + 1.5))
@@ -333,6 +356,40 @@ def plot_half(rows, out):
     return True
 
 
+def plot_train(rows, out):
+    """Lesson 10: each kernel as % of its own bound over N, at M x N = 2^26."""
+    sweep = [r for r in rows if r["lesson"] == TRAIN_L and r["rows"] * r["cols"] == SWEEP_ELEMS]
+    if not sweep:
+        return False
+    fig, ax = plt.subplots(figsize=(7.5, 5.0))
+    ax.axhline(100, color=st.COPY, linestyle="--", linewidth=1.5, label="its bound = 100 %")
+    # where the classifier's row no longer fits on chip: more bytes than its design's 8
+    split = [r["cols"] for r in sweep if r["name"] == "classifier_fused" and float(r.get("bytes_per_elem") or 0) > 8]
+    if split:
+        ax.axvspan(min(split) / 2 ** 0.5, max(split) * 2 ** 0.5, color="#eeeeee", zorder=0,
+                   label="rows split across blocks: more bytes, the same bound")
+    for name, bound, style in TRAIN:
+        pts = sorted((r["cols"], r["pct_of_copy"]) for r in sweep if r["name"] == name)
+        if not pts:
+            continue
+        style = {"linewidth": 1.5, "markersize": 3.5, **style}
+        if len(pts) == 1:
+            style.setdefault("marker", "o")
+        ax.plot(*zip(*pts), label=f"{name} (of the {bound})", **style)
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(0, 112)
+    ax.set_xlabel("N, the row length; M x N = 2^26 elements")
+    ax.set_ylabel("% of the kernel's own bound (bound time / kernel time)")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
+    ax.set_title("Lesson 10: the training kernels, each against its own bound\n" + caption(rows), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=st.DPI)
+    plt.close(fig)
+    return True
+
+
 def short_gpu(name):
     """"NVIDIA H100 80GB HBM3" -> "H100", as tests/tables.awk's short_gpu."""
     w = name.split()
@@ -416,6 +473,10 @@ def main():
         for L in sorted({r["lesson"] for r in rows if r["lesson"] > 0}):
             if L == HALF_L:
                 if plot_half(rows, base + f"-lesson{L}.png"):
+                    wrote.append(base + f"-lesson{L}.png")
+                continue
+            if L == TRAIN_L:
+                if plot_train(rows, base + f"-lesson{L}.png"):
                     wrote.append(base + f"-lesson{L}.png")
                 continue
             if plot_lesson(rows, L, base + f"-lesson{L}.png"):

@@ -56,6 +56,27 @@ log=$("$py" docs/plots.py "$half" --out "$out" 2>&1)
 check "plots: docs/plots.py draws lesson 9 against its 16-bit copy and against float32 (a CSV with a dtype column)" \
     "$log" "$out/plots-test-half-lesson9.png" "$out/plots-test-half-sweep.png" "$out/plots-test-half-lesson8.png"
 
+# Lesson 10's plot from a scratch CSV: the sample with its dtype column, and at
+# each shape the read pass and lesson 10's kernels (pct_of_copy: % of the
+# kernel's own bound; more bytes per element above 16384, the split path).
+train="$build/plots-test-train.csv"
+awk -F, -v OFS=, 'NR == 1 { print $0 ",dtype"; next } { print $0 ",f32" }
+     $2 == "copy" {
+         tail = $0; for (i = 1; i <= 12; i++) sub(/^[^,]*,/, "", tail); sp = ($4 > 16384)
+         n = split("0 read 0.52 100 4 f32|10 softmax_backward 1.6 93 12 f32|10 log_softmax_forward 1.04 96 8 f32|" \
+                   "10 cross_entropy_forward 0.58 90 4 f32|10 classifier_fused 1.03 97 8 f32|10 classifier_fused 0.53 95 4 f16", r, "|")
+         for (i = 1; i <= n; i++) {
+             split(r[i], c, " "); t = $5 * c[3]
+             print c[1], c[2], $3, $4, t, t, t, 1, 1, c[4] - (sp ? 30 : 0), c[5] + (sp && c[5] > 4 ? 4 : 0), "yes", tail, c[6]
+         }
+     }' tests/data/sample_results.csv >"$train"
+log=$("$py" docs/plots.py "$train" --out "$out" 2>&1)
+check "plots: docs/plots.py draws lesson 10, each kernel against its own bound" "$log" "$out/plots-test-train-lesson10.png" \
+    "$out/plots-test-train-sweep.png" "$out/plots-test-train-bars.png"
+name="plots: a CSV without lesson 10 rows makes no lesson 10 plot"
+if [ -e "$out/sample_results-lesson10.png" ] || [ -e "$out/plots-test-half-lesson10.png" ]; then echo "FAIL $name"
+else echo "PASS $name"; fi
+
 log=$("$py" docs/diagrams.py --out "$out" 2>&1)
 files=()
 for f in 1 2 3 4 5 6 7 8 8-cluster 8-grid 9; do files+=("$out/idea-lesson$f.png"); done

@@ -25,10 +25,22 @@
 #               cuDNN's 16-bit softmax beside them, and the float32 lesson 8
 #               time over the float16 time at the same shape, with the same
 #               ratio for the copies
+#   lesson10    lesson 10's own table (training: backward, log-softmax, loss,
+#               classifier), one per CSV: per shape each kernel's time and its %
+#               of its OWN bound, which bench writes in the pct_of_copy column
+#               (backward: 1.5 x the copy; log-softmax and classifier: the copy;
+#               cross-entropy: the read-only pass, lesson 0's "read"; the 16-bit
+#               classifier: the copy of the same 16-bit bytes), the classifier's
+#               effective GB/s from the least bytes it moves, and the copy and
+#               read pass GB/s
 #   readme      the course table of README.md: its rows keep their first four
 #               cells (number, lesson, idea, bytes) and get, per CSV, the GB/s
 #               and % of copy of the lesson's main kernel at 16384 x 4096
-#   shape RxC   every kernel at one shape, e.g. "shape 1024x512" (one per CSV)
+#               (lesson 10: its fused classifier, effective GB/s and % of its
+#               own bound, the copy)
+#   shape RxC   every kernel at one shape, e.g. "shape 1024x512" (one per CSV),
+#               but lesson 10's and the read pass, whose % is of another bound:
+#               a line under the table points to lesson 10's text
 #   gpus        each later CSV against the first: per lesson (main kernel), the
 #               ratio of their effective GB/s at a few shapes, beside the ratio
 #               of their copies at the same shape (with one CSV: a line saying
@@ -46,6 +58,16 @@ BEGIN {
     split("naive stable three-pass warp fused online attention-plain fastest", MAIN, " ")
     MAIN[9] = "fastest f16"      # lesson 9: 16-bit storage, its entry point in float16
     HALF_L = 9
+    # Lesson 10 (training): its rows' pct_of_copy is of each kernel's own bound,
+    # and their gbps is bench's copy-equivalent 2 x M x N x size / time; the
+    # effective GB/s counts the least bytes per element each kernel moves.
+    MAIN[10] = "classifier_fused"
+    TRAIN_L = 10
+    split("softmax_backward,log_softmax_forward,cross_entropy_forward,classifier_fused", TRAIN_K, ",")
+    split("1.5 × copy,copy,read pass,copy", TRAIN_BOUND, ",")
+    LEAST["softmax_backward"] = 12; LEAST["log_softmax_forward"] = 8; LEAST["cross_entropy_forward"] = 4
+    LEAST["classifier_fused"] = 8; LEAST["classifier_fused f16"] = 4; LEAST["classifier_fused bf16"] = 4
+    LEAST["read"] = 4
     README_ROWS = 16384; README_COLS = 4096
     # The shapes of the cross-GPU table: the sweep's ends and the points where
     # lesson 8 changes path, then the L2-resident 1024 x 512.
@@ -148,8 +170,15 @@ function cell(f, L, name, shp, what,    key) {
     key = f SUBSEP L SUBSEP name SUBSEP shp
     if (!(key in ms)) { ndash++; return DASH }
     if (what == "gb") return fmt_gb(gb[key]) mark(key)
+    if (what == "eff") return fmt_gb(eff_gb(f, name, shp, key)) mark(key)
     if (what == "pct") return fmt_pct(pct[key]) mark(key)
     return fmt_time(ms[key]) mark(key)
+}
+
+# Lesson 10 and the read pass: the least bytes per element the kernel moves x
+# M x N / time, in GB/s (their CSV gbps is the copy's formula, not this).
+function eff_gb(f, name, shp, key) {
+    return (ms[key] + 0 > 0) ? LEAST[name] * srows[f, shp] * scols[f, shp] / (1e6 * ms[key]) : 0
 }
 
 # "NVIDIA H100 80GB HBM3" -> "H100": the column header of the README table.
@@ -307,8 +336,63 @@ function table_half(md,    f, s, i, shp, L, row, j, nv, v, vname) {
     return s
 }
 
+# ---- KIND lesson10: training kernels, each against its own bound -----------------------------
+function table_train(md,    f, s, i, j, k, shp, L, row, sep, half) {
+    L = TRAIN_L; s = ""
+    for (f = 1; f <= ncsv; f++) {
+        s = s generated_note(f) "\n"
+        if (nkern[f, L] == 0) { s = s "No lesson " L " rows in " csvname[f] " yet: run `make bench && make tables`.\n\n"; continue }
+        half = ((f, L, TRAIN_K[4] " f16") in kern_seen) || ((f, L, TRAIN_K[4] " bf16") in kern_seen)
+        s = s measured_on(f, "") ". Median time per call; each kernel's % is of its own bound, the time of the "
+        s = s "least traffic any kernel computing the same function moves, timed in the same process: "
+        s = s "softmax_backward against 1.5 × a device-to-device copy of the M × N floats (12 bytes per element "
+        s = s "against the copy's 8), log_softmax_forward and classifier_fused against the copy, "
+        s = s "cross_entropy_forward against a read-only pass over the M × N floats (4 bytes per element)"
+        if (half) s = s ", classifier_fused on float16 and bfloat16 logits against the copy of the same 16-bit bytes"
+        s = s ". A row split across blocks moves more (12 bytes per element, 20 for the backward) and is measured "
+        s = s "against the same bound. classifier GB/s = 8 × M × N bytes / time; copy GB/s = 8 × M × N bytes / "
+        s = s "its time, read pass GB/s = 4 × M × N bytes / its time. Reproduce with `make bench && make tables`.\n\n"
+        row = "| M x N"; sep = "|---|"
+        for (k = 1; k <= 4; k++) {
+            row = row " | " TRAIN_K[k] " time" (k == 4 ? " | " TRAIN_K[k] " GB/s" : "") " | % of " TRAIN_BOUND[k]
+            sep = sep "---:|---:|" (k == 4 ? "---:|" : "")
+        }
+        if (half) { row = row " | f16 classifier % of f16 copy | bf16 classifier % of bf16 copy"; sep = sep "---:|---:|" }
+        s = s row " | copy GB/s | read pass GB/s |\n" sep "---:|---:|\n"
+        nbad = 0; badlist = ""; ndash = 0
+        for (i = 1; i <= nshape[f]; i++) {
+            shp = shape[f, i]
+            if (!((f, L, shp) in lesson_at)) continue
+            row = "| " shape_name(f, shp)
+            for (k = 1; k <= 4; k++) {
+                row = row " | " cell(f, L, TRAIN_K[k], shp, "time")
+                if (k == 4) row = row " | " cell(f, L, TRAIN_K[k], shp, "eff")
+                row = row " | " cell(f, L, TRAIN_K[k], shp, "pct")
+                collect_bad(f, L, TRAIN_K[k], shp)
+            }
+            if (half) for (j = 1; j <= 2; j++) {
+                row = row " | " cell(f, L, TRAIN_K[4] (j == 1 ? " f16" : " bf16"), shp, "pct")
+                collect_bad(f, L, TRAIN_K[4] (j == 1 ? " f16" : " bf16"), shp)
+            }
+            s = s row " | " cell(f, 0, "copy", shp, "gb") " | " cell(f, 0, "read", shp, "eff") " |\n"
+            collect_bad(f, 0, "copy", shp); collect_bad(f, 0, "read", shp)
+            if (half) { collect_bad(f, 0, "copy f16", shp); collect_bad(f, 0, "copy bf16", shp) }
+        }
+        s = s footnotes() "\n"
+    }
+    return s
+}
+
 # ---- KIND shape RxC ----------------------------------------------------------------------------
-function table_shape(shp,    f, s, L, i, name, key, half) {
+# The path from a text at path md to the repository's root: "", "../", "../../".
+function up_path(md,    up, d) {
+    sub(/^\.\//, "", md)
+    up = ""; d = md
+    while (sub(/^[^\/]*\//, "", d)) up = up "../"
+    return up
+}
+
+function table_shape(shp, md,    f, s, L, i, name, key, half, ntrain) {
     s = ""
     for (f = 1; f <= ncsv; f++) {
         s = s generated_note(f) "\n"
@@ -324,18 +408,24 @@ function table_shape(shp,    f, s, L, i, name, key, half) {
         s = s "| lesson | kernel | time per call | GB/s | % of copy | design bytes / element | "
         s = s (half ? "bound: 2 × element size / bytes" : "bound: 8 / bytes") " |\n"
         s = s "|---|---|---:|---:|---:|---:|---:|\n"
-        nbad = 0; badlist = ""; ndash = 0
+        nbad = 0; badlist = ""; ndash = 0; ntrain = 0
         for (L = 0; L <= 99; L++) {
             for (i = 1; i <= nkern[f, L]; i++) {
                 name = kern[f, L, i]; key = f SUBSEP L SUBSEP name SUBSEP shp
                 if (!(key in ms)) continue
+                if (L == TRAIN_L || (L == 0 && name == "read")) { ntrain++; continue }   # other bounds: lesson 10's table
                 s = s "| " (L ? L : "") " | " name " | " cell(f, L, name, shp, "time") " | " cell(f, L, name, shp, "gb")
                 s = s " | " cell(f, L, name, shp, "pct") " | " ((key in bpe) ? bpe[key] : DASH)
                 s = s " | " (((key in bpe) && bpe[key] + 0 > 0) ? sprintf("%.0f %%", 200 * esize[key] / bpe[key]) : DASH) " |\n"
                 collect_bad(f, L, name, shp)
             }
         }
-        s = s footnotes() "\n"
+        s = s footnotes()
+        if (ntrain) {
+            s = s "\nLesson " TRAIN_L "'s training kernels at this shape, each against its own bound (a copy, 1.5 × a copy "
+            s = s "or a read-only pass): [lessons/10_training/README.md](" up_path(md) "lessons/10_training/README.md#measured).\n"
+        }
+        s = s "\n"
     }
     return s
 }
@@ -345,7 +435,7 @@ function trim(x) { sub(/^[ \t]+/, "", x); sub(/[ \t]+$/, "", x); return x }
 
 # old[1..nold]: the region's present lines. Rows "| N | ... |" keep cells 1-4;
 # then two columns per CSV (GB/s, % of copy), in the order the CSVs were given.
-function table_readme(old, nold,    f, s, i, c, nc, head, nr, num, text, shp, key, L, line, sep, half_rows) {
+function table_readme(old, nold,    f, s, i, c, nc, head, nr, num, text, shp, key, L, line, sep, half_rows, train_rows, unmeasured) {
     shp = README_ROWS " x " README_COLS
     head = "| # | lesson | idea | bytes / element"; nr = 0
     for (i = 1; i <= nold; i++) {
@@ -368,12 +458,17 @@ function table_readme(old, nold,    f, s, i, c, nc, head, nr, num, text, shp, ke
     s = s "\n" head; sep = "|---|---|---|---|"
     for (f = 1; f <= ncsv; f++) { s = s " | " short_gpu(gpu[f]) ": GB/s | % of copy"; sep = sep "---:|---:|" }
     s = s " |\n" sep "\n"
-    nbad = 0; badlist = ""; ndash = 0
+    nbad = 0; badlist = ""; ndash = 0; unmeasured = ""
     for (i = 1; i <= nr; i++) {
         L = num[i] + 0
         s = s text[i]
         for (f = 1; f <= ncsv; f++) {
-            s = s " | " cell(f, L, MAIN[L], shp, "gb") " | " cell(f, L, MAIN[L], shp, "pct")
+            if (L == TRAIN_L && nkern[f, L] == 0) {    # not timed on this GPU yet: not the footnote's dash
+                s = s " | " DASH " | " DASH
+                unmeasured = unmeasured (unmeasured == "" ? "" : ", ") csvname[f]
+                continue
+            }
+            s = s " | " cell(f, L, MAIN[L], shp, L == TRAIN_L ? "eff" : "gb") " | " cell(f, L, MAIN[L], shp, "pct")
             collect_bad(f, L, MAIN[L], shp)
         }
         s = s " |\n"
@@ -388,13 +483,16 @@ function table_readme(old, nold,    f, s, i, c, nc, head, nr, num, text, shp, ke
         if (key in gb) s = s " and cuDNN's softmax at " fmt_pct(pct[key]) " of it"
     }
     for (f = 1; f <= ncsv; f++) if (nkern[f, HALF_L]) half_rows = 1
+    for (f = 1; f <= ncsv; f++) if (nkern[f, TRAIN_L]) train_rows = 1
     s = s ". Each row is the lesson's main kernel (" MAIN[1]
-    for (L = 2; L <= (half_rows ? HALF_L : 8); L++) s = s ", " MAIN[L]
+    for (L = 2; L <= (train_rows ? TRAIN_L : half_rows ? HALF_L : 8); L++) s = s ", " MAIN[L]
     s = s ")"
     if (half_rows) s = s "; lesson 9 stores float16, so its GB/s count 2 bytes per element read and written and its % is of a copy of the same 16-bit bytes"
+    if (train_rows) s = s "; lesson 10's GB/s count the 8 bytes per element its fused classifier must move (read the logits, write the gradient) and its % is of the kernel's own bound, the copy"
     s = s "; each lesson's text has the full table" (ncsv > 1 ? " for each GPU" : "") ", every kernel on every shape. "
     s = s "Reproduce with `make bench && make tables`; `make lessons` runs the lessons one by one at this shape.\n"
     s = s footnotes()
+    if (unmeasured != "") s = s "\n" DASH " in lesson " TRAIN_L "'s row: no lesson " TRAIN_L " rows yet in " unmeasured ".\n"
     return s "\n"
 }
 
@@ -487,11 +585,12 @@ function pow2(n,    k, p) {
 # ---- rewriting the markdown files -------------------------------------------------------------
 function region(kind, old, nold, where, md) {
     if (kind == "lesson" HALF_L || kind == "lesson" HALF_L " main") return table_half(md)
+    if (kind == "lesson" TRAIN_L || kind == "lesson" TRAIN_L " main") return table_train(md)
     if (kind ~ /^lesson[0-9]+$/) return table_lesson(substr(kind, 7) + 0, md, 0)
     if (kind ~ /^lesson[0-9]+ main$/) return table_lesson(substr(kind, 7) + 0, md, 1)
     if (kind == "readme") return table_readme(old, nold)
     if (kind == "gpus") return table_gpus()
-    if (kind ~ /^shape [0-9]+x[0-9]+$/) { sub(/^shape /, "", kind); sub(/x/, " x ", kind); return table_shape(kind) }
+    if (kind ~ /^shape [0-9]+x[0-9]+$/) { sub(/^shape /, "", kind); sub(/x/, " x ", kind); return table_shape(kind, md) }
     die(where ": unknown region '" kind "' (lessonN, lessonN main, readme, shape RxC or gpus)")
 }
 

@@ -225,3 +225,70 @@ if ! cmp -s "$dir/half.md" "$dir/half-first.md"; then fail "$name" "$(diff "$dir
 elif ! grep -q '^No lesson 9 rows in .* yet: run `make bench && make tables`.$' "$dir/half-old.md"; then
     fail "$name" "$(sed -n '/measured: lesson9/,/\/measured/p' "$dir/half-old.md" | head -c 300)"
 else pass "$name"; fi
+
+# ---- lesson 10: training kernels, each against its own bound --------------------------------
+name="lesson 10's table: per shape each kernel's time and % of its own bound, the classifier's effective GB/s"
+# Scratch rows as bench writes them: the sample with its dtype column, then at
+# 16384 x 4096 and 512 x 131072 the read pass and lesson 10's kernels (pct_of_copy
+# is % of the kernel's own bound); the float32 classifier fails its check at 512 x 131072.
+awk -F, -v OFS=, 'NR == 1 { print $0 ",dtype"; next } { print $0 ",f32" }
+     $2 == "copy" && ($4 == 4096 || $4 == 131072) {
+         tail = $0; for (i = 1; i <= 12; i++) sub(/^[^,]*,/, "", tail)
+         if ($4 == 4096) r = "0 read 0.094000 100.0 4 f32 yes|10 softmax_backward 0.292000 93.0 12 f32 yes|" \
+                             "10 log_softmax_forward 0.189000 96.0 8 f32 yes|10 cross_entropy_forward 0.105000 90.0 4 f32 yes|" \
+                             "10 classifier_fused 0.187400 97.0 8 f32 yes|10 classifier_fused 0.095000 95.0 4 f16 yes|" \
+                             "10 classifier_fused 0.096000 94.0 4 bf16 yes"
+         else r = "0 read 0.094100 100.0 4 f32 yes|10 softmax_backward 0.438000 62.0 20 f32 yes|" \
+                  "10 log_softmax_forward 0.259000 70.0 12 f32 yes|10 cross_entropy_forward 0.105000 90.0 4 f32 yes|" \
+                  "10 classifier_fused 0.266400 68.0 12 f32 FAILED|10 classifier_fused 0.137000 66.0 6 f16 yes|" \
+                  "10 classifier_fused 0.139000 65.0 6 bf16 yes"
+         n = split(r, rr, "|")
+         for (i = 1; i <= n; i++) {
+             split(rr[i], c, " ")
+             print c[1], c[2], $3, $4, c[3], c[3], c[3], 1.0, 1.0, c[4], c[5], c[7], tail, c[6]
+         }
+     }' "$csv" >"$dir/train.csv"
+printf '<!-- measured: lesson10 -->\n\n<!-- measured: shape 16384x4096 -->\n\n<!-- measured: readme -->\n| # | lesson | idea | bytes / element | GB/s | %% of copy |\n|---|---|---|---|---|---|\n| 8 | fastest | paths | 8 | old | old |\n| 10 | training | its own bounds | 12 / 8 / 4 / 8 | old | old |\n<!-- /measured -->\n' >"$dir/train.md"
+cp "$dir/train.md" "$dir/train-none.md"
+awk -f tests/tables.awk "$dir/train.csv" "$dir/train.md" >"$dir/log" 2>&1; status=$?
+l10=$(sed -n '/measured: lesson10/,/\/measured/p' "$dir/train.md")
+# 8 x 2^26 bytes / 0.1874 ms = 2865 GB/s; the read pass 4 x 2^26 / 0.094 ms = 2856
+if [ $status -ne 0 ]; then fail "$name" "exit status $status: $(head -c 300 "$dir/log")"
+elif ! grep -q '^| M x N | softmax_backward time | % of 1.5 × copy | log_softmax_forward time | % of copy | cross_entropy_forward time | % of read pass | classifier_fused time | classifier_fused GB/s | % of copy | f16 classifier % of f16 copy | bf16 classifier % of bf16 copy | copy GB/s | read pass GB/s |$' <<<"$l10"; then
+    fail "$name" "header: $(grep '^| M x N' <<<"$l10")"
+elif ! grep -q '^| 16384 x 4096 | 292 µs | 93.0 % | 189 µs | 96.0 % | 105 µs | 90.0 % | 187 µs | 2865 | 97.0 % | 95.0 % | 94.0 % | 2963 | 2856 |$' <<<"$l10"; then
+    fail "$name" "row: $(grep '^| 16384' <<<"$l10")"
+elif [ "$(grep -c '^| [0-9]' <<<"$l10")" -ne 2 ]; then fail "$name" "$(grep -c '^| [0-9]' <<<"$l10") rows, not the 2 shapes with lesson 10 rows"
+elif ! grep -q 'its own bound' <<<"$l10" || ! grep -q 'cross_entropy_forward against a read-only pass' <<<"$l10"; then
+    fail "$name" "the caption does not name the bounds"
+else pass "$name"; fi
+
+name="lesson 10's table marks a row whose check did not pass in its cells and names it under the table"
+if grep -q '^| 512 x 131072 | 438 µs | 62.0 % | 259 µs | 70.0 % | 105 µs | 90.0 % | 266 µs ⚠ | 2015 ⚠ | 68.0 % ⚠ | 66.0 % | 65.0 % | 2964 | 2853 |$' <<<"$l10" &&
+   grep -q 'classifier_fused at 512 x 131072 (verified = FAILED)' <<<"$l10" && ! grep -q '^| 16384 x 4096 .*⚠' <<<"$l10"; then pass "$name"
+else fail "$name" "$(grep -e '^| 512 x' -e 'verified =' <<<"$l10" | head -c 400)"; fi
+
+name="README's lesson 10 row: the classifier's effective GB/s and % of its own bound; shape tables leave lesson 10 to its table"
+shape=$(sed -n '/measured: shape/,/\/measured/p' "$dir/train.md")
+if ! grep -q '^| 10 | training | its own bounds | 12 / 8 / 4 / 8 | 2865 | 97.0 % |$' "$dir/train.md"; then
+    fail "$name" "row: $(grep '^| 10 |' "$dir/train.md")"
+elif ! grep -q "lesson 10's GB/s count the 8 bytes .* its % is of the kernel's own bound" "$dir/train.md"; then
+    fail "$name" "the caption does not say lesson 10's % is of its own bound"
+elif grep -q -e '^| 10 |' -e '| read |' <<<"$shape" || ! grep -q "^Lesson 10's training kernels at this shape, .*(\.\./\.\./lessons/10_training/README.md#measured)\.$" <<<"$shape"; then
+    fail "$name" "shape table: $(grep -e '^| 10 |' -e '| read |' -e "^Lesson 10's" <<<"$shape" | head -c 300)"
+else pass "$name"; fi
+
+name="a CSV without lesson 10 rows: one line in its region, dashes in README's row; with them a second run changes nothing"
+cp "$dir/train.md" "$dir/train-first.md"
+awk -f tests/tables.awk "$dir/train.csv" "$dir/train.md" >"$dir/log" 2>&1
+awk -f tests/tables.awk "$csv" "$dir/train-none.md" >>"$dir/log" 2>&1; status=$?
+none10=$(sed -n '/measured: lesson10/,/\/measured/p' "$dir/train-none.md")
+if ! cmp -s "$dir/train.md" "$dir/train-first.md"; then fail "$name" "$(diff "$dir/train-first.md" "$dir/train.md" | head -c 300)"
+elif [ $status -ne 0 ]; then fail "$name" "exit status $status: $(head -c 300 "$dir/log")"
+elif [ "$(grep -c . <<<"$none10")" -ne 4 ] || ! grep -q '^No lesson 10 rows in .* yet: run `make bench && make tables`.$' <<<"$none10"; then
+    fail "$name" "region: $(head -c 300 <<<"$none10")"
+elif ! grep -q '^| 10 | training | its own bounds | 12 / 8 / 4 / 8 | – | – |$' "$dir/train-none.md" ||
+     ! grep -q "^– in lesson 10's row: no lesson 10 rows yet in " "$dir/train-none.md" ||
+     grep -q "lesson 10's GB/s" "$dir/train-none.md"; then
+    fail "$name" "README: $(grep -e '^| 10 |' -e "lesson 10's" "$dir/train-none.md" | head -c 300)"
+else pass "$name"; fi
