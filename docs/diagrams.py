@@ -109,7 +109,7 @@ def f32(v):
 
 
 def bytes_axis(bx, labels, ymax):
-    """The small bar chart of DRAM bytes per element, one bar per lesson (lessons 5 and 9)."""
+    """The small bar chart of DRAM bytes per element, one bar per design (lessons 5, 9 and 10)."""
     bx.set_xticks(range(len(labels)))
     bx.set_xticklabels(labels, fontsize=8)
     bx.set_xlabel("lesson", fontsize=8)
@@ -713,8 +713,66 @@ def lesson9(out):
     return save(fig, out, "idea-lesson9.png")
 
 
+# ---- lesson 10: the fused classifier (classifier_fused.cu) ------------------
+
+def lesson10(out):
+    """classifier_fused.cu: one read of a row of logits gives its (m, d) and x[t];
+    the loss is (m - x[t]) + log d, and the gradient (softmax - one_hot(t)) * dloss is
+    written over the logits. Example: one row, target 2, reduction sum (dloss 1)."""
+    x, t = [1.0, 2.0, 3.0, 0.5], 2
+    m = max(x)
+    d = sum(math.exp(v - m) for v in x)
+    loss = (m - x[t]) + math.log(d)
+    grad = [math.exp(v - m) / d - (1.0 if j == t else 0.0) for j, v in enumerate(x)]
+    fig = plt.figure(figsize=(7.5, 4.6))
+    ax = fig.add_axes([0.0, 0.0, 0.66, 0.9])
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, 7.4)
+    ax.axis("off")
+    box(ax, 0.3, 6.2, 9.4, 0.7, fc=st.DRAM)
+    ax.text(0.5, 6.55, "logits", fontsize=8, va="center")
+    for j, v in enumerate(x):
+        box(ax, 1.6 + j * 1.2, 6.3, 1.0, 0.5, fc="#f6c9c4" if j == t else "white", ec=st.WARN if j == t else st.INK,
+            lw=0.6, text=f"{v:g}", fs=7.5)
+    ax.text(6.6, 6.55, f"target t = {t}", fontsize=7.5, va="center", color=st.WARN)
+    arrow(ax, (3.4, 6.2), (3.4, 5.45), lw=1.2)
+    ax.text(3.6, 5.82, "read ONCE", fontsize=7, va="center")
+    box(ax, 0.3, 3.9, 9.4, 1.5, fc=st.REG)
+    ax.text(5.0, 5.15, "on chip: lesson 6's (m, d), and x[t] from the thread that holds it", fontsize=7.5,
+            ha="center", va="center")
+    box(ax, 0.6, 4.1, 2.6, 0.75, fc="white", text=f"m = {m:g}\nd = {d:.4f}", fs=7)
+    box(ax, 3.5, 4.1, 2.8, 0.75, fc="white", text=f"loss = (m - x[t]) + log d\n= {loss:.4f}", fs=7)
+    box(ax, 6.6, 4.1, 2.8, 0.75, fc="white", text="never stored:\nsoftmax = exp(x - m) / d", fs=7)
+    arrow(ax, (4.9, 4.1), (4.9, 3.4), lw=1.0)
+    ax.text(5.1, 3.72, "one float per row", fontsize=6.5, va="center")
+    box(ax, 3.5, 2.85, 2.8, 0.5, fc=st.DRAM, text="losses (M floats)", fs=7)
+    arrow(ax, (8.0, 3.9), (8.0, 1.9), lw=1.2)
+    ax.text(8.2, 2.9, "write ONCE,\nin place", fontsize=7, va="center")
+    box(ax, 0.3, 1.2, 9.4, 0.7, fc=st.DRAM)
+    ax.text(0.5, 1.55, "gradient", fontsize=8, va="center")
+    for j, g in enumerate(grad):
+        box(ax, 1.6 + j * 1.2, 1.3, 1.0, 0.5, fc="#f6c9c4" if j == t else "white", ec=st.WARN if j == t else st.INK,
+            lw=0.6, text=f"{g:+.3f}", fs=7)
+    ax.text(6.5, 1.55, "(softmax - one_hot) x dloss", fontsize=7, va="center")
+    ax.text(0.3, 0.7, "The same logits' memory holds the gradient: no M x N tensor of probabilities"
+            " is ever written.", fontsize=6.5, va="center")
+    # bytes moved per element: a softmax, then the gradient from it, against the fused kernel
+    bx = fig.add_axes([0.74, 0.16, 0.24, 0.66])
+    for i, (reads, writes) in enumerate([(2, 2), (1, 1)]):
+        bx.bar(i, 4 * reads, color=st.DRAM, edgecolor=st.INK, linewidth=0.6, label="4 B reads" if i == 0 else None)
+        bx.bar(i, 4 * writes, bottom=4 * reads, color="#e8a33d", edgecolor=st.INK, linewidth=0.6,
+               label="4 B writes" if i == 0 else None)
+        bx.text(i, 4 * (reads + writes) + 0.3, f"{4 * (reads + writes)} B", ha="center", va="bottom", fontsize=9,
+                fontweight="bold")
+    bytes_axis(bx, ["softmax,\nthen grad", "fused"], 21)
+    bx.set_xlabel("")
+    bx.set_title("half the bytes,\nno probabilities stored", fontsize=8)
+    fig.suptitle("Lesson 10: the loss and its gradient from one read of the logits", fontsize=10, y=0.98)
+    return save(fig, out, "idea-lesson10.png")
+
+
 FIGURES = [lesson1, lesson2, lesson3, lesson4, lesson5, lesson6, lesson7, lesson8, lesson8_cluster, lesson8_grid,
-           lesson9]
+           lesson9, lesson10]
 
 
 def main():
