@@ -344,16 +344,21 @@ def plot_half(rows, out):
     right.set_ylabel("time in float32 / time in 16 bits (same shape)")
     right.set_title("What halving the bytes gives", fontsize=10)
     for ax in (left, right):
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("N, the row length; M x N = 2^26 elements")
-        ax.grid(True, which="major", alpha=0.3)
-        ax.spines[["top", "right"]].set_visible(False)
-        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
+        sweep_axis(ax)
     fig.suptitle("Lesson 9: 16-bit storage, 32-bit arithmetic\n" + caption(rows), fontsize=10)
     fig.tight_layout()
     fig.savefig(out, dpi=st.DPI)
     plt.close(fig)
     return True
+
+
+def sweep_axis(ax):
+    """The N axis of lessons 9 and 10's sweep plots, their grid and their legend below."""
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("N, the row length; M x N = 2^26 elements")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
 
 
 def plot_train(rows, out):
@@ -376,13 +381,9 @@ def plot_train(rows, out):
         if len(pts) == 1:
             style.setdefault("marker", "o")
         ax.plot(*zip(*pts), label=f"{name} (of the {bound})", **style)
-    ax.set_xscale("log", base=2)
     ax.set_ylim(0, 112)
-    ax.set_xlabel("N, the row length; M x N = 2^26 elements")
     ax.set_ylabel("% of the kernel's own bound (bound time / kernel time)")
-    ax.grid(True, which="major", alpha=0.3)
-    ax.spines[["top", "right"]].set_visible(False)
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
+    sweep_axis(ax)
     ax.set_title("Lesson 10: the training kernels, each against its own bound\n" + caption(rows), fontsize=10)
     fig.tight_layout()
     fig.savefig(out, dpi=st.DPI)
