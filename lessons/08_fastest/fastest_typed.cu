@@ -87,7 +87,7 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
         p.smem_bytes = cols * (long long)sizeof(float);
         break;
     case FASTEST_CLUSTER: {
-        const int c = csize; /* sized by the row, as float's (fx_cluster_shape) */
+        const int c = csize; /* sized by the row and the 16-bit CTAs' capacity (fx_cluster_shape_16) */
         p.block = p.threads_per_row = FX_CL[ccfg].block;
         p.floats_per_thread = FX_CL[ccfg].fpt;
         p.cluster = c;
