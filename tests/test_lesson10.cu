@@ -382,10 +382,7 @@ static double loss64(const double *x, const int *t, long long rows, long long co
         if (t[i] == TRAIN_IGNORE_INDEX) continue;
         count++;
         const double *r = x + i * cols;
-        double m = -INFINITY, d = 0.0;
-        for (long long j = 0; j < cols; j++) m = r[j] > m ? r[j] : m;
-        for (long long j = 0; j < cols; j++) d += exp(r[j] - m);
-        total += m + log(d) - r[t[i]];
+        total += train_logsumexp64(r, cols) - r[t[i]];
     }
     return mean ? total / (double)count : total;
 }
@@ -396,10 +393,8 @@ static double dot_softmax64(const double *x, const float *dy, long long rows, lo
     double total = 0.0;
     for (long long i = 0; i < rows; i++) {
         const double *r = x + i * cols;
-        double m = -INFINITY, d = 0.0;
-        for (long long j = 0; j < cols; j++) m = r[j] > m ? r[j] : m;
-        for (long long j = 0; j < cols; j++) d += exp(r[j] - m);
-        for (long long j = 0; j < cols; j++) total += dy[i * cols + j] * exp(r[j] - m) / d;
+        const double lse = train_logsumexp64(r, cols);
+        for (long long j = 0; j < cols; j++) total += dy[i * cols + j] * exp(r[j] - lse);
     }
     return total;
 }

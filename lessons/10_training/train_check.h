@@ -187,6 +187,17 @@ static inline int train_check_classifier(const float *x, const int *targets, con
     return r->bad == 0;
 }
 
+/* logsumexp of a row of doubles, max + log(sum(exp(x - max))): the
+ * finite-difference checks' objectives (the tests and exercise 10), which
+ * perturb their logits in float64. Finite rows only. */
+static inline double train_logsumexp64(const double *r, long long n)
+{
+    double m = -INFINITY, d = 0.0;
+    for (long long j = 0; j < n; j++) m = r[j] > m ? r[j] : m;
+    for (long long j = 0; j < n; j++) d += exp(r[j] - m);
+    return m + log(d);
+}
+
 /* Targets for rows x cols logits (the program's and the benchmark's): row
  * i's a column from a fixed hash of (seed, i), every 16th row the ignore
  * index, so both the loss and the ignored rows are exercised. */
