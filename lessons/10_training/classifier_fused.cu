@@ -159,6 +159,18 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
     }
 }
 
+/* One element's gradient (train_split_map's op): col is its column in
+ * the piece that starts at column begin. */
+struct classifier_op {
+    float m, inv, dloss;
+    long long begin, t;
+    bool ignored, bad;
+    __device__ float operator()(float v, long long col) const
+    {
+        return classifier_grad(expf(v - m) * inv, begin + col == t, ignored, bad, dloss);
+    }
+};
+
 /* Kernel 2 of the split path: the row's (m, d) from its pieces' states,
  * then this piece's gradient, in place, in vectors of VEC elements; piece
  * 0 writes the row's loss. */
@@ -175,28 +187,9 @@ classifier_split_write_kernel(T *logits, const int *__restrict__ targets, float 
     const long long t = targets[row];
     const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols);
     const float inv = 1.0f / s.d, dloss = scale->dloss;
+    const classifier_op op = {s.m, inv, dloss, begin, t, ignored, bad};
     T *xs = logits + row * cols + begin;
-    constexpr int U = TRAIN_SPLIT_U(VEC); /* U loads in flight, then U stores over the same elements */
-    const long long nvec = len / VEC;
-    for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * TRAIN_SPLIT_BLOCK) {
-        float v[U * VEC];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;
-            if (k < nvec) load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
-            else for (int j = 0; j < VEC; j++) v[u * VEC + j] = 0.0f;
-        }
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;
-            if (k >= nvec) continue;
-#pragma unroll
-            for (int j = 0; j < VEC; j++)
-                v[u * VEC + j] = classifier_grad(expf(v[u * VEC + j] - s.m) * inv, begin + k * VEC + j == t, ignored,
-                                                 bad, dloss);
-            store_vec<VEC>(xs + k * VEC, &v[u * VEC]);
-        }
-    }
+    train_split_map<VEC>(xs, xs, len / VEC, op); /* in place */
     if (begin == 0 && threadIdx.x == 0)
         losses[row] = ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(s.m, s.d, xt[row]);
 }

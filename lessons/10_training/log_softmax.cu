@@ -49,6 +49,12 @@ log_softmax_registers_kernel(const float *__restrict__ x, float *__restrict__ ou
 /* Kernel 2 of the split path: the row's (m, d) from all its pieces' states
  * (the same merge in every block of the row), then this piece's output,
  * in vectors of VEC floats. */
+/* (x - m) - log d of one element (train_split_map's op). */
+struct log_softmax_op {
+    float m, lse;
+    __device__ float operator()(float v, long long) const { return (v - m) - lse; }
+};
+
 template <int VEC>
 __global__ void __launch_bounds__(TRAIN_SPLIT_BLOCK)
 log_softmax_split_write_kernel(const float *__restrict__ x, float *__restrict__ out, long long cols,
@@ -58,28 +64,8 @@ log_softmax_split_write_kernel(const float *__restrict__ x, float *__restrict__ 
     long long row, begin, len;
     train_piece(splits, cols, &row, &begin, &len);
     const online_md s = train_merge_pieces<TRAIN_SPLIT_BLOCK>(state + row * splits, splits, red_m, red_d);
-    const float lse = logf(s.d);
-    const float *xs = x + row * cols + begin;
-    float *os = out + row * cols + begin;
-    constexpr int U = TRAIN_SPLIT_U(VEC); /* U loads in flight, then U stores */
-    const long long nvec = len / VEC;
-    for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * TRAIN_SPLIT_BLOCK) {
-        float v[U * VEC];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;
-            if (k < nvec) load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
-            else for (int j = 0; j < VEC; j++) v[u * VEC + j] = 0.0f;
-        }
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;
-            if (k >= nvec) continue;
-#pragma unroll
-            for (int j = 0; j < VEC; j++) v[u * VEC + j] = (v[u * VEC + j] - s.m) - lse;
-            store_vec<VEC>(os + k * VEC, &v[u * VEC]);
-        }
-    }
+    const log_softmax_op op = {s.m, logf(s.d)};
+    train_split_map<VEC>(x + row * cols + begin, out + row * cols + begin, len / VEC, op);
 }
 
 template <int VEC, int FPT, int TPR, int BLOCK>

@@ -45,6 +45,25 @@ backward_registers_kernel(const float *__restrict__ y, const float *dy, float *d
     }
 }
 
+/* Both split kernels' loads: U vectors of y and of dy from vector k0 on
+ * (TRAIN_SPLIT_BLOCK apart), zeros past nvec (they add 0 to the dot). */
+template <int VEC, int U>
+__device__ __forceinline__ void backward_load2(const float *ys, const float *dys, long long k0, long long nvec,
+                                               float *a, float *b)
+{
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;
+        if (k < nvec) {
+            load_vec<VEC>(ys + k * VEC, &a[u * VEC]);
+            load_vec<VEC>(dys + k * VEC, &b[u * VEC]);
+        } else {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) a[u * VEC + j] = b[u * VEC + j] = 0.0f;
+        }
+    }
+}
+
 /* ---- rows longer than TRAIN_REG_MAX_COLS: block b = piece b % splits of
  * row b / splits, vectors of VEC floats. Kernel 1: the piece's part of
  * <y, dy> to part[b], 16 floats of each per thread in flight. */
@@ -62,17 +81,7 @@ backward_split_dot_kernel(const float *__restrict__ y, const float *__restrict__
     float s = 0.0f;
     for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * TRAIN_SPLIT_BLOCK) {
         float a[U * VEC], b[U * VEC];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;
-            if (k < nvec) {
-                load_vec<VEC>(ys + k * VEC, &a[u * VEC]);
-                load_vec<VEC>(dys + k * VEC, &b[u * VEC]);
-            } else {
-#pragma unroll
-                for (int j = 0; j < VEC; j++) a[u * VEC + j] = b[u * VEC + j] = 0.0f;
-            }
-        }
+        backward_load2<VEC, U>(ys, dys, k0, nvec, a, b);
 #pragma unroll
         for (int p = 0; p < U * VEC; p++) s += a[p] * b[p];
     }
@@ -97,16 +106,7 @@ backward_split_write_kernel(const float *__restrict__ y, const float *dy, float 
     const long long nvec = len / VEC;
     for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * TRAIN_SPLIT_BLOCK) {
         float a[U * VEC], b[U * VEC];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;
-            if (k < nvec) {
-                load_vec<VEC>(ys + k * VEC, &a[u * VEC]);
-                load_vec<VEC>(dys + k * VEC, &b[u * VEC]);
-            } else {
-                for (int j = 0; j < VEC; j++) a[u * VEC + j] = b[u * VEC + j] = 0.0f;
-            }
-        }
+        backward_load2<VEC, U>(ys, dys, k0, nvec, a, b);
 #pragma unroll
         for (int u = 0; u < U; u++) {
             const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;

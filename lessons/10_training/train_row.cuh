@@ -144,6 +144,36 @@ static inline long long train_splits(long long cols) { return (cols + TRAIN_SPLI
 /* Vectors in flight per thread in the split paths' loops: 16 floats. */
 #define TRAIN_SPLIT_U(VEC) (16 / (VEC) < 1 ? 1 : 16 / (VEC))
 
+/* The write loop of the split paths' second kernels (log-softmax, the
+ * classifier): U vectors of `in` loaded (16 elements per thread in
+ * flight), then each element replaced by op(value, its column in the
+ * piece) and the vector stored to `out`. out may be in (the classifier
+ * writes in place): every element is read before the same thread writes
+ * it. op is a small struct with a __device__ operator(), as row_reduce's
+ * op_max: a template parameter, so the call is inlined. */
+template <int VEC, class T, class Op>
+__device__ __forceinline__ void train_split_map(const T *in, T *out, long long nvec, Op op)
+{
+    constexpr int U = TRAIN_SPLIT_U(VEC); /* U loads in flight, then U stores */
+    for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * TRAIN_SPLIT_BLOCK) {
+        float v[U * VEC];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;
+            if (k < nvec) load_vec<VEC>(in + k * VEC, &v[u * VEC]);
+            else for (int j = 0; j < VEC; j++) v[u * VEC + j] = 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;
+            if (k >= nvec) continue;
+#pragma unroll
+            for (int j = 0; j < VEC; j++) v[u * VEC + j] = op(v[u * VEC + j], k * VEC + j);
+            store_vec<VEC>(out + k * VEC, &v[u * VEC]);
+        }
+    }
+}
+
 /* Piece b % splits of row b / splits: its row, first column and length
  * (the last piece of a row may be shorter). Pieces start at multiples of
  * TRAIN_SPLIT_SEG, so a row that starts on 16 bytes has pieces that do. */
