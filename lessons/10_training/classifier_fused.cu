@@ -134,14 +134,8 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
         T *xr = logits + (live ? row : 0) * cols;
         float v[FPT];
         train_load<VEC, FPT, TPR>(xr, cols, sub, live, v, -INFINITY);
-        float m = -INFINITY, xt = 0.0f;
-#pragma unroll
-        for (int p = 0; p < FPT; p++) {
-            m = fmaxf(m, v[p]);
-            if (train_col<VEC, TPR>(p / VEC, p % VEC, sub) == tc) xt = v[p];
-        }
-        m = row_reduce<TPR>(m, red_max, op_max());
-        xt = row_reduce<TPR>(xt, red_t, op_sum());
+        float xt;
+        const float m = train_row_max_pick<VEC, FPT, TPR>(v, sub, tc, red_max, red_t, &xt);
         float d = 0.0f;
 #pragma unroll
         for (int p = 0; p < FPT; p++) {

@@ -108,6 +108,24 @@ __device__ __forceinline__ void train_store(T *r, int cols, int sub, bool live, 
     }
 }
 
+/* The row's max and x[tc], the logit of the target column (tc = -1: none),
+ * for the loss and the classifier: the thread that holds column tc
+ * contributes it to a sum to which every other thread adds 0 (exact). */
+template <int VEC, int FPT, int TPR>
+__device__ __forceinline__ float train_row_max_pick(const float *v, int sub, int tc, float *red_max, float *red_t,
+                                                    float *xt)
+{
+    float m = -INFINITY, x = 0.0f;
+#pragma unroll
+    for (int p = 0; p < FPT; p++) {
+        m = fmaxf(m, v[p]);
+        if (train_col<VEC, TPR>(p / VEC, p % VEC, sub) == tc) x = v[p];
+    }
+    m = row_reduce<TPR>(m, red_max, op_max());
+    *xt = row_reduce<TPR>(x, red_t, op_sum());
+    return m;
+}
+
 /* The sum of one float per piece over a row's `splits` pieces, in every
  * thread of the block, bit for bit the same in every block of the row
  * (same loads, same order, same tree). */
