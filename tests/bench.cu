@@ -365,7 +365,9 @@ static void bench_training(long long rows, long long cols, const float *hx, int 
     if (crows < 2) crows = 2;
     if (crows > rows) crows = rows;
     const size_t cn = (size_t)crows * (size_t)cols;
-    const int fits = cols <= TRAIN_REG_MAX_COLS;
+    const int once_b = train_reads_once(TRAIN_K_BACKWARD, rows, cols, DTYPE_F32);
+    const int once_l = train_reads_once(TRAIN_K_LOG_SOFTMAX, rows, cols, DTYPE_F32);
+    const int once_c = train_reads_once(TRAIN_K_CLASSIFIER, rows, cols, DTYPE_F32);
     int *ht = (int *)malloc((size_t)rows * sizeof(int));
     float *hdy = (float *)malloc(cn * sizeof(float)), *hy = (float *)malloc(cn * sizeof(float));
     float *hout = (float *)malloc(cn * sizeof(float)), *hl = (float *)malloc((size_t)rows * sizeof(float));
@@ -425,7 +427,7 @@ static void bench_training(long long rows, long long cols, const float *hx, int 
     int ok = train_check_backward(hy, hdy, hout, crows, cols, &r);
     timing tm = time_runs(tr_backward, A, B, sets, rows, cols, warmup, iters);
     tr_report("lesson10 softmax_backward", "softmax_backward", DTYPE_F32, rows, cols, &tm, &copy, 1.5, 12.0,
-              fits ? 12.0 : 20.0, ok, csv, p);
+              once_b ? 12.0 : 20.0, ok, csv, p);
 
     /* log-softmax, the loss and the classifier read x */
     const softmax_fn fn[3] = {tr_log_softmax, tr_loss, tr_classifier};
@@ -456,7 +458,7 @@ static void bench_training(long long rows, long long cols, const float *hx, int 
         tm = time_runs(fn[f], A, B, sets, rows, cols, warmup, iters);
         snprintf(label, sizeof label, "lesson10 %s", names[f]);
         tr_report(label, names[f], DTYPE_F32, rows, cols, &tm, f == 1 ? &readp : &copy, 1.0, f == 1 ? 4.0 : 8.0,
-                  f == 1 ? 4.0 : fits ? 8.0 : 12.0, ok, csv, p);
+                  f == 1 ? 4.0 : (f == 0 ? once_l : once_c) ? 8.0 : 12.0, ok, csv, p);
     }
 
     /* the classifier on 16-bit logits, against the copy of the same bytes */
@@ -482,7 +484,8 @@ static void bench_training(long long rows, long long cols, const float *hx, int 
                                     &r);
         tm = time_runs_typed(tr_classifier_16, (dtype)t, A16, B16, sets, rows, cols, warmup, iters);
         snprintf(label, sizeof label, "lesson10 classifier_fused %s", dtype_name((dtype)t));
-        tr_report(label, "classifier_fused", (dtype)t, rows, cols, &tm, &copy16, 1.0, 4.0, fits ? 4.0 : 6.0, ok, csv, p);
+        tr_report(label, "classifier_fused", (dtype)t, rows, cols, &tm, &copy16, 1.0, 4.0,
+                  train_reads_once(TRAIN_K_CLASSIFIER, rows, cols, (dtype)t) ? 4.0 : 6.0, ok, csv, p);
     }
 
     for (int k = 0; k < sets; k++) {

@@ -3,8 +3,10 @@
  *
  *   - Every kernel on every element against the float64 reference
  *     (common/reference.h), outputs poisoned with NaN first, on shapes from
- *     1 x 1 to rows longer than 2^16 (the split path), row lengths on both
- *     sides of every class boundary, aligned (float4) and not;
+ *     1 x 1 to rows longer than 2^18, row lengths on both sides of every
+ *     class boundary, aligned (float4) and not; rows past the registers
+ *     both on chip across blocks and split (train_set_long_rows), with
+ *     pieces all in registers and with a shared-memory part;
  *   - special values: -inf entries, a row of only -inf, NaN, +inf, +-3e38;
  *   - targets: ignore_index rows (default -100, and one inside [0, N)),
  *     targets out of range (the documented NaN loss and NaN gradient row),
@@ -192,44 +194,61 @@ static const long long SHAPES[][2] = {
     {1, 1},    {1, 2},    {5, 3},    {37, 7},   {33, 31},   {17, 64},  {9, 65},   {50, 100},
     {7, 255},  {5, 256},  {3, 257},  {13, 1000}, {4, 1024}, {3, 1025}, {3, 2048}, {2, 2049},
     {2, 4096}, {3, 4097}, {2, 5000}, {2, 8192}, {1, 8193}, {1, 16384}, {2, 16385}, {1, 100003},
-    {2, 70001}, {2, 65536 + 4},
+    {2, 70001}, {2, 65536 + 4}, {66, 20000}, {8, 300000}, {5, 262147},
 };
 #define NSHAPES (int)(sizeof SHAPES / sizeof SHAPES[0])
 
+/* Every kernel on shape s, in the long-row mode set now. */
+static void check_shape(int s)
+{
+    char name[320];
+    const long long rows = SHAPES[s][0], cols = SHAPES[s][1];
+    const size_t n = (size_t)rows * (size_t)cols;
+    float *x = (float *)malloc(n * sizeof(float)), *dy = (float *)malloc(n * sizeof(float));
+    int *t = (int *)malloc(rows * sizeof(int));
+    inputs_fill(x, rows, cols, INPUT_NORMAL, 100 + s);
+    inputs_fill(dy, rows, cols, INPUT_UNIFORM, 200 + s);
+    make_targets(t, rows, cols, 300 + s, 5, TRAIN_IGNORE_INDEX);
+    const char *path = train_path_name(cols);
+    snprintf(name, sizeof name, "softmax_backward matches y * (dy - <y, dy>) on every element at %lld x %lld (%s)",
+             rows, cols, path);
+    check_backward(name, x, dy, rows, cols, 0);
+    snprintf(name, sizeof name, "log_softmax_forward matches x - m - log d on every element at %lld x %lld (%s)",
+             rows, cols, path);
+    check_log_softmax(name, x, rows, cols);
+    snprintf(name, sizeof name,
+             "cross_entropy_forward gives logsumexp - x[t] per row at %lld x %lld, every 5th row ignored (%s)",
+             rows, cols, path);
+    check_loss(name, x, t, rows, cols, TRAIN_IGNORE_INDEX);
+    snprintf(name, sizeof name,
+             "classifier_fused (mean) writes (softmax - one_hot) / count over the logits, every element, at %lld x %lld (%s)",
+             rows, cols, path);
+    check_classifier(name, x, t, rows, cols, TRAIN_IGNORE_INDEX, TRAIN_MEAN, DTYPE_F32);
+    if (s % 3 == 0 || cols > TRAIN_REG_MAX_COLS) {
+        snprintf(name, sizeof name, "classifier_fused (sum) gives dloss = 1 per row and the summed loss at %lld x %lld (%s)",
+                 rows, cols, path);
+        check_classifier(name, x, t, rows, cols, TRAIN_IGNORE_INDEX, TRAIN_SUM, DTYPE_F32);
+    }
+    if (cols > TRAIN_REG_MAX_COLS && s % 2 == 0) {
+        snprintf(name, sizeof name, "classifier_fused_typed (f16 logits) at %lld x %lld (%s)", rows, cols, path);
+        check_classifier(name, x, t, rows, cols, TRAIN_IGNORE_INDEX, TRAIN_MEAN, DTYPE_F16);
+    }
+    free(x);
+    free(dy);
+    free(t);
+}
+
+/* Rows past the registers run twice: on chip across blocks (the
+ * default), then split. */
 static void test_shapes(void)
 {
-    char name[256];
     for (int s = 0; s < NSHAPES; s++) {
-        const long long rows = SHAPES[s][0], cols = SHAPES[s][1];
-        const size_t n = (size_t)rows * (size_t)cols;
-        float *x = (float *)malloc(n * sizeof(float)), *dy = (float *)malloc(n * sizeof(float));
-        int *t = (int *)malloc(rows * sizeof(int));
-        inputs_fill(x, rows, cols, INPUT_NORMAL, 100 + s);
-        inputs_fill(dy, rows, cols, INPUT_UNIFORM, 200 + s);
-        make_targets(t, rows, cols, 300 + s, 5, TRAIN_IGNORE_INDEX);
-        const char *path = train_path_name(cols);
-        snprintf(name, sizeof name, "softmax_backward matches y * (dy - <y, dy>) on every element at %lld x %lld (%s)",
-                 rows, cols, path);
-        check_backward(name, x, dy, rows, cols, 0);
-        snprintf(name, sizeof name, "log_softmax_forward matches x - m - log d on every element at %lld x %lld (%s)",
-                 rows, cols, path);
-        check_log_softmax(name, x, rows, cols);
-        snprintf(name, sizeof name,
-                 "cross_entropy_forward gives logsumexp - x[t] per row at %lld x %lld, every 5th row ignored (%s)",
-                 rows, cols, path);
-        check_loss(name, x, t, rows, cols, TRAIN_IGNORE_INDEX);
-        snprintf(name, sizeof name,
-                 "classifier_fused (mean) writes (softmax - one_hot) / count over the logits, every element, at %lld x %lld",
-                 rows, cols);
-        check_classifier(name, x, t, rows, cols, TRAIN_IGNORE_INDEX, TRAIN_MEAN, DTYPE_F32);
-        if (s % 3 == 0 || cols > TRAIN_REG_MAX_COLS) {
-            snprintf(name, sizeof name, "classifier_fused (sum) gives dloss = 1 per row and the summed loss at %lld x %lld",
-                     rows, cols);
-            check_classifier(name, x, t, rows, cols, TRAIN_IGNORE_INDEX, TRAIN_SUM, DTYPE_F32);
+        check_shape(s);
+        if (SHAPES[s][1] > TRAIN_REG_MAX_COLS) {
+            train_set_long_rows(TRAIN_LONG_SPLIT);
+            check_shape(s);
+            train_set_long_rows(TRAIN_LONG_AUTO);
         }
-        free(x);
-        free(dy);
-        free(t);
     }
 }
 

@@ -12,36 +12,7 @@
 #include "check.h"
 #include "fastest_device.cuh"
 #include "fastest_paths.h"
-#ifndef FASTEST_GPU_CODE
-#include <cuda/atomic> /* the C++ spelling of the release add and the acquire load */
-#endif
-
-/* A release add and an acquire load at GPU scope (sm_70 and up): the
- * writer's state is visible before its count, and whoever sees the count
- * sees the state, without a full __threadfence on either side. % of copy
- * (H100, 2026-11-23, four runs each, fences -> release/acquire):
- *   64 x 2^20 88.6 -> 89.9   32 x 2^21 86.0 -> 87.4
- *   16 x 2^22 80.5 -> 82.7    8 x 2^23 73.5 -> 74.3
- * Every warp merging all P states itself (no second block-wide merge)
- * cost 2^20 half a point (89.1-89.5 %): not done. */
-__device__ __forceinline__ void fx_add_release(unsigned *p, unsigned v)
-{
-#ifdef FASTEST_GPU_CODE
-    asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-#else
-    cuda::atomic_ref<unsigned, cuda::thread_scope_device>(*p).fetch_add(v, cuda::memory_order_release);
-#endif
-}
-__device__ __forceinline__ unsigned fx_load_acquire(const unsigned *p)
-{
-#ifdef FASTEST_GPU_CODE
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-#else
-    return cuda::atomic_ref<const unsigned, cuda::thread_scope_device>(*p).load(cuda::memory_order_acquire);
-#endif
-}
+#include "grid_sync.cuh" /* the ticket, the release add and the acquire load */
 
 /* Path 3g: one row over P independent CTAs (any GPU of the last decade).
  * Clusters stop at 16 CTAs; a 4 MiB row
@@ -78,10 +49,7 @@ fastest_grid_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     __shared__ float red_m[32], red_d[32];
     __shared__ unsigned ticket;
 
-    if (threadIdx.x == 0) {
-        ticket = atomicAdd(&sync[0], 1u);
-        if (ticket == gridDim.x - 1) sync[0] = 0; /* every other ticket is drawn */
-    }
+    if (threadIdx.x == 0) fx_grid_ticket(&sync[0], &ticket);
     __syncthreads();
     const long long row = ticket / (unsigned)pieces;
     const int piece = (int)(ticket % (unsigned)pieces);
@@ -98,13 +66,11 @@ fastest_grid_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     online_md *wr = work + row * pieces;
     if (threadIdx.x == 0) {
         wr[piece] = b;
-        fx_add_release(&sync[1 + row], 1u); /* the state is visible GPU-wide before the count */
-        while (fx_load_acquire(&sync[1 + row]) < (unsigned)pieces) __nanosleep(32);
-        /* Past the wait: count out. The last of the row's P leaves the
-         * counter at 0, when no CTA of the row is still reading it. */
-        if (atomicAdd(&sync[1 + row], 1u) == 2u * (unsigned)pieces - 1u) sync[1 + row] = 0;
+        fx_grid_arrive_wait(&sync[1 + row], (unsigned)pieces); /* count in, wait for the row, count out */
     }
     __syncthreads(); /* thread 0's acquire covers the block's reads after the barrier */
+    /* Every warp merging all P states itself (no second block-wide merge)
+     * cost 2^20 half a point (89.1-89.5 % of copy, H100): not done. */
     online_md q = online_md_identity();
     for (int i = threadIdx.x; i < pieces; i += BLOCK) {
         const float2 w = __ldcg(reinterpret_cast<const float2 *>(wr + i)); /* from L2, never a stale L1 line */

@@ -13,14 +13,21 @@
  *
  *     1 read + 1 write = 8 bytes per element (4 for 16-bit logits)
  *
- * while the row fits in registers, and 12 (2 reads + 1 write) for longer
- * rows: kernel 1 writes the pieces' (m, d) and x[t], kernel 2 merges them
- * in each block and writes its piece of the gradient.
+ * while the row fits in registers, and while a long row's pieces wait on
+ * chip for the row's (m, d) (train_grid.cuh); 12 (2 reads + 1 write) for
+ * rows split: kernel 1 writes the pieces' (m, d) and x[t], kernel 2 merges
+ * them in each block and writes its piece of the gradient.
  *
- * Small launches go with it: the count of rows not ignored (a read of the
- * M targets) before, and the sum of the M losses after, two stages each. */
+ * The reduced loss is finished inside the same kernel: each block adds up
+ * the losses it wrote, and the last block to finish adds up the blocks'
+ * parts (last_block_sum). The mean needs one more launch before it: the
+ * count of rows not ignored, whose inverse scales every gradient. Small
+ * launches cost microseconds each, not bytes: at 1024 x 512, where the
+ * main kernel takes 7 us, five launches (two stages for the count, two
+ * for the sum) took the classifier to 25.5 us, 33 % of its bound (H100,
+ * 2026-11-25). */
 #include "check.h"
-#include "train_row.cuh"
+#include "train_grid.cuh"
 
 /* The count of rows not ignored and the dloss of such a row (the mean's
  * 1 / count, 0 / 0 and inf when every row is ignored: no row uses it). */
@@ -29,22 +36,64 @@ typedef struct {
     float dloss;
 } classifier_scale;
 
-/* ---- the two small reductions over M values: the count of rows not
- * ignored (before the main kernel: the mean's dloss) and the sum of the M
- * losses (after it). One block reading M values would take as long as the
- * main kernel at small N (M = 2^21 rows of 32), so each is two stages:
- * CLS_PARTS blocks sum fixed slices into the workspace, one block adds the
- * parts. The slices depend on M only: the same bits every run. */
+/* How a launch finishes: the mean's scale (NULL for the sum: dloss = 1),
+ * the reduction, where the blocks put their parts of the reduced loss
+ * and count themselves done, and the reduced loss (NULL: a later launch
+ * adds up the losses). */
+typedef struct {
+    const classifier_scale *scale;
+    train_reduction reduction;
+    float *parts;
+    unsigned *done;
+    float *loss;
+} classifier_finish;
+
+__device__ __forceinline__ float classifier_dloss(const classifier_finish &f) { return f.scale ? f.scale->dloss : 1.0f; }
+
+/* Blocks of the small kernels, and at most this many blocks (so parts of
+ * the reduced loss) in a register kernel's grid: its blocks loop over the
+ * rest of the rows. */
 #define CLS_BLOCK 256
 #define CLS_MAX_PARTS 1024
+#define CLS_MAX_BLOCKS 4096
 
-static int classifier_parts(long long rows)
+/* The last block of the grid to get here (counted at *done) returns true,
+ * in all its threads, with *total = vals[0] + ... + vals[count - 1], added
+ * in the same order and tree whichever block it is; *done is left at 0
+ * for the next launch. Each block must have written its vals by thread 0,
+ * or before a barrier. The fence makes them visible GPU-wide before the
+ * count; the last block reads them from L2 (__ldcg), never a stale L1
+ * line. (The CUDA samples' threadFenceReduction does the same.) red: 32
+ * floats of shared memory, free. */
+template <int BLOCK>
+__device__ __forceinline__ bool last_block_sum(const float *vals, long long count, unsigned *done, float *red,
+                                               float *total)
 {
-    const long long g = (rows + 8 * CLS_BLOCK - 1) / (8 * CLS_BLOCK); /* at least 8 values per thread */
-    return (int)(g < 1 ? 1 : g > CLS_MAX_PARTS ? CLS_MAX_PARTS : g);
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        __threadfence();
+        last = atomicAdd(done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return false;
+    float s = 0.0f;
+    for (long long i = threadIdx.x; i < count; i += BLOCK) s += __ldcg(vals + i);
+    s = row_reduce<BLOCK>(s, red, op_sum());
+    if (threadIdx.x == 0) *done = 0;
+    *total = s;
+    return true;
 }
 
-/* Part b of the values: [b * slice, (b + 1) * slice), slice = ceil(rows / parts). */
+/* The reduced loss from the total of the losses. */
+__device__ __forceinline__ float classifier_reduced(float total, train_reduction reduction,
+                                                    const classifier_scale *scale)
+{
+    return reduction == TRAIN_MEAN ? total / (float)scale->count : total;
+}
+
+/* Slice b of `rows` values when `parts` blocks share them:
+ * [b * slice, (b + 1) * slice), slice = ceil(rows / parts). The slices
+ * depend on M only: the same bits every run. */
 __device__ __forceinline__ void classifier_slice(long long rows, long long *begin, long long *end)
 {
     const long long slice = (rows + gridDim.x - 1) / gridDim.x;
@@ -52,11 +101,22 @@ __device__ __forceinline__ void classifier_slice(long long rows, long long *begi
     *end = *begin + slice < rows ? *begin + slice : rows;
 }
 
+static int classifier_parts(long long rows)
+{
+    const long long g = (rows + 8 * CLS_BLOCK - 1) / (8 * CLS_BLOCK); /* at least 8 values per thread */
+    return (int)(g < 1 ? 1 : g > CLS_MAX_PARTS ? CLS_MAX_PARTS : g);
+}
+
+/* The mean's count, one launch: each block counts a slice of the targets
+ * (one block reading all M would take as long as the main kernel at
+ * M = 2^21 rows of 32), the last block adds the parts (integers: exact in
+ * any order). */
 __global__ void __launch_bounds__(CLS_BLOCK)
-classifier_count_parts_kernel(const int *__restrict__ targets, long long rows, int ignore_index,
-                              unsigned *__restrict__ parts)
+classifier_count_kernel(const int *__restrict__ targets, long long rows, int ignore_index, unsigned *parts,
+                        unsigned *done, classifier_scale *__restrict__ out)
 {
     __shared__ unsigned red[CLS_BLOCK / 32];
+    __shared__ bool last;
     long long begin, end;
     classifier_slice(rows, &begin, &end);
     unsigned c = 0;
@@ -68,22 +128,25 @@ classifier_count_parts_kernel(const int *__restrict__ targets, long long rows, i
         unsigned total = 0;
         for (int w = 0; w < CLS_BLOCK / 32; w++) total += red[w];
         parts[blockIdx.x] = total;
+        __threadfence();
+        last = atomicAdd(done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last && threadIdx.x == 0) {
+        unsigned total = 0;
+        for (unsigned b = 0; b < gridDim.x; b++) total += __ldcg(parts + b);
+        out->count = total;
+        out->dloss = 1.0f / (float)total;
+        *done = 0;
     }
 }
 
+/* The reduced loss of the split path (and of on-chip launches in
+ * batches), one launch: each block sums a slice of the M losses, the last
+ * block adds the parts. */
 __global__ void __launch_bounds__(CLS_BLOCK)
-classifier_count_final_kernel(const unsigned *__restrict__ parts, int nparts, train_reduction reduction,
-                              classifier_scale *__restrict__ out)
-{
-    if (threadIdx.x != 0) return; /* at most CLS_MAX_PARTS integers */
-    unsigned total = 0;
-    for (int b = 0; b < nparts; b++) total += parts[b];
-    out->count = total;
-    out->dloss = reduction == TRAIN_MEAN ? 1.0f / (float)total : 1.0f;
-}
-
-__global__ void __launch_bounds__(CLS_BLOCK)
-classifier_loss_parts_kernel(const float *__restrict__ losses, long long rows, float *__restrict__ parts)
+classifier_loss_kernel(const float *__restrict__ losses, long long rows, float *parts, unsigned *done,
+                       train_reduction reduction, const classifier_scale *__restrict__ scale, float *__restrict__ loss)
 {
     __shared__ float red[32];
     long long begin, end;
@@ -92,18 +155,9 @@ classifier_loss_parts_kernel(const float *__restrict__ losses, long long rows, f
     for (long long i = begin + threadIdx.x; i < end; i += CLS_BLOCK) s += losses[i];
     s = row_reduce<CLS_BLOCK>(s, red, op_sum());
     if (threadIdx.x == 0) parts[blockIdx.x] = s;
-}
-
-/* *loss = the sum of the parts, divided by count for the mean. */
-__global__ void __launch_bounds__(CLS_BLOCK)
-classifier_loss_final_kernel(const float *__restrict__ parts, int nparts, train_reduction reduction,
-                             const classifier_scale *__restrict__ scale, float *__restrict__ loss)
-{
-    __shared__ float red[32];
-    float s = 0.0f;
-    for (int b = threadIdx.x; b < nparts; b += CLS_BLOCK) s += parts[b];
-    s = row_reduce<CLS_BLOCK>(s, red, op_sum());
-    if (threadIdx.x == 0) *loss = reduction == TRAIN_MEAN ? s / (float)scale->count : s;
+    float total;
+    if (last_block_sum<CLS_BLOCK>(parts, gridDim.x, done, red, &total) && threadIdx.x == 0)
+        *loss = classifier_reduced(total, reduction, scale);
 }
 
 /* The gradient of one element and the loss of a row, by the rules of
@@ -118,12 +172,13 @@ __device__ __forceinline__ float classifier_grad(float p, bool is_t, bool ignore
 template <class T, int VEC, int FPT, int TPR, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *__restrict__ losses, long long rows,
-                            int cols, int ignore_index, const classifier_scale *__restrict__ scale)
+                            int cols, int ignore_index, classifier_finish fin)
 {
     constexpr int ROWS_PER_BLOCK = BLOCK / TPR;
     __shared__ float red_max[32], red_sum[32], red_t[32];
     const int sub = threadIdx.x % TPR;
-    const float dloss = scale->dloss;
+    const float dloss = classifier_dloss(fin);
+    float mine = 0.0f; /* the losses this thread wrote, in the order of its rows */
     for (long long first = (long long)blockIdx.x * ROWS_PER_BLOCK; first < rows;
          first += (long long)gridDim.x * ROWS_PER_BLOCK) {
         const long long row = first + threadIdx.x / TPR;
@@ -149,8 +204,19 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
             v[p] = classifier_grad(v[p] * inv, train_col<VEC, TPR>(p / VEC, p % VEC, sub) == tc, ignored, bad, dloss);
         /* In place: every element was read above, by this same thread. */
         train_store<VEC, FPT, TPR>(xr, cols, sub, live, v);
-        if (live && sub == 0) losses[row] = ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(m, d, xt);
+        if (live && sub == 0) {
+            const float l = ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(m, d, xt);
+            losses[row] = l;
+            mine += l;
+        }
     }
+    /* The block's part of the reduced loss, then the last block's total. */
+    __syncthreads(); /* a slow warp may still read red_sum */
+    mine = row_reduce<BLOCK>(mine, red_sum, op_sum());
+    if (threadIdx.x == 0) fin.parts[blockIdx.x] = mine;
+    float total;
+    if (last_block_sum<BLOCK>(fin.parts, gridDim.x, fin.done, red_sum, &total) && threadIdx.x == 0)
+        *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
 }
 
 /* One element's gradient (train_split_map's op): col is its column in
@@ -172,7 +238,7 @@ template <class T, int VEC>
 __global__ void __launch_bounds__(TRAIN_SPLIT_BLOCK)
 classifier_split_write_kernel(T *logits, const int *__restrict__ targets, float *__restrict__ losses, long long cols,
                               long long splits, int ignore_index, const online_md *__restrict__ state,
-                              const float *__restrict__ xt, const classifier_scale *__restrict__ scale)
+                              const float *__restrict__ xt, classifier_finish fin)
 {
     __shared__ float red_m[32], red_d[32];
     long long row, begin, len;
@@ -180,7 +246,7 @@ classifier_split_write_kernel(T *logits, const int *__restrict__ targets, float 
     const online_md s = train_merge_pieces<TRAIN_SPLIT_BLOCK>(state + row * splits, splits, red_m, red_d);
     const long long t = targets[row];
     const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols);
-    const float inv = 1.0f / s.d, dloss = scale->dloss;
+    const float inv = 1.0f / s.d, dloss = classifier_dloss(fin);
     const classifier_op op = {s.m, inv, dloss, begin, t, ignored, bad};
     T *xs = logits + row * cols + begin;
     train_split_map<VEC>(xs, xs, len / VEC, op); /* in place */
@@ -188,12 +254,86 @@ classifier_split_write_kernel(T *logits, const int *__restrict__ targets, float 
         losses[row] = ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(s.m, s.d, xt[row]);
 }
 
+/* Long rows on chip: a CTA's piece, its (m, d), the row's from the
+ * exchange, then the gradient from the raw values it kept, in place.
+ * Thread 0 of the CTA whose piece holds column t reads x[t] first (no
+ * CTA writes column t before the exchange) and writes the row's loss;
+ * piece 0 writes it for an ignored row or a target out of range. */
+template <class T, int VEC>
+__global__ void __launch_bounds__(TRAIN_GRID_BLOCK, TRAIN_GRID_MIN_CTAS)
+classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__restrict__ losses, long long cols,
+                       int pieces, int seg, int ignore_index, classifier_finish fin, unsigned *sync, online_md *work)
+{
+    extern __shared__ float4 train_grid_smem[];
+    T *srow = reinterpret_cast<T *>(train_grid_smem);
+    __shared__ float red_m[32], red_d[32];
+    long long row;
+    int piece;
+    train_grid_take(sync, pieces, &row, &piece);
+    const long long begin = (long long)piece * seg;
+    const int len = (int)(cols - begin < seg ? cols - begin : seg);
+    const long long t = targets[row];
+    const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols);
+    const bool has_t = t >= begin && t < begin + len;
+    T *xs = logits + row * cols + begin;
+    float xt = 0.0f;
+    if (threadIdx.x == 0 && has_t) xt = elem_load(xs + (t - begin));
+    float v[TRAIN_GRID_FPT];
+    online_md s = train_onchip_load<VEC, TRAIN_GRID_FPT, true>(xs, len, v, srow, -INFINITY);
+    s = online_md_row_merge<TRAIN_GRID_BLOCK>(s, red_m, red_d);
+    const online_md r = train_grid_exchange(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m, red_d);
+    const classifier_op op = {r.m, 1.0f / r.d, classifier_dloss(fin), begin, t, ignored, bad};
+    train_onchip_store<VEC, TRAIN_GRID_FPT>(xs, len, v, srow, op); /* in place */
+    if (threadIdx.x == 0 && (ignored || bad ? piece == 0 : has_t))
+        losses[row] = ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(r.m, r.d, xt);
+    /* One launch for all rows: the last CTA adds up their losses. */
+    float total;
+    if (fin.loss && last_block_sum<TRAIN_GRID_BLOCK>(losses, gridDim.x / pieces, fin.done, red_d, &total) &&
+        threadIdx.x == 0)
+        *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
+}
+
+/* The on-chip plan for rows x cols (false: the pieces do not fit). */
+template <class T, int VEC>
+static bool classifier_grid_plan(long long rows, long long cols, train_grid_plan *p)
+{
+    constexpr int ES = (int)sizeof(T);
+    return train_grid_make_plan(rows, cols, TRAIN_GRID_BLOCK * TRAIN_GRID_FPT + TRAIN_GRID_SMEM / ES,
+                                TRAIN_GRID_BLOCK * TRAIN_GRID_FPT, 1, ES,
+                                train_grid_resident((const void *)classifier_grid_kernel<T, VEC>), p);
+}
+
+int classifier_on_chip(long long rows, long long cols, dtype t)
+{
+    train_grid_plan p;
+    return t == DTYPE_F16    ? classifier_grid_plan<__half, 8>(rows, cols, &p)
+           : t == DTYPE_BF16 ? classifier_grid_plan<__nv_bfloat16, 8>(rows, cols, &p)
+                             : classifier_grid_plan<float, 4>(rows, cols, &p);
+}
+
+/* Plan p's launches, in batches of `batch` rows; work: batch x pieces
+ * states; sync: batch + 1 counters. */
+template <class T, int VEC>
+static void classifier_grid(const train_grid_plan *p, long long batch, T *logits, const int *targets, float *losses,
+                            long long rows, long long cols, int ignore_index, classifier_finish fin, online_md *work,
+                            unsigned *sync, cudaStream_t stream)
+{
+    for (long long r0 = 0; r0 < rows; r0 += batch) {
+        const long long n = rows - r0 < batch ? rows - r0 : batch;
+        classifier_grid_kernel<T, VEC><<<(unsigned)(n * p->pieces), TRAIN_GRID_BLOCK, p->smem, stream>>>(
+            logits + r0 * cols, targets + r0, losses + r0, cols, (int)p->pieces, (int)p->seg, ignore_index, fin,
+            sync, work);
+        CUDA_CHECK_LAUNCH();
+    }
+}
+
 template <class T, int VEC, int FPT, int TPR, int BLOCK>
 static void launch_classifier(T *logits, const int *targets, float *losses, long long rows, long long cols,
-                              int ignore_index, const classifier_scale *scale, cudaStream_t stream)
+                              int ignore_index, classifier_finish fin, cudaStream_t stream)
 {
-    classifier_registers_kernel<T, VEC, FPT, TPR, BLOCK><<<train_grid(rows, BLOCK / TPR), BLOCK, 0, stream>>>(
-        logits, targets, losses, rows, (int)cols, ignore_index, scale);
+    const unsigned grid = train_grid(rows, BLOCK / TPR);
+    classifier_registers_kernel<T, VEC, FPT, TPR, BLOCK><<<grid < CLS_MAX_BLOCKS ? grid : CLS_MAX_BLOCKS, BLOCK, 0, stream>>>(
+        logits, targets, losses, rows, (int)cols, ignore_index, fin);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -205,12 +345,21 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
 {
     if (rows <= 0 || cols <= 0) return;
     constexpr int VW = 16 / (int)sizeof(T);
-    const long long splits = cols > TRAIN_REG_MAX_COLS ? train_splits(cols) : 0;
-    const long long batch = splits ? train_split_batch(splits) : rows, nb = batch < rows ? batch : rows;
-    /* workspace: the scale, the parts of the two reductions (HEAD bytes), then
-     * (split path) nb x splits states and nb floats of x[t] */
-    constexpr size_t HEAD = 256 + 2 * CLS_MAX_PARTS * sizeof(float);
+    const bool vec = train_aligned(logits, cols, VW);
+    /* a long row: on chip (pieces states) if its pieces fit, else split */
+    train_grid_plan gp = {0, 0, 0};
+    const bool on_chip = cols > TRAIN_REG_MAX_COLS && train_long_on_chip() &&
+                         (vec ? classifier_grid_plan<T, VW>(rows, cols, &gp) : classifier_grid_plan<T, 1>(rows, cols, &gp));
+    const long long splits = cols <= TRAIN_REG_MAX_COLS ? 0 : on_chip ? gp.pieces : train_splits(cols);
+    const long long batch = !splits ? rows : on_chip ? train_grid_batch(splits) : train_split_batch(splits);
+    const long long nb = batch < rows ? batch : rows;
+    /* workspace: the scale, the parts of the count and of the reduced loss
+     * (HEAD bytes), then (long rows) nb x splits states and (split path) nb
+     * floats of x[t]. Counters: the count's and the loss's blocks done,
+     * then the on-chip path's. */
+    constexpr size_t HEAD = 256 + (CLS_MAX_PARTS + CLS_MAX_BLOCKS) * sizeof(float);
     char *w = (char *)train_workspace(HEAD + (size_t)nb * splits * sizeof(online_md) + (size_t)nb * sizeof(float));
+    unsigned *done = train_sync_counters(2 + (on_chip ? nb + 1 : 0));
     classifier_scale *scale = (classifier_scale *)w;
     unsigned *count_parts = (unsigned *)(w + 256);
     float *loss_parts = (float *)(w + 256 + CLS_MAX_PARTS * sizeof(unsigned));
@@ -218,36 +367,48 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     float *xt = (float *)(state + nb * splits);
     const int nparts = classifier_parts(rows);
 
-    classifier_count_parts_kernel<<<nparts, CLS_BLOCK, 0, stream>>>(targets, rows, ignore_index, count_parts);
-    CUDA_CHECK_LAUNCH();
-    classifier_count_final_kernel<<<1, CLS_BLOCK, 0, stream>>>(count_parts, nparts, reduction, scale);
-    CUDA_CHECK_LAUNCH();
-    const bool vec = train_aligned(logits, cols, VW);
+    /* The sum needs no count (dloss = 1); the mean counts first. */
+    if (reduction == TRAIN_MEAN) {
+        classifier_count_kernel<<<nparts, CLS_BLOCK, 0, stream>>>(targets, rows, ignore_index, count_parts, &done[0],
+                                                                   scale);
+        CUDA_CHECK_LAUNCH();
+    }
+    /* The main kernel finishes the reduced loss itself, unless a split row
+     * or several on-chip launches leave it to classifier_loss_kernel. */
+    const bool finish_after = splits && (!on_chip || nb < rows);
+    const classifier_finish fin = {reduction == TRAIN_MEAN ? scale : nullptr, reduction, loss_parts, &done[1],
+                                   finish_after ? nullptr : loss};
     switch (train_class(cols)) {
 #define CLS_CASE(c, maxc, fpt, tpr, block)                                                                        \
     case c:                                                                                                       \
-        if (vec) launch_classifier<T, VW, fpt, tpr, block>(logits, targets, losses, rows, cols, ignore_index, scale, stream); \
-        else launch_classifier<T, 1, fpt, tpr, block>(logits, targets, losses, rows, cols, ignore_index, scale, stream);      \
+        if (vec) launch_classifier<T, VW, fpt, tpr, block>(logits, targets, losses, rows, cols, ignore_index, fin, stream); \
+        else launch_classifier<T, 1, fpt, tpr, block>(logits, targets, losses, rows, cols, ignore_index, fin, stream);      \
         break;
         TRAIN_CLASSES(CLS_CASE)
 #undef CLS_CASE
     default:
+        if (on_chip) {
+            if (vec) classifier_grid<T, VW>(&gp, batch, logits, targets, losses, rows, cols, ignore_index, fin, state, done + 2, stream);
+            else classifier_grid<T, 1>(&gp, batch, logits, targets, losses, rows, cols, ignore_index, fin, state, done + 2, stream);
+            break;
+        }
         for (long long r0 = 0; r0 < rows; r0 += batch) {
             const long long n = rows - r0 < batch ? rows - r0 : batch, o = r0 * cols;
             train_split_states<T>(logits + o, n, cols, splits, targets + r0, state, xt, vec, stream);
             if (vec)
                 classifier_split_write_kernel<T, VW><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(
-                    logits + o, targets + r0, losses + r0, cols, splits, ignore_index, state, xt, scale);
+                    logits + o, targets + r0, losses + r0, cols, splits, ignore_index, state, xt, fin);
             else
                 classifier_split_write_kernel<T, 1><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(
-                    logits + o, targets + r0, losses + r0, cols, splits, ignore_index, state, xt, scale);
+                    logits + o, targets + r0, losses + r0, cols, splits, ignore_index, state, xt, fin);
             CUDA_CHECK_LAUNCH();
         }
     }
-    classifier_loss_parts_kernel<<<nparts, CLS_BLOCK, 0, stream>>>(losses, rows, loss_parts);
-    CUDA_CHECK_LAUNCH();
-    classifier_loss_final_kernel<<<1, CLS_BLOCK, 0, stream>>>(loss_parts, nparts, reduction, scale, loss);
-    CUDA_CHECK_LAUNCH();
+    if (finish_after) {
+        classifier_loss_kernel<<<nparts, CLS_BLOCK, 0, stream>>>(losses, rows, loss_parts, &done[1], reduction, scale,
+                                                                  loss);
+        CUDA_CHECK_LAUNCH();
+    }
 }
 
 void classifier_fused(float *logits, const int *targets, float *losses, float *loss, long long rows, long long cols,

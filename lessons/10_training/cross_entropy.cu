@@ -17,7 +17,7 @@
  * Rows longer than TRAIN_REG_MAX_COLS: kernel 1 (train_split_state_kernel)
  * writes each piece's (m, d) and, from the piece that holds t, x[t]; a
  * tiny kernel merges each row's states (a warp per row) into its loss.
- * Still 4 bytes per element, plus 8 per piece of 8192 floats. */
+ * Still 4 bytes per element, plus 8 per piece of TRAIN_SPLIT_SEG floats. */
 #include "check.h"
 #include "train_row.cuh"
 

@@ -9,11 +9,13 @@
  *
  * While the row fits in registers (TRAIN_REG_MAX_COLS): read once, max and
  * sum reduced on chip, written once: 8 bytes per element, a copy's. Longer
- * rows: kernel 1 writes each piece's (m, d) (lesson 6's state) to the
- * workspace, kernel 2 merges the row's states in each block and writes its
- * piece: 2 reads + 1 write = 12 bytes per element. */
+ * rows, on chip across CTAs (train_grid.cuh): each CTA's piece waits on
+ * chip while the pieces' (m, d) states (lesson 6's) meet in the workspace:
+ * still 8 bytes. Split, when a row is too long for that: kernel 1 writes
+ * each piece's (m, d), kernel 2 merges the row's states in each block and
+ * writes its piece: 2 reads + 1 write = 12 bytes per element. */
 #include "check.h"
-#include "train_row.cuh"
+#include "train_grid.cuh"
 
 template <int VEC, int FPT, int TPR, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
@@ -68,6 +70,62 @@ log_softmax_split_write_kernel(const float *__restrict__ x, float *__restrict__ 
     train_split_map<VEC>(x + row * cols + begin, out + row * cols + begin, len / VEC, op);
 }
 
+/* Long rows on chip: a CTA's piece, its (m, d), the row's from the
+ * exchange, then (x - m) - log d from the raw values it kept. */
+template <int VEC>
+__global__ void __launch_bounds__(TRAIN_GRID_BLOCK, TRAIN_GRID_MIN_CTAS)
+log_softmax_grid_kernel(const float *__restrict__ x, float *__restrict__ out, long long cols, int pieces, int seg,
+                        unsigned *sync, online_md *work)
+{
+    extern __shared__ float4 train_grid_smem[];
+    float *srow = reinterpret_cast<float *>(train_grid_smem);
+    __shared__ float red_m[32], red_d[32];
+    long long row;
+    int piece;
+    train_grid_take(sync, pieces, &row, &piece);
+    const long long begin = (long long)piece * seg;
+    const int len = (int)(cols - begin < seg ? cols - begin : seg);
+    float v[TRAIN_GRID_FPT];
+    online_md s = train_onchip_load<VEC, TRAIN_GRID_FPT, true>(x + row * cols + begin, len, v, srow, -INFINITY);
+    s = online_md_row_merge<TRAIN_GRID_BLOCK>(s, red_m, red_d);
+    const online_md r = train_grid_exchange(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m, red_d);
+    const log_softmax_op op = {r.m, logf(r.d)};
+    train_onchip_store<VEC, TRAIN_GRID_FPT>(out + row * cols + begin, len, v, srow, op);
+}
+
+/* The on-chip plan for rows x cols (false: the pieces do not fit). */
+template <int VEC>
+static bool log_softmax_grid_plan(long long rows, long long cols, train_grid_plan *p)
+{
+    return train_grid_make_plan(rows, cols, TRAIN_GRID_BLOCK * TRAIN_GRID_FPT + TRAIN_GRID_SMEM / 4,
+                                TRAIN_GRID_BLOCK * TRAIN_GRID_FPT, 1, 4,
+                                train_grid_resident((const void *)log_softmax_grid_kernel<VEC>), p);
+}
+
+int log_softmax_on_chip(long long rows, long long cols)
+{
+    train_grid_plan p;
+    return log_softmax_grid_plan<4>(rows, cols, &p);
+}
+
+/* The on-chip path for all rows, if their pieces fit on the GPU at once. */
+template <int VEC>
+static bool log_softmax_grid(const float *x, float *out, long long rows, long long cols, cudaStream_t stream)
+{
+    train_grid_plan p;
+    if (!log_softmax_grid_plan<VEC>(rows, cols, &p)) return false;
+    const long long batch = train_grid_batch(p.pieces);
+    online_md *work = (online_md *)train_workspace((size_t)((batch < rows ? batch : rows) * p.pieces) * sizeof(online_md));
+    for (long long r0 = 0; r0 < rows; r0 += batch) {
+        const long long n = rows - r0 < batch ? rows - r0 : batch, o = r0 * cols;
+        unsigned *sync = train_sync_counters(n + 1);
+        log_softmax_grid_kernel<VEC><<<(unsigned)(n * p.pieces), TRAIN_GRID_BLOCK, p.smem, stream>>>(
+            x + o, out + o, cols, (int)p.pieces, (int)p.seg, sync, work);
+        CUDA_CHECK_LAUNCH();
+    }
+    return true;
+}
+
 template <int VEC, int FPT, int TPR, int BLOCK>
 static void launch_log_softmax(const float *x, float *out, long long rows, long long cols, cudaStream_t stream)
 {
@@ -89,6 +147,9 @@ void log_softmax_forward(const float *x, float *out, long long rows, long long c
         TRAIN_CLASSES(LOG_SOFTMAX_CASE)
 #undef LOG_SOFTMAX_CASE
     default: {
+        if (train_long_on_chip() && (v4 ? log_softmax_grid<4>(x, out, rows, cols, stream)
+                                        : log_softmax_grid<1>(x, out, rows, cols, stream)))
+            return;
         const long long splits = train_splits(cols), batch = train_split_batch(splits);
         online_md *state =
             (online_md *)train_workspace((size_t)(batch < rows ? batch : rows) * splits * sizeof(online_md));

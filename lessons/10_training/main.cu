@@ -349,16 +349,19 @@ int main(int argc, char **argv)
            readp.median_ms, 4.0 * n / (readp.median_ms * 1e6));
 #endif
 
-    const int fits = cols <= TRAIN_REG_MAX_COLS;
+    /* once: the row in registers or on chip across blocks; else split */
+    const int once_b = train_reads_once(TRAIN_K_BACKWARD, rows, cols, DTYPE_F32);
+    const int once_l = train_reads_once(TRAIN_K_LOG_SOFTMAX, rows, cols, DTYPE_F32);
+    const int once_c = train_reads_once(TRAIN_K_CLASSIFIER, rows, cols, DTYPE_F32);
     kernel_row K[4] = {
-        {"softmax_backward", "dx = y * (dy - <y, dy>)", run_backward, 12.0, fits ? 12.0 : 20.0,
-         fits ? "2 reads + 1 write" : "4 reads (y and dy twice) + 1 write (split)", "1.5 x copy", 1.5, 0},
-        {"log_softmax_forward", "x - m - log(d)", run_log_softmax, 8.0, fits ? 8.0 : 12.0,
-         fits ? "1 read + 1 write" : "2 reads + 1 write (split)", "copy", 1.0, 0},
+        {"softmax_backward", "dx = y * (dy - <y, dy>)", run_backward, 12.0, once_b ? 12.0 : 20.0,
+         once_b ? "2 reads + 1 write" : "4 reads (y and dy twice) + 1 write (split)", "1.5 x copy", 1.5, 0},
+        {"log_softmax_forward", "x - m - log(d)", run_log_softmax, 8.0, once_l ? 8.0 : 12.0,
+         once_l ? "1 read + 1 write" : "2 reads + 1 write (split)", "copy", 1.0, 0},
         {"cross_entropy_forward", "(m - x[t]) + log(d) per row", run_loss, 4.0, 4.0, "1 read, M floats out",
          "read pass", 1.0, 1},
         {"classifier_fused", "loss, and (softmax - one_hot) * dloss over the logits", run_classifier, 8.0,
-         fits ? 8.0 : 12.0, fits ? "1 read + 1 write, in place" : "2 reads + 1 write, in place (split)", "copy", 1.0, 0},
+         once_c ? 8.0 : 12.0, once_c ? "1 read + 1 write, in place" : "2 reads + 1 write, in place (split)", "copy", 1.0, 0},
     };
     int status = 0;
     timing T[4];

@@ -8,12 +8,14 @@
  *
  *     2 reads + 1 write = 12 bytes per element (1.5 x a copy's 8),
  *
- * while the row fits in registers (TRAIN_REG_MAX_COLS). Longer rows: one
- * block per piece sums its part of <y, dy> into the workspace, then a
- * second kernel adds the row's parts and writes its piece: y and dy read
- * twice, 20 bytes per element (the second read partly from L2). */
+ * while the row fits in registers (TRAIN_REG_MAX_COLS), and while a
+ * longer row's pieces wait on chip for the row's sum (train_grid.cuh).
+ * Split, when a row is too long for that: one block per piece sums its
+ * part of <y, dy> into the workspace, then a second kernel adds the row's
+ * parts and writes its piece: y and dy read twice, 20 bytes per element
+ * (the second read partly from L2). */
 #include "check.h"
-#include "train_row.cuh"
+#include "train_grid.cuh"
 
 template <int VEC, int FPT, int TPR, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
@@ -130,6 +132,96 @@ static void backward_split(const float *y, const float *dy, float *dx, long long
     CUDA_CHECK_LAUNCH();
 }
 
+/* Long rows on chip: y and dy of a CTA's piece, half of its 64 KB each
+ * (8 floats a thread in registers, 24 KB in shared memory), the piece's
+ * part of <y, dy>, the row's sum from the exchange, then dx. */
+#define BACKWARD_GRID_FPT (TRAIN_GRID_FPT / 2)
+#define BACKWARD_GRID_RCAP (TRAIN_GRID_BLOCK * BACKWARD_GRID_FPT)
+template <int VEC>
+__global__ void __launch_bounds__(TRAIN_GRID_BLOCK, TRAIN_GRID_MIN_CTAS)
+backward_grid_kernel(const float *__restrict__ y, const float *dy, float *dx, long long cols, int pieces, int seg,
+                     unsigned *sync, float *work)
+{
+    extern __shared__ float4 train_grid_smem[];
+    __shared__ float red[32];
+    long long row;
+    int piece;
+    train_grid_take(sync, pieces, &row, &piece);
+    const long long begin = (long long)piece * seg, off = row * cols + begin;
+    const int len = (int)(cols - begin < seg ? cols - begin : seg);
+    const int nvec_s = len > BACKWARD_GRID_RCAP ? (len - BACKWARD_GRID_RCAP) / VEC : 0;
+    float *sy = reinterpret_cast<float *>(train_grid_smem);
+    float *sdy = sy + (seg > BACKWARD_GRID_RCAP ? seg - BACKWARD_GRID_RCAP : 0);
+    float a[BACKWARD_GRID_FPT], b[BACKWARD_GRID_FPT];
+    train_onchip_load<VEC, BACKWARD_GRID_FPT, false>(y + off, len, a, sy, 0.0f);
+    train_onchip_load<VEC, BACKWARD_GRID_FPT, false>(dy + off, len, b, sdy, 0.0f);
+    float s = 0.0f;
+#pragma unroll
+    for (int p = 0; p < BACKWARD_GRID_FPT; p++) s += a[p] * b[p];
+    for (int k = threadIdx.x; k < nvec_s; k += TRAIN_GRID_BLOCK) {
+        float u[VEC], w[VEC];
+        load_vec<VEC>(sy + k * VEC, u);
+        load_vec<VEC>(sdy + k * VEC, w);
+#pragma unroll
+        for (int j = 0; j < VEC; j++) s += u[j] * w[j];
+    }
+    s = row_reduce<TRAIN_GRID_BLOCK>(s, red, op_sum());
+    const float S = train_grid_exchange_sum(s, work + row * pieces, piece, pieces, &sync[1 + row], red);
+    /* dx may be dy: this CTA read its whole piece of dy before the exchange */
+    const int nvec_r = (len < BACKWARD_GRID_RCAP ? len : BACKWARD_GRID_RCAP) / VEC;
+#pragma unroll
+    for (int i = 0; i < BACKWARD_GRID_FPT / VEC; i++) {
+        const int k = i * TRAIN_GRID_BLOCK + (int)threadIdx.x;
+        if (k < nvec_r) {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) a[i * VEC + j] *= b[i * VEC + j] - S;
+            store_vec<VEC>(dx + off + k * VEC, &a[i * VEC]);
+        }
+    }
+    float *ds = dx + off + BACKWARD_GRID_RCAP;
+    for (int k = threadIdx.x; k < nvec_s; k += TRAIN_GRID_BLOCK) {
+        float u[VEC], w[VEC];
+        load_vec<VEC>(sy + k * VEC, u);
+        load_vec<VEC>(sdy + k * VEC, w);
+#pragma unroll
+        for (int j = 0; j < VEC; j++) u[j] *= w[j] - S;
+        store_vec<VEC>(ds + k * VEC, u);
+    }
+}
+
+/* The on-chip plan for rows x cols (false: the pieces do not fit). */
+template <int VEC>
+static bool backward_grid_plan(long long rows, long long cols, train_grid_plan *p)
+{
+    return train_grid_make_plan(rows, cols, BACKWARD_GRID_RCAP + TRAIN_GRID_SMEM / 8, BACKWARD_GRID_RCAP, 2, 4,
+                                train_grid_resident((const void *)backward_grid_kernel<VEC>), p);
+}
+
+int backward_on_chip(long long rows, long long cols)
+{
+    train_grid_plan p;
+    return backward_grid_plan<4>(rows, cols, &p);
+}
+
+/* The on-chip path for all rows, if their pieces fit on the GPU at once. */
+template <int VEC>
+static bool backward_grid(const float *y, const float *dy, float *dx, long long rows, long long cols,
+                          cudaStream_t stream)
+{
+    train_grid_plan p;
+    if (!backward_grid_plan<VEC>(rows, cols, &p)) return false;
+    const long long batch = train_grid_batch(p.pieces);
+    float *work = (float *)train_workspace((size_t)((batch < rows ? batch : rows) * p.pieces) * sizeof(float));
+    for (long long r0 = 0; r0 < rows; r0 += batch) {
+        const long long n = rows - r0 < batch ? rows - r0 : batch, o = r0 * cols;
+        unsigned *sync = train_sync_counters(n + 1);
+        backward_grid_kernel<VEC><<<(unsigned)(n * p.pieces), TRAIN_GRID_BLOCK, p.smem, stream>>>(
+            y + o, dy + o, dx + o, cols, (int)p.pieces, (int)p.seg, sync, work);
+        CUDA_CHECK_LAUNCH();
+    }
+    return true;
+}
+
 /* One instance's launch (templates: the class's sizes, see train_row.cuh). */
 template <int VEC, int FPT, int TPR, int BLOCK>
 static void launch_backward(const float *y, const float *dy, float *dx, long long rows, long long cols,
@@ -154,6 +246,9 @@ void softmax_backward(const float *y, const float *dy, float *dx, long long rows
         TRAIN_CLASSES(BACKWARD_CASE)
 #undef BACKWARD_CASE
     default: {
+        if (train_long_on_chip() && (v4 ? backward_grid<4>(y, dy, dx, rows, cols, stream)
+                                        : backward_grid<1>(y, dy, dx, rows, cols, stream)))
+            return;
         const long long splits = train_splits(cols), batch = train_split_batch(splits);
         float *part = (float *)train_workspace((size_t)(batch < rows ? batch : rows) * splits * sizeof(float));
         for (long long r0 = 0; r0 < rows; r0 += batch) {

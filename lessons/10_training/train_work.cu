@@ -1,8 +1,9 @@
-/* Lesson 10: the workspace of the split paths, and the row-length names. */
+/* Lesson 10: the workspace of the long rows' paths, their counters, and
+ * the row-length names. */
 #include <stdio.h>
 
 #include "check.h"
-#include "train_row.cuh"
+#include "train_grid.cuh"
 
 static void *work;
 static size_t work_bytes;
@@ -20,23 +21,92 @@ void *train_workspace(size_t bytes)
     return work;
 }
 
+/* The on-chip path's counters: a ticket and one per row of a launch.
+ * Zeroed once when allocated; every kernel leaves them at 0 (lesson 8's
+ * path3g_grid.cu says how), so no launch needs a memset. */
+static unsigned *sync_words;
+static long long sync_count;
+
+unsigned *train_sync_counters(long long count)
+{
+    if (count > sync_count) {
+        if (sync_words) CUDA_CHECK(cudaFree(sync_words));
+        CUDA_CHECK(cudaMalloc(&sync_words, (size_t)count * sizeof(unsigned)));
+        CUDA_CHECK(cudaMemset(sync_words, 0, (size_t)count * sizeof(unsigned)));
+        sync_count = count;
+    }
+    return sync_words;
+}
+
 void train_release(void)
 {
     if (work) CUDA_CHECK(cudaFree(work)); /* synchronises: no kernel still uses it */
     work = nullptr;
     work_bytes = 0;
+    if (sync_words) CUDA_CHECK(cudaFree(sync_words));
+    sync_words = nullptr;
+    sync_count = 0;
 }
+
+int train_sms(void)
+{
+    static int sms;
+    if (!sms) {
+        int dev;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        if (sms < 1) sms = 1;
+    }
+    return sms;
+}
+
+/* Asked once per kernel: its registers, so its occupancy, are its own. */
+long long train_grid_resident(const void *k)
+{
+    static const void *keys[64];
+    static long long values[64];
+    static int n;
+    for (int i = 0; i < n; i++)
+        if (keys[i] == k) return values[i];
+    int per_sm = 0;
+    /* 48 KB of dynamic shared memory plus the kernel's static arrays is
+     * above what a block gets without opting in */
+    CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, TRAIN_GRID_SMEM));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, TRAIN_GRID_BLOCK, TRAIN_GRID_SMEM));
+    const long long r = (long long)per_sm * train_sms();
+    if (n < 64) {
+        keys[n] = k;
+        values[n++] = r;
+    }
+    return r;
+}
+
+static train_long_rows long_mode = TRAIN_LONG_AUTO;
+void train_set_long_rows(train_long_rows mode) { long_mode = mode; }
+int train_long_on_chip(void) { return long_mode == TRAIN_LONG_AUTO; }
 
 const char *train_path_name(long long cols)
 {
+    static char name[128];
     switch (train_class(cols)) {
-    case 0: return "registers, 8 lanes per row (16 rows per block)";
-    case 1: return "registers, a warp per row (4 rows per block)";
-    case 2: return "registers, a warp per row, 32 floats per lane";
-    case 3: return "registers, a block of 128 per row";
-    case 4: return "registers, a block of 256 per row";
-    case 5: return "registers, a block of 512 per row";
-    case 6: return "registers, a block of 1024 per row";
-    default: return "split: pieces of 8192 floats, one block each, merged through a workspace";
+#define TRAIN_CLASS_NAME(c, maxc, fpt, tpr, block)                                                            \
+    case c:                                                                                                   \
+        snprintf(name, sizeof name, "registers, %d %s per row, %d floats each", tpr, tpr < 32 ? "lanes" : "threads", fpt); \
+        return name;
+        TRAIN_CLASSES(TRAIN_CLASS_NAME)
+#undef TRAIN_CLASS_NAME
+    default:
+        return train_long_on_chip()
+                   ? "on chip across blocks: pieces of up to 16384 floats, one block each, states met in a workspace"
+                   : "split: pieces of 32768 floats, one block each, read twice";
     }
+}
+
+int train_reads_once(train_kernel k, long long rows, long long cols, dtype t)
+{
+    if (cols <= TRAIN_REG_MAX_COLS) return 1;
+    if (!train_long_on_chip() || rows <= 0) return 0;
+    return k == TRAIN_K_BACKWARD      ? backward_on_chip(rows, cols)
+           : k == TRAIN_K_LOG_SOFTMAX ? log_softmax_on_chip(rows, cols)
+                                      : classifier_on_chip(rows, cols, t);
 }

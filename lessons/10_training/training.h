@@ -5,8 +5,11 @@
  *
  * All pointers are device pointers to contiguous rows (row i of an M x N
  * tensor at i * N). Rows that fit on one SM (N <= TRAIN_REG_MAX_COLS) are
- * read once into registers; longer rows are split over several blocks and
- * combined through a workspace (TRAIN_SPLIT_SEG floats per block). The
+ * read once into registers. Longer rows are cut into pieces, one block
+ * each, whose states meet in a workspace: held on chip while they wait,
+ * so still read once, as long as a row's pieces fit on the GPU at once
+ * (about 8.6 M floats on an H100; 4.3 M for the backward); past that,
+ * split into pieces of TRAIN_SPLIT_SEG floats and read twice. The
  * workspace is allocated by the first call that needs it and grown, never
  * shrunk: not for use from several streams or host threads at once, nor
  * inside a CUDA graph capture (cudaMalloc). */
@@ -15,10 +18,10 @@
 #include <cuda_runtime.h>
 #include "f16.h" /* dtype, for the 16-bit classifier */
 
-/* Rows up to this length are held in registers, read once; longer rows
- * are cut into pieces of TRAIN_SPLIT_SEG floats, one block each. */
+/* Rows up to this length are held in one block's registers; longer rows
+ * on chip across blocks, or split into pieces of TRAIN_SPLIT_SEG floats. */
 #define TRAIN_REG_MAX_COLS 16384
-#define TRAIN_SPLIT_SEG 8192
+#define TRAIN_SPLIT_SEG 32768
 
 /* PyTorch's default ignore_index: a row whose target is this value has
  * loss 0 and gradient 0, and does not count for the mean. */
@@ -28,12 +31,12 @@
  * dx = y * (dy - sum_j y_j dy_j) per row, y = softmax(x) the forward's
  * output and dy the gradient of the loss with respect to y. x is not
  * needed: the Jacobian of softmax is diag(y) - y y^T. One read of y and
- * dy, one write of dx: 12 bytes per element while the row fits in
- * registers; longer rows read y and dy twice (20 bytes). A NaN anywhere in
+ * dy, one write of dx: 12 bytes per element while the row fits on chip;
+ * split rows read y and dy twice (20 bytes). A NaN anywhere in
  * y or dy of a row makes the row NaN (the dot product carries it); an
  * infinity gives what the formula gives in IEEE arithmetic (+-inf or NaN).
- * dx may alias dy (each element is read before it is written by the same
- * thread), not y. */
+ * dx may alias dy (each element is read before it is written, by the
+ * same block), not y. */
 void softmax_backward(const float *y, const float *dy, float *dx, long long rows, long long cols,
                       cudaStream_t stream);
 
@@ -43,7 +46,7 @@ void softmax_backward(const float *y, const float *dy, float *dx, long long rows
  * as docs/special-values.md: NaN or +inf in a row, or a row of only -inf,
  * gives NaN everywhere; -inf among finite values gives -inf; results below
  * -FLT_MAX (x = -3e38 next to 3e38) are -inf. 8 bytes per element while
- * the row fits (1 read + 1 write), 12 beyond (2 reads + 1 write). */
+ * the row fits on chip (1 read + 1 write), 12 split (2 reads + 1 write). */
 void log_softmax_forward(const float *x, float *out, long long rows, long long cols, cudaStream_t stream);
 
 /* ---- cross-entropy loss ----------------------------------------------------
@@ -68,8 +71,9 @@ void cross_entropy_forward(const float *x, const int *targets, float *loss, long
  * A target out of range: loss NaN and a gradient row of NaN (so *loss is
  * NaN). Every row ignored: *loss = 0 (SUM) or 0 / 0 = NaN (MEAN, as
  * PyTorch), every gradient 0. The probabilities are never written: 1 read
- * + 1 write of the logits = 8 bytes per element while the row fits, 12
- * (2 reads + 1 write) beyond; plus M targets read and M losses written.
+ * + 1 write of the logits = 8 bytes per element while the row fits on
+ * chip, 12 split (2 reads + 1 write); plus M targets read and M losses
+ * written.
  * losses: M floats; loss: 1 float (both device memory). */
 typedef enum { TRAIN_MEAN = 0, TRAIN_SUM = 1 } train_reduction;
 void classifier_fused(float *logits, const int *targets, float *losses, float *loss, long long rows,
@@ -78,7 +82,7 @@ void classifier_fused(float *logits, const int *targets, float *losses, float *l
 /* The same over 16-bit logits (t = DTYPE_F16 or DTYPE_BF16, or DTYPE_F32,
  * which is classifier_fused): widened to float on the load, float32
  * arithmetic, the gradient rounded once to t on the store, in place.
- * 4 bytes per element while the row fits. */
+ * 4 bytes per element while the row fits on chip. */
 void classifier_fused_typed(void *logits, const int *targets, float *losses, float *loss, long long rows,
                             long long cols, int ignore_index, train_reduction reduction, dtype t,
                             cudaStream_t stream);
@@ -86,7 +90,21 @@ void classifier_fused_typed(void *logits, const int *targets, float *losses, flo
 /* Frees the workspace (the next call that needs one allocates it again). */
 void train_release(void);
 
-/* Which path a row length takes: "registers, 8 lanes per row" ... */
+/* How rows longer than TRAIN_REG_MAX_COLS run: TRAIN_LONG_AUTO on chip
+ * when their pieces fit on the GPU at once, else split; TRAIN_LONG_SPLIT
+ * always split (read twice), for the tests and the lesson's comparison.
+ * The same results either way, within the tolerances of train_check.h. */
+typedef enum { TRAIN_LONG_AUTO = 0, TRAIN_LONG_SPLIT = 1 } train_long_rows;
+void train_set_long_rows(train_long_rows mode);
+
+/* Which path a row length takes: "registers, 4 lanes per row, 8 floats
+ * each" ... */
 const char *train_path_name(long long cols);
+
+/* Whether kernel k reads each element once at rows x cols in storage
+ * type t (the row in registers, or on chip across blocks) or twice
+ * (split): the design traffic that the program and the bench print. */
+typedef enum { TRAIN_K_BACKWARD, TRAIN_K_LOG_SOFTMAX, TRAIN_K_CLASSIFIER } train_kernel;
+int train_reads_once(train_kernel k, long long rows, long long cols, dtype t);
 
 #endif

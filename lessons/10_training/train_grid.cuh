@@ -1,0 +1,252 @@
+/* Lesson 10: rows longer than TRAIN_REG_MAX_COLS, held on chip across
+ * CTAs. Lesson 8's path 3g, for the training kernels: a row is cut into P
+ * pieces, one CTA each; a CTA keeps its piece from the load to the store
+ * (the first TRAIN_GRID_BLOCK x FPT elements in registers, the rest in
+ * shared memory), writes its piece's state to the workspace, waits until
+ * the row's P states are there (lessons/08_fastest/grid_sync.cuh: a ticket
+ * hands out the pieces in the order CTAs become resident, so a row's CTAs
+ * are all running once its pieces fit on the GPU at once), merges them
+ * and writes its piece. Each element is read once and written once, as
+ * in registers: 8 bytes per element (12 for the backward), where the
+ * split path (train_row.cuh) reads the row twice.
+ *
+ * Unlike lesson 8, which keeps exp(x - m_t) in its registers, these
+ * kernels keep the raw values: log-softmax needs x itself (x - m - log d;
+ * log of an underflowed exp cannot give it back), the backward y and dy.
+ * exp is computed again on the way out.
+ *
+ * A row whose P pieces do not fit on the GPU at once (past about 8.6 M
+ * floats on an H100) takes the split path. */
+#ifndef LESSON10_TRAIN_GRID_CUH
+#define LESSON10_TRAIN_GRID_CUH
+
+#include "train_row.cuh"
+#include "../08_fastest/grid_sync.cuh" /* lesson 8's ticket and per-row count */
+
+/* A CTA: 256 threads, 64 KB of the row (16 floats a thread in registers,
+ * 48 KB of shared memory), four CTAs per SM: lesson 8's path 3g shape,
+ * the best of its sweep (lessons/08_fastest/fastest_paths.h). The
+ * backward holds two arrays, 8 floats of each in registers and 24 KB of
+ * each in shared memory: the same 64 KB. */
+#define TRAIN_GRID_BLOCK 256
+#define TRAIN_GRID_FPT 16
+#define TRAIN_GRID_SMEM (48 * 1024)
+/* __launch_bounds__'s minimum: at most 64 registers a thread, so that
+ * four CTAs fit; left alone, ptxas gave the misaligned backward 32 and
+ * spilled. */
+#define TRAIN_GRID_MIN_CTAS 4
+/* When a few rows would leave SMs without a CTA, their pieces shrink to
+ * give every SM one, down to this many elements. */
+#define TRAIN_GRID_MIN_PIECE 2048
+
+/* Thread 0 draws the CTA's ticket: its row and its piece. */
+__device__ __forceinline__ void train_grid_take(unsigned *sync, int pieces, long long *row, int *piece)
+{
+    __shared__ unsigned ticket;
+    if (threadIdx.x == 0) fx_grid_ticket(&sync[0], &ticket);
+    __syncthreads();
+    *row = ticket / (unsigned)pieces;
+    *piece = (int)(ticket % (unsigned)pieces);
+}
+
+/* Loads a piece of len elements at src: the first TRAIN_GRID_BLOCK x FPT
+ * into v (widened to float; `fill` past the end) and the rest into srow
+ * in the storage type, vector k of it by thread k % TRAIN_GRID_BLOCK (the
+ * thread that will read it back: no barrier is needed). The register
+ * loads are all issued first; 4 vectors (64 bytes) per thread are in
+ * flight in the shared-memory part, 16-bit ones moved as raw words (their
+ * widened 32 floats took the kernel to 80 registers, 3 CTAs per SM).
+ * MD: returns this thread's (m, d) of all it loaded (padding -inf adds
+ * exp(-inf) = 0), folding each chunk in as it arrives, as lesson 8's
+ * path 3g does: no second pass over shared memory. */
+template <int VEC, int FPT, bool MD, class T>
+__device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src, int len, float *v, T *srow,
+                                                       float fill)
+{
+    constexpr int RCAP = TRAIN_GRID_BLOCK * FPT, U = 4;
+    const int rlen = len < RCAP ? len : RCAP;
+    const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
+#pragma unroll
+    for (int i = 0; i < FPT / VEC; i++) {
+        const int k = i * TRAIN_GRID_BLOCK + (int)threadIdx.x;
+        if (k < nvec_r) {
+            load_vec<VEC>(src + k * VEC, &v[i * VEC]);
+        } else {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) v[i * VEC + j] = fill;
+        }
+    }
+    online_md s = online_md_identity();
+    const T *xs = src + RCAP;
+    if constexpr (sizeof(T) == 2 && VEC == 8) {
+        for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * TRAIN_GRID_BLOCK) {
+            unsigned raw[U][4];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int k = k0 + u * TRAIN_GRID_BLOCK;
+                if (k < nvec_s) vec16_load_words<8>(xs + k * VEC, raw[u]);
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int k = k0 + u * TRAIN_GRID_BLOCK;
+                if (k < nvec_s) {
+                    vec16_store_words<8>(srow + k * VEC, raw[u]);
+                    if constexpr (MD) {
+                        float w[VEC];
+#pragma unroll
+                        for (int i = 0; i < 4; i++) {
+                            const float2 f = vec16_widen2(raw[u][i], xs);
+                            w[2 * i] = f.x;
+                            w[2 * i + 1] = f.y;
+                        }
+                        s = online_md_push<VEC>(s, w);
+                    }
+                }
+            }
+        }
+    } else {
+        for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * TRAIN_GRID_BLOCK) {
+            float w[U * VEC];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int k = k0 + u * TRAIN_GRID_BLOCK;
+                if (k < nvec_s) {
+                    load_vec<VEC>(xs + k * VEC, &w[u * VEC]);
+                } else if constexpr (MD) {
+#pragma unroll
+                    for (int j = 0; j < VEC; j++) w[u * VEC + j] = -INFINITY;
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int k = k0 + u * TRAIN_GRID_BLOCK;
+                if (k < nvec_s) store_vec<VEC>(srow + k * VEC, &w[u * VEC]); /* a widened value rounds back exactly */
+            }
+            if constexpr (MD) s = online_md_push<U * VEC>(s, w);
+        }
+    }
+    if constexpr (MD) s = online_md_merge(s, online_md_push<FPT>(online_md_identity(), v));
+    return s;
+}
+
+/* Writes the piece to dst as op(value, its column in the piece), from
+ * the registers and srow (op as train_split_map's). dst may be the
+ * piece's own source: every element was read before the exchange. */
+template <int VEC, int FPT, class T, class Op>
+__device__ __forceinline__ void train_onchip_store(T *dst, int len, const float *v, const T *srow, Op op)
+{
+    constexpr int RCAP = TRAIN_GRID_BLOCK * FPT;
+    const int rlen = len < RCAP ? len : RCAP;
+    const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
+#pragma unroll
+    for (int i = 0; i < FPT / VEC; i++) {
+        const int k = i * TRAIN_GRID_BLOCK + (int)threadIdx.x;
+        if (k < nvec_r) {
+            float w[VEC];
+#pragma unroll
+            for (int j = 0; j < VEC; j++) w[j] = op(v[i * VEC + j], (long long)k * VEC + j);
+            store_vec<VEC>(dst + k * VEC, w);
+        }
+    }
+    T *ds = dst + RCAP;
+    for (int k = threadIdx.x; k < nvec_s; k += TRAIN_GRID_BLOCK) {
+        float w[VEC];
+        load_vec<VEC>(srow + k * VEC, w);
+#pragma unroll
+        for (int j = 0; j < VEC; j++) w[j] = op(w[j], RCAP + (long long)k * VEC + j);
+        store_vec<VEC>(ds + k * VEC, w);
+    }
+}
+
+/* The exchange. The CTA's state b (the same in every thread) goes to
+ * work[piece]; thread 0 counts the CTA in and waits for the row's other
+ * pieces; then every CTA of the row merges the P states in the same
+ * order with the same tree: the same bits in each. Through L2 (__ldcg):
+ * never a stale L1 line. red_m, red_d: the block merge's shared arrays,
+ * free again (the caller's merge is behind the barrier). */
+__device__ __forceinline__ online_md train_grid_exchange(online_md b, online_md *work, int piece, int pieces,
+                                                         unsigned *count, float *red_m, float *red_d)
+{
+    if (threadIdx.x == 0) {
+        work[piece] = b;
+        fx_grid_arrive_wait(count, (unsigned)pieces);
+    }
+    __syncthreads(); /* thread 0's acquire covers the block's reads after the barrier */
+    online_md q = online_md_identity();
+    for (int i = threadIdx.x; i < pieces; i += TRAIN_GRID_BLOCK) {
+        const float2 w = __ldcg(reinterpret_cast<const float2 *>(work + i));
+        const online_md o = {w.x, w.y};
+        q = online_md_merge(q, o);
+    }
+    return online_md_row_merge<TRAIN_GRID_BLOCK>(q, red_m, red_d);
+}
+
+/* The same for a sum (the backward's <y, dy>). */
+__device__ __forceinline__ float train_grid_exchange_sum(float b, float *work, int piece, int pieces, unsigned *count,
+                                                         float *red)
+{
+    if (threadIdx.x == 0) {
+        work[piece] = b;
+        fx_grid_arrive_wait(count, (unsigned)pieces);
+    }
+    __syncthreads();
+    float q = 0.0f;
+    for (int i = threadIdx.x; i < pieces; i += TRAIN_GRID_BLOCK) q += __ldcg(work + i);
+    return row_reduce<TRAIN_GRID_BLOCK>(q, red, op_sum());
+}
+
+/* ---- the host side ---------------------------------------------------------- */
+
+/* A plan for rows x cols on chip: P pieces of seg elements (a multiple of
+ * 8: pieces start on 16 bytes), the dynamic shared memory of a CTA. */
+typedef struct {
+    long long pieces, seg;
+    size_t smem;
+} train_grid_plan;
+
+/* The workspace's counters (train_work.cu): zeroed when allocated, left
+ * at 0 by every kernel; and the SM count. */
+unsigned *train_sync_counters(long long count);
+int train_sms(void);
+/* Whether long rows may go on chip (train_set_long_rows). */
+int train_long_on_chip(void);
+/* How many CTAs of kernel k (TRAIN_GRID_BLOCK threads, TRAIN_GRID_SMEM of
+ * shared memory) the GPU holds at once; opts k in to that shared memory. */
+long long train_grid_resident(const void *k);
+
+/* The plan for a row of cols elements, cap of them per CTA and `arrays`
+ * arrays of esize bytes, RCAP of each in registers; 0 when the row's
+ * pieces do not all fit on the GPU at once (`resident` CTAs). Pieces: as
+ * few full ones as hold the row, more when rows x pieces would leave SMs
+ * idle (not below TRAIN_GRID_MIN_PIECE elements). */
+static inline int train_grid_make_plan(long long rows, long long cols, long long cap, long long rcap, int arrays,
+                                       int esize, long long resident, train_grid_plan *plan)
+{
+    long long p = (cols + cap - 1) / cap;
+    const long long fill = (train_sms() + rows - 1) / rows, most = cols / TRAIN_GRID_MIN_PIECE;
+    if (p < fill) {
+        const long long q = fill < most ? fill : most;
+        if (q > p) p = q;
+    }
+    if (p < 1) p = 1;
+    long long seg = (cols + p - 1) / p;
+    seg = (seg + 7) / 8 * 8;
+    plan->seg = seg;
+    plan->pieces = (cols + seg - 1) / seg;
+    plan->smem = seg > rcap ? (size_t)(seg - rcap) * (size_t)esize * (size_t)arrays : 0;
+    return plan->pieces <= resident && seg <= cap;
+}
+
+/* Whether each family's on-chip plan holds rows x cols (its file). */
+int backward_on_chip(long long rows, long long cols);
+int log_softmax_on_chip(long long rows, long long cols);
+int classifier_on_chip(long long rows, long long cols, dtype t);
+
+/* Rows per launch: at most 2^30 CTAs. */
+static inline long long train_grid_batch(long long pieces)
+{
+    const long long b = (1LL << 30) / pieces;
+    return b > 0 ? b : 1;
+}
+
+#endif
