@@ -210,9 +210,12 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
             mine += l;
         }
     }
-    /* The block's part of the reduced loss, then the last block's total. */
-    __syncthreads(); /* a slow warp may still read red_sum */
-    mine = row_reduce<BLOCK>(mine, red_sum, op_sum());
+    /* The block's part of the reduced loss (a block per row: thread 0 has
+     * it), then the last block's total. */
+    if constexpr (TPR < BLOCK) {
+        __syncthreads(); /* a slow warp may still read red_sum */
+        mine = row_reduce<BLOCK>(mine, red_sum, op_sum());
+    }
     if (threadIdx.x == 0) fin.parts[blockIdx.x] = mine;
     float total;
     if (last_block_sum<BLOCK>(fin.parts, gridDim.x, fin.done, red_sum, &total) && threadIdx.x == 0)

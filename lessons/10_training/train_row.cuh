@@ -117,7 +117,9 @@ __device__ __forceinline__ void train_store(T *r, int cols, int sub, bool live, 
 
 /* The row's max and x[tc], the logit of the target column (tc = -1: none),
  * for the loss and the classifier: the thread that holds column tc
- * contributes it to a sum to which every other thread adds 0 (exact). */
+ * contributes it to a sum to which every other thread adds 0 (exact).
+ * Both reduced together, as lesson 5's row_reduce does one value: a block
+ * per row then waits at one barrier for the two, not at two. */
 template <int VEC, int FPT, int TPR>
 __device__ __forceinline__ float train_row_max_pick(const float *v, int sub, int tc, float *red_max, float *red_t,
                                                     float *xt)
@@ -128,8 +130,27 @@ __device__ __forceinline__ float train_row_max_pick(const float *v, int sub, int
         m = fmaxf(m, v[p]);
         if (train_col<VEC, TPR>(p / VEC, p % VEC, sub) == tc) x = v[p];
     }
-    m = row_reduce<TPR>(m, red_max, op_max());
-    *xt = row_reduce<TPR>(x, red_t, op_sum());
+    constexpr int W = TPR < 32 ? TPR : 32;
+    for (int off = W / 2; off > 0; off /= 2) {
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
+        x += __shfl_xor_sync(0xffffffffu, x, off);
+    }
+    if constexpr (TPR > 32) {
+        constexpr int WARPS = TPR / 32;
+        const int lane = threadIdx.x % 32;
+        if (lane == 0) {
+            red_max[threadIdx.x / 32] = m;
+            red_t[threadIdx.x / 32] = x;
+        }
+        __syncthreads();
+        m = red_max[lane % WARPS];
+        x = red_t[lane % WARPS];
+        for (int off = WARPS / 2; off > 0; off /= 2) {
+            m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
+            x += __shfl_xor_sync(0xffffffffu, x, off);
+        }
+    }
+    *xt = x;
     return m;
 }
 
