@@ -50,6 +50,14 @@ typedef struct {
 
 __device__ __forceinline__ float classifier_dloss(const classifier_finish &f) { return f.scale ? f.scale->dloss : 1.0f; }
 
+/* Rows longer than this go on chip across blocks (train_grid.cuh) when
+ * their pieces fit, not to a block of 1024 threads in registers: one such
+ * block per SM idles through its reductions, where four 256-thread CTAs
+ * of the on-chip path hide each other's. % of copy at 4096 x 16384, the
+ * sum (H100, 2026-11-25): 81.6 in registers, 86.1 on chip; at 8192 x 8192
+ * the two tie (95.4, 95.7). */
+#define CLS_ON_CHIP_FROM 8192
+
 /* Blocks of the small kernels, and at most this many blocks (so parts of
  * the reduced loss) in a register kernel's grid: its blocks loop over the
  * rest of the rows. */
@@ -351,9 +359,9 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     const bool vec = train_aligned(logits, cols, VW);
     /* a long row: on chip (pieces states) if its pieces fit, else split */
     train_grid_plan gp = {0, 0, 0};
-    const bool on_chip = cols > TRAIN_REG_MAX_COLS && train_long_on_chip() &&
+    const bool on_chip = cols > CLS_ON_CHIP_FROM && train_long_on_chip() &&
                          (vec ? classifier_grid_plan<T, VW>(rows, cols, &gp) : classifier_grid_plan<T, 1>(rows, cols, &gp));
-    const long long splits = cols <= TRAIN_REG_MAX_COLS ? 0 : on_chip ? gp.pieces : train_splits(cols);
+    const long long splits = on_chip ? gp.pieces : cols <= TRAIN_REG_MAX_COLS ? 0 : train_splits(cols);
     const long long batch = !splits ? rows : on_chip ? train_grid_batch(splits) : train_split_batch(splits);
     const long long nb = batch < rows ? batch : rows;
     /* workspace: the scale, the parts of the count and of the reduced loss
@@ -381,7 +389,7 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     const bool finish_after = splits && (!on_chip || nb < rows);
     const classifier_finish fin = {reduction == TRAIN_MEAN ? scale : nullptr, reduction, loss_parts, &done[1],
                                    finish_after ? nullptr : loss};
-    switch (train_class(cols)) {
+    switch (on_chip ? -1 : train_class(cols)) {
 #define CLS_CASE(c, maxc, fpt, tpr, block)                                                                        \
     case c:                                                                                                       \
         if (vec) launch_classifier<T, VW, fpt, tpr, block>(logits, targets, losses, rows, cols, ignore_index, fin, stream); \

@@ -183,7 +183,11 @@ __device__ __forceinline__ float train_row_loss(float m, float d, float xt)
     return (m - xt) + logf(d);
 }
 
-/* Pieces of TRAIN_SPLIT_SEG floats per long row, and their block. */
+/* Pieces of TRAIN_SPLIT_SEG floats per long row, and their block. The
+ * loss, whose long rows always take kernel 1 (one read is all it needs),
+ * at M x N = 2^26, % of the read pass (H100, 2026-11-25): 92.0-93.5 with
+ * 32768 floats per 256 threads, 92.1-92.7 with 16384; 71-72 with 16384
+ * per 512 threads and 52-55 per 1024, whose blocks are one load deep. */
 #define TRAIN_SPLIT_BLOCK 256
 static inline long long train_splits(long long cols) { return (cols + TRAIN_SPLIT_SEG - 1) / TRAIN_SPLIT_SEG; }
 
@@ -259,13 +263,19 @@ train_split_state_kernel(const T *__restrict__ x, long long cols, long long spli
             const long long k = k0 + (long long)u * TRAIN_SPLIT_BLOCK;
             if (k < nvec) {
                 load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
-#pragma unroll
-                for (int j = 0; j < VEC; j++)
-                    if (k * VEC + j == t) xt[row] = v[u * VEC + j];
             } else {
 #pragma unroll
                 for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
             }
+        }
+        /* x[t] after all U loads are issued: picked up between them, the
+         * loads went one at a time */
+        if (t >= k0 * VEC && t < (k0 + (long long)U * TRAIN_SPLIT_BLOCK) * VEC) {
+#pragma unroll
+            for (int u = 0; u < U; u++)
+#pragma unroll
+                for (int j = 0; j < VEC; j++)
+                    if ((k0 + (long long)u * TRAIN_SPLIT_BLOCK) * VEC + j == t) xt[row] = v[u * VEC + j];
         }
         s = online_md_push<U * VEC>(s, v);
     }
