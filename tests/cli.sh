@@ -8,7 +8,7 @@
 # Lesson 9 alone takes --dtype f16|bf16|f32 and 16-bit .npy files ('<f2',
 # and '<u2' holding bfloat16 bits), in and out; every other lesson refuses
 # --dtype with exit status 2. Lesson 10 also takes --ignore-index,
-# --reduction mean|sum and --target: a bad value, or a target out of range
+# --reduction mean|sum, --target and --long-rows: a bad value, or a target out of range
 # for the shape, gets exit status 2 and one line; its four kernels pass
 # their checks with every row ignored and on the split path.
 # Usage: tests/cli.sh BUILD_DIR N...   (the lesson numbers)
@@ -201,11 +201,13 @@ for n in "${@:2}"; do
         expect_usage_error "$L a non-numeric --ignore-index"    "$prog" --ignore-index abc
         expect_usage_error "$L --target without a value"        "$prog" --target
         expect_usage_error "$L a --target beyond 32 bits"       "$prog" --target 4294967296
+        expect_usage_error "$L --long-rows twice"               "$prog" --long-rows twice
         if [ -x "$runner" ]; then
             expect_usage_error "$L --target N (out of range)"       env EMU_QUIET=1 "$runner" --rows 2 --cols 10 --target 10
             expect_usage_error "$L --target -1 (not the ignore index)" env EMU_QUIET=1 "$runner" --rows 2 --cols 10 --target -1
             for args in "--rows 5 --cols 40 --target 3 --ignore-index 3 --reduction mean" \
-                        "--rows 5 --cols 40 --target -100 --reduction sum" "--rows 3 --cols 20000 --reduction sum"; do
+                        "--rows 5 --cols 40 --target -100 --reduction sum" "--rows 3 --cols 20000 --reduction sum" \
+                        "--rows 3 --cols 20000 --long-rows split"; do
                 name="lesson10 $args: its four kernels pass their checks"
                 EMU_QUIET=1 "$runner" $args --iters 20 --warmup 1 >"$tmp/out" 2>&1
                 status=$?

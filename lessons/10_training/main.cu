@@ -11,9 +11,10 @@
  *   classifier_fused       8 (in place)         a copy
  *
  * Options of every lesson, plus --ignore-index N (default -100),
- * --reduction mean|sum (default mean) and --target T (every row's target;
+ * --reduction mean|sum (default mean), --target T (every row's target;
  * default: a column drawn from the seed for each row, every 16th row the
- * ignore index). --output writes the log-softmax. The CSV rows (one per
+ * ignore index) and --long-rows on-chip|split (how rows past 16384 run).
+ * --output writes the log-softmax. The CSV rows (one per
  * kernel) carry each kernel's bound in the copy columns. */
 #include <errno.h>
 #include <limits.h>
@@ -43,6 +44,7 @@ typedef struct {
     int ignore_index;
     train_reduction reduction;
     int target, target_set;
+    train_long_rows long_rows;
 } train_options;
 
 static void usage_extra(void)
@@ -52,6 +54,8 @@ static void usage_extra(void)
            "  --reduction R       mean (divide by the rows not ignored, the default) or sum\n"
            "  --target T          every row's target (0 to cols - 1, or the ignore index); by default\n"
            "                      each row's is drawn from --seed, and every 16th row is ignored\n"
+           "  --long-rows L       rows past 16384 floats: on-chip (across blocks, read once, the default)\n"
+           "                      or split (read twice), to compare the two\n"
            "  --output FILE.npy   holds the log-softmax\n");
 }
 
@@ -83,16 +87,17 @@ static int parse_signed(const char *flag, const char *s)
  * parser); returns the new argc. */
 static int parse_train_options(int argc, char **argv, train_options *t)
 {
-    static const char *FLAGS[] = {"--ignore-index", "--reduction", "--target"};
+    static const char *FLAGS[] = {"--ignore-index", "--reduction", "--target", "--long-rows"};
     t->ignore_index = TRAIN_IGNORE_INDEX;
     t->reduction = TRAIN_MEAN;
     t->target = 0;
     t->target_set = 0;
+    t->long_rows = TRAIN_LONG_AUTO;
     int out = 1;
     for (int i = 1; i < argc; i++) {
         int f = -1;
         const char *value = NULL;
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 4; k++) {
             const size_t len = strlen(FLAGS[k]);
             if (strncmp(argv[i], FLAGS[k], len) == 0 && (argv[i][len] == '\0' || argv[i][len] == '=')) {
                 f = k;
@@ -118,9 +123,17 @@ static int parse_train_options(int argc, char **argv, train_options *t)
                 snprintf(buf, sizeof buf, "--reduction: '%.40s' is not mean or sum", value);
                 fail_usage(buf, NULL);
             }
-        } else {
+        } else if (f == 2) {
             t->target = parse_signed(FLAGS[f], value);
             t->target_set = 1;
+        } else {
+            if (strcmp(value, "on-chip") == 0) t->long_rows = TRAIN_LONG_AUTO;
+            else if (strcmp(value, "split") == 0) t->long_rows = TRAIN_LONG_SPLIT;
+            else {
+                char buf[120];
+                snprintf(buf, sizeof buf, "--long-rows: '%.40s' is not on-chip or split", value);
+                fail_usage(buf, NULL);
+            }
         }
     }
     argv[out] = NULL;
@@ -258,6 +271,7 @@ int main(int argc, char **argv)
     argc = parse_train_options(argc, argv, &to);
     options o;
     lesson_init(&LESSON, &o, argc, argv);
+    train_set_long_rows(to.long_rows);
     g_to = to;
 
     const long long rows = o.rows, cols = o.cols;
