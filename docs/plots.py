@@ -368,11 +368,12 @@ def plot_train(rows, out):
         return False
     fig, ax = plt.subplots(figsize=(7.5, 5.0))
     ax.axhline(100, color=st.COPY, linestyle="--", linewidth=1.5, label="its bound = 100 %")
-    # where the classifier's row no longer fits on chip: more bytes than its design's 8
+    # where the classifier's row no longer fits on chip, even across blocks:
+    # more bytes than its design's 8
     split = [r["cols"] for r in sweep if r["name"] == "classifier_fused" and float(r.get("bytes_per_elem") or 0) > 8]
     if split:
         ax.axvspan(min(split) / 2 ** 0.5, max(split) * 2 ** 0.5, color="#eeeeee", zorder=0,
-                   label="rows split across blocks: more bytes, the same bound")
+                   label="rows too long for the chip, split: read twice, the same bound")
     for name, bound, style in TRAIN:
         pts = sorted((r["cols"], r["pct_of_copy"]) for r in sweep if r["name"] == name)
         if not pts:
