@@ -278,11 +278,9 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     extern __shared__ float4 train_grid_smem[];
     T *srow = reinterpret_cast<T *>(train_grid_smem);
     __shared__ float red_m[32], red_d[32];
-    long long row;
-    int piece;
-    train_grid_take(sync, pieces, &row, &piece);
-    const long long begin = (long long)piece * seg;
-    const int len = (int)(cols - begin < seg ? cols - begin : seg);
+    long long row, begin;
+    int piece, len;
+    train_grid_take(sync, pieces, seg, cols, &row, &piece, &begin, &len);
     const long long t = targets[row];
     const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols);
     const bool has_t = t >= begin && t < begin + len;

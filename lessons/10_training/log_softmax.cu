@@ -80,11 +80,9 @@ log_softmax_grid_kernel(const float *__restrict__ x, float *__restrict__ out, lo
     extern __shared__ float4 train_grid_smem[];
     float *srow = reinterpret_cast<float *>(train_grid_smem);
     __shared__ float red_m[32], red_d[32];
-    long long row;
-    int piece;
-    train_grid_take(sync, pieces, &row, &piece);
-    const long long begin = (long long)piece * seg;
-    const int len = (int)(cols - begin < seg ? cols - begin : seg);
+    long long row, begin;
+    int piece, len;
+    train_grid_take(sync, pieces, seg, cols, &row, &piece, &begin, &len);
     float v[TRAIN_GRID_FPT];
     online_md s = train_onchip_load<VEC, TRAIN_GRID_FPT, true>(x + row * cols + begin, len, v, srow, -INFINITY);
     s = online_md_row_merge<TRAIN_GRID_BLOCK>(s, red_m, red_d);

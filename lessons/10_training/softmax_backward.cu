@@ -144,11 +144,10 @@ backward_grid_kernel(const float *__restrict__ y, const float *dy, float *dx, lo
 {
     extern __shared__ float4 train_grid_smem[];
     __shared__ float red[32];
-    long long row;
-    int piece;
-    train_grid_take(sync, pieces, &row, &piece);
-    const long long begin = (long long)piece * seg, off = row * cols + begin;
-    const int len = (int)(cols - begin < seg ? cols - begin : seg);
+    long long row, begin;
+    int piece, len;
+    train_grid_take(sync, pieces, seg, cols, &row, &piece, &begin, &len);
+    const long long off = row * cols + begin;
     const int nvec_s = len > BACKWARD_GRID_RCAP ? (len - BACKWARD_GRID_RCAP) / VEC : 0;
     float *sy = reinterpret_cast<float *>(train_grid_smem);
     float *sdy = sy + (seg > BACKWARD_GRID_RCAP ? seg - BACKWARD_GRID_RCAP : 0);

@@ -39,14 +39,19 @@
  * give every SM one, down to this many elements. */
 #define TRAIN_GRID_MIN_PIECE 2048
 
-/* Thread 0 draws the CTA's ticket: its row and its piece. */
-__device__ __forceinline__ void train_grid_take(unsigned *sync, int pieces, long long *row, int *piece)
+/* Thread 0 draws the CTA's ticket: its row and its piece, which starts
+ * at column *begin and holds *len elements (pieces of seg, the last one
+ * shorter). */
+__device__ __forceinline__ void train_grid_take(unsigned *sync, int pieces, int seg, long long cols, long long *row,
+                                                int *piece, long long *begin, int *len)
 {
     __shared__ unsigned ticket;
     if (threadIdx.x == 0) fx_grid_ticket(&sync[0], &ticket);
     __syncthreads();
     *row = ticket / (unsigned)pieces;
     *piece = (int)(ticket % (unsigned)pieces);
+    *begin = (long long)*piece * seg;
+    *len = (int)(cols - *begin < seg ? cols - *begin : seg);
 }
 
 /* Loads a piece of len elements at src: the first TRAIN_GRID_BLOCK x FPT
