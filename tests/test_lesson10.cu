@@ -209,17 +209,17 @@ static void check_shape(int s)
     inputs_fill(x, rows, cols, INPUT_NORMAL, 100 + s);
     inputs_fill(dy, rows, cols, INPUT_UNIFORM, 200 + s);
     make_targets(t, rows, cols, 300 + s, 5, TRAIN_IGNORE_INDEX);
-    const char *path = train_path_name(cols);
     snprintf(name, sizeof name, "softmax_backward matches y * (dy - <y, dy>) on every element at %lld x %lld (%s)",
-             rows, cols, path);
+             rows, cols, train_path_name(TRAIN_K_BACKWARD, rows, cols));
     check_backward(name, x, dy, rows, cols, 0);
     snprintf(name, sizeof name, "log_softmax_forward matches x - m - log d on every element at %lld x %lld (%s)",
-             rows, cols, path);
+             rows, cols, train_path_name(TRAIN_K_LOG_SOFTMAX, rows, cols));
     check_log_softmax(name, x, rows, cols);
     snprintf(name, sizeof name,
              "cross_entropy_forward gives logsumexp - x[t] per row at %lld x %lld, every 5th row ignored (%s)",
-             rows, cols, path);
+             rows, cols, train_path_name(TRAIN_K_LOSS, rows, cols));
     check_loss(name, x, t, rows, cols, TRAIN_IGNORE_INDEX);
+    const char *path = train_path_name(TRAIN_K_CLASSIFIER, rows, cols);
     snprintf(name, sizeof name,
              "classifier_fused (mean) writes (softmax - one_hot) / count over the logits, every element, at %lld x %lld (%s)",
              rows, cols, path);

@@ -302,12 +302,14 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
         *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
 }
 
-/* The on-chip plan for rows x cols (false: the pieces do not fit). */
+/* Whether rows x cols go on chip (rows past CLS_ON_CHIP_FROM whose pieces
+ * fit), and their plan. */
 template <class T, int VEC>
 static bool classifier_grid_plan(long long rows, long long cols, train_grid_plan *p)
 {
     constexpr int ES = (int)sizeof(T);
-    return train_grid_make_plan(rows, cols, TRAIN_GRID_BLOCK * TRAIN_GRID_FPT + TRAIN_GRID_SMEM / ES,
+    return cols > CLS_ON_CHIP_FROM && train_long_on_chip() &&
+           train_grid_make_plan(rows, cols, TRAIN_GRID_BLOCK * TRAIN_GRID_FPT + TRAIN_GRID_SMEM / ES,
                                 TRAIN_GRID_BLOCK * TRAIN_GRID_FPT, 1, ES,
                                 train_grid_resident((const void *)classifier_grid_kernel<T, VEC>), p);
 }
@@ -357,8 +359,7 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     const bool vec = train_aligned(logits, cols, VW);
     /* a long row: on chip (pieces states) if its pieces fit, else split */
     train_grid_plan gp = {0, 0, 0};
-    const bool on_chip = cols > CLS_ON_CHIP_FROM && train_long_on_chip() &&
-                         (vec ? classifier_grid_plan<T, VW>(rows, cols, &gp) : classifier_grid_plan<T, 1>(rows, cols, &gp));
+    const bool on_chip = vec ? classifier_grid_plan<T, VW>(rows, cols, &gp) : classifier_grid_plan<T, 1>(rows, cols, &gp);
     const long long splits = on_chip ? gp.pieces : cols <= TRAIN_REG_MAX_COLS ? 0 : train_splits(cols);
     const long long batch = !splits ? rows : on_chip ? train_grid_batch(splits) : train_split_batch(splits);
     const long long nb = batch < rows ? batch : rows;

@@ -348,7 +348,6 @@ int main(int argc, char **argv)
            sets > 1 ? ", rotated over buffer sets so L2 starts cold" : "",
            to.target_set ? "all the same (--target)" : "from the seed, every 16th row ignored", to.ignore_index,
            to.reduction == TRAIN_MEAN ? "mean" : "sum");
-    printf("  path           %s\n", train_path_name(cols));
 
     /* ---- the bounds, measured in this process ---- */
     timing copy, readp;
@@ -423,6 +422,7 @@ int main(int argc, char **argv)
         }
 
         printf("\n  kernel         %s: %s\n", K[k].name, K[k].what);
+        printf("  path           %s\n", train_path_name((train_kernel)k, rows, cols)); /* K[] is in train_kernel's order */
         printf("  design traffic %s = %g bytes per element\n", K[k].traffic, K[k].design_bytes);
         memset(&T[k], 0, sizeof T[k]);
 #ifdef CUDA_EMU

@@ -227,6 +227,7 @@ long long train_grid_resident(const void *k);
 static inline int train_grid_make_plan(long long rows, long long cols, long long cap, long long rcap, int arrays,
                                        int esize, long long resident, train_grid_plan *plan)
 {
+    if (rows < 1) rows = 1;
     long long p = (cols + cap - 1) / cap;
     const long long fill = (train_sms() + rows - 1) / rows, most = cols / TRAIN_GRID_MIN_PIECE;
     if (p < fill) {
@@ -242,7 +243,7 @@ static inline int train_grid_make_plan(long long rows, long long cols, long long
     return plan->pieces <= resident && seg <= cap;
 }
 
-/* Whether each family's on-chip plan holds rows x cols (its file). */
+/* Whether each family takes its on-chip path at rows x cols (its file). */
 int backward_on_chip(long long rows, long long cols);
 int log_softmax_on_chip(long long rows, long long cols);
 int classifier_on_chip(long long rows, long long cols, dtype t);

@@ -85,9 +85,25 @@ static train_long_rows long_mode = TRAIN_LONG_AUTO;
 void train_set_long_rows(train_long_rows mode) { long_mode = mode; }
 int train_long_on_chip(void) { return long_mode == TRAIN_LONG_AUTO; }
 
-const char *train_path_name(long long cols)
+int train_reads_once(train_kernel k, long long rows, long long cols, dtype t)
+{
+    if (k == TRAIN_K_LOSS || cols <= TRAIN_REG_MAX_COLS) return 1;
+    if (!train_long_on_chip() || rows <= 0) return 0;
+    return k == TRAIN_K_BACKWARD      ? backward_on_chip(rows, cols)
+           : k == TRAIN_K_LOG_SOFTMAX ? log_softmax_on_chip(rows, cols)
+                                      : classifier_on_chip(rows, cols, t);
+}
+
+const char *train_path_name(train_kernel k, long long rows, long long cols)
 {
     static char name[128];
+    int on_chip = 0; /* the classifier goes on chip from 8193 floats, the backward and log-softmax past 16384 */
+    if (k == TRAIN_K_CLASSIFIER) on_chip = classifier_on_chip(rows, cols, DTYPE_F32);
+    else if (k != TRAIN_K_LOSS && cols > TRAIN_REG_MAX_COLS) on_chip = train_reads_once(k, rows, cols, DTYPE_F32);
+    if (on_chip)
+        return k == TRAIN_K_BACKWARD
+                   ? "on chip across blocks: pieces of up to 8192 elements of y and of dy, states met in a workspace"
+                   : "on chip across blocks: pieces of up to 16384 floats, states met in a workspace";
     switch (train_class(cols)) {
 #define TRAIN_CLASS_NAME(c, maxc, fpt, tpr, block)                                                            \
     case c:                                                                                                   \
@@ -96,17 +112,7 @@ const char *train_path_name(long long cols)
         TRAIN_CLASSES(TRAIN_CLASS_NAME)
 #undef TRAIN_CLASS_NAME
     default:
-        return train_long_on_chip()
-                   ? "on chip across blocks: pieces of up to 16384 floats, one block each, states met in a workspace"
-                   : "split: pieces of 32768 floats, one block each, read twice";
+        return k == TRAIN_K_LOSS ? "pieces of 32768 floats, their states merged by a second kernel: read once"
+                                 : "split: pieces of 32768 floats, one block each, read twice";
     }
-}
-
-int train_reads_once(train_kernel k, long long rows, long long cols, dtype t)
-{
-    if (cols <= TRAIN_REG_MAX_COLS) return 1;
-    if (!train_long_on_chip() || rows <= 0) return 0;
-    return k == TRAIN_K_BACKWARD      ? backward_on_chip(rows, cols)
-           : k == TRAIN_K_LOG_SOFTMAX ? log_softmax_on_chip(rows, cols)
-                                      : classifier_on_chip(rows, cols, t);
 }

@@ -97,14 +97,17 @@ void train_release(void);
 typedef enum { TRAIN_LONG_AUTO = 0, TRAIN_LONG_SPLIT = 1 } train_long_rows;
 void train_set_long_rows(train_long_rows mode);
 
-/* Which path a row length takes: "registers, 4 lanes per row, 8 floats
- * each" ... */
-const char *train_path_name(long long cols);
+/* The four kernels, for the two queries below. */
+typedef enum { TRAIN_K_BACKWARD, TRAIN_K_LOG_SOFTMAX, TRAIN_K_LOSS, TRAIN_K_CLASSIFIER } train_kernel;
+
+/* Which path kernel k takes at rows x cols (float32): "registers, 4 lanes
+ * per row, 8 floats each" ... */
+const char *train_path_name(train_kernel k, long long rows, long long cols);
 
 /* Whether kernel k reads each element once at rows x cols in storage
- * type t (the row in registers, or on chip across blocks) or twice
- * (split): the design traffic that the program and the bench print. */
-typedef enum { TRAIN_K_BACKWARD, TRAIN_K_LOG_SOFTMAX, TRAIN_K_CLASSIFIER } train_kernel;
+ * type t (the row in registers, or on chip across blocks; the loss
+ * always) or twice (split): the design traffic that the program and the
+ * bench print. */
 int train_reads_once(train_kernel k, long long rows, long long cols, dtype t);
 
 #endif
