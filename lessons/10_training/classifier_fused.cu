@@ -48,7 +48,7 @@ typedef struct {
     float *loss;
 } classifier_finish;
 
-__device__ __forceinline__ float classifier_dloss(const classifier_finish &f) { return f.scale ? f.scale->dloss : 1.0f; }
+__device__ __forceinline__ float classifier_dloss(const classifier_finish *f) { return f->scale ? f->scale->dloss : 1.0f; }
 
 /* Rows longer than this go on chip across blocks (train_grid.cuh) when
  * their pieces fit, not to a block of 1024 threads in registers: one such
@@ -185,7 +185,7 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
     constexpr int ROWS_PER_BLOCK = BLOCK / TPR;
     __shared__ float red_max[32], red_sum[32], red_t[32];
     const int sub = threadIdx.x % TPR;
-    const float dloss = classifier_dloss(fin);
+    const float dloss = classifier_dloss(&fin);
     float mine = 0.0f; /* the losses this thread wrote, in the order of its rows */
     for (long long first = (long long)blockIdx.x * ROWS_PER_BLOCK; first < rows;
          first += (long long)gridDim.x * ROWS_PER_BLOCK) {
@@ -257,7 +257,7 @@ classifier_split_write_kernel(T *logits, const int *__restrict__ targets, float 
     const online_md s = train_merge_pieces<TRAIN_SPLIT_BLOCK>(state + row * splits, splits, red_m, red_d);
     const long long t = targets[row];
     const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols);
-    const float inv = 1.0f / s.d, dloss = classifier_dloss(fin);
+    const float inv = 1.0f / s.d, dloss = classifier_dloss(&fin);
     const classifier_op op = {s.m, inv, dloss, begin, t, ignored, bad};
     T *xs = logits + row * cols + begin;
     train_split_map<VEC>(xs, xs, len / VEC, op); /* in place */
@@ -291,7 +291,7 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     online_md s = train_onchip_load<VEC, TRAIN_GRID_FPT, true>(xs, len, v, srow, -INFINITY);
     s = online_md_row_merge<TRAIN_GRID_BLOCK>(s, red_m, red_d);
     const online_md r = train_grid_exchange(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m, red_d);
-    const classifier_op op = {r.m, 1.0f / r.d, classifier_dloss(fin), begin, t, ignored, bad};
+    const classifier_op op = {r.m, 1.0f / r.d, classifier_dloss(&fin), begin, t, ignored, bad};
     train_onchip_store<VEC, TRAIN_GRID_FPT>(xs, len, v, srow, op); /* in place */
     if (threadIdx.x == 0 && (ignored || bad ? piece == 0 : has_t))
         losses[row] = ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(r.m, r.d, xt);
