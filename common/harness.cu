@@ -266,15 +266,21 @@ read_pass_kernel(const float *__restrict__ x, float *__restrict__ partial, long 
     }
 }
 
-int read_pass_blocks(long long n)
+int device_sms(void)
 {
-    static int sms; /* 4 blocks of 512 threads fill an SM of 2048 threads */
+    static int sms;
     if (!sms) {
         int dev;
         CUDA_CHECK(cudaGetDevice(&dev));
         CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
         if (sms < 1) sms = 1;
     }
+    return sms;
+}
+
+int read_pass_blocks(long long n)
+{
+    const long long sms = device_sms(); /* 4 blocks of 512 threads fill an SM of 2048 threads */
     const long long need = (n / 4 + READ_PASS_BLOCK - 1) / READ_PASS_BLOCK;
     return (int)(need < 1 ? 1 : need > 4LL * sms ? 4LL * sms : need);
 }

@@ -74,6 +74,8 @@ timing time_runs(softmax_fn fn, float **x, float **y, int sets, long long rows,
  * block, the sum of its part, so the compiler cannot drop a load. Its time
  * is the least any kernel that reads the same bytes can take. */
 #define READ_PASS_BLOCK 512
+/* The current device's SM count, asked once. */
+int device_sms(void);
 /* Blocks read_pass launches for n floats: partial must hold that many. */
 int read_pass_blocks(long long n);
 void read_pass(const float *x, float *partial, long long n, cudaStream_t stream);

@@ -19,6 +19,7 @@
 
 #include "softmax_fastest.h"
 #include "check.h"
+#include "harness.h" /* device_sms */
 #include "fastest_paths.h"
 #include "../05_fused/view_cut.cuh" /* lesson 5's view_can_peel, view_y_holes_short */
 
@@ -61,17 +62,8 @@ unsigned fx_grid(long long rows, int per_block)
     return (unsigned)(blocks < INT_MAX ? blocks : INT_MAX);
 }
 
-/* Asked once: every plan needs it. */
-int fx_sms(void)
-{
-    static int sms = 0;
-    if (!sms) {
-        int dev;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    }
-    return sms;
-}
+/* Every plan needs it (common/harness.h asks once). */
+int fx_sms(void) { return device_sms(); }
 
 const char *fastest_path_name(fastest_path p)
 {

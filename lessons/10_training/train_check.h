@@ -94,10 +94,21 @@ static inline void train_describe(const train_report *r, long long rows, long lo
 
 /* ---- the four checks; each returns 1 when everything compared passes ---- */
 
+/* One row of float64 reference values. */
+static inline double *train_row_buffer(long long cols)
+{
+    double *p = (double *)malloc((size_t)cols * sizeof(double));
+    if (!p) {
+        fprintf(stderr, "train_check: out of memory for a row of %lld doubles\n", cols);
+        abort();
+    }
+    return p;
+}
+
 static inline int train_check_backward(const float *y, const float *dy, const float *dx, long long rows,
                                        long long cols, train_report *r)
 {
-    double *ref = (double *)malloc((size_t)cols * sizeof(double));
+    double *ref = train_row_buffer(cols);
     const long long nrows = verify_row_count(rows, cols);
     const double R = verify_rtol(cols);
     r->sampled = nrows < rows;
@@ -119,7 +130,7 @@ static inline int train_check_backward(const float *y, const float *dy, const fl
 static inline int train_check_log_softmax(const float *x, const float *out, long long rows, long long cols,
                                           train_report *r)
 {
-    double *ref = (double *)malloc((size_t)cols * sizeof(double));
+    double *ref = train_row_buffer(cols);
     const long long nrows = verify_row_count(rows, cols);
     const double R = verify_rtol(cols);
     r->sampled = nrows < rows;
@@ -171,7 +182,7 @@ static inline int train_check_classifier(const float *x, const int *targets, con
     train_report_add(r, "loss", 0, 0, loss, want, 0.0, tol + VERIFY_ATOL);
 
     /* the gradient, row by row (sampled above VERIFY_FULL_LIMIT) */
-    double *g = (double *)malloc((size_t)cols * sizeof(double)), l1;
+    double *g = train_row_buffer(cols), l1;
     const long long nrows = verify_row_count(rows, cols);
     r->sampled = nrows < rows;
     for (long long k = 0; k < nrows; k++) {

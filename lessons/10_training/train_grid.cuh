@@ -20,6 +20,7 @@
 #ifndef LESSON10_TRAIN_GRID_CUH
 #define LESSON10_TRAIN_GRID_CUH
 
+#include "harness.h" /* device_sms */
 #include "train_row.cuh"
 #include "../08_fastest/grid_sync.cuh" /* lesson 8's ticket and per-row count */
 
@@ -210,9 +211,8 @@ typedef struct {
 } train_grid_plan;
 
 /* The workspace's counters (train_work.cu): zeroed when allocated, left
- * at 0 by every kernel; and the SM count. */
+ * at 0 by every kernel. */
 unsigned *train_sync_counters(long long count);
-int train_sms(void);
 /* Whether long rows may go on chip (train_set_long_rows). */
 int train_long_on_chip(void);
 /* How many CTAs of kernel k (TRAIN_GRID_BLOCK threads, TRAIN_GRID_SMEM of
@@ -229,7 +229,7 @@ static inline int train_grid_make_plan(long long rows, long long cols, long long
 {
     if (rows < 1) rows = 1;
     long long p = (cols + cap - 1) / cap;
-    const long long fill = (train_sms() + rows - 1) / rows, most = cols / TRAIN_GRID_MIN_PIECE;
+    const long long fill = (device_sms() + rows - 1) / rows, most = cols / TRAIN_GRID_MIN_PIECE;
     if (p < fill) {
         const long long q = fill < most ? fill : most;
         if (q > p) p = q;

@@ -48,18 +48,6 @@ void train_release(void)
     sync_count = 0;
 }
 
-int train_sms(void)
-{
-    static int sms;
-    if (!sms) {
-        int dev;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        if (sms < 1) sms = 1;
-    }
-    return sms;
-}
-
 /* Asked once per kernel: its registers, so its occupancy, are its own. */
 long long train_grid_resident(const void *k)
 {
@@ -73,7 +61,7 @@ long long train_grid_resident(const void *k)
      * above what a block gets without opting in */
     CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, TRAIN_GRID_SMEM));
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, TRAIN_GRID_BLOCK, TRAIN_GRID_SMEM));
-    const long long r = (long long)per_sm * train_sms();
+    const long long r = (long long)per_sm * device_sms();
     if (n < 64) {
         keys[n] = k;
         values[n++] = r;
