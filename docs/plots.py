@@ -69,6 +69,14 @@ TRAIN = [("softmax_backward", "1.5 x copy", {"color": st.VARIANTS[0], "marker": 
          ("classifier_fused f16", "16-bit copy", {"color": st.LESSON[HALF_L], "marker": "D", "linestyle": "-."})]
 
 
+def save(fig, out, dpi=st.DPI):
+    """Lays out, writes and closes a figure; True (the plot was made)."""
+    fig.tight_layout()
+    fig.savefig(out, dpi=dpi)
+    plt.close(fig)
+    return True
+
+
 def softmax_row(r):
     """A row measured against the copy of a softmax's bytes: not lesson 10's, not the read pass."""
     return r["lesson"] != TRAIN_L and (r["lesson"], r["name"]) != (0, "read")
@@ -147,9 +155,7 @@ def plot_sweep(rows, out, keep, title):
     ax.set_title(title + "\n" + caption(rows), fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="best")
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    save(fig, out, dpi=110)
 
 
 def plot_bars(rows, out, shape=(16384, 4096)):
@@ -167,10 +173,7 @@ def plot_bars(rows, out, shape=(16384, 4096)):
     ax.axvline(100, color="black", linestyle="--", linewidth=1)
     ax.set_xlabel("% of the device-to-device copy of the same bytes")
     ax.set_title(f"Every kernel at {shape[0]} x {shape[1]}\n" + caption(rows), fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return True
+    return save(fig, out, dpi=110)
 
 
 def plot_small(rows, out, shape=(1024, 512)):
@@ -186,10 +189,7 @@ def plot_small(rows, out, shape=(1024, 512)):
     ax.invert_yaxis()
     ax.set_xlabel("time per call, microseconds (median)")
     ax.set_title(f"A small problem: {shape[0]} x {shape[1]} (2 MiB, fits in L2)\n" + caption(rows), fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return True
+    return save(fig, out, dpi=110)
 
 
 def plot_climb(rows, out, shape=CLIMB_SHAPE):
@@ -225,10 +225,7 @@ def plot_climb(rows, out, shape=CLIMB_SHAPE):
     ax.grid(True, axis="y", alpha=0.3, zorder=0)
     ax.set_title(f"Softmax of {shape[0]} x {shape[1]} floats: each lesson's main kernel\n" + caption(rows),
                  fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=st.DPI)
-    plt.close(fig)
-    return True
+    return save(fig, out)
 
 
 def lesson_shapes(rows, L):
@@ -295,10 +292,7 @@ def plot_lesson(rows, L, out):
     # below the axes: inside, it would hide the lines at one end of N or the other
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, frameon=False)
     ax.set_title(f"Lesson {L}: its kernels against the row length\n" + caption(rows), fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=st.DPI)
-    plt.close(fig)
-    return True
+    return save(fig, out)
 
 
 def plot_half(rows, out):
@@ -346,10 +340,7 @@ def plot_half(rows, out):
     for ax in (left, right):
         sweep_axis(ax)
     fig.suptitle("Lesson 9: 16-bit storage, 32-bit arithmetic\n" + caption(rows), fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=st.DPI)
-    plt.close(fig)
-    return True
+    return save(fig, out)
 
 
 def sweep_axis(ax):
@@ -386,10 +377,7 @@ def plot_train(rows, out):
     ax.set_ylabel("% of the kernel's own bound (bound time / kernel time)")
     sweep_axis(ax)
     ax.set_title("Lesson 10: the training kernels, each against its own bound\n" + caption(rows), fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=st.DPI)
-    plt.close(fig)
-    return True
+    return save(fig, out)
 
 
 def short_gpu(name):
@@ -443,10 +431,7 @@ def plot_vs(base, other, out):
     axes[0][0].set_ylabel(f"GB/s on the {nb} / GB/s on the {na}")
     fig.suptitle(f"What the {nb}'s faster memory gives each lesson's main kernel\n"
                  f"{nb}: {caption(other)};  {na}: {caption(base)}", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=st.DPI)
-    plt.close(fig)
-    return True
+    return save(fig, out)
 
 
 def main():
