@@ -373,20 +373,26 @@ static void test_targets(void)
         free(x);
     }
 
-    /* Many rows: the count and the loss sum run in several parts */
-    const long long rows = 40000, n = 5;
-    float *x = (float *)malloc(rows * n * sizeof(float));
-    int *tm = (int *)malloc(rows * sizeof(int));
-    inputs_fill(x, rows, n, INPUT_NORMAL, 1050);
-    make_targets(tm, rows, n, 1051, 3, TRAIN_IGNORE_INDEX);
-    for (int red = 0; red < 2; red++) {
-        snprintf(name, sizeof name,
-                 "classifier_fused (%s) at 40000 x 5: the count of rows not ignored and the loss sum over many parts",
-                 red ? "sum" : "mean");
-        check_classifier(name, x, tm, rows, n, TRAIN_IGNORE_INDEX, (train_reduction)red, DTYPE_F32);
+    /* Many rows: the count and the loss sum run in several parts. 40000
+     * rows of 5 take 1250 blocks, which finish the loss in the kernel;
+     * 140000 take 4375, past the 4096 that do, and the blocks' parts are
+     * added up by a second kernel. */
+    const long long many[2] = {40000, 140000}, n = 5;
+    for (int k = 0; k < 2; k++) {
+        const long long rows = many[k];
+        float *x = (float *)malloc(rows * n * sizeof(float));
+        int *tm = (int *)malloc(rows * sizeof(int));
+        inputs_fill(x, rows, n, INPUT_NORMAL, 1050);
+        make_targets(tm, rows, n, 1051, 3, TRAIN_IGNORE_INDEX);
+        for (int red = 0; red < 2; red++) {
+            snprintf(name, sizeof name,
+                     "classifier_fused (%s) at %lld x 5: the count of rows not ignored and the loss sum over many parts",
+                     red ? "sum" : "mean", rows);
+            check_classifier(name, x, tm, rows, n, TRAIN_IGNORE_INDEX, (train_reduction)red, DTYPE_F32);
+        }
+        free(x);
+        free(tm);
     }
-    free(x);
-    free(tm);
 }
 
 /* ---- the gradient's specification: central differences in float64 ------ */

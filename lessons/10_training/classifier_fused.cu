@@ -18,10 +18,13 @@
  * rows split: kernel 1 writes the pieces' (m, d) and x[t], kernel 2 merges
  * them in each block and writes its piece of the gradient.
  *
- * The reduced loss is finished inside the same kernel: each block adds up
- * the losses it wrote, and the last block to finish adds up the blocks'
- * parts (last_block_sum). The mean needs one more launch before it: the
- * count of rows not ignored, whose inverse scales every gradient. Small
+ * The reduced loss is finished inside the same kernel when the grid has
+ * at most CLS_MAX_BLOCKS blocks: each block adds up the losses it wrote,
+ * and the last block to finish adds up the blocks' parts
+ * (last_block_sum). Larger grids and long rows leave the sum to one small
+ * launch after the main kernel (launch_classifier says why). The mean
+ * needs one more launch before it: the count of rows not ignored, whose
+ * inverse scales every gradient. Small
  * launches cost microseconds each, not bytes: at 1024 x 512, where the
  * main kernel takes 7 us, five launches (two stages for the count, two
  * for the sum) took the classifier to 25.5 us, 33 % of its bound (H100,
@@ -55,12 +58,13 @@ __device__ __forceinline__ float classifier_dloss(const classifier_finish *f) { 
  * block per SM idles through its reductions, where four 256-thread CTAs
  * of the on-chip path hide each other's. % of copy at 4096 x 16384, the
  * sum (H100, 2026-11-25): 81.6 in registers, 86.1 on chip; at 8192 x 8192
- * the two tie (95.4, 95.7). */
+ * the two tie (95.4, 95.7). On the H200, with the grid no longer capped
+ * (launch_classifier): 62.9 in registers, 72.7 on chip. */
 #define CLS_ON_CHIP_FROM 8192
 
-/* Blocks of the small kernels, and at most this many blocks (so parts of
- * the reduced loss) in a register kernel's grid: its blocks loop over the
- * rest of the rows. */
+/* The small kernels' blocks (threads, and at most this many per grid),
+ * and the most blocks of a register kernel that finish the reduced loss
+ * themselves. */
 #define CLS_BLOCK 256
 #define CLS_MAX_PARTS 1024
 #define CLS_MAX_BLOCKS 4096
@@ -226,7 +230,7 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
     }
     if (threadIdx.x == 0) fin.parts[blockIdx.x] = mine;
     float total;
-    if (last_block_sum<BLOCK>(fin.parts, gridDim.x, fin.done, red_sum, &total) && threadIdx.x == 0)
+    if (fin.loss && last_block_sum<BLOCK>(fin.parts, gridDim.x, fin.done, red_sum, &total) && threadIdx.x == 0)
         *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
 }
 
@@ -295,11 +299,6 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     train_onchip_store<VEC, TRAIN_GRID_FPT>(xs, len, v, srow, op); /* in place */
     if (threadIdx.x == 0 && (ignored || bad ? piece == 0 : has_t))
         losses[row] = ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(r.m, r.d, xt);
-    /* One launch for all rows: the last CTA adds up their losses. */
-    float total;
-    if (fin.loss && last_block_sum<TRAIN_GRID_BLOCK>(losses, gridDim.x / pieces, fin.done, red_d, &total) &&
-        threadIdx.x == 0)
-        *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
 }
 
 /* Whether rows x cols go on chip (rows past CLS_ON_CHIP_FROM whose pieces
@@ -338,13 +337,38 @@ static void classifier_grid(const train_grid_plan *p, long long batch, T *logits
     }
 }
 
+/* Rows in registers. Up to CLS_MAX_BLOCKS blocks the kernel finishes
+ * the reduced loss itself; past that, every block only writes its part
+ * (block_parts: one float per block) and classifier_loss_kernel adds them
+ * up after it. Both alternatives cost more, % of copy (H200, 2026-11-25,
+ * the sum, 2097152 x 32 / 524288 x 128 / 32768 x 2048 / 8192 x 8192):
+ *   a grid capped at 4096 blocks looping over the rows, no count at all
+ *     85.7 / 85.9 / 91.4 / 90.1: a block's next rows wait for its last;
+ *   one block per row group, each counting in at one word (relaxed
+ *     atomicAdd) 70.5 / 71.3 / 82.8 / 83.8: the adds to one address
+ *     take their turns;
+ *   one block per row group, no count 94.3 / 91.7 / 95.7 / 91.2: the
+ *     main kernel of this branch. */
 template <class T, int VEC, int FPT, int TPR, int BLOCK>
 static void launch_classifier(T *logits, const int *targets, float *losses, long long rows, long long cols,
-                              int ignore_index, classifier_finish fin, cudaStream_t stream)
+                              int ignore_index, classifier_finish fin, float *block_parts, float *loss_parts,
+                              cudaStream_t stream)
 {
     const unsigned grid = train_grid(rows, BLOCK / TPR);
-    classifier_registers_kernel<T, VEC, FPT, TPR, BLOCK><<<grid < CLS_MAX_BLOCKS ? grid : CLS_MAX_BLOCKS, BLOCK, 0, stream>>>(
-        logits, targets, losses, rows, (int)cols, ignore_index, fin);
+    if (grid <= CLS_MAX_BLOCKS || !fin.loss) {
+        classifier_registers_kernel<T, VEC, FPT, TPR, BLOCK><<<grid, BLOCK, 0, stream>>>(
+            logits, targets, losses, rows, (int)cols, ignore_index, fin);
+        CUDA_CHECK_LAUNCH();
+        return;
+    }
+    classifier_finish own = fin;
+    own.parts = block_parts;
+    own.loss = nullptr;
+    classifier_registers_kernel<T, VEC, FPT, TPR, BLOCK><<<grid, BLOCK, 0, stream>>>(logits, targets, losses, rows,
+                                                                                   (int)cols, ignore_index, own);
+    CUDA_CHECK_LAUNCH();
+    classifier_loss_kernel<<<classifier_parts(grid), CLS_BLOCK, 0, stream>>>(block_parts, grid, loss_parts, fin.done,
+                                                                              fin.reduction, fin.scale, fin.loss);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -364,8 +388,8 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     const long long batch = !splits ? rows : on_chip ? train_grid_batch(splits) : train_split_batch(splits);
     const long long nb = batch < rows ? batch : rows;
     /* workspace: the scale, the parts of the count and of the reduced loss
-     * (HEAD bytes), then (long rows) nb x splits states and (split path) nb
-     * floats of x[t]. Counters: the count's and the loss's blocks done,
+     * (HEAD bytes), then (long rows) nb x splits states and nb floats: the
+     * split path's x[t], or the parts of a register kernel's blocks. Counters: the count's and the loss's blocks done,
      * then the on-chip path's. */
     constexpr size_t HEAD = 256 + (CLS_MAX_PARTS + CLS_MAX_BLOCKS) * sizeof(float);
     char *w = (char *)train_workspace(HEAD + (size_t)nb * splits * sizeof(online_md) + (size_t)nb * sizeof(float));
@@ -383,16 +407,23 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
                                                                    scale);
         CUDA_CHECK_LAUNCH();
     }
-    /* The main kernel finishes the reduced loss itself, unless a split row
-     * or several on-chip launches leave it to classifier_loss_kernel. */
-    const bool finish_after = splits && (!on_chip || nb < rows);
+    /* Long rows (on chip or split) leave the reduced loss to
+     * classifier_loss_kernel, over their M losses; rows in registers
+     * finish it in the main kernel, or over its blocks' parts (in the
+     * split path's x[t] floats, which rows in registers do not use:
+     * launch_classifier). On chip, finishing in the kernel (every CTA
+     * counting in, the last adding up the losses) and the launch after
+     * measured the same, % of copy (H200, 2026-11-25, the sum): 72.3 and
+     * 73.0 at 4096 x 16384, 69.9 and 69.9 at 256 x 262144; the launch
+     * keeps the kernel shorter. */
+    const bool finish_after = splits != 0;
     const classifier_finish fin = {reduction == TRAIN_MEAN ? scale : nullptr, reduction, loss_parts, &done[1],
                                    finish_after ? nullptr : loss};
     switch (on_chip ? -1 : train_class(cols)) {
 #define CLS_CASE(c, maxc, fpt, tpr, block)                                                                        \
     case c:                                                                                                       \
-        if (vec) launch_classifier<T, VW, fpt, tpr, block>(logits, targets, losses, rows, cols, ignore_index, fin, stream); \
-        else launch_classifier<T, 1, fpt, tpr, block>(logits, targets, losses, rows, cols, ignore_index, fin, stream);      \
+        if (vec) launch_classifier<T, VW, fpt, tpr, block>(logits, targets, losses, rows, cols, ignore_index, fin, xt, loss_parts, stream); \
+        else launch_classifier<T, 1, fpt, tpr, block>(logits, targets, losses, rows, cols, ignore_index, fin, xt, loss_parts, stream);      \
         break;
         TRAIN_CLASSES(CLS_CASE)
 #undef CLS_CASE
