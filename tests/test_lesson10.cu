@@ -375,8 +375,9 @@ static void test_targets(void)
 
     /* Many rows: the count and the loss sum run in several parts. 40000
      * rows of 5 take 1250 blocks, which finish the loss in the kernel;
-     * 140000 take 4375, past the 4096 that do, and the blocks' parts are
-     * added up by a second kernel. */
+     * 140000 take 4375, past the 4096 that do: the blocks' parts are
+     * added up by a second kernel, or (16-bit logits) 4096 blocks loop
+     * over the rows. */
     const long long many[2] = {40000, 140000}, n = 5;
     for (int k = 0; k < 2; k++) {
         const long long rows = many[k];
@@ -390,6 +391,9 @@ static void test_targets(void)
                      red ? "sum" : "mean", rows);
             check_classifier(name, x, tm, rows, n, TRAIN_IGNORE_INDEX, (train_reduction)red, DTYPE_F32);
         }
+        snprintf(name, sizeof name, "classifier_fused_typed (f16 logits, mean) at %lld x 5: the loss over many parts",
+                 rows);
+        check_classifier(name, x, tm, rows, n, TRAIN_IGNORE_INDEX, TRAIN_MEAN, DTYPE_F16);
         free(x);
         free(tm);
     }

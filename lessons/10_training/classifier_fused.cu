@@ -338,23 +338,34 @@ static void classifier_grid(const train_grid_plan *p, long long batch, T *logits
 }
 
 /* Rows in registers. Up to CLS_MAX_BLOCKS blocks the kernel finishes
- * the reduced loss itself; past that, every block only writes its part
- * (block_parts: one float per block) and classifier_loss_kernel adds them
- * up after it. Both alternatives cost more, % of copy (H200, 2026-11-25,
- * the sum, 2097152 x 32 / 524288 x 128 / 32768 x 2048 / 8192 x 8192):
+ * the reduced loss itself; past that, every block of float logits only
+ * writes its part (block_parts: one float per block) and
+ * classifier_loss_kernel adds them up after it. Both alternatives cost
+ * more, % of copy (H200, 2026-11-25, the sum, 2097152 x 32 / 524288 x 128
+ * / 32768 x 2048 / 8192 x 8192):
  *   a grid capped at 4096 blocks looping over the rows, no count at all
  *     85.7 / 85.9 / 91.4 / 90.1: a block's next rows wait for its last;
  *   one block per row group, each counting in at one word (relaxed
  *     atomicAdd) 70.5 / 71.3 / 82.8 / 83.8: the adds to one address
  *     take their turns;
  *   one block per row group, no count 94.3 / 91.7 / 95.7 / 91.2: the
- *     main kernel of this branch. */
+ *     main kernel of this branch.
+ * 16-bit logits keep the capped grid, which finishes in the kernel: with
+ * the second launch their classifier lost 5 points at 2097152 x 32 and
+ * 8192 x 8192 (H100, `make bench`: 79.8 -> 74.7, 74.1 -> 71.0 % of the
+ * 16-bit copy), where float's gained (87.8 -> 93.0, 95.0 -> 96.6). */
 template <class T, int VEC, int FPT, int TPR, int BLOCK>
 static void launch_classifier(T *logits, const int *targets, float *losses, long long rows, long long cols,
                               int ignore_index, classifier_finish fin, float *block_parts, float *loss_parts,
                               cudaStream_t stream)
 {
     const unsigned grid = train_grid(rows, BLOCK / TPR);
+    if (sizeof(T) == 2 && fin.loss && grid > CLS_MAX_BLOCKS) { /* 16-bit: capped, looping */
+        classifier_registers_kernel<T, VEC, FPT, TPR, BLOCK><<<CLS_MAX_BLOCKS, BLOCK, 0, stream>>>(
+            logits, targets, losses, rows, (int)cols, ignore_index, fin);
+        CUDA_CHECK_LAUNCH();
+        return;
+    }
     if (grid <= CLS_MAX_BLOCKS || !fin.loss) {
         classifier_registers_kernel<T, VEC, FPT, TPR, BLOCK><<<grid, BLOCK, 0, stream>>>(
             logits, targets, losses, rows, (int)cols, ignore_index, fin);
