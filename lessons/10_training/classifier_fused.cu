@@ -400,8 +400,9 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     const long long nb = batch < rows ? batch : rows;
     /* workspace: the scale, the parts of the count and of the reduced loss
      * (HEAD bytes), then (long rows) nb x splits states and nb floats: the
-     * split path's x[t], or the parts of a register kernel's blocks. Counters: the count's and the loss's blocks done,
-     * then the on-chip path's. */
+     * split path's x[t], or the parts of a register kernel's blocks.
+     * Counters: the count's and the loss's blocks done, then the on-chip
+     * path's. */
     constexpr size_t HEAD = 256 + (CLS_MAX_PARTS + CLS_MAX_BLOCKS) * sizeof(float);
     char *w = (char *)train_workspace(HEAD + (size_t)nb * splits * sizeof(online_md) + (size_t)nb * sizeof(float));
     unsigned *done = train_sync_counters(2 + (on_chip ? nb + 1 : 0));
