@@ -45,8 +45,10 @@ COMMON_OBJS := $(COMMON_C:%=$(BUILD)/common/%.o) $(BUILD)/common/harness.o
 CPU_TESTS   := $(basename $(notdir $(wildcard tests/test_*.c)))
 # GPU tests (tests/test_*.cu) link every lesson's kernels.
 GPU_TESTS   := $(basename $(notdir $(wildcard tests/test_*.cu)))
-# A lesson's kernels: every .cu in its folder but the program and the exercise.
-NOT_KERNELS  = lessons/$(1)/main.cu lessons/$(1)/exercise.cu lessons/$(1)/exercise_check.cu
+# A lesson's kernels: every .cu in its folder but the program, the exercise,
+# and lesson 11's NCCL calls (only its program links NCCL).
+NOT_KERNELS  = lessons/$(1)/main.cu lessons/$(1)/exercise.cu lessons/$(1)/exercise_check.cu \
+               lessons/$(1)/split_comm_nccl.cu
 KERNEL_SRC   = $(filter-out $(NOT_KERNELS),$(wildcard lessons/$(1)/*.cu))
 KERNEL_OBJ   = $(patsubst %.cu,$(BUILD)/%.o,$(call KERNEL_SRC,$(1)))
 KERNEL_SRCS := $(foreach d,$(LESSON_DIRS),$(call KERNEL_SRC,$(d)))
@@ -135,6 +137,30 @@ $(foreach d,$(LESSON_DIRS),$(eval $(call LESSON_RULES,$(d),$(call lesson_num,$(d
 LESSON9_ALSO := 08_fastest
 $(BUILD)/lesson9 $(BUILD)/exercise9 $(BUILD)/solution9: $(call KERNEL_OBJ,$(LESSON9_ALSO))
 $(EMU_DIR)/lesson9 $(EMU_DIR)/exercise9 $(EMU_DIR)/solution9: $(patsubst %.cu,$(EMU_DIR)/obj/%.o,$(call KERNEL_SRC,$(LESSON9_ALSO)))
+
+# Lesson 11 joins GPUs through NCCL: the CUDA install's, the system's, or
+# the pip wheel nvidia-nccl-cu13's (site-packages/nvidia/nccl; NCCL_HOME=...
+# points at another). Only lesson 11's program links it; without NCCL it
+# is built with the in-process stand-in only, and make says how to get NCCL.
+ifeq ($(origin NCCL_HOME),undefined)
+NCCL_HOME := $(shell python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>/dev/null)
+endif
+NCCL_H  := $(firstword $(wildcard $(if $(NCCL_HOME),$(NCCL_HOME)/include/nccl.h) $(CUDA_HOME)/include/nccl.h \
+             /usr/include/nccl.h))
+NCCL_SO := $(firstword $(wildcard $(if $(NCCL_HOME),$(NCCL_HOME)/lib/libnccl.so $(NCCL_HOME)/lib/libnccl.so.[0-9]*) \
+             $(CUDA_HOME)/lib64/libnccl.so /usr/lib/x86_64-linux-gnu/libnccl.so /usr/lib/x86_64-linux-gnu/libnccl.so.[0-9]*))
+L11_NCCL := $(BUILD)/lessons/11_multi_gpu/split_comm_nccl.o
+$(BUILD)/lesson11: $(L11_NCCL)
+ifneq ($(and $(NCCL_H),$(NCCL_SO)),)
+$(L11_NCCL): NVCCFLAGS += -DHAVE_NCCL -I$(dir $(NCCL_H))
+$(BUILD)/lesson11: LDLIBS += -L$(dir $(NCCL_SO)) -Xlinker -l:$(notdir $(NCCL_SO)) -Xlinker -rpath=$(dir $(NCCL_SO))
+else
+$(L11_NCCL): | nccl-missing
+.PHONY: nccl-missing
+nccl-missing:
+	@echo "lesson 11: NCCL not found, so lesson11 runs only its in-process stand-in (--comm local). For NCCL: pip install nvidia-nccl-cu13, or NCCL_HOME=DIR (DIR/include/nccl.h, DIR/lib/libnccl.so*), then make again"
+endif
+$(EMU_DIR)/lesson11: $(EMU_DIR)/obj/lessons/11_multi_gpu/split_comm_nccl.o
 
 lessons: $(LESSON_NUMS:%=$(BUILD)/lesson%)
 	@rm -f $(BUILD)/lessons.csv

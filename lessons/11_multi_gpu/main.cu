@@ -1,0 +1,343 @@
+/* Lesson 11 program: softmax over rows split across GPUs.
+ *
+ * The entry point of the common harness (check against the float64
+ * reference on every element, --input, --output, the report) is
+ * split_entry: x and y on GPU 0, their column slices copied to the K
+ * GPUs, softmax_split, the slices copied back. Its time includes those
+ * copies. The lesson's own measurement follows: the slices resident on
+ * their GPUs, as a model-parallel layer holds them, each way of combining
+ * timed per call against a copy of each GPU's own slice, with the share
+ * spent in the collectives.
+ *
+ * Lesson 11 also takes --gpus K (default: every visible GPU), --method
+ * all-reduce|all-gather (the entry point's; both are timed) and --comm
+ * nccl|local (NCCL, the default where it was built; local: the in-process
+ * stand-in, which may also put several ranks on one GPU). */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "harness.h"
+#include "split_softmax.h"
+
+static float *g_x[SPLIT_MAX_RANKS], *g_y[SPLIT_MAX_RANKS]; /* each rank's slice: rows x n */
+static split_rank g_ranks[SPLIT_MAX_RANKS];
+static int g_k;
+static long long g_rows = -1, g_cols = -1;
+static split_method g_how = SPLIT_ALL_GATHER;
+static split_comm *g_comm;
+
+static void split_entry(const float *x, float *y, long long rows, long long cols, cudaStream_t stream);
+
+static const lesson LESSON = {
+    11, "multi-gpu",
+    "rows split across GPUs: each holds a slice of every row, (m, d) states joined by NCCL collectives",
+    "per GPU 2 reads + 1 write of its slice, 8 bytes per row through the collectives; timed here with the scatter from and gather to GPU 0",
+    12.0, split_entry, verify_rtol,
+    4096, 65536,
+};
+
+static void fail_usage(const char *msg)
+{
+    fprintf(stderr, "lesson11: %s\n", msg);
+    exit(2);
+}
+
+static void usage_extra(void)
+{
+    printf("Lesson 11 also takes:\n"
+           "  --gpus K            split each row over K GPUs (default: every visible GPU; 1 to %d)\n"
+           "  --method M          how the entry point joins the GPUs' (m, d): all-gather (the default) or\n"
+           "                      all-reduce; the resident timing runs both\n"
+           "  --comm C            nccl (the default where lesson 11 was built with NCCL) or local (the\n"
+           "                      in-process stand-in, staged through the host; it may place several\n"
+           "                      ranks on one GPU)\n",
+           SPLIT_MAX_RANKS);
+}
+
+typedef struct {
+    int gpus, gpus_set;
+    split_method how;
+    int local;
+} split_options;
+
+/* Takes lesson 11's flags out of argv (the rest goes to the common
+ * parser); returns the new argc. */
+static int parse_split_options(int argc, char **argv, split_options *s)
+{
+    static const char *FLAGS[] = {"--gpus", "--method", "--comm"};
+    char buf[160];
+    s->gpus = 0;
+    s->gpus_set = 0;
+    s->how = SPLIT_ALL_GATHER;
+    s->local = !split_have_nccl();
+    int out = 1;
+    for (int i = 1; i < argc; i++) {
+        int f = -1;
+        const char *value = NULL;
+        for (int k = 0; k < 3; k++) {
+            const size_t len = strlen(FLAGS[k]);
+            if (strncmp(argv[i], FLAGS[k], len) == 0 && (argv[i][len] == '\0' || argv[i][len] == '=')) {
+                f = k;
+                value = argv[i][len] == '=' ? argv[i] + len + 1 : NULL;
+            }
+        }
+        if (f < 0) {
+            argv[out++] = argv[i];
+            continue;
+        }
+        if (!value) {
+            if (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0) {
+                snprintf(buf, sizeof buf, "%s needs a value", FLAGS[f]);
+                fail_usage(buf);
+            }
+            value = argv[++i];
+        }
+        if (f == 0) {
+            char *end;
+            errno = 0;
+            const long v = strtol(value, &end, 10);
+            if (*value == '\0' || *end != '\0' || errno == ERANGE || v < 1 || v > SPLIT_MAX_RANKS) {
+                snprintf(buf, sizeof buf, "--gpus: '%.40s' is not a whole number from 1 to %d", value, SPLIT_MAX_RANKS);
+                fail_usage(buf);
+            }
+            s->gpus = (int)v;
+            s->gpus_set = 1;
+        } else if (f == 1) {
+            if (strcmp(value, "all-gather") == 0) s->how = SPLIT_ALL_GATHER;
+            else if (strcmp(value, "all-reduce") == 0) s->how = SPLIT_ALL_REDUCE;
+            else {
+                snprintf(buf, sizeof buf, "--method: '%.40s' is not all-gather or all-reduce", value);
+                fail_usage(buf);
+            }
+        } else {
+            if (strcmp(value, "local") == 0) s->local = 1;
+            else if (strcmp(value, "nccl") == 0) s->local = 0;
+            else {
+                snprintf(buf, sizeof buf, "--comm: '%.40s' is not nccl or local", value);
+                fail_usage(buf);
+            }
+        }
+    }
+    argv[out] = NULL;
+    return out;
+}
+
+/* The ranks' slices for rows x cols: allocated on first use, again when
+ * the shape changes. Rank k on GPU k (k mod the GPUs, with --comm local). */
+static void place_slices(long long rows, long long cols, int ngpus)
+{
+    if (rows == g_rows && cols == g_cols) return;
+    for (int k = 0; k < g_k; k++) {
+        CUDA_CHECK(cudaSetDevice(g_ranks[k].at.device));
+        if (g_x[k]) CUDA_CHECK(cudaFree(g_x[k]));
+        if (g_y[k]) CUDA_CHECK(cudaFree(g_y[k]));
+        g_x[k] = g_y[k] = NULL;
+    }
+    for (int k = 0; k < g_k; k++) {
+        const int dev = k % ngpus;
+        const long long n = split_begin(cols, k + 1, g_k) - split_begin(cols, k, g_k);
+        const size_t bytes = (size_t)rows * (size_t)n * sizeof(float);
+        CUDA_CHECK(cudaSetDevice(dev));
+        if (!g_ranks[k].at.stream) CUDA_CHECK(cudaStreamCreateWithFlags(&g_ranks[k].at.stream, cudaStreamNonBlocking));
+        if (cudaMalloc(&g_x[k], bytes ? bytes : 16) != cudaSuccess || cudaMalloc(&g_y[k], bytes ? bytes : 16) != cudaSuccess) {
+            char buf[200];
+            snprintf(buf, sizeof buf, "%lld x %lld floats do not fit GPU %d's memory (%.1f GiB a slice, twice)", rows, n,
+                     dev, bytes / 1073741824.0);
+            fail_usage(buf);
+        }
+        g_ranks[k].at.device = dev;
+        g_ranks[k].x = g_x[k];
+        g_ranks[k].y = g_y[k];
+        g_ranks[k].n = n;
+    }
+    CUDA_CHECK(cudaSetDevice(0));
+    g_rows = rows;
+    g_cols = cols;
+}
+
+static int g_ngpus;
+
+/* The harness's entry point: x and y on GPU 0. */
+static void split_entry(const float *x, float *y, long long rows, long long cols, cudaStream_t stream)
+{
+    place_slices(rows, cols, g_ngpus);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (int k = 0; k < g_k; k++) {
+        const long long c0 = split_begin(cols, k, g_k), n = g_ranks[k].n;
+        if (n == 0) continue;
+        CUDA_CHECK(cudaMemcpy2D(g_x[k], (size_t)n * sizeof(float), x + c0, (size_t)cols * sizeof(float),
+                                (size_t)n * sizeof(float), (size_t)rows, cudaMemcpyDefault));
+    }
+    softmax_split(g_ranks, g_k, rows, g_how, g_comm);
+    for (int k = 0; k < g_k; k++) {
+        const long long c0 = split_begin(cols, k, g_k), n = g_ranks[k].n;
+        CUDA_CHECK(cudaSetDevice(g_ranks[k].at.device));
+        CUDA_CHECK(cudaStreamSynchronize(g_ranks[k].at.stream));
+        if (n == 0) continue;
+        CUDA_CHECK(cudaMemcpy2D(y + c0, (size_t)cols * sizeof(float), g_y[k], (size_t)n * sizeof(float),
+                                (size_t)n * sizeof(float), (size_t)rows, cudaMemcpyDefault));
+    }
+    CUDA_CHECK(cudaSetDevice(0));
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    const float u = *(const float *)a, v = *(const float *)b;
+    return (u > v) - (u < v);
+}
+
+/* Median of `iters` calls of softmax_split on the resident slices (all
+ * ranks' streams finished), and of the time in its collectives. */
+static void time_split(split_method how, const options *o, float *ms, float *comm_ms)
+{
+    float *t = (float *)malloc((size_t)o->iters * sizeof(float)), *c = (float *)malloc((size_t)o->iters * sizeof(float));
+    cudaEvent_t a, b, done[SPLIT_MAX_RANKS];
+    for (int k = 1; k < g_k; k++) {
+        CUDA_CHECK(cudaSetDevice(g_ranks[k].at.device));
+        CUDA_CHECK(cudaEventCreateWithFlags(&done[k], cudaEventDisableTiming));
+    }
+    CUDA_CHECK(cudaSetDevice(g_ranks[0].at.device));
+    CUDA_CHECK(cudaEventCreate(&a));
+    CUDA_CHECK(cudaEventCreate(&b));
+    for (int i = -o->warmup; i < o->iters; i++) {
+        for (int k = 0; k < g_k; k++) {
+            CUDA_CHECK(cudaSetDevice(g_ranks[k].at.device));
+            CUDA_CHECK(cudaStreamSynchronize(g_ranks[k].at.stream));
+        }
+        CUDA_CHECK(cudaSetDevice(g_ranks[0].at.device));
+        CUDA_CHECK(cudaEventRecord(a, g_ranks[0].at.stream));
+        softmax_split(g_ranks, g_k, g_rows, how, g_comm);
+        /* rank 0's stream waits for every other rank: the call ends when the last one does */
+        for (int k = 1; k < g_k; k++) {
+            CUDA_CHECK(cudaSetDevice(g_ranks[k].at.device));
+            CUDA_CHECK(cudaEventRecord(done[k], g_ranks[k].at.stream));
+            CUDA_CHECK(cudaSetDevice(g_ranks[0].at.device));
+            CUDA_CHECK(cudaStreamWaitEvent(g_ranks[0].at.stream, done[k], 0));
+        }
+        CUDA_CHECK(cudaSetDevice(g_ranks[0].at.device));
+        CUDA_CHECK(cudaEventRecord(b, g_ranks[0].at.stream));
+        CUDA_CHECK(cudaEventSynchronize(b));
+        if (i >= 0) {
+            CUDA_CHECK(cudaEventElapsedTime(&t[i], a, b));
+            c[i] = split_last_comm_ms();
+        }
+    }
+    qsort(t, (size_t)o->iters, sizeof(float), cmp_float);
+    qsort(c, (size_t)o->iters, sizeof(float), cmp_float);
+    *ms = t[o->iters / 2];
+    *comm_ms = c[o->iters / 2];
+    CUDA_CHECK(cudaEventDestroy(a));
+    CUDA_CHECK(cudaEventDestroy(b));
+    for (int k = 1; k < g_k; k++) {
+        CUDA_CHECK(cudaSetDevice(g_ranks[k].at.device));
+        CUDA_CHECK(cudaEventDestroy(done[k]));
+    }
+    free(t);
+    free(c);
+}
+
+/* Median time of a device-to-device copy of each GPU's slice, all GPUs at
+ * once (the longest of them): what the memory of one GPU takes to move its
+ * share of x and y once, the bound of a GPU's work here. */
+static float time_slice_copies(const options *o)
+{
+    float *t = (float *)malloc((size_t)o->iters * sizeof(float));
+    cudaEvent_t a[SPLIT_MAX_RANKS], b[SPLIT_MAX_RANKS];
+    for (int k = 0; k < g_k; k++) {
+        CUDA_CHECK(cudaSetDevice(g_ranks[k].at.device));
+        CUDA_CHECK(cudaEventCreate(&a[k]));
+        CUDA_CHECK(cudaEventCreate(&b[k]));
+    }
+    for (int i = -o->warmup; i < o->iters; i++) {
+        for (int k = 0; k < g_k; k++) {
+            CUDA_CHECK(cudaSetDevice(g_ranks[k].at.device));
+            CUDA_CHECK(cudaEventRecord(a[k], g_ranks[k].at.stream));
+            CUDA_CHECK(cudaMemcpyAsync(g_y[k], g_x[k], (size_t)g_rows * (size_t)g_ranks[k].n * sizeof(float),
+                                       cudaMemcpyDeviceToDevice, g_ranks[k].at.stream));
+            CUDA_CHECK(cudaEventRecord(b[k], g_ranks[k].at.stream));
+        }
+        float worst = 0.0f;
+        for (int k = 0; k < g_k; k++) {
+            float ms;
+            CUDA_CHECK(cudaSetDevice(g_ranks[k].at.device));
+            CUDA_CHECK(cudaEventSynchronize(b[k]));
+            CUDA_CHECK(cudaEventElapsedTime(&ms, a[k], b[k]));
+            if (ms > worst) worst = ms;
+        }
+        if (i >= 0) t[i] = worst;
+    }
+    qsort(t, (size_t)o->iters, sizeof(float), cmp_float);
+    const float med = t[o->iters / 2];
+    for (int k = 0; k < g_k; k++) {
+        CUDA_CHECK(cudaSetDevice(g_ranks[k].at.device));
+        CUDA_CHECK(cudaEventDestroy(a[k]));
+        CUDA_CHECK(cudaEventDestroy(b[k]));
+    }
+    free(t);
+    return med;
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            atexit(usage_extra); /* after the common usage, which lesson_init prints before it exits */
+            break;
+        }
+    split_options so;
+    argc = parse_split_options(argc, argv, &so);
+    options o;
+    lesson_init(&LESSON, &o, argc, argv);
+
+    CUDA_CHECK(cudaGetDeviceCount(&g_ngpus));
+    g_k = so.gpus_set ? so.gpus : g_ngpus;
+    if (g_k > g_ngpus && !so.local) {
+        char buf[160];
+        snprintf(buf, sizeof buf, "--gpus %d: this machine has %d GPU(s) (--comm local may put several ranks on one)",
+                 g_k, g_ngpus);
+        fail_usage(buf);
+    }
+    if (g_k > SPLIT_MAX_RANKS) g_k = SPLIT_MAX_RANKS;
+    g_how = so.how;
+    int devices[SPLIT_MAX_RANKS];
+    for (int k = 0; k < g_k; k++) devices[k] = k % g_ngpus;
+    g_comm = so.local ? split_comm_local(g_k) : split_comm_nccl(devices, g_k);
+    if (!g_comm) exit(2);
+    CUDA_CHECK(cudaSetDevice(0));
+
+    printf("Lesson 11: each row split over %d rank(s) on %d GPU(s), joined by %s\n", g_k,
+           g_k < g_ngpus ? g_k : g_ngpus, g_comm->name);
+    const int status = lesson_run(&LESSON, &o);
+
+#ifndef CUDA_EMU
+    /* ---- the slices resident on their GPUs ---- */
+    place_slices(o.rows, o.cols, g_ngpus);
+    const float copy = time_slice_copies(&o);
+    printf("\n  slices resident on their GPUs (%lld x %lld of the %lld columns on the widest):\n", g_rows,
+           g_ranks[0].n, g_cols);
+    printf("  %-26s %10s %12s %14s %12s\n", "combine", "time (ms)", "% of copy", "collectives", "share");
+    printf("  %-26s %10.4f %12s %14s %12s\n", "copy of each GPU's slice", copy, "100.0 %", "-", "-");
+    for (int h = 0; h < 2; h++) {
+        const split_method how = h ? SPLIT_ALL_REDUCE : SPLIT_ALL_GATHER;
+        float ms, comm_ms;
+        time_split(how, &o, &ms, &comm_ms);
+        printf("  %-26s %10.4f %10.1f %% %11.4f ms %10.1f %%\n", h ? "all-reduce (2 collectives)" : "all-gather (1 collective)",
+               ms, 100.0 * copy / ms, comm_ms, 100.0 * comm_ms / ms);
+    }
+    printf("  (%% of copy: a copy of each GPU's slice, timed on all GPUs at once, over the call's time; the\n"
+           "   split softmax moves 12 bytes per element where the copy moves 8, so 66.7 %% is its bound)\n");
+#endif
+    for (int k = 0; k < g_k; k++) {
+        CUDA_CHECK(cudaSetDevice(g_ranks[k].at.device));
+        CUDA_CHECK(cudaFree(g_x[k]));
+        CUDA_CHECK(cudaFree(g_y[k]));
+        CUDA_CHECK(cudaStreamDestroy(g_ranks[k].at.stream));
+    }
+    split_release();
+    g_comm->destroy(g_comm);
+    return status;
+}

@@ -1,0 +1,328 @@
+/* Lesson 11: softmax over rows split across GPUs. Per rank:
+ *
+ *   1. split_piece_kernel: the (m, d) of each piece of its slice of each
+ *      row (lesson 6's online state, one block per piece), read 1;
+ *   2. split_rank_kernel: the pieces' states merged into the slice's
+ *      (m_k, d_k) per row;
+ *   3. the states combined across the ranks (split_comm.h), one of two
+ *      ways (split_method):
+ *        all-reduce: M = max_k m_k (collective 1), then
+ *                    D = sum_k d_k exp(m_k - M) (split_rescale_kernel,
+ *                    collective 2): two collectives of M floats;
+ *        all-gather: every rank gets all K pairs (m_k, d_k) (one
+ *                    collective of 2 M floats) and merges them itself;
+ *   4. split_write_kernel: y = exp(x - M) / D over its slice, read 2 and
+ *      the write.
+ *
+ * Each GPU moves 12 bytes per element of its slice (lesson 6's two reads
+ * and one write: the slice of a long row does not stay on chip between
+ * the collective and the write), plus 8 bytes per row through the
+ * collectives. The merge is lesson 6's: associative, so any split of a
+ * row, across blocks or across GPUs, gives the same (M, D) up to
+ * rounding; the all-gather merges the K pairs in rank order on every
+ * rank, so every rank computes the same bits. */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "split_softmax.h"
+#include "../06_online/online_md.cuh" /* lesson 6's (m, d) state, merge, push and row merge */
+#include "../05_fused/vec.cuh"        /* lesson 5's load_vec, store_vec                      */
+#include "check.h"
+#include "harness.h" /* device_sms */
+
+#define SPLIT_BLOCK 256
+/* A piece is at most this many floats: pieces of a long slice spread over
+ * the SMs even when there are few rows. */
+#define SPLIT_MAX_SEG 65536
+#define SPLIT_MIN_SEG 2048
+/* Rows go in gridDim.y, which stops at 65535: blocks loop over the rest. */
+#define SPLIT_MAX_GRID_Y 65535
+
+long long split_begin(long long cols, int k, int ranks)
+{
+    /* k N / K without overflow for N up to 2^40 and K <= 16 */
+    return cols / ranks * k + cols % ranks * k / ranks;
+}
+
+/* 1. Block (p, r) summarises piece p of row r (columns [p seg, p seg + len)
+ * of the slice) into state[r * pieces + p]. VEC = 4: float4 loads (the
+ * slice's n is a multiple of 4 and x is 16-byte aligned). 64 bytes in
+ * flight per thread, as lesson 6. */
+template <int VEC>
+__global__ void __launch_bounds__(SPLIT_BLOCK)
+split_piece_kernel(const float *__restrict__ x, long long rows, long long n, long long pieces, long long seg,
+                   online_md *__restrict__ state)
+{
+    constexpr int U = 16 / VEC;
+    __shared__ float red_m[32], red_d[32];
+    const long long begin = blockIdx.x * seg;
+    const long long len = n - begin < seg ? n - begin : seg;
+    const long long nvec = len / VEC;
+    for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
+        const float *xs = x + r * n + begin;
+        online_md s = online_md_identity();
+        for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * SPLIT_BLOCK) {
+            float v[U * VEC];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const long long k = k0 + (long long)u * SPLIT_BLOCK;
+                if (k < nvec) {
+                    load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
+                } else {
+#pragma unroll
+                    for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
+                }
+            }
+            s = online_md_push<U * VEC>(s, v);
+        }
+        s = online_md_row_merge<SPLIT_BLOCK>(s, red_m, red_d);
+        if (threadIdx.x == 0) state[r * pieces + blockIdx.x] = s;
+    }
+}
+
+/* 2. Block r merges row r's piece states, in piece order, into mine[r]
+ * (m_k, d_k), and (all-reduce) copies m_k into m[r] for the first
+ * collective. */
+__global__ void __launch_bounds__(SPLIT_BLOCK)
+split_rank_kernel(const online_md *__restrict__ state, long long rows, long long pieces, float2 *__restrict__ mine,
+                  float *__restrict__ m)
+{
+    __shared__ float red_m[32], red_d[32];
+    for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
+        online_md s = online_md_identity();
+        for (long long p = threadIdx.x; p < pieces; p += SPLIT_BLOCK) s = online_md_merge(s, state[r * pieces + p]);
+        s = online_md_row_merge<SPLIT_BLOCK>(s, red_m, red_d);
+        if (threadIdx.x == 0) {
+            mine[r] = make_float2(s.m, s.d);
+            if (m) m[r] = s.m;
+        }
+    }
+}
+
+/* 3a. After the max's all-reduce (M[r] in m[r]): this rank's share of D,
+ * d_k exp(m_k - M), into d[r] for the second collective. A rank that saw
+ * only -inf has (-inf, 0): exp(-inf - M) = 0, 0 x 0 = 0. */
+__global__ void split_rescale_kernel(const float2 *__restrict__ mine, const float *__restrict__ m, long long rows,
+                                     float *__restrict__ d)
+{
+    for (long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x; r < rows;
+         r += (long long)gridDim.x * blockDim.x) {
+        const float2 s = mine[r];
+        d[r] = s.y * expf(s.x - online_md_shift(m[r]));
+    }
+}
+
+/* 4. Block (p, r) writes piece p of row r: y = exp(x - M) / D. The row's
+ * (M, D): from the two all-reduced arrays (m, d), or (all-gather, m
+ * NULL) merged from the K pairs in `all` (rank k's at all[k * rows + r]),
+ * in rank order, by every thread. An all -inf row: M = -inf, D = 0, and
+ * exp(-inf - 0) x (1 / 0) = NaN, as PyTorch. */
+template <int VEC>
+__global__ void __launch_bounds__(SPLIT_BLOCK)
+split_write_kernel(const float *__restrict__ x, float *__restrict__ y, long long rows, long long n, long long seg,
+                   const float *__restrict__ m, const float *__restrict__ d, const float2 *__restrict__ all,
+                   int nranks)
+{
+    const long long begin = blockIdx.x * seg;
+    const long long len = n - begin < seg ? n - begin : seg;
+    const long long nvec = len / VEC;
+    for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
+        online_md R;
+        if (m) {
+            R.m = m[r];
+            R.d = d[r];
+        } else {
+            R = online_md_identity();
+            for (int k = 0; k < nranks; k++) {
+                const float2 p = all[k * rows + r];
+                const online_md o = {p.x, p.y};
+                R = online_md_merge(R, o);
+            }
+        }
+        const float shift = online_md_shift(R.m), inv = 1.0f / R.d;
+        const float *xs = x + r * n + begin;
+        float *ys = y + r * n + begin;
+        for (long long k = threadIdx.x; k < nvec; k += SPLIT_BLOCK) {
+            float v[VEC];
+            load_vec<VEC>(xs + k * VEC, v);
+#pragma unroll
+            for (int j = 0; j < VEC; j++) v[j] = expf(v[j] - shift) * inv;
+            store_vec<VEC>(ys + k * VEC, v);
+        }
+    }
+}
+
+/* ---- the host side ---------------------------------------------------------------- */
+
+/* A rank's work buffers, kept between calls (grown when too small). */
+typedef struct {
+    int device;
+    online_md *state;  /* rows x pieces          */
+    float2 *mine;      /* rows: (m_k, d_k)       */
+    float *m, *d;      /* rows each (all-reduce) */
+    float2 *all;       /* K x rows (all-gather)  */
+    size_t state_n, rows_n, all_n;
+} split_work;
+
+static split_work g_work[SPLIT_MAX_RANKS];
+static int g_nwork;
+static cudaEvent_t g_comm_start, g_comm_end;
+static int g_events_device = -1;
+
+static void *grow(void *p, size_t *have, size_t want, size_t elem)
+{
+    if (want <= *have) return p;
+    if (p) CUDA_CHECK(cudaFree(p));
+    CUDA_CHECK(cudaMalloc(&p, want * elem));
+    *have = want;
+    return p;
+}
+
+void split_release(void)
+{
+    for (int k = 0; k < g_nwork; k++) {
+        split_work *w = &g_work[k];
+        CUDA_CHECK(cudaSetDevice(w->device));
+        CUDA_CHECK(cudaFree(w->state));
+        CUDA_CHECK(cudaFree(w->mine));
+        CUDA_CHECK(cudaFree(w->m));
+        CUDA_CHECK(cudaFree(w->d));
+        CUDA_CHECK(cudaFree(w->all));
+        split_work zero = {0, NULL, NULL, NULL, NULL, NULL, 0, 0, 0};
+        *w = zero;
+    }
+    g_nwork = 0;
+    if (g_events_device >= 0) {
+        CUDA_CHECK(cudaSetDevice(g_events_device));
+        CUDA_CHECK(cudaEventDestroy(g_comm_start));
+        CUDA_CHECK(cudaEventDestroy(g_comm_end));
+        g_events_device = -1;
+    }
+}
+
+/* Pieces of a slice of n floats: enough blocks for 4 per SM over all
+ * rows, pieces of SPLIT_MIN_SEG ... SPLIT_MAX_SEG floats, each a whole
+ * number of float4s. */
+static void split_plan(long long rows, long long n, long long *pieces, long long *seg)
+{
+    const long long want = (4LL * device_sms() + rows - 1) / rows;
+    long long p = want < 1 ? 1 : want;
+    const long long most = n / SPLIT_MIN_SEG > 1 ? n / SPLIT_MIN_SEG : 1;
+    if (p > most) p = most;
+    const long long least = (n + SPLIT_MAX_SEG - 1) / SPLIT_MAX_SEG;
+    if (p < least) p = least;
+    long long g = (n + p - 1) / p;
+    g = (g + 3) / 4 * 4;
+    if (g < 4) g = 4;
+    *seg = g;
+    *pieces = n > 0 ? (n + g - 1) / g : 1;
+}
+
+static unsigned grid_1d(long long rows)
+{
+    const long long b = rows < 65536 * 16 ? rows : 65536 * 16;
+    return (unsigned)(b < 1 ? 1 : b);
+}
+
+void softmax_split(const split_rank *ranks, int nranks, long long rows, split_method how, split_comm *comm)
+{
+    if (nranks < 1 || nranks > SPLIT_MAX_RANKS || !comm || comm->ranks != nranks) {
+        fprintf(stderr, "softmax_split: %d ranks for a communicator of %d (1 ... %d)\n", nranks,
+                comm ? comm->ranks : 0, SPLIT_MAX_RANKS);
+        exit(2);
+    }
+    if (rows <= 0) return;
+    split_place at[SPLIT_MAX_RANKS];
+    long long pieces[SPLIT_MAX_RANKS], seg[SPLIT_MAX_RANKS];
+    float *m[SPLIT_MAX_RANKS], *d[SPLIT_MAX_RANKS], *send[SPLIT_MAX_RANKS], *recv[SPLIT_MAX_RANKS];
+    if (g_nwork < nranks) g_nwork = nranks;
+    /* 1 and 2 on every rank */
+    for (int k = 0; k < nranks; k++) {
+        const split_rank *q = &ranks[k];
+        split_work *w = &g_work[k];
+        at[k] = q->at;
+        if (w->state && w->device != q->at.device) {
+            fprintf(stderr, "softmax_split: rank %d moved from GPU %d to GPU %d; call split_release first\n", k,
+                    w->device, q->at.device);
+            exit(2);
+        }
+        w->device = q->at.device;
+        CUDA_CHECK(cudaSetDevice(q->at.device));
+        split_plan(rows, q->n, &pieces[k], &seg[k]);
+        w->state = (online_md *)grow(w->state, &w->state_n, (size_t)(rows * pieces[k]), sizeof(online_md));
+        const size_t rn = w->rows_n;
+        w->mine = (float2 *)grow(w->mine, &w->rows_n, (size_t)rows, sizeof(float2));
+        if (w->rows_n != rn || !w->m) { /* the row arrays grow together */
+            if (w->m) CUDA_CHECK(cudaFree(w->m));
+            if (w->d) CUDA_CHECK(cudaFree(w->d));
+            CUDA_CHECK(cudaMalloc(&w->m, w->rows_n * sizeof(float)));
+            CUDA_CHECK(cudaMalloc(&w->d, w->rows_n * sizeof(float)));
+        }
+        w->all = (float2 *)grow(w->all, &w->all_n, (size_t)(rows * nranks), sizeof(float2));
+        const bool vec = q->n % 4 == 0 && (size_t)q->x % 16 == 0 && (size_t)q->y % 16 == 0;
+        const dim3 grid((unsigned)pieces[k], (unsigned)(rows < SPLIT_MAX_GRID_Y ? rows : SPLIT_MAX_GRID_Y));
+        if (vec) split_piece_kernel<4><<<grid, SPLIT_BLOCK, 0, q->at.stream>>>(q->x, rows, q->n, pieces[k], seg[k], w->state);
+        else split_piece_kernel<1><<<grid, SPLIT_BLOCK, 0, q->at.stream>>>(q->x, rows, q->n, pieces[k], seg[k], w->state);
+        CUDA_CHECK_LAUNCH();
+        split_rank_kernel<<<grid_1d(rows), SPLIT_BLOCK, 0, q->at.stream>>>(w->state, rows, pieces[k], w->mine,
+                                                                          how == SPLIT_ALL_REDUCE ? w->m : NULL);
+        CUDA_CHECK_LAUNCH();
+        m[k] = w->m;
+        d[k] = w->d;
+        send[k] = (float *)w->mine;
+        recv[k] = (float *)w->all;
+    }
+    /* 3: the collectives, timed on rank 0's stream */
+    if (g_events_device != at[0].device) {
+        if (g_events_device >= 0) {
+            CUDA_CHECK(cudaSetDevice(g_events_device));
+            CUDA_CHECK(cudaEventDestroy(g_comm_start));
+            CUDA_CHECK(cudaEventDestroy(g_comm_end));
+        }
+        CUDA_CHECK(cudaSetDevice(at[0].device));
+        CUDA_CHECK(cudaEventCreate(&g_comm_start));
+        CUDA_CHECK(cudaEventCreate(&g_comm_end));
+        g_events_device = at[0].device;
+    }
+    CUDA_CHECK(cudaSetDevice(at[0].device));
+    CUDA_CHECK(cudaEventRecord(g_comm_start, at[0].stream));
+    if (how == SPLIT_ALL_REDUCE) {
+        comm->all_reduce(comm, m, rows, SPLIT_MAX, at);
+        for (int k = 0; k < nranks; k++) {
+            CUDA_CHECK(cudaSetDevice(at[k].device));
+            split_rescale_kernel<<<grid_1d((rows + 255) / 256), 256, 0, at[k].stream>>>(g_work[k].mine, m[k], rows, d[k]);
+            CUDA_CHECK_LAUNCH();
+        }
+        comm->all_reduce(comm, d, rows, SPLIT_SUM, at);
+    } else {
+        comm->all_gather(comm, send, recv, 2 * rows, at);
+    }
+    CUDA_CHECK(cudaSetDevice(at[0].device));
+    CUDA_CHECK(cudaEventRecord(g_comm_end, at[0].stream));
+    /* 4 on every rank */
+    for (int k = 0; k < nranks; k++) {
+        const split_rank *q = &ranks[k];
+        CUDA_CHECK(cudaSetDevice(q->at.device));
+        const bool vec = q->n % 4 == 0 && (size_t)q->x % 16 == 0 && (size_t)q->y % 16 == 0;
+        const dim3 grid((unsigned)pieces[k], (unsigned)(rows < SPLIT_MAX_GRID_Y ? rows : SPLIT_MAX_GRID_Y));
+        const float *mm = how == SPLIT_ALL_REDUCE ? m[k] : NULL;
+        if (vec)
+            split_write_kernel<4><<<grid, SPLIT_BLOCK, 0, q->at.stream>>>(q->x, q->y, rows, q->n, seg[k], mm, d[k],
+                                                                          g_work[k].all, nranks);
+        else
+            split_write_kernel<1><<<grid, SPLIT_BLOCK, 0, q->at.stream>>>(q->x, q->y, rows, q->n, seg[k], mm, d[k],
+                                                                          g_work[k].all, nranks);
+        CUDA_CHECK_LAUNCH();
+    }
+}
+
+float split_last_comm_ms(void)
+{
+    float ms = 0.0f;
+    if (g_events_device < 0) return 0.0f;
+    CUDA_CHECK(cudaSetDevice(g_events_device));
+    CUDA_CHECK(cudaEventElapsedTime(&ms, g_comm_start, g_comm_end));
+    return ms;
+}

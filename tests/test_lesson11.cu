@@ -1,0 +1,199 @@
+/* Lesson 11: softmax over rows split across K ranks
+ * (lessons/11_multi_gpu/split_softmax.h).
+ *
+ *   - The slices: split_begin cuts [0, N) into K slices that cover every
+ *     column once and differ by at most one column, for any N and K.
+ *   - The result: with K = 1 ... 7 ranks (all on this device, joined by
+ *     the in-process stand-in for NCCL's collectives, split_comm_local),
+ *     both ways of combining give every element of the gathered output
+ *     the float64 softmax of the whole row: rows of 1 to 300003 columns,
+ *     N not a multiple of K or of 4, ranks holding no column (N < K), few
+ *     rows (pieces per slice) and many, special values (-inf, an all -inf
+ *     row, NaN, +inf, 3e38).
+ *   - The two ways agree with each other, and the all-gather gives every
+ *     rank the same (M, D): a row whose slices are equal gives the same
+ *     bits on every rank.
+ * The NCCL path runs in lesson 11's program (tests/cli.sh on a GPU). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "inputs.h"
+#include "reference.h"
+#include "verify.h"
+#include "../lessons/11_multi_gpu/split_softmax.h"
+#include "../tests/test.h"
+
+static const char *METHOD_NAMES[2] = {"all-reduce of max and sum", "all-gather of (m, d)"};
+
+static void check_slices(void)
+{
+    const long long cols[] = {1, 3, 4, 5, 100, 1000, 32769, 1LL << 40};
+    int ok = 1;
+    long long bad_n = 0;
+    int bad_k = 0;
+    for (int c = 0; c < 8; c++)
+        for (int k = 1; k <= SPLIT_MAX_RANKS; k++) {
+            const long long n = cols[c];
+            long long lo = n, hi = 0;
+            if (split_begin(n, 0, k) != 0 || split_begin(n, k, k) != n) ok = 0;
+            for (int r = 0; r < k; r++) {
+                const long long w = split_begin(n, r + 1, k) - split_begin(n, r, k);
+                if (w < lo) lo = w;
+                if (w > hi) hi = w;
+            }
+            if (hi - lo > 1 || lo < 0) ok = 0;
+            if (!ok && !bad_n) {
+                bad_n = n;
+                bad_k = k;
+            }
+        }
+    test_expect(ok, "split_begin: K slices cover [0, N) in order and differ by at most one column (N = 1 ... 2^40, K = 1 ... 16)",
+                "wrong at N = %lld, K = %d", bad_n, bad_k);
+}
+
+/* Runs the split softmax of x (rows x cols, host) over `nranks` ranks on
+ * device 0 and gathers y (host). Each rank's y starts as NaN: a column no
+ * rank writes fails the check. */
+static void run_split(const float *x, float *y, long long rows, long long cols, int nranks, split_method how)
+{
+    split_rank ranks[SPLIT_MAX_RANKS];
+    float *dx[SPLIT_MAX_RANKS], *dy[SPLIT_MAX_RANKS];
+    split_comm *comm = split_comm_local(nranks);
+    for (int k = 0; k < nranks; k++) {
+        const long long c0 = split_begin(cols, k, nranks), n = split_begin(cols, k + 1, nranks) - c0;
+        const size_t bytes = (size_t)(rows * n) * sizeof(float);
+        float *h = (float *)malloc(bytes ? bytes : 1);
+        for (long long r = 0; r < rows; r++) memcpy(h + r * n, x + r * cols + c0, (size_t)n * sizeof(float));
+        CUDA_CHECK(cudaMalloc(&dx[k], bytes ? bytes : 16));
+        CUDA_CHECK(cudaMalloc(&dy[k], bytes ? bytes : 16));
+        CUDA_CHECK(cudaMemcpy(dx[k], h, bytes, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemset(dy[k], 0xFF, bytes));
+        free(h);
+        ranks[k].at.device = 0;
+        ranks[k].at.stream = 0;
+        ranks[k].x = dx[k];
+        ranks[k].y = dy[k];
+        ranks[k].n = n;
+    }
+    softmax_split(ranks, nranks, rows, how, comm);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    for (int k = 0; k < nranks; k++) {
+        const long long c0 = split_begin(cols, k, nranks), n = ranks[k].n;
+        const size_t bytes = (size_t)(rows * n) * sizeof(float);
+        float *h = (float *)malloc(bytes ? bytes : 1);
+        CUDA_CHECK(cudaMemcpy(h, dy[k], bytes, cudaMemcpyDeviceToHost));
+        for (long long r = 0; r < rows; r++) memcpy(y + r * cols + c0, h + r * n, (size_t)n * sizeof(float));
+        free(h);
+        CUDA_CHECK(cudaFree(dx[k]));
+        CUDA_CHECK(cudaFree(dy[k]));
+    }
+    comm->destroy(comm);
+}
+
+static void check_shape(long long rows, long long cols, int nranks, split_method how, input_kind kind)
+{
+    char name[256], desc[512];
+    snprintf(name, sizeof name, "softmax_split over %d rank(s), %s, at %lld x %lld (%s input): every element is the float64 softmax of its whole row",
+             nranks, METHOD_NAMES[how], rows, cols, input_kind_name(kind));
+    const size_t bytes = (size_t)(rows * cols) * sizeof(float);
+    float *x = (float *)malloc(bytes), *y = (float *)malloc(bytes);
+    inputs_fill(x, rows, cols, kind, 1100 + (unsigned long long)cols);
+    run_split(x, y, rows, cols, nranks, how);
+    verify_report r;
+    const int ok = verify_softmax(x, y, rows, cols, ref_row_softmax, NULL, verify_rtol(cols), &r);
+    verify_describe(&r, desc, sizeof desc);
+    test_expect(ok, name, "%s", desc);
+    free(x);
+    free(y);
+}
+
+/* Special rows: -inf entries (whole slices of them), an all -inf row (NaN,
+ * as PyTorch), a NaN, +inf, values near the float range. */
+static void check_special(int nranks, split_method how)
+{
+    const long long rows = 6, cols = 1001;
+    float *x = (float *)malloc(rows * cols * sizeof(float)), *y = (float *)malloc(rows * cols * sizeof(float));
+    inputs_fill(x, rows, cols, INPUT_NORMAL, 1111);
+    for (long long j = 0; j < cols / 2; j++) x[0 * cols + j] = -INFINITY;   /* the first slices all -inf */
+    for (long long j = 0; j < cols; j++) x[1 * cols + j] = -INFINITY;       /* all -inf                  */
+    x[2 * cols + cols - 1] = NAN;                                           /* a NaN in the last slice   */
+    x[3 * cols + 7] = INFINITY;                                             /* +inf                      */
+    for (long long j = 0; j < cols; j += 3) x[4 * cols + j] = 3e38f;        /* near the top of the range */
+    for (long long j = 0; j < cols; j++) x[5 * cols + j] = -3e38f + (float)j; /* very negative, one max  */
+    run_split(x, y, rows, cols, nranks, how);
+    char name[256], desc[512];
+    snprintf(name, sizeof name, "softmax_split over %d ranks, %s, on -inf slices, an all -inf row (NaN), NaN, +inf and +-3e38: as the reference",
+             nranks, METHOD_NAMES[how]);
+    verify_report r;
+    const int ok = verify_softmax(x, y, rows, cols, ref_row_softmax, NULL, verify_rtol(cols), &r);
+    verify_describe(&r, desc, sizeof desc);
+    test_expect(ok, name, "%s", desc);
+    free(x);
+    free(y);
+}
+
+/* The two ways give the same function; the all-gather's (M, D) is merged
+ * in the same order on every rank, so equal slices give equal bits. */
+static void check_agreement(void)
+{
+    const long long rows = 5, cols = 4 * 3000;
+    float *x = (float *)malloc(rows * cols * sizeof(float));
+    float *ya = (float *)malloc(rows * cols * sizeof(float)), *yb = (float *)malloc(rows * cols * sizeof(float));
+    const long long n = cols / 4;
+    inputs_fill(x, rows, n, INPUT_NORMAL, 1112);
+    for (long long r = rows - 1; r >= 0; r--) /* every rank's slice of row r: the same n values */
+        for (int k = 3; k >= 0; k--) memmove(x + r * cols + k * n, x + r * n, (size_t)n * sizeof(float));
+    run_split(x, ya, rows, cols, 4, SPLIT_ALL_GATHER);
+    run_split(x, yb, rows, cols, 4, SPLIT_ALL_REDUCE);
+    int same_bits = 1;
+    double worst = 0.0;
+    for (long long r = 0; r < rows; r++)
+        for (long long j = 0; j < n; j++)
+            for (int k = 1; k < 4; k++) {
+                if (memcmp(&ya[r * cols + j], &ya[r * cols + k * n + j], sizeof(float)) != 0) same_bits = 0;
+            }
+    for (long long i = 0; i < rows * cols; i++) {
+        const double e = fabs((double)ya[i] - yb[i]) / fabs((double)ya[i]);
+        if (!(e <= worst)) worst = isnan(e) ? INFINITY : e; /* a NaN sticks */
+    }
+    test_expect(same_bits, "all-gather: 4 ranks holding equal slices write the same bits (every rank merges the 4 pairs in rank order)",
+                "the ranks' outputs differ");
+    test_expect(worst <= 2 * verify_rtol(cols), "the all-reduce and the all-gather agree to within twice the tolerance on every element",
+                "largest relative difference %.3g", worst);
+    free(x);
+    free(ya);
+    free(yb);
+}
+
+int main(void)
+{
+    int count = 0;
+    const int have_gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+    cudaGetLastError();
+    check_slices();
+    if (!have_gpu) {
+        test_skip("softmax_split on the device", "no GPU");
+        return test_exit_status();
+    }
+    const struct {
+        long long rows, cols;
+    } SHAPES[] = {{1, 1}, {3, 3}, {5, 7}, {64, 1000}, {33, 4099}, {2, 300003}, {1, 262144}, {300, 33}, {4096, 64}};
+    const int RANKS[] = {1, 2, 3, 4, 7};
+    for (int s = 0; s < 9; s++)
+        for (int k = 0; k < 5; k++)
+            for (int how = 0; how < 2; how++) {
+                if (SHAPES[s].rows * SHAPES[s].cols > 100000 && RANKS[k] != 2 && RANKS[k] != 3) continue;
+                check_shape(SHAPES[s].rows, SHAPES[s].cols, RANKS[k], (split_method)how, INPUT_NORMAL);
+            }
+    for (int how = 0; how < 2; how++) {
+        check_shape(17, 2049, 2, (split_method)how, INPUT_LARGE);
+        check_special(2, (split_method)how);
+        check_special(3, (split_method)how);
+    }
+    check_agreement();
+    split_release();
+    return test_exit_status();
+}
