@@ -118,7 +118,7 @@ $(BUILD)/%.o: %.cu
 # $(1) = folder (01_naive), $(2) = number (1)
 define LESSON_RULES
 $(BUILD)/lesson$(2): $(BUILD)/lessons/$(1)/main.o $(call KERNEL_OBJ,$(1)) $(COMMON_OBJS)
-	$(NVCC) $(ARCH) -o $$@ $$^ $(LDLIBS)
+	$(NVCC) $(ARCH) -o $$@ $$^ $$(LDLIBS)
 lesson$(2): $(if $(filter 1,$(EMU)),$(EMU_DIR),$(BUILD))/lesson$(2)
 	$$< $$(ARGS)
 # The learner's file and the tested solution share one checker.
