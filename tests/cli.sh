@@ -10,7 +10,9 @@
 # --dtype with exit status 2. Lesson 10 also takes --ignore-index,
 # --reduction mean|sum, --target and --long-rows: a bad value, or a target out of range
 # for the shape, gets exit status 2 and one line; its four kernels pass
-# their checks with every row ignored and on the split path.
+# their checks with every row ignored and on the split path. Lesson 11
+# takes --gpus, --method and --comm the same way, and checks K ranks on one
+# device through its in-process stand-in (--comm local).
 # Usage: tests/cli.sh BUILD_DIR N...   (the lesson numbers)
 set -u
 build=$1
@@ -212,6 +214,25 @@ for n in "${@:2}"; do
                 EMU_QUIET=1 "$runner" $args --iters 20 --warmup 1 >"$tmp/out" 2>&1
                 status=$?
                 if [ $status -eq 0 ] && [ "$(grep -c 'check *PASS' "$tmp/out")" -eq 4 ]; then pass "$name"
+                else fail "$name" "status $status: $(grep -a 'check' "$tmp/out" | tr '\n' ' ')"; fi
+            done
+        fi
+    fi
+    # Lesson 11: its own flags, and K ranks on one device through the stand-in.
+    if [ "$n" = 11 ]; then
+        expect_usage_error "$L --gpus 0"                        "$prog" --gpus 0
+        expect_usage_error "$L --gpus 17"                       "$prog" --gpus 17
+        expect_usage_error "$L --method ring"                   "$prog" --method ring
+        expect_usage_error "$L --comm mpi"                      "$prog" --comm mpi
+        expect_usage_error "$L --gpus without a value"          "$prog" --gpus
+        if [ -x "$runner" ]; then
+            expect_usage_error "$L more --gpus than GPUs over NCCL" env EMU_QUIET=1 "$runner" --comm nccl --gpus 16 --rows 2 --cols 10
+            for args in "--comm local --gpus 3 --rows 5 --cols 1001" "--comm local --gpus 4 --rows 3 --cols 3 --method all-reduce" \
+                        "--comm local --gpus 2 --rows 2 --cols 70001 --method all-gather"; do
+                name="lesson11 $args: the gathered output passes its check"
+                EMU_QUIET=1 "$runner" $args --iters 20 --warmup 1 >"$tmp/out" 2>&1
+                status=$?
+                if [ $status -eq 0 ] && grep -q 'check *PASS' "$tmp/out"; then pass "$name"
                 else fail "$name" "status $status: $(grep -a 'check' "$tmp/out" | tr '\n' ' ')"; fi
             done
         fi
