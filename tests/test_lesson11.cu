@@ -13,6 +13,9 @@
  *   - The two ways agree with each other, and the all-gather gives every
  *     rank the same (M, D): a row whose slices are equal gives the same
  *     bits on every rank.
+ *   - The cross-entropy over a split vocabulary: lesson 10's loss of every
+ *     row, on every rank, with ignored rows, targets out of range, a
+ *     target at -inf and an all -inf row.
  * The NCCL path runs in lesson 11's program (tests/cli.sh on a GPU). */
 #include <math.h>
 #include <stdio.h>
@@ -168,6 +171,81 @@ static void check_agreement(void)
     free(yb);
 }
 
+/* The loss over a split vocabulary: every row's, on every rank, against
+ * lesson 10's float64 definition. Targets drawn per row, with ignored rows,
+ * targets out of range (NaN), a target at -inf (+inf), an all -inf row
+ * (NaN), and targets in every rank's slice. */
+static void check_loss(long long rows, long long cols, int nranks, split_method how)
+{
+    const int IGNORE = -100;
+    float *x = (float *)malloc((size_t)(rows * cols) * sizeof(float));
+    int *t = (int *)malloc((size_t)rows * sizeof(int));
+    float *got = (float *)malloc((size_t)rows * sizeof(float));
+    inputs_fill(x, rows, cols, INPUT_NORMAL, 1200 + (unsigned long long)cols);
+    for (long long r = 0; r < rows; r++) t[r] = (int)((r * 7919 + 13) % cols);
+    if (rows > 4) {
+        t[1] = IGNORE;
+        t[2] = (int)cols;                       /* out of range: NaN */
+        x[3 * cols + t[3]] = -INFINITY;         /* the target's logit at -inf: +inf */
+        for (long long j = 0; j < cols; j++) x[4 * cols + j] = -INFINITY; /* all -inf: NaN */
+    }
+    split_rank ranks[SPLIT_MAX_RANKS];
+    float *dx[SPLIT_MAX_RANKS], *dl[SPLIT_MAX_RANKS];
+    int *dt[SPLIT_MAX_RANKS];
+    split_comm *comm = split_comm_local(nranks);
+    for (int k = 0; k < nranks; k++) {
+        const long long c0 = split_begin(cols, k, nranks), n = split_begin(cols, k + 1, nranks) - c0;
+        const size_t bytes = (size_t)(rows * n) * sizeof(float);
+        float *h = (float *)malloc(bytes ? bytes : 1);
+        for (long long r = 0; r < rows; r++) memcpy(h + r * n, x + r * cols + c0, (size_t)n * sizeof(float));
+        CUDA_CHECK(cudaMalloc(&dx[k], bytes ? bytes : 16));
+        CUDA_CHECK(cudaMemcpy(dx[k], h, bytes, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMalloc(&dt[k], (size_t)rows * sizeof(int)));
+        CUDA_CHECK(cudaMemcpy(dt[k], t, (size_t)rows * sizeof(int), cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMalloc(&dl[k], (size_t)rows * sizeof(float)));
+        CUDA_CHECK(cudaMemset(dl[k], 0xFF, (size_t)rows * sizeof(float)));
+        free(h);
+        ranks[k].at.device = 0;
+        ranks[k].at.stream = 0;
+        ranks[k].x = dx[k];
+        ranks[k].y = NULL;
+        ranks[k].n = n;
+    }
+    cross_entropy_split(ranks, nranks, rows, cols, dt, IGNORE, dl, how, comm);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const double R = verify_rtol(cols);
+    long long bad = 0, first = -1;
+    double first_got = 0, first_want = 0;
+    for (int k = 0; k < nranks; k++) {
+        CUDA_CHECK(cudaMemcpy(got, dl[k], (size_t)rows * sizeof(float), cudaMemcpyDeviceToHost));
+        for (long long r = 0; r < rows; r++) {
+            const double want = ref_cross_entropy_row(x + r * cols, cols, t[r], IGNORE);
+            const int ok = isnan(want) ? isnan(got[r])
+                           : isinf(want) ? got[r] == (float)want
+                                         : fabs(got[r] - want) <= R * (1.0 + fabs(want));
+            if (!ok) {
+                if (first < 0) {
+                    first = r;
+                    first_got = got[r];
+                    first_want = want;
+                }
+                bad++;
+            }
+        }
+        CUDA_CHECK(cudaFree(dx[k]));
+        CUDA_CHECK(cudaFree(dt[k]));
+        CUDA_CHECK(cudaFree(dl[k]));
+    }
+    comm->destroy(comm);
+    char name[256];
+    snprintf(name, sizeof name, "cross_entropy_split over %d rank(s), %s, at %lld x %lld: every row's loss on every rank is lesson 10's float64 loss (ignored rows 0, a target out of range NaN, at -inf +inf)",
+             nranks, METHOD_NAMES[how], rows, cols);
+    test_expect(bad == 0, name, "%lld wrong, first row %lld: %.9g, want %.9g", bad, first, first_got, first_want);
+    free(x);
+    free(t);
+    free(got);
+}
+
 int main(void)
 {
     int count = 0;
@@ -194,6 +272,12 @@ int main(void)
         check_special(3, (split_method)how);
     }
     check_agreement();
+    for (int how = 0; how < 2; how++)
+        for (int k = 1; k <= 3; k++) {
+            check_loss(64, 1000, k, (split_method)how);
+            check_loss(5, 7, k, (split_method)how);
+        }
+    check_loss(3, 70001, 2, SPLIT_ALL_GATHER);
     split_release();
     return test_exit_status();
 }

@@ -114,11 +114,28 @@ __global__ void split_rescale_kernel(const float2 *__restrict__ mine, const floa
     }
 }
 
-/* 4. Block (p, r) writes piece p of row r: y = exp(x - M) / D. The row's
- * (M, D): from the two all-reduced arrays (m, d), or (all-gather, m
- * NULL) merged from the K pairs in `all` (rank k's at all[k * rows + r]),
- * in rank order, by every thread. An all -inf row: M = -inf, D = 0, and
- * exp(-inf - 0) x (1 / 0) = NaN, as PyTorch. */
+/* Row r's (M, D): from the two all-reduced arrays (m, d), or (all-gather,
+ * m NULL) merged from the K pairs in `all` (rank k's at all[k * rows +
+ * r]) in rank order. */
+__device__ __forceinline__ online_md split_row_state(long long r, long long rows, const float *m, const float *d,
+                                                     const float2 *all, int nranks)
+{
+    if (m) {
+        const online_md R = {m[r], d[r]};
+        return R;
+    }
+    online_md R = online_md_identity();
+    for (int k = 0; k < nranks; k++) {
+        const float2 p = all[k * rows + r];
+        const online_md o = {p.x, p.y};
+        R = online_md_merge(R, o);
+    }
+    return R;
+}
+
+/* 4. Block (p, r) writes piece p of row r: y = exp(x - M) / D, every
+ * thread taking the row's (M, D) itself (split_row_state). An all -inf
+ * row: M = -inf, D = 0, and exp(-inf - 0) x (1 / 0) = NaN, as PyTorch. */
 template <int VEC>
 __global__ void __launch_bounds__(SPLIT_BLOCK)
 split_write_kernel(const float *__restrict__ x, float *__restrict__ y, long long rows, long long n, long long seg,
@@ -129,18 +146,7 @@ split_write_kernel(const float *__restrict__ x, float *__restrict__ y, long long
     const long long len = n - begin < seg ? n - begin : seg;
     const long long nvec = len / VEC;
     for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
-        online_md R;
-        if (m) {
-            R.m = m[r];
-            R.d = d[r];
-        } else {
-            R = online_md_identity();
-            for (int k = 0; k < nranks; k++) {
-                const float2 p = all[k * rows + r];
-                const online_md o = {p.x, p.y};
-                R = online_md_merge(R, o);
-            }
-        }
+        const online_md R = split_row_state(r, rows, m, d, all, nranks);
         const float shift = online_md_shift(R.m), inv = 1.0f / R.d;
         const float *xs = x + r * n + begin;
         float *ys = y + r * n + begin;
@@ -151,6 +157,30 @@ split_write_kernel(const float *__restrict__ x, float *__restrict__ y, long long
             for (int j = 0; j < VEC; j++) v[j] = expf(v[j] - shift) * inv;
             store_vec<VEC>(ys + k * VEC, v);
         }
+    }
+}
+
+/* 4'. The cross-entropy of each row over the split vocabulary, lesson 10's
+ * (M - x[t]) + log D: only the rank whose slice holds column t writes it,
+ * the others 0, and an all-reduce sum gives every rank the loss (one term
+ * and zeros: exact). An ignored row is 0 on every rank; a target out of
+ * range NaN on every rank. */
+__global__ void split_loss_kernel(const float *__restrict__ x, long long rows, long long n, long long c0, long long cols,
+                                  const int *__restrict__ targets, int ignore_index, const float *__restrict__ m,
+                                  const float *__restrict__ d, const float2 *__restrict__ all, int nranks,
+                                  float *__restrict__ losses)
+{
+    for (long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x; r < rows;
+         r += (long long)gridDim.x * blockDim.x) {
+        const long long t = targets[r];
+        float l = 0.0f;
+        if (t == ignore_index) l = 0.0f;
+        else if (t < 0 || t >= cols) l = __int_as_float(0x7fc00000);
+        else if (t >= c0 && t < c0 + n) {
+            const online_md R = split_row_state(r, rows, m, d, all, nranks);
+            l = (R.m - x[r * n + (t - c0)]) + logf(R.d);
+        }
+        losses[r] = l;
     }
 }
 
@@ -220,22 +250,47 @@ static void split_plan(long long rows, long long n, long long *pieces, long long
     *pieces = n > 0 ? (n + g - 1) / g : 1;
 }
 
+/* float4 accesses: the slice's rows start on 16 bytes. */
+static bool split_vec(const split_rank *q)
+{
+    return q->n % 4 == 0 && (size_t)q->x % 16 == 0 && (size_t)q->y % 16 == 0;
+}
+
+/* The events that time the collectives, on the device of rank 0. */
+static void split_events(int device)
+{
+    if (g_events_device != device) {
+        if (g_events_device >= 0) {
+            CUDA_CHECK(cudaSetDevice(g_events_device));
+            CUDA_CHECK(cudaEventDestroy(g_comm_start));
+            CUDA_CHECK(cudaEventDestroy(g_comm_end));
+        }
+        CUDA_CHECK(cudaSetDevice(device));
+        CUDA_CHECK(cudaEventCreate(&g_comm_start));
+        CUDA_CHECK(cudaEventCreate(&g_comm_end));
+        g_events_device = device;
+    }
+    CUDA_CHECK(cudaSetDevice(device));
+}
+
 static unsigned grid_1d(long long rows)
 {
     const long long b = rows < 65536 * 16 ? rows : 65536 * 16;
     return (unsigned)(b < 1 ? 1 : b);
 }
 
-void softmax_split(const split_rank *ranks, int nranks, long long rows, split_method how, split_comm *comm)
+/* Steps 1 to 3 on every rank: after it, rank k's (M, D) per row is in
+ * (g_work[k].m, g_work[k].d) (all-reduce) or merged from g_work[k].all
+ * (all-gather). pieces/seg: each rank's plan, for the write. */
+static void split_combine(const split_rank *ranks, int nranks, long long rows, split_method how, split_comm *comm,
+                          long long *pieces, long long *seg)
 {
     if (nranks < 1 || nranks > SPLIT_MAX_RANKS || !comm || comm->ranks != nranks) {
         fprintf(stderr, "softmax_split: %d ranks for a communicator of %d (1 ... %d)\n", nranks,
                 comm ? comm->ranks : 0, SPLIT_MAX_RANKS);
         exit(2);
     }
-    if (rows <= 0) return;
     split_place at[SPLIT_MAX_RANKS];
-    long long pieces[SPLIT_MAX_RANKS], seg[SPLIT_MAX_RANKS];
     float *m[SPLIT_MAX_RANKS], *d[SPLIT_MAX_RANKS], *send[SPLIT_MAX_RANKS], *recv[SPLIT_MAX_RANKS];
     if (g_nwork < nranks) g_nwork = nranks;
     /* 1 and 2 on every rank */
@@ -261,9 +316,8 @@ void softmax_split(const split_rank *ranks, int nranks, long long rows, split_me
             CUDA_CHECK(cudaMalloc(&w->d, w->rows_n * sizeof(float)));
         }
         w->all = (float2 *)grow(w->all, &w->all_n, (size_t)(rows * nranks), sizeof(float2));
-        const bool vec = q->n % 4 == 0 && (size_t)q->x % 16 == 0 && (size_t)q->y % 16 == 0;
         const dim3 grid((unsigned)pieces[k], (unsigned)(rows < SPLIT_MAX_GRID_Y ? rows : SPLIT_MAX_GRID_Y));
-        if (vec) split_piece_kernel<4><<<grid, SPLIT_BLOCK, 0, q->at.stream>>>(q->x, rows, q->n, pieces[k], seg[k], w->state);
+        if (split_vec(q)) split_piece_kernel<4><<<grid, SPLIT_BLOCK, 0, q->at.stream>>>(q->x, rows, q->n, pieces[k], seg[k], w->state);
         else split_piece_kernel<1><<<grid, SPLIT_BLOCK, 0, q->at.stream>>>(q->x, rows, q->n, pieces[k], seg[k], w->state);
         CUDA_CHECK_LAUNCH();
         split_rank_kernel<<<grid_1d(rows), SPLIT_BLOCK, 0, q->at.stream>>>(w->state, rows, pieces[k], w->mine,
@@ -275,18 +329,7 @@ void softmax_split(const split_rank *ranks, int nranks, long long rows, split_me
         recv[k] = (float *)w->all;
     }
     /* 3: the collectives, timed on rank 0's stream */
-    if (g_events_device != at[0].device) {
-        if (g_events_device >= 0) {
-            CUDA_CHECK(cudaSetDevice(g_events_device));
-            CUDA_CHECK(cudaEventDestroy(g_comm_start));
-            CUDA_CHECK(cudaEventDestroy(g_comm_end));
-        }
-        CUDA_CHECK(cudaSetDevice(at[0].device));
-        CUDA_CHECK(cudaEventCreate(&g_comm_start));
-        CUDA_CHECK(cudaEventCreate(&g_comm_end));
-        g_events_device = at[0].device;
-    }
-    CUDA_CHECK(cudaSetDevice(at[0].device));
+    split_events(at[0].device);
     CUDA_CHECK(cudaEventRecord(g_comm_start, at[0].stream));
     if (how == SPLIT_ALL_REDUCE) {
         comm->all_reduce(comm, m, rows, SPLIT_MAX, at);
@@ -301,21 +344,49 @@ void softmax_split(const split_rank *ranks, int nranks, long long rows, split_me
     }
     CUDA_CHECK(cudaSetDevice(at[0].device));
     CUDA_CHECK(cudaEventRecord(g_comm_end, at[0].stream));
+}
+
+void softmax_split(const split_rank *ranks, int nranks, long long rows, split_method how, split_comm *comm)
+{
+    if (rows <= 0) return;
+    long long pieces[SPLIT_MAX_RANKS], seg[SPLIT_MAX_RANKS];
+    split_combine(ranks, nranks, rows, how, comm, pieces, seg);
     /* 4 on every rank */
     for (int k = 0; k < nranks; k++) {
         const split_rank *q = &ranks[k];
+        const split_work *w = &g_work[k];
         CUDA_CHECK(cudaSetDevice(q->at.device));
-        const bool vec = q->n % 4 == 0 && (size_t)q->x % 16 == 0 && (size_t)q->y % 16 == 0;
         const dim3 grid((unsigned)pieces[k], (unsigned)(rows < SPLIT_MAX_GRID_Y ? rows : SPLIT_MAX_GRID_Y));
-        const float *mm = how == SPLIT_ALL_REDUCE ? m[k] : NULL;
-        if (vec)
-            split_write_kernel<4><<<grid, SPLIT_BLOCK, 0, q->at.stream>>>(q->x, q->y, rows, q->n, seg[k], mm, d[k],
-                                                                          g_work[k].all, nranks);
+        const float *mm = how == SPLIT_ALL_REDUCE ? w->m : NULL;
+        if (split_vec(q))
+            split_write_kernel<4><<<grid, SPLIT_BLOCK, 0, q->at.stream>>>(q->x, q->y, rows, q->n, seg[k], mm, w->d,
+                                                                          w->all, nranks);
         else
-            split_write_kernel<1><<<grid, SPLIT_BLOCK, 0, q->at.stream>>>(q->x, q->y, rows, q->n, seg[k], mm, d[k],
-                                                                          g_work[k].all, nranks);
+            split_write_kernel<1><<<grid, SPLIT_BLOCK, 0, q->at.stream>>>(q->x, q->y, rows, q->n, seg[k], mm, w->d,
+                                                                          w->all, nranks);
         CUDA_CHECK_LAUNCH();
     }
+}
+
+void cross_entropy_split(const split_rank *ranks, int nranks, long long rows, long long cols,
+                         const int *const *targets, int ignore_index, float *const *losses, split_method how,
+                         split_comm *comm)
+{
+    if (rows <= 0) return;
+    long long pieces[SPLIT_MAX_RANKS], seg[SPLIT_MAX_RANKS];
+    split_place at[SPLIT_MAX_RANKS];
+    split_combine(ranks, nranks, rows, how, comm, pieces, seg);
+    for (int k = 0; k < nranks; k++) {
+        const split_rank *q = &ranks[k];
+        const split_work *w = &g_work[k];
+        at[k] = q->at;
+        CUDA_CHECK(cudaSetDevice(q->at.device));
+        split_loss_kernel<<<grid_1d((rows + 255) / 256), 256, 0, q->at.stream>>>(
+            q->x, rows, q->n, split_begin(cols, k, nranks), cols, targets[k], ignore_index,
+            how == SPLIT_ALL_REDUCE ? w->m : NULL, w->d, w->all, nranks, losses[k]);
+        CUDA_CHECK_LAUNCH();
+    }
+    comm->all_reduce(comm, losses, rows, SPLIT_SUM, at);
 }
 
 float split_last_comm_ms(void)

@@ -40,6 +40,15 @@ typedef struct {
  * buffers are allocated on first use and kept; split_release frees them. */
 void softmax_split(const split_rank *ranks, int nranks, long long rows, split_method how, split_comm *comm);
 
+/* The cross-entropy loss of each row over the split vocabulary (lesson
+ * 10's): losses[r] = (M - x[t]) + log D for t = targets[r], a column of the
+ * whole row; 0 when t == ignore_index, NaN when t is outside [0, cols).
+ * targets[k] and losses[k]: `rows` ints and floats on rank k's device;
+ * every rank gets every row's loss. y is not written (split_rank.y unused). */
+void cross_entropy_split(const split_rank *ranks, int nranks, long long rows, long long cols,
+                         const int *const *targets, int ignore_index, float *const *losses, split_method how,
+                         split_comm *comm);
+
 /* Time spent in the collectives of the last softmax_split call, in ms, as
  * CUDA events on rank 0's stream measured it (call after synchronising). */
 float split_last_comm_ms(void);
