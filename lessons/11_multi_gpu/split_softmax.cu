@@ -82,19 +82,23 @@ split_piece_kernel(const float *__restrict__ x, long long rows, long long n, lon
     }
 }
 
-/* 2. Block r merges row r's piece states, in piece order, into mine[r]
- * (m_k, d_k), and (all-reduce) copies m_k into m[r] for the first
- * collective. */
+/* 2. A warp per row merges the row's piece states (lane l takes pieces l,
+ * l + 32, ..., then the warp's butterfly) into mine[r] = (m_k, d_k), and
+ * (all-reduce) copies m_k into m[r] for the first collective. A slice has
+ * few pieces: a warp, not a block, per row. */
 __global__ void __launch_bounds__(SPLIT_BLOCK)
 split_rank_kernel(const online_md *__restrict__ state, long long rows, long long pieces, float2 *__restrict__ mine,
                   float *__restrict__ m)
 {
-    __shared__ float red_m[32], red_d[32];
-    for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
+    constexpr int WARPS = SPLIT_BLOCK / 32;
+    const int lane = threadIdx.x % 32;
+    for (long long r0 = (long long)blockIdx.x * WARPS; r0 < rows; r0 += (long long)gridDim.x * WARPS) {
+        const long long r = r0 + threadIdx.x / 32;
         online_md s = online_md_identity();
-        for (long long p = threadIdx.x; p < pieces; p += SPLIT_BLOCK) s = online_md_merge(s, state[r * pieces + p]);
-        s = online_md_row_merge<SPLIT_BLOCK>(s, red_m, red_d);
-        if (threadIdx.x == 0) {
+        if (r < rows)
+            for (long long p = lane; p < pieces; p += 32) s = online_md_merge(s, state[r * pieces + p]);
+        s = online_md_row_merge<32>(s, NULL, NULL); /* every lane of the warp, live row or not */
+        if (r < rows && lane == 0) {
             mine[r] = make_float2(s.m, s.d);
             if (m) m[r] = s.m;
         }
@@ -320,7 +324,7 @@ static void split_combine(const split_rank *ranks, int nranks, long long rows, s
         if (split_vec(q)) split_piece_kernel<4><<<grid, SPLIT_BLOCK, 0, q->at.stream>>>(q->x, rows, q->n, pieces[k], seg[k], w->state);
         else split_piece_kernel<1><<<grid, SPLIT_BLOCK, 0, q->at.stream>>>(q->x, rows, q->n, pieces[k], seg[k], w->state);
         CUDA_CHECK_LAUNCH();
-        split_rank_kernel<<<grid_1d(rows), SPLIT_BLOCK, 0, q->at.stream>>>(w->state, rows, pieces[k], w->mine,
+        split_rank_kernel<<<grid_1d((rows + SPLIT_BLOCK / 32 - 1) / (SPLIT_BLOCK / 32)), SPLIT_BLOCK, 0, q->at.stream>>>(w->state, rows, pieces[k], w->mine,
                                                                           how == SPLIT_ALL_REDUCE ? w->m : NULL);
         CUDA_CHECK_LAUNCH();
         m[k] = w->m;
