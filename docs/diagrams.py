@@ -771,8 +771,41 @@ def lesson10(out):
     return save(fig, out, "idea-lesson10.png")
 
 
+def lesson11(out):
+    """split_softmax.cu: a row split over two GPUs; each summarises its slice by (m, d),
+    the pairs are combined by a collective, each writes its slice of exp(x - M) / D."""
+    row = [1.0, 3.0, 2.0, 0.0, 5.0, 4.0, 1.0, 2.0]
+    sl = [row[:4], row[4:]]
+    stt = [md_of(v) for v in sl]
+    M, D = md_merge(stt[0], stt[1])
+    fig, ax = canvas(7.5, 5.2, (0, 10), (0, 7.4))
+    for k in range(2):
+        x0 = 0.4 + k * 5.0
+        box(ax, x0, 0.3, 4.4, 6.4, fc="#f4f4f4", ec=st.INK, lw=0.6)
+        ax.text(x0 + 2.2, 6.45, f"GPU {k}: columns {4 * k} ... {4 * k + 3}", ha="center", fontsize=8)
+        for j, v in enumerate(sl[k]):
+            box(ax, x0 + 0.3 + j * 0.95, 5.5, 0.85, 0.55, fc=st.DRAM, text=f"{v:g}", fs=7.5)
+        arrow(ax, (x0 + 2.2, 5.5), (x0 + 2.2, 4.95), ms=7)
+        box(ax, x0 + 0.9, 4.15, 2.6, 0.8, fc=st.REG, text=f"m{k} = {stt[k][0]:g}\nd{k} = {stt[k][1]:.3f}", fs=7.5)
+        arrow(ax, (x0 + 2.2, 4.15), (x0 + 2.2, 3.45), ms=7)
+        box(ax, x0 + 0.5, 2.55, 3.4, 0.9, fc=st.SHARED, text=f"M = {M:g}\nD = {D:.4f}", fs=7.5)
+        arrow(ax, (x0 + 2.2, 2.55), (x0 + 2.2, 1.95), ms=7)
+        for j, v in enumerate(sl[k]):
+            box(ax, x0 + 0.3 + j * 0.95, 1.3, 0.85, 0.55, fc=st.DRAM, text=f"{math.exp(v - M) / D:.3f}", fs=6.5)
+        ax.text(x0 + 2.2, 0.75, "y = exp(x - M) / D", ha="center", fontsize=7)
+    ax.annotate("", xy=(5.4, 3.0), xytext=(4.4, 4.5), arrowprops=dict(arrowstyle="-|>", color=st.WARN, lw=1.0))
+    ax.annotate("", xy=(4.4, 3.0), xytext=(5.4, 4.5), arrowprops=dict(arrowstyle="-|>", color=st.WARN, lw=1.0))
+    ax.text(5.0, 3.75, "NCCL", ha="center", va="center", fontsize=7, color=st.WARN,
+            bbox=dict(boxstyle="round", fc="white", ec=st.WARN, lw=0.6))
+    ax.text(5.0, 7.15, "all-gather the pairs and merge them in rank order (one collective), or\n"
+            "all-reduce the max, then all-reduce d_k exp(m_k - M) (two collectives)", ha="center", va="center",
+            fontsize=7.5)
+    ax.set_title("Lesson 11: a row split over GPUs, joined by its (m, d)", fontsize=10, y=1.04)
+    return save(fig, out, "idea-lesson11.png")
+
+
 FIGURES = [lesson1, lesson2, lesson3, lesson4, lesson5, lesson6, lesson7, lesson8, lesson8_cluster, lesson8_grid,
-           lesson9, lesson10]
+           lesson9, lesson10, lesson11]
 
 
 def main():

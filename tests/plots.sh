@@ -79,7 +79,7 @@ else echo "PASS $name"; fi
 
 log=$("$py" docs/diagrams.py --out "$out" 2>&1)
 files=()
-for f in 1 2 3 4 5 6 7 8 8-cluster 8-grid 9; do files+=("$out/idea-lesson$f.png"); done
+for f in 1 2 3 4 5 6 7 8 8-cluster 8-grid 9 10 11; do files+=("$out/idea-lesson$f.png"); done
 check "plots: docs/diagrams.py draws the idea picture of every lesson" "$log" "${files[@]}"
 
 bad="$build/plots-test-bad.csv"
