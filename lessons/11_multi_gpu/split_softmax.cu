@@ -21,10 +21,10 @@
  * row, across blocks or across GPUs, gives the same (M, D) up to
  * rounding; the all-gather merges the K pairs in rank order on every
  * rank, so every rank computes the same bits. */
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "split_softmax.h"
 #include "../06_online/online_md.cuh" /* lesson 6's (m, d) state, merge, push and row merge */
@@ -197,7 +197,7 @@ typedef struct {
     float2 *mine;      /* rows: (m_k, d_k)       */
     float *m, *d;      /* rows each (all-reduce) */
     float2 *all;       /* K x rows (all-gather)  */
-    size_t state_n, rows_n, all_n;
+    size_t state_n, mine_n, m_n, d_n, all_n; /* their capacities */
 } split_work;
 
 static split_work g_work[SPLIT_MAX_RANKS];
@@ -224,8 +224,7 @@ void split_release(void)
         CUDA_CHECK(cudaFree(w->m));
         CUDA_CHECK(cudaFree(w->d));
         CUDA_CHECK(cudaFree(w->all));
-        split_work zero = {0, NULL, NULL, NULL, NULL, NULL, 0, 0, 0};
-        *w = zero;
+        memset(w, 0, sizeof *w);
     }
     g_nwork = 0;
     if (g_events_device >= 0) {
@@ -311,14 +310,9 @@ static void split_combine(const split_rank *ranks, int nranks, long long rows, s
         CUDA_CHECK(cudaSetDevice(q->at.device));
         split_plan(rows, q->n, &pieces[k], &seg[k]);
         w->state = (online_md *)grow(w->state, &w->state_n, (size_t)(rows * pieces[k]), sizeof(online_md));
-        const size_t rn = w->rows_n;
-        w->mine = (float2 *)grow(w->mine, &w->rows_n, (size_t)rows, sizeof(float2));
-        if (w->rows_n != rn || !w->m) { /* the row arrays grow together */
-            if (w->m) CUDA_CHECK(cudaFree(w->m));
-            if (w->d) CUDA_CHECK(cudaFree(w->d));
-            CUDA_CHECK(cudaMalloc(&w->m, w->rows_n * sizeof(float)));
-            CUDA_CHECK(cudaMalloc(&w->d, w->rows_n * sizeof(float)));
-        }
+        w->mine = (float2 *)grow(w->mine, &w->mine_n, (size_t)rows, sizeof(float2));
+        w->m = (float *)grow(w->m, &w->m_n, (size_t)rows, sizeof(float));
+        w->d = (float *)grow(w->d, &w->d_n, (size_t)rows, sizeof(float));
         w->all = (float2 *)grow(w->all, &w->all_n, (size_t)(rows * nranks), sizeof(float2));
         const dim3 grid((unsigned)pieces[k], (unsigned)(rows < SPLIT_MAX_GRID_Y ? rows : SPLIT_MAX_GRID_Y));
         if (split_vec(q)) split_piece_kernel<4><<<grid, SPLIT_BLOCK, 0, q->at.stream>>>(q->x, rows, q->n, pieces[k], seg[k], w->state);
