@@ -360,15 +360,10 @@ static void launch_classifier(T *logits, const int *targets, float *losses, long
                               cudaStream_t stream)
 {
     const unsigned grid = train_grid(rows, BLOCK / TPR);
-    if (sizeof(T) == 2 && fin.loss && grid > CLS_MAX_BLOCKS) { /* 16-bit: capped, looping */
-        classifier_registers_kernel<T, VEC, FPT, TPR, BLOCK><<<CLS_MAX_BLOCKS, BLOCK, 0, stream>>>(
-            logits, targets, losses, rows, (int)cols, ignore_index, fin);
-        CUDA_CHECK_LAUNCH();
-        return;
-    }
-    if (grid <= CLS_MAX_BLOCKS || !fin.loss) {
-        classifier_registers_kernel<T, VEC, FPT, TPR, BLOCK><<<grid, BLOCK, 0, stream>>>(
-            logits, targets, losses, rows, (int)cols, ignore_index, fin);
+    if (grid <= CLS_MAX_BLOCKS || sizeof(T) == 2) { /* finished in the kernel; 16-bit: capped, looping */
+        classifier_registers_kernel<T, VEC, FPT, TPR, BLOCK><<<grid < CLS_MAX_BLOCKS ? grid : CLS_MAX_BLOCKS, BLOCK, 0,
+                                                               stream>>>(logits, targets, losses, rows, (int)cols,
+                                                                         ignore_index, fin);
         CUDA_CHECK_LAUNCH();
         return;
     }
