@@ -44,7 +44,7 @@ static float *loaded_input;
 static void *loaded_typed;
 static dtype loaded_type;
 
-static void init_program(const lesson *l, options *o, int argc, char **argv, int typed)
+static void init_program(const lesson *l, options *o, int argc, char **argv, int typed, int spread)
 {
     char err[512];
     options_defaults(o, l->default_rows, l->default_cols);
@@ -71,27 +71,42 @@ static void init_program(const lesson *l, options *o, int argc, char **argv, int
     require_gpu(who);
 
     /* Refuse shapes the GPU cannot hold before printing anything else
-     * (float32 also for a typed program: it compares with float32). */
+     * (float32 also for a typed program: it compares with float32). A
+     * lesson that spreads its input counts every GPU's free memory. */
     size_t free_b, total_b, bytes = (size_t)o->rows * (size_t)o->cols * sizeof(float);
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    int ngpus = 1;
+    if (spread) CUDA_CHECK(cudaGetDeviceCount(&ngpus));
+    for (int g = 1; g < ngpus; g++) {
+        size_t f, t;
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaMemGetInfo(&f, &t));
+        free_b += f;
+    }
+    CUDA_CHECK(cudaSetDevice(0));
     if (2 * bytes > free_b) {
         char need[32], have[32];
         fmt_bytes(2.0 * bytes, need, sizeof need);
         fmt_bytes((double)free_b, have, sizeof have);
         snprintf(err, sizeof err, "%lld x %lld needs %s of GPU memory (input + output); "
-                 "the GPU has %s free", o->rows, o->cols, need, have);
+                 "the GPU%s %s free", o->rows, o->cols, need, ngpus > 1 ? "s have" : " has", have);
         fail_usage(l, err);
     }
 }
 
 void lesson_init(const lesson *l, options *o, int argc, char **argv)
 {
-    init_program(l, o, argc, argv, 0);
+    init_program(l, o, argc, argv, 0, 0);
 }
 
 void lesson_init_typed(const lesson *l, options *o, int argc, char **argv)
 {
-    init_program(l, o, argc, argv, 1);
+    init_program(l, o, argc, argv, 1, 0);
+}
+
+void lesson_init_spread(const lesson *l, options *o, int argc, char **argv)
+{
+    init_program(l, o, argc, argv, 0, 1);
 }
 
 void require_gpu(const char *who)

@@ -151,6 +151,11 @@ typedef struct {
  * another type ('<f4', '<f2', or '<u2' read as bfloat16 bits, common/npy.h). */
 void lesson_init_typed(const lesson *l, options *o, int argc, char **argv);
 
+/* lesson_init for a program that spreads its input over every visible GPU
+ * (lesson 11): a shape is refused only when all their free memory together
+ * cannot hold it. */
+void lesson_init_spread(const lesson *l, options *o, int argc, char **argv);
+
 /* n floats to storage type t, rounded to nearest even (common/f16.h), and
  * back, exactly. For DTYPE_F32 both are copies. */
 void storage_narrow(const float *x, void *out, size_t n, dtype t);

@@ -45,7 +45,7 @@ fi
 export NCCL_NVLS_ENABLE=0 # NVLink multicast stays off (it can take shared GPUs out of service)
 ngpus=$(nvidia-smi -L | wc -l)
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit=${GIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 for s in $SHAPES; do
     r=${s%x*} c=${s#*x}
