@@ -228,11 +228,16 @@ venv: $(VENV)/ok
 # (docs/diagrams.py, nothing measured). A Python that already imports
 # matplotlib is used as it is (a GPU server without a network, whose matplotlib a venv may not see: it lived outside
 # the system site-packages on the course's H100 machine); otherwise .venv.
+# Lesson 11's tables (lessons/11_multi_gpu/sweep.sh) have columns of their own:
+# they sit in docs/results/multi-gpu/, out of docs/results/*.csv and of
+# `make tables`, and reach plots.py only through --multi-gpu (lesson11-split.png).
+MULTI_GPU_CSVS := $(wildcard docs/results/multi-gpu/*.csv)
+PLOTS_ARGS := $(wildcard docs/results/*.csv) $(if $(MULTI_GPU_CSVS),--multi-gpu $(MULTI_GPU_CSVS)) --out docs/img
 plots:
 	@if $(PYTHON) -c 'import matplotlib' 2>/dev/null; then py=$(PYTHON); \
 	 else $(MAKE) --no-print-directory $(VENV)/ok && py=$(VENV)/bin/python; fi; \
-	 echo "$$py docs/plots.py $(wildcard docs/results/*.csv) --out docs/img"; \
-	 $$py docs/plots.py $(wildcard docs/results/*.csv) --out docs/img && \
+	 echo "$$py docs/plots.py $(PLOTS_ARGS)"; \
+	 $$py docs/plots.py $(PLOTS_ARGS) && \
 	 echo "$$py docs/diagrams.py --out docs/img" && \
 	 $$py docs/diagrams.py --out docs/img
 

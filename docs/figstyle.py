@@ -8,7 +8,7 @@ DPI = 120  # 7.5 in wide figures come out 900 px: readable at 800 px
 LESSON = {
     1: "#d62728", 2: "#ff7f0e", 3: "#bcbd22", 4: "#2ca02c",
     5: "#17becf", 6: "#1f77b4", 7: "#9467bd", 8: "#e377c2",
-    9: "#393b79",
+    9: "#393b79", 11: "#637939",
 }
 COPY = "black"        # the roofline: a device-to-device copy of the same bytes
 CUDNN = "#555555"     # the library, for reference

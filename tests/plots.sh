@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The plot scripts: docs/plots.py turns two small committed CSVs (real H100
 # rows, and real H200 rows at the same shapes) into the measured PNGs of each
-# GPU and the H200-against-H100 comparison, docs/diagrams.py draws the idea pictures. Needs
+# GPU and the H200-against-H100 comparison, and lesson 11's table (real rows
+# from two H200s, given with --multi-gpu) into lesson11-split.png;
+# docs/diagrams.py draws the idea pictures. Needs
 # matplotlib: in the system's python3 or in .venv (`make plots` installs it
 # there); skipped with a reason when neither has it.
 # Usage: tests/plots.sh BUILD_DIR VENV_PYTHON
@@ -37,6 +39,22 @@ for csv in sample_results sample_h200; do
 done
 check "$name, for each of two GPUs" "$log" "${files[@]}"
 check "plots: docs/plots.py draws the second GPU against the first (h200-vs-h100.png)" "$log" "$out/h200-vs-h100.png"
+name="plots: without --multi-gpu, no lesson 11 plot"
+if [ -e "$out/lesson11-split.png" ]; then echo "FAIL $name"; else echo "PASS $name"; fi
+
+# Lesson 11's plot: shapes on 1 and 2 GPUs, one without lesson 8 (empty
+# lesson8_ms), one on 2 GPUs only, measured at two commits.
+log=$("$py" docs/plots.py tests/data/sample_results.csv --multi-gpu tests/data/sample_multi_gpu.csv --out "$out" 2>&1)
+check "plots: docs/plots.py draws lesson 11's split against lesson 8 (--multi-gpu: lesson11-split.png)" \
+    "$log" "$out/lesson11-split.png" "$out/sample_results-sweep.png"
+bad="$build/plots-test-bad-split.csv"
+printf 'gpus,rows,cols,combine,median_ms\n2,1,32768,all-gather,0.05\n' >"$bad"
+if "$py" docs/plots.py tests/data/sample_results.csv --multi-gpu "$bad" --out "$out/bad" >/dev/null 2>&1 \
+   || [ -e "$out/bad" ]; then
+    echo "FAIL plots: a --multi-gpu CSV without the needed columns is rejected, before any file is written"
+else
+    echo "PASS plots: a --multi-gpu CSV without the needed columns is rejected, before any file is written"
+fi
 
 # Lesson 9's plot from a scratch CSV: the sample with its dtype column, and at
 # each of its shapes 16-bit rows (the copy, both entry points, cuDNN) whose
