@@ -105,7 +105,7 @@ __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src
                             w[2 * i] = f.x;
                             w[2 * i + 1] = f.y;
                         }
-                        s = online_md_push<VEC>(s, w);
+                        s = fx_push<T, VEC>(s, w);
                     }
                 }
             }
@@ -128,10 +128,10 @@ __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src
                 const int k = k0 + u * TRAIN_GRID_BLOCK;
                 if (k < nvec_s) store_vec<VEC>(srow + k * VEC, &w[u * VEC]); /* a widened value rounds back exactly */
             }
-            if constexpr (MD) s = online_md_push<U * VEC>(s, w);
+            if constexpr (MD) s = fx_push<T, U * VEC>(s, w);
         }
     }
-    if constexpr (MD) s = online_md_merge(s, online_md_push<FPT>(online_md_identity(), v));
+    if constexpr (MD) s = online_md_merge(s, fx_push<T, FPT>(online_md_identity(), v));
     return s;
 }
 

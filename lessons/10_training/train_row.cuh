@@ -26,6 +26,7 @@
 #include "../05_fused/vec.cuh"        /* load_vec / store_vec, float and 16-bit */
 #include "../05_fused/row_reduce.cuh" /* row_reduce<TPR>: part of a warp or a block */
 #include "../06_online/online_md.cuh" /* the (m, d) state and its merges */
+#include "../08_fastest/fastest_device.cuh" /* fx_exp, fx_push: __expf for 16-bit rows */
 
 /* X(class, max_cols, FPT, TPR, BLOCK). FPT is a multiple of 8 so that a
  * 16-bit row moves in 16-byte vectors of 8 elements (VEC 8) and a float
@@ -277,7 +278,7 @@ train_split_state_kernel(const T *__restrict__ x, long long cols, long long spli
                 for (int j = 0; j < VEC; j++)
                     if ((k0 + (long long)u * TRAIN_SPLIT_BLOCK) * VEC + j == t) xt[row] = v[u * VEC + j];
         }
-        s = online_md_push<U * VEC>(s, v);
+        s = fx_push<T, U * VEC>(s, v);
     }
     s = online_md_row_merge<TRAIN_SPLIT_BLOCK>(s, red_m, red_d);
     if (threadIdx.x == 0) state[blockIdx.x] = s;
