@@ -38,31 +38,35 @@ EMU_SELF_SRCS := $(wildcard tests/emu/*.cu)
 .SECONDARY: $(EMU_HDRS_OUT)
 .PRECIOUS: $(EMU_SRC)/%.cpp
 
+# Each rewrite goes to a file of its own, renamed into place: one header
+# reached by two paths (lessons/05_fused/x.cuh and lessons/08_fastest/../
+# 05_fused/x.cuh in the .d files) is two targets of one file, which make -j
+# may rewrite at once; written in place, the two could leave a torn file.
 $(EMU_TOOL): common/emu/rewrite.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $<
 
 $(EMU_SRC)/%.cpp: %.cu $(EMU_TOOL)
 	@mkdir -p $(@D)
-	@$(EMU_TOOL) $< $@ $<
+	@$(EMU_TOOL) $< $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
 $(EMU_SRC)/%.h: %.h $(EMU_TOOL)
 	@mkdir -p $(@D)
-	@$(EMU_TOOL) $< $@ $<
+	@$(EMU_TOOL) $< $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
 $(EMU_SRC)/%.cuh: %.cuh $(EMU_TOOL)
 	@mkdir -p $(@D)
-	@$(EMU_TOOL) $< $@ $<
+	@$(EMU_TOOL) $< $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
 $(EMU_SRC)/%.hpp: %.hpp $(EMU_TOOL)
 	@mkdir -p $(@D)
-	@$(EMU_TOOL) $< $@ $<
+	@$(EMU_TOOL) $< $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
 $(EMU_SRC)/%.inl: %.inl $(EMU_TOOL)
 	@mkdir -p $(@D)
-	@$(EMU_TOOL) $< $@ $<
+	@$(EMU_TOOL) $< $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
 $(EMU_SRC)/%.inc: %.inc $(EMU_TOOL)
 	@mkdir -p $(@D)
-	@$(EMU_TOOL) $< $@ $<
+	@$(EMU_TOOL) $< $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
 $(EMU_SRC)/%.cu: %.cu $(EMU_TOOL)
 	@mkdir -p $(@D)
-	@$(EMU_TOOL) $< $@ $<
+	@$(EMU_TOOL) $< $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
 
 # A solution includes its lesson's headers, as with nvcc (-Ilessons/NN_x).
 # (Quoted includes find the rewritten copies next to the rewritten file; the
