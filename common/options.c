@@ -132,6 +132,20 @@ static int find_flag(const char *arg, const char **value)
  * another option ("--rows --cols 8" forgot the value of --rows). */
 static int is_value(const char *word) { return strncmp(word, "--", 2) != 0; }
 
+int options_take(int argc, char **argv, int *i, const char *const *names, int n, const char **value)
+{
+    const char *arg = argv[*i];
+    for (int k = 0; k < n; k++) {
+        const size_t len = strlen(names[k]);
+        if (strncmp(arg, names[k], len) != 0 || (arg[len] != '\0' && arg[len] != '=')) continue;
+        if (arg[len] == '=') *value = arg + len + 1;
+        else if (*i + 1 < argc && is_value(argv[*i + 1])) *value = argv[++*i];
+        else *value = NULL;
+        return k;
+    }
+    return -1;
+}
+
 /* --help anywhere wins ("prog --rows 0 --help" shows the help). The scan
  * skips values, so "--rows -h" is a bad row count, not a request for help. */
 static int help_requested(int argc, char **argv)

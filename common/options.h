@@ -52,6 +52,14 @@ void options_defaults(options *o, long long rows, long long cols);
  * -1 on invalid input with a one-line message (no newline) in err. */
 int options_parse(options *o, int argc, char **argv, char *err, size_t errlen);
 
+/* A lesson's own flags, taken out of argv before options_parse sees the
+ * rest: when argv[*i] is one of the n names, as "--name value" or
+ * "--name=value", returns its index and points *value at the value
+ * (moving *i past a separate one), or sets *value to NULL when the value
+ * is missing (the end of argv, or another "--" option next). -1 when
+ * argv[*i] is none of them. */
+int options_take(int argc, char **argv, int *i, const char *const *names, int n, const char **value);
+
 /* The option summary printed by --help. */
 void options_usage(FILE *f, const char *prog);
 

@@ -7,14 +7,22 @@
 
 #define MAXARGS 8
 
+/* argv for "prog" and the NULL-terminated words; returns argc. */
+static int make_argv(char **argv, const char *const *words)
+{
+    int argc = 1;
+    argv[0] = (char *)"prog";
+    while (*words && argc <= MAXARGS) argv[argc++] = (char *)*words++;
+    argv[argc] = NULL;
+    return argc;
+}
+
 /* Parses the NULL-terminated words after the program name into o (from
  * the defaults 64 x 128); returns options_parse's result. */
 static int parse(options *o, char *err, size_t errlen, const char *const *words)
 {
-    char *argv[MAXARGS + 2] = {"prog"};
-    int argc = 1;
-    while (*words && argc <= MAXARGS) argv[argc++] = (char *)*words++;
-    argv[argc] = NULL;
+    char *argv[MAXARGS + 2];
+    const int argc = make_argv(argv, words);
     options_defaults(o, 64, 128);
     err[0] = '\0';
     return options_parse(o, argc, argv, err, errlen);
@@ -195,11 +203,53 @@ static void test_usage(void)
     test_pass(name);
 }
 
+/* A lesson's own flags (lessons 10 and 11): options_take on the words
+ * "prog WORDS...", from word 1; returns the flag index, with the index
+ * reached and the value. */
+static int take(const char *const *words, int *i, const char **value)
+{
+    static const char *const NAMES[] = {"--gpus", "--method"};
+    char *argv[MAXARGS + 2];
+    const int argc = make_argv(argv, words);
+    *i = 1;
+    *value = "unset";
+    return options_take(argc, argv, i, NAMES, 2, value);
+}
+
+static void test_take(void)
+{
+    int i, f;
+    const char *v;
+    f = take(ARGS("--gpus", "2", "--rows", "8"), &i, &v);
+    test_expect(f == 0 && i == 2 && v && !strcmp(v, "2"), "options_take: \"--gpus 2\" is flag 0 with value 2, two words",
+                "f %d i %d v %s", f, i, v ? v : "NULL");
+    f = take(ARGS("--method=all-reduce"), &i, &v);
+    test_expect(f == 1 && i == 1 && v && !strcmp(v, "all-reduce"), "options_take: \"--method=all-reduce\" is one word",
+                "f %d i %d v %s", f, i, v ? v : "NULL");
+    f = take(ARGS("--gpus=-1"), &i, &v);
+    test_expect(f == 0 && v && !strcmp(v, "-1"), "options_take: a value may start with one '-'", "f %d v %s", f,
+                v ? v : "NULL");
+    f = take(ARGS("--gpus", "-3"), &i, &v);
+    test_expect(f == 0 && i == 2 && v && !strcmp(v, "-3"), "options_take: \"--gpus -3\" takes -3 as the value",
+                "f %d i %d v %s", f, i, v ? v : "NULL");
+    f = take(ARGS("--gpus", "--rows", "8"), &i, &v);
+    test_expect(f == 0 && i == 1 && !v, "options_take: a flag followed by another option has no value (NULL)",
+                "f %d i %d v %s", f, i, v ? v : "NULL");
+    f = take(ARGS("--gpus"), &i, &v);
+    test_expect(f == 0 && i == 1 && !v, "options_take: a flag at the end has no value (NULL)", "f %d i %d v %s", f,
+                i, v ? v : "NULL");
+    f = take(ARGS("--gpusx", "2"), &i, &v);
+    const int f2 = take(ARGS("--rows", "2"), &i, &v);
+    test_expect(f == -1 && f2 == -1 && i == 1, "options_take: other words, a longer name included, are not taken",
+                "f %d f2 %d i %d", f, f2, i);
+}
+
 int main(void)
 {
     test_defaults();
     test_valid();
     test_invalid();
     test_usage();
+    test_take();
     return test_exit_status();
 }

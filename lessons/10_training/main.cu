@@ -87,7 +87,7 @@ static int parse_signed(const char *flag, const char *s)
  * parser); returns the new argc. */
 static int parse_train_options(int argc, char **argv, train_options *t)
 {
-    static const char *FLAGS[] = {"--ignore-index", "--reduction", "--target", "--long-rows"};
+    static const char *const FLAGS[] = {"--ignore-index", "--reduction", "--target", "--long-rows"};
     t->ignore_index = TRAIN_IGNORE_INDEX;
     t->reduction = TRAIN_MEAN;
     t->target = 0;
@@ -95,24 +95,14 @@ static int parse_train_options(int argc, char **argv, train_options *t)
     t->long_rows = TRAIN_LONG_AUTO;
     int out = 1;
     for (int i = 1; i < argc; i++) {
-        int f = -1;
-        const char *value = NULL;
-        for (int k = 0; k < 4; k++) {
-            const size_t len = strlen(FLAGS[k]);
-            if (strncmp(argv[i], FLAGS[k], len) == 0 && (argv[i][len] == '\0' || argv[i][len] == '=')) {
-                f = k;
-                value = argv[i][len] == '=' ? argv[i] + len + 1 : NULL;
-            }
-        }
+        const char *value;
+        /* a negative number is a value here (--ignore-index -100), another flag is not */
+        const int f = options_take(argc, argv, &i, FLAGS, 4, &value);
         if (f < 0) {
             argv[out++] = argv[i];
             continue;
         }
-        if (!value) {
-            /* a negative number is a value here (--ignore-index -100), another flag is not */
-            if (i + 1 >= argc || (strncmp(argv[i + 1], "--", 2) == 0)) fail_usage(FLAGS[f], "needs a value");
-            value = argv[++i];
-        }
+        if (!value) fail_usage(FLAGS[f], "needs a value");
         if (f == 0) {
             t->ignore_index = parse_signed(FLAGS[f], value);
         } else if (f == 1) {

@@ -69,7 +69,7 @@ typedef struct {
  * parser); returns the new argc. */
 static int parse_split_options(int argc, char **argv, split_options *s)
 {
-    static const char *FLAGS[] = {"--gpus", "--method", "--comm"};
+    static const char *const FLAGS[] = {"--gpus", "--method", "--comm"};
     char buf[160];
     s->gpus = 0;
     s->gpus_set = 0;
@@ -77,25 +77,15 @@ static int parse_split_options(int argc, char **argv, split_options *s)
     s->local = !split_have_nccl();
     int out = 1;
     for (int i = 1; i < argc; i++) {
-        int f = -1;
-        const char *value = NULL;
-        for (int k = 0; k < 3; k++) {
-            const size_t len = strlen(FLAGS[k]);
-            if (strncmp(argv[i], FLAGS[k], len) == 0 && (argv[i][len] == '\0' || argv[i][len] == '=')) {
-                f = k;
-                value = argv[i][len] == '=' ? argv[i] + len + 1 : NULL;
-            }
-        }
+        const char *value;
+        const int f = options_take(argc, argv, &i, FLAGS, 3, &value);
         if (f < 0) {
             argv[out++] = argv[i];
             continue;
         }
         if (!value) {
-            if (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0) {
-                snprintf(buf, sizeof buf, "%s needs a value", FLAGS[f]);
-                fail_usage(buf);
-            }
-            value = argv[++i];
+            snprintf(buf, sizeof buf, "%s needs a value", FLAGS[f]);
+            fail_usage(buf);
         }
         if (f == 0) {
             char *end;
