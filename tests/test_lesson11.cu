@@ -57,29 +57,38 @@ static void check_slices(void)
                 "wrong at N = %lld, K = %d", bad_n, bad_k);
 }
 
+/* Rank k of nranks on device 0, its slice of x (rows x cols, host) copied
+ * into a matrix of its own (rows x n, row stride n), y not set. */
+static split_rank place_rank(const float *x, long long rows, long long cols, int k, int nranks)
+{
+    split_rank rk;
+    const long long c0 = split_begin(cols, k, nranks);
+    rk.n = split_begin(cols, k + 1, nranks) - c0;
+    const size_t bytes = (size_t)(rows * rk.n) * sizeof(float);
+    float *h = (float *)malloc(bytes ? bytes : 1), *dx;
+    for (long long r = 0; r < rows; r++) memcpy(h + r * rk.n, x + r * cols + c0, (size_t)rk.n * sizeof(float));
+    CUDA_CHECK(cudaMalloc(&dx, bytes ? bytes : 16));
+    CUDA_CHECK(cudaMemcpy(dx, h, bytes, cudaMemcpyHostToDevice));
+    free(h);
+    rk.at.device = 0;
+    rk.at.stream = 0;
+    rk.x = dx;
+    rk.y = NULL;
+    return rk;
+}
+
 /* Runs the split softmax of x (rows x cols, host) over `nranks` ranks on
  * device 0 and gathers y (host). Each rank's y starts as NaN: a column no
  * rank writes fails the check. */
 static void run_split(const float *x, float *y, long long rows, long long cols, int nranks, split_method how)
 {
     split_rank ranks[SPLIT_MAX_RANKS];
-    float *dx[SPLIT_MAX_RANKS], *dy[SPLIT_MAX_RANKS];
     split_comm *comm = split_comm_local(nranks);
     for (int k = 0; k < nranks; k++) {
-        const long long c0 = split_begin(cols, k, nranks), n = split_begin(cols, k + 1, nranks) - c0;
-        const size_t bytes = (size_t)(rows * n) * sizeof(float);
-        float *h = (float *)malloc(bytes ? bytes : 1);
-        for (long long r = 0; r < rows; r++) memcpy(h + r * n, x + r * cols + c0, (size_t)n * sizeof(float));
-        CUDA_CHECK(cudaMalloc(&dx[k], bytes ? bytes : 16));
-        CUDA_CHECK(cudaMalloc(&dy[k], bytes ? bytes : 16));
-        CUDA_CHECK(cudaMemcpy(dx[k], h, bytes, cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaMemset(dy[k], 0xFF, bytes));
-        free(h);
-        ranks[k].at.device = 0;
-        ranks[k].at.stream = 0;
-        ranks[k].x = dx[k];
-        ranks[k].y = dy[k];
-        ranks[k].n = n;
+        ranks[k] = place_rank(x, rows, cols, k, nranks);
+        const size_t bytes = (size_t)(rows * ranks[k].n) * sizeof(float);
+        CUDA_CHECK(cudaMalloc(&ranks[k].y, bytes ? bytes : 16));
+        CUDA_CHECK(cudaMemset(ranks[k].y, 0xFF, bytes));
     }
     softmax_split(ranks, nranks, rows, how, comm);
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -87,11 +96,11 @@ static void run_split(const float *x, float *y, long long rows, long long cols, 
         const long long c0 = split_begin(cols, k, nranks), n = ranks[k].n;
         const size_t bytes = (size_t)(rows * n) * sizeof(float);
         float *h = (float *)malloc(bytes ? bytes : 1);
-        CUDA_CHECK(cudaMemcpy(h, dy[k], bytes, cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpy(h, ranks[k].y, bytes, cudaMemcpyDeviceToHost));
         for (long long r = 0; r < rows; r++) memcpy(y + r * cols + c0, h + r * n, (size_t)n * sizeof(float));
         free(h);
-        CUDA_CHECK(cudaFree(dx[k]));
-        CUDA_CHECK(cudaFree(dy[k]));
+        CUDA_CHECK(cudaFree((void *)ranks[k].x));
+        CUDA_CHECK(cudaFree(ranks[k].y));
     }
     comm->destroy(comm);
 }
@@ -190,26 +199,15 @@ static void check_loss(long long rows, long long cols, int nranks, split_method 
         for (long long j = 0; j < cols; j++) x[4 * cols + j] = -INFINITY; /* all -inf: NaN */
     }
     split_rank ranks[SPLIT_MAX_RANKS];
-    float *dx[SPLIT_MAX_RANKS], *dl[SPLIT_MAX_RANKS];
+    float *dl[SPLIT_MAX_RANKS];
     int *dt[SPLIT_MAX_RANKS];
     split_comm *comm = split_comm_local(nranks);
     for (int k = 0; k < nranks; k++) {
-        const long long c0 = split_begin(cols, k, nranks), n = split_begin(cols, k + 1, nranks) - c0;
-        const size_t bytes = (size_t)(rows * n) * sizeof(float);
-        float *h = (float *)malloc(bytes ? bytes : 1);
-        for (long long r = 0; r < rows; r++) memcpy(h + r * n, x + r * cols + c0, (size_t)n * sizeof(float));
-        CUDA_CHECK(cudaMalloc(&dx[k], bytes ? bytes : 16));
-        CUDA_CHECK(cudaMemcpy(dx[k], h, bytes, cudaMemcpyHostToDevice));
+        ranks[k] = place_rank(x, rows, cols, k, nranks);
         CUDA_CHECK(cudaMalloc(&dt[k], (size_t)rows * sizeof(int)));
         CUDA_CHECK(cudaMemcpy(dt[k], t, (size_t)rows * sizeof(int), cudaMemcpyHostToDevice));
         CUDA_CHECK(cudaMalloc(&dl[k], (size_t)rows * sizeof(float)));
         CUDA_CHECK(cudaMemset(dl[k], 0xFF, (size_t)rows * sizeof(float)));
-        free(h);
-        ranks[k].at.device = 0;
-        ranks[k].at.stream = 0;
-        ranks[k].x = dx[k];
-        ranks[k].y = NULL;
-        ranks[k].n = n;
     }
     cross_entropy_split(ranks, nranks, rows, cols, dt, IGNORE, dl, how, comm);
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -232,7 +230,7 @@ static void check_loss(long long rows, long long cols, int nranks, split_method 
                 bad++;
             }
         }
-        CUDA_CHECK(cudaFree(dx[k]));
+        CUDA_CHECK(cudaFree((void *)ranks[k].x));
         CUDA_CHECK(cudaFree(dt[k]));
         CUDA_CHECK(cudaFree(dl[k]));
     }
