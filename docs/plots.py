@@ -98,15 +98,21 @@ def softmax_row(r):
     return r["lesson"] != TRAIN_L and (r["lesson"], r["name"]) != (0, "read")
 
 
-def read_rows(path):
+def read_csv(path, need):
+    """A CSV's rows as dicts; exits with one line when it is empty or lacks a column of need."""
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
-    need = {"lesson", "name", "rows", "cols", "median_ms", "gbps", "pct_of_copy", "gpu", "date", "commit"}
     if not rows:
         sys.exit(f"plots: {path} has no rows")
     missing = need - set(rows[0])
     if missing:
         sys.exit(f"plots: {path} lacks columns {sorted(missing)}")
+    return rows
+
+
+def read_rows(path):
+    rows = read_csv(path, {"lesson", "name", "rows", "cols", "median_ms", "gbps", "pct_of_copy", "gpu", "date",
+                           "commit"})
     for r in rows:
         r["rows"], r["cols"], r["lesson"] = int(r["rows"]), int(r["cols"]), int(r["lesson"])
         r["dtype"] = r.get("dtype") or "f32"
@@ -135,8 +141,12 @@ def series(rows):
 
 
 def caption(rows):
-    r = rows[0]
-    return f"{r['gpu']}, {r['date'][:10]}, commit {r['commit']}"
+    """The GPU, then each date and commit once, in the CSV's order (a bench
+    CSV has one of each; lesson 11's table may hold several runs)."""
+    def once(key):
+        return ", ".join(dict.fromkeys(r[key][:10] if key == "date" else r[key] for r in rows))
+    commits = once("commit")
+    return f"{rows[0]['gpu']}, {once('date')}, commit{'s' if ',' in commits else ''} {commits}"
 
 
 def main_kernels(rows):
@@ -452,15 +462,8 @@ def plot_vs(base, other, out):
 
 def read_split_rows(path):
     """Lesson 11's table: one row per GPU count, shape and way of combining."""
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    need = {"gpus", "rows", "cols", "combine", "median_ms", "collectives_pct", "lesson8_ms", "lesson8_over_this",
-            "gpu", "date", "commit"}
-    if not rows:
-        sys.exit(f"plots: {path} has no rows")
-    missing = need - set(rows[0])
-    if missing:
-        sys.exit(f"plots: {path} lacks columns {sorted(missing)}")
+    rows = read_csv(path, {"gpus", "rows", "cols", "combine", "median_ms", "collectives_pct", "lesson8_ms",
+                           "lesson8_over_this", "gpu", "date", "commit"})
     for r in rows:
         r["gpus"], r["rows"], r["cols"] = int(r["gpus"]), int(r["rows"]), int(r["cols"])
         r["median_ms"], r["collectives_pct"] = float(r["median_ms"]), float(r["collectives_pct"])
@@ -475,15 +478,6 @@ def dim(n):
     if n >= 1 << 20 and n & (n - 1) == 0:
         return f"2^{n.bit_length() - 1}"
     return str(n)
-
-
-def caption_all(rows):
-    """caption() over every row: each date and commit once, in the CSV's order
-    (a table measured in more than one run)."""
-    def once(key):
-        return ", ".join(dict.fromkeys(r[key][:10] if key == "date" else r[key] for r in rows))
-    commits = once("commit")
-    return f"{rows[0]['gpu']}, {once('date')}, commit{'s' if ',' in commits else ''} {commits}"
 
 
 def plot_split(rows, out):
@@ -559,7 +553,7 @@ def plot_split(rows, out):
     ax.legend(handles=ax.get_legend_handles_labels()[0] + [hatched], fontsize=8, loc="upper left", frameon=False,
               title=f"n× above a shape: lesson 8's time / the {K}-GPU all-gather's (red: slower than lesson 8)",
               title_fontsize=8, alignment="left")
-    ax.set_title(f"Lesson 11: softmax with each row split over {K} GPUs, time per call\n" + caption_all(rows),
+    ax.set_title(f"Lesson 11: softmax with each row split over {K} GPUs, time per call\n" + caption(rows),
                  fontsize=10)
     fig.text(0.01, 0.012, "Reproduce: make build/lesson11 build/lesson8, then bash lessons/11_multi_gpu/sweep.sh "
              "> out.csv.  Not measured: lesson 8 beyond 2^32 elements (its harness holds x and y on the host "
