@@ -105,21 +105,29 @@ static void run_split(const float *x, float *y, long long rows, long long cols, 
     comm->destroy(comm);
 }
 
-static void check_shape(long long rows, long long cols, int nranks, split_method how, input_kind kind)
+/* Splits x (rows x cols) over nranks ranks and expects every element of
+ * the gathered y to be the float64 softmax of its whole row. */
+static void expect_split(const float *x, long long rows, long long cols, int nranks, split_method how, const char *name)
 {
-    char name[256], desc[512];
-    snprintf(name, sizeof name, "softmax_split over %d rank(s), %s, at %lld x %lld (%s input): every element is the float64 softmax of its whole row",
-             nranks, METHOD_NAMES[how], rows, cols, input_kind_name(kind));
-    const size_t bytes = (size_t)(rows * cols) * sizeof(float);
-    float *x = (float *)malloc(bytes), *y = (float *)malloc(bytes);
-    inputs_fill(x, rows, cols, kind, 1100 + (unsigned long long)cols);
+    float *y = (float *)malloc((size_t)(rows * cols) * sizeof(float));
     run_split(x, y, rows, cols, nranks, how);
     verify_report r;
+    char desc[512];
     const int ok = verify_softmax(x, y, rows, cols, ref_row_softmax, NULL, verify_rtol(cols), &r);
     verify_describe(&r, desc, sizeof desc);
     test_expect(ok, name, "%s", desc);
-    free(x);
     free(y);
+}
+
+static void check_shape(long long rows, long long cols, int nranks, split_method how, input_kind kind)
+{
+    char name[256];
+    snprintf(name, sizeof name, "softmax_split over %d rank(s), %s, at %lld x %lld (%s input): every element is the float64 softmax of its whole row",
+             nranks, METHOD_NAMES[how], rows, cols, input_kind_name(kind));
+    float *x = (float *)malloc((size_t)(rows * cols) * sizeof(float));
+    inputs_fill(x, rows, cols, kind, 1100 + (unsigned long long)cols);
+    expect_split(x, rows, cols, nranks, how, name);
+    free(x);
 }
 
 /* Special rows: -inf entries (whole slices of them), an all -inf row (NaN,
@@ -127,7 +135,7 @@ static void check_shape(long long rows, long long cols, int nranks, split_method
 static void check_special(int nranks, split_method how)
 {
     const long long rows = 6, cols = 1001;
-    float *x = (float *)malloc(rows * cols * sizeof(float)), *y = (float *)malloc(rows * cols * sizeof(float));
+    float *x = (float *)malloc(rows * cols * sizeof(float));
     inputs_fill(x, rows, cols, INPUT_NORMAL, 1111);
     for (long long j = 0; j < cols / 2; j++) x[0 * cols + j] = -INFINITY;   /* the first slices all -inf */
     for (long long j = 0; j < cols; j++) x[1 * cols + j] = -INFINITY;       /* all -inf                  */
@@ -135,16 +143,11 @@ static void check_special(int nranks, split_method how)
     x[3 * cols + 7] = INFINITY;                                             /* +inf                      */
     for (long long j = 0; j < cols; j += 3) x[4 * cols + j] = 3e38f;        /* near the top of the range */
     for (long long j = 0; j < cols; j++) x[5 * cols + j] = -3e38f + (float)j; /* very negative, one max  */
-    run_split(x, y, rows, cols, nranks, how);
-    char name[256], desc[512];
+    char name[256];
     snprintf(name, sizeof name, "softmax_split over %d ranks, %s, on -inf slices, an all -inf row (NaN), NaN, +inf and +-3e38: as the reference",
              nranks, METHOD_NAMES[how]);
-    verify_report r;
-    const int ok = verify_softmax(x, y, rows, cols, ref_row_softmax, NULL, verify_rtol(cols), &r);
-    verify_describe(&r, desc, sizeof desc);
-    test_expect(ok, name, "%s", desc);
+    expect_split(x, rows, cols, nranks, how, name);
     free(x);
-    free(y);
 }
 
 /* The two ways give the same function; the all-gather's (M, D) is merged
