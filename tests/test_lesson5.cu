@@ -83,6 +83,25 @@ static const struct {
     {FUSED_CHUNKED, "chunked path", run_chunked},
 };
 
+/* The shared-memory path on a row of exactly 48 KB (12288 floats), before
+ * any other launch asks for shared memory: 48 KB plus the kernel's static
+ * arrays is past what a block gets unasked, and an opt-in lasts for the
+ * process, so a longer row earlier would hide a launch that forgot it
+ * (common/check.h). */
+static void check_shared_48k_first(int have_gpu)
+{
+    static const view_case c = {"48 KB", 3, 12288, 12288, 12288, 0, 0};
+    const char *name = "lesson5 fused, shared-memory path forced on a row of exactly 48 KB (3x12288), the "
+                       "process's first shared-memory launch: runs and matches the float64 reference";
+    char desc[512];
+    if (!have_gpu) {
+        test_skip(name, "no GPU");
+        return;
+    }
+    const int ok = view_check(run_shared, &c, INPUT_NORMAL, verify_rtol, desc, sizeof desc);
+    test_expect(ok, name, "%s", desc);
+}
+
 static void check_views(int have_gpu)
 {
     char name[512], desc[512];
@@ -208,6 +227,7 @@ int main(void)
     int count = 0;
     int have_gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
     cudaGetLastError(); /* clear the no-device error, if any */
+    check_shared_48k_first(have_gpu);
     check_float4_rule();
     check_register_plans();
     check_views(have_gpu);

@@ -106,6 +106,30 @@ static void check_paths(void)
             }
 }
 
+/* Path 2s on a row of exactly 48 KB (12288 floats), before anything else
+ * in the process asks for shared memory: 48 KB plus the kernel's static
+ * arrays is past what a block gets unasked, and an opt-in lasts for the
+ * process, so a longer row earlier would hide a launch that forgot it
+ * (common/check.h). */
+static void check_shared_48k_first(void)
+{
+    const long long n = 12288, rows = 3;
+    const char *name = "lesson8 path shared forced on a row of exactly 48 KB (3x12288), the process's first "
+                       "shared-memory launch: runs and matches the float64 reference";
+    char desc[512];
+    if (!g_have_gpu) {
+        test_skip(name, "no GPU");
+        return;
+    }
+    if (!path_runs(FASTEST_SHARED, rows, n, name)) return;
+    float *x = (float *)malloc((size_t)(rows * n) * sizeof(float));
+    inputs_fill(x, rows, n, INPUT_NORMAL, 48);
+    g_forced = FASTEST_SHARED;
+    const int ok = edge_run(run_forced, x, rows, n, desc, sizeof desc);
+    test_expect(ok, name, "%s", desc);
+    free(x);
+}
+
 /* Large magnitudes and a masked first half (whole blocks, CTAs and split
  * pieces of -inf), on the paths for long rows. */
 static void check_masked(void)
@@ -309,6 +333,7 @@ int main(void)
     int count = 0;
     g_have_gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
     cudaGetLastError(); /* clear the no-device error, if any */
+    check_shared_48k_first();
     check_dispatch();
     check_paths();
     check_masked();

@@ -281,6 +281,21 @@ static void check_entry(const entry *e, const long long *lens, int nlens, int vi
     }
 }
 
+/* Rows of exactly 48 KB in shared memory (12288 floats, 24576 16-bit
+ * values; path 2s holds 16-bit rows widened, so 12288 of any type),
+ * before any other launch asks for shared memory: 48 KB plus a kernel's
+ * static arrays is past what a block gets unasked, and an opt-in lasts
+ * for the process, so a longer row earlier would hide a launch that
+ * forgot it (common/check.h). */
+static void check_shared_48k_first(void)
+{
+    static const entry fused_e = {"fused, shared memory forced, 48 KB of row first", 0, HALF_FUSED_SHARED};
+    static const entry fastest_e = {"fastest, path 2s (shared) forced, 48 KB of row first", 1, FASTEST_SHARED};
+    static const long long fused_lens[] = {12288, 24576}, fastest_lens[] = {12288};
+    check_entry(&fused_e, fused_lens, 2, 0, 0);
+    check_entry(&fastest_e, fastest_lens, 1, 0, 0);
+}
+
 static void check_fused(void)
 {
     static const entry auto_e = {"fused", 0, HALF_FUSED_AUTO};
@@ -413,6 +428,7 @@ int main(void)
     int count = 0;
     g_have_gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
     cudaGetLastError(); /* clear the no-device error, if any */
+    check_shared_48k_first();
     check_fused();
     check_fastest();
     check_fastest_plan();

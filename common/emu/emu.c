@@ -58,6 +58,10 @@
 #define EMU_SMS 132
 #define EMU_SMEM_DEFAULT (48 * 1024)
 #define EMU_SMEM_OPTIN (227 * 1024)
+/* The 48 KB a block gets without opting in hold its static __shared__
+ * arrays too, whose size the CPU does not know: take them as 1 KB, the
+ * most common/check.h's SMEM_OPT_IN_ABOVE allows for. */
+#define EMU_STATIC_SMEM 1024
 #define EMU_SMEM_PER_SM (228 * 1024)
 #define EMU_L2_BYTES (50 * 1024 * 1024)
 #define EMU_MAX_THREADS 1024
@@ -2315,11 +2319,11 @@ static int check_config(const emu_launch_config *c, cudaError_t *err)
                  c->smem, EMU_SMEM_OPTIN);
         why = buf;
         *err = cudaErrorInvalidValue;
-    } else if (c->smem > EMU_SMEM_DEFAULT) {
+    } else if (c->smem > EMU_SMEM_DEFAULT - EMU_STATIC_SMEM) {
         const func_attr *a = c->func ? find_func(c->func) : NULL;
-        int allowed = c->func ? (a ? a->max_dynamic_smem : EMU_SMEM_DEFAULT) : any_max_dynamic_smem;
+        int allowed = c->func ? (a ? a->max_dynamic_smem : EMU_SMEM_DEFAULT - EMU_STATIC_SMEM) : any_max_dynamic_smem;
         if ((size_t)allowed < c->smem) {
-            snprintf(buf, sizeof buf, "%zu bytes of dynamic shared memory, above 48 KB, without "
+            snprintf(buf, sizeof buf, "%zu bytes of dynamic shared memory, above 48 KB less the static part, without "
                      "cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, >= %zu)",
                      c->smem, c->smem);
             why = buf;

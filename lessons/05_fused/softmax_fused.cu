@@ -398,9 +398,10 @@ static void run_shared(const float *x, long long ldx, float *y, long long ldy, l
 {
     void (*kernel)(const float *, long long, float *, long long, long long, int, int) =
         fused_shared_kernel<VEC, PEEL, BLOCK>;
-    /* Above 48 KB of dynamic shared memory a kernel must opt in, once per
-     * kernel; the launch fails with "invalid argument" otherwise. */
-    if (smem_bytes > 48 * 1024)
+    /* Above 48 KB of shared memory, static and dynamic together, a kernel
+     * must opt in; the launch fails with "invalid argument" otherwise
+     * (common/check.h). */
+    if (smem_bytes > SMEM_OPT_IN_ABOVE)
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)smem_bytes));
     kernel<<<grid_for(rows, 1), BLOCK, (size_t)smem_bytes, stream>>>(x, ldx, y, ldy, rows, (int)cols,

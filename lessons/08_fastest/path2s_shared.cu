@@ -99,7 +99,7 @@ int fx_shared_blocks_per_sm(long long cols)
     const long long smem = cols * (long long)sizeof(float);
     void (*kernel)(const float *, long long, float *, long long, long long, int, int) =
         fastest_shared_kernel<4, false, FX_SHARED_BLOCK>;
-    if (smem > 48 * 1024 && cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
+    if (smem > SMEM_OPT_IN_ABOVE && cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
                                 cudaSuccess) {
         cudaGetLastError(); /* more than a block may have */
         return 0;
@@ -117,7 +117,7 @@ static void fx_run_shared_as(const T *x, long long ldx, T *y, long long ldy, lon
 {
     void (*kernel)(const T *, long long, T *, long long, long long, int, int) =
         fastest_shared_kernel<VEC, PEEL, FX_SHARED_BLOCK, T>;
-    if (smem > 48 * 1024) /* above the default, a kernel must opt in */
+    if (smem > SMEM_OPT_IN_ABOVE) /* above the default, a kernel must opt in (common/check.h) */
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     kernel<<<fx_grid(rows, 1), FX_SHARED_BLOCK, (size_t)smem, stream>>>(x, ldx, y, ldy, rows, (int)cols, fx_mis(x));
     CUDA_CHECK_LAUNCH();
