@@ -34,9 +34,10 @@ static const char *PATH_NAMES[] = {"warp", "block", "shared", "cluster", "grid",
 
 /* Row lengths each path is forced on (0 ends a list): around warp, float4
  * and block boundaries, N % 4 != 0, and each path's upper end. */
-static const long long LENS[NP][16] = {
+static const long long LENS[NP][20] = {
     {1, 3, 31, 33, 129, 1000, 1024, 0},
-    {1, 33, 1025, 1537, 2048, 3071, 4097, 6145, 8193, 12289, 16384, 16387, 20480, 20483, 32768, 0},
+    {1, 33, 1025, 1537, 2048, 3071, 4097, 6145, 8193, 9216, 9217, 12289, 16384, 16387, 18432, 18433, 20480, 20483,
+     32768, 0},
     {1, 31, 1025, 4097, 50001, 0},
     {1, 33, 4097, 16387, 32768, 65537, 100003, 262144, 524291, 1LL << 20, 0},
     {1, 33, 4097, 16387, 65537, 100003, 524291, 1LL << 20, (1LL << 20) + 3, 0},

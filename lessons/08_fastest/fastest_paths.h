@@ -45,13 +45,20 @@ struct fx_reg_config {
  * M x N = 2^26, 2026-11-24, in the 2x classes): N = 4097 86.1 (4100,
  * aligned: 99.3; 6145, 3/4 full: 99.4), N = 1025 86.9, 8193 84.3.
  * The 1024 x 20 class for rows just past 16384 floats: 97.5-97.6 % at
- * N = 16388 on the H100, 92.2-92.4 % in the 1024 x 32 class (2026-11-23). */
+ * N = 16388 on the H100, 92.2-92.4 % in the 1024 x 32 class (2026-11-23).
+ * Rows just past 8192 and 16384 floats take 36 floats a thread (256 x 36,
+ * 512 x 36, 63-64 registers): the next classes up, 512 x 24 (49
+ * registers) and 1024 x 20, fit 2 and 1 blocks per SM where these fit 4
+ * and 2, which carries 1.5-2x the bytes in flight. H200, % of copy,
+ * M x N ~ 2^26, next class up -> 36 floats (2026-11-26, two runs each):
+ * N = 8193 88.0 -> 98.3, 16385 77.0 -> 97.5, 18432 85.0 -> 96.6. */
 static constexpr fx_reg_config FX_REG[] = {
     {4, 1, 4, 128},         {8, 2, 4, 128},          {16, 4, 4, 128},          {32, 8, 4, 128},
     {64, 16, 4, 128},       {128, 32, 4, 128},       {256, 32, 8, 128},        {512, 32, 16, 128},
     {1024, 32, 32, 128},    {1536, 128, 12, 128},    {2048, 128, 16, 128},     {3072, 256, 12, 256},
-    {4096, 256, 16, 256},   {6144, 256, 24, 256},    {8192, 256, 32, 256},     {12288, 512, 24, 512},
-    {16384, 512, 32, 512},  {20480, 1024, 20, 1024}, {32768, 1024, 32, 1024},
+    {4096, 256, 16, 256},   {6144, 256, 24, 256},    {8192, 256, 32, 256},     {9216, 256, 36, 256},
+    {12288, 512, 24, 512},  {16384, 512, 32, 512},   {18432, 512, 36, 512},    {20480, 1024, 20, 1024},
+    {32768, 1024, 32, 1024},
 };
 #define FX_NREG (int)(sizeof FX_REG / sizeof FX_REG[0])
 #define FX_NWARP 9 /* the first 9 are path 1 */

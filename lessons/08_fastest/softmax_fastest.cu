@@ -31,8 +31,8 @@
  * or drains its stores; a second resident CTA keeps DRAM busy through
  * those phases. So a path takes a row length on its own only where its
  * CTA for that length fits at least FX_MIN_RESIDENT times per SM:
- *   path 2, always: the register classes up to 16384 floats (512 threads
- *     x 64 registers, 2 per SM on sm_90); the 20480 and 32768 classes
+ *   path 2, always: the register classes up to 18432 floats (at most 512
+ *     threads x 64 registers, 2 per SM on sm_90); the 20480 and 32768 classes
  *     (1024 threads, 1 per SM) only with rows >= SMs / 4;
  *   path 3: the cluster classes up to 2^19 (96 KB of shared memory per
  *     CTA, 2 per SM); the 2^20 class (192 KB, 1 per SM) loses: 75 % of
