@@ -83,7 +83,10 @@ static_assert(FX_REG[FX_NREG - 1].max_cols == FASTEST_BLOCK_MAX_COLS, "path 2 en
  * against the first version's 1024-thread, register-only CTAs):
  *   2^15 96.1 (94.4)   2^16 94.4 (91.8)   2^17 92.6 (89.0)
  *   2^18 92.8 (83.3)   2^19 91.5 (72.3)   2^20 75.1 (62.6, path 4)
- * Clusters above 8 CTAs are non-portable (the H100 allows 16). */
+ * Clusters above 8 CTAs are non-portable (the H100 allows 16).
+ * Register-only pairs (C = 2, 512 x 32 floats) for rows of 16385-32768
+ * floats lost to path 2's single blocks: 54-73 % of copy against 82-97 %
+ * on the H200 (2026-11-26). */
 struct fx_cluster_cfg {
     long long max_cols;
     int c, block, fpt;
