@@ -15,13 +15,13 @@
  *
  * Measured (M x N = 2^26, N = 2^15 ... 2^22, % of a device-to-device
  * copy timed in the same process, 2026-11-26):
- *   plain loads and stores: 58-71 % on the H100. ncu at 512 x 2^17: DRAM
- *     read 527 MB for a 268 MB matrix, 2 % of the second reads hit L2:
- *     the y written in between pushes x out;
+ *   plain loads and stores: H100 66-76 %, H200 62-66 %. ncu at
+ *     512 x 2^17 (H100): DRAM read 527 MB for a 268 MB matrix, 2 % of
+ *     the second reads hit L2: the y written in between pushes x out;
  *   L2 hints (createpolicy: evict_last on the first read, evict_first on
- *     the second read and on the stores): H100 78-83 % at 2^15 ... 2^20,
- *     69-79 % at 2^21, 2^22; H200 69-73 % at 2^15 ... 2^21 (plain:
- *     62-66 %). Lesson 8 reaches 90-97 % on the H100 and 77-94 % on the
+ *     the second read and on the stores): H100 80-83 % at 2^15 ... 2^20,
+ *     68-78 % at 2^21, 2^22; H200 69-73 % at 2^15 ... 2^20, 65-69 %
+ *     beyond. Lesson 8 reaches 90-97 % on the H100 and 77-94 % on the
  *     H200 at 2^15 ... 2^20 (`make bench`).
  * So L2 can hold what the second pass needs, but the ticket loop (two
  * passes per CTA, an exchange through global memory, a wait when the row
