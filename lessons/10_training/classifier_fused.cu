@@ -429,7 +429,13 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
      * counting in, the last adding up the losses) and the launch after
      * measured the same, % of copy (H200, 2026-11-25, the sum): 72.3 and
      * 73.0 at 4096 x 16384, 69.9 and 69.9 at 256 x 262144; the launch
-     * keeps the kernel shorter. */
+     * keeps the kernel shorter. On the H100 at 1024 x 65536 (ncu,
+     * 2026-11-26) that launch takes 5 us of a 211 us call, the main kernel
+     * 201 us against log-softmax's 194 (it computes a second exp per
+     * element); launching it as a programmatic dependent
+     * (cudaLaunchAttributeProgrammaticStreamSerialization, its block
+     * waiting in griddepcontrol.wait) gained 0.4-0.7 points at
+     * N = 16384 ... 2^20: not kept. */
     const bool finish_after = splits != 0;
     const classifier_finish fin = {reduction == TRAIN_MEAN ? scale : nullptr, reduction, loss_parts, &done[1],
                                    finish_after ? nullptr : loss};
