@@ -99,8 +99,8 @@ int fx_shared_blocks_per_sm(long long cols)
     const long long smem = cols * (long long)sizeof(float);
     void (*kernel)(const float *, long long, float *, long long, long long, int, int) =
         fastest_shared_kernel<4, false, FX_SHARED_BLOCK>;
-    if (smem > SMEM_OPT_IN_ABOVE && cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
-                                cudaSuccess) {
+    if (smem > SMEM_OPT_IN_ABOVE &&
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess) {
         cudaGetLastError(); /* more than a block may have */
         return 0;
     }
