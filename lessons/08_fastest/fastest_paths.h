@@ -76,6 +76,14 @@ static constexpr fx_reg_config fx_reg_for(int i, int vec)
 }
 static_assert(FX_REG[FX_NWARP - 1].max_cols == FASTEST_WARP_MAX_COLS, "path 1 ends at 1024");
 static_assert(FX_REG[FX_NREG - 1].max_cols == FASTEST_BLOCK_MAX_COLS, "path 2 ends at 32768");
+/* From 1024 floats to the 20480 class each class is at most 1.5x the one
+ * before: no row there fills less than two thirds of its class. (The last
+ * step, 20480 to 32768, is 1.6x: rows of 20481 floats fill 62.5 %.) */
+static constexpr bool fx_reg_steps_ok(int i)
+{
+    return i >= FX_NREG - 2 || (2 * FX_REG[i + 1].max_cols <= 3 * FX_REG[i].max_cols && fx_reg_steps_ok(i + 1));
+}
+static_assert(fx_reg_steps_ok(FX_NWARP - 1), "path 2's classes step by at most 1.5x up to 20480 floats");
 
 /* Cluster configurations (path 3), shortest rows first: the first whose
  * max_cols holds the row. C CTAs of `block` threads, each holding
