@@ -19,10 +19,10 @@
  *     512 x 2^17 (H100): DRAM read 527 MB for a 268 MB matrix, 2 % of
  *     the second reads hit L2: the y written in between pushes x out;
  *   L2 hints (createpolicy: evict_last on the first read, evict_first on
- *     the second read and on the stores): H100 80-83 % at 2^15 ... 2^20,
- *     68-78 % at 2^21, 2^22; H200 69-73 % at 2^15 ... 2^20, 65-69 %
- *     beyond. Lesson 8 reaches 90-97 % on the H100 and 77-94 % on the
- *     H200 at 2^15 ... 2^20 (`make bench`).
+ *     the second read and on the stores): H100 79.6-82.9 % at 2^15 ...
+ *     2^20, 68-78 % at 2^21, 2^22 (two runs); H200 69-73 % at 2^15 ...
+ *     2^20, 65-69 % beyond. Lesson 8 reaches 89.8-96.8 % on the H100 and
+ *     77.4-93.8 % on the H200 at 2^15 ... 2^20 (`make bench`).
  * So L2 can hold what the second pass needs, but the ticket loop (two
  * passes per CTA, an exchange through global memory, a wait when the row
  * is late) costs more than holding the row on chip.
