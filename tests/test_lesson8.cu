@@ -267,19 +267,19 @@ static void check_dispatch(void)
     /* Every row of 1025 ... 20480 floats fills at least two thirds of its
      * register class, and up to 18432 floats in blocks of at most 512
      * threads, which fit twice or more per SM (fastest_paths.h, FX_REG). */
-    long long worst_fill = -1, big_block = -1;
+    long long underfilled = -1, big_block = -1;
     for (long long n = 1025; n <= 20480; n++) {
         const fastest_plan p = softmax_fastest_plan(FASTEST_AUTO, a, n, a, n, 1LL << 12, n);
-        if (p.path != FASTEST_BLOCK || 3 * n < 2LL * p.threads_per_row * p.floats_per_thread) worst_fill = n;
+        if (p.path != FASTEST_BLOCK || 3 * n < 2LL * p.threads_per_row * p.floats_per_thread) underfilled = n;
         if (n <= 18432 && p.block > 512) big_block = n;
-        if (worst_fill >= 0 || big_block >= 0) break;
+        if (underfilled >= 0 || big_block >= 0) break;
     }
-    test_expect(worst_fill < 0 && big_block < 0,
+    test_expect(underfilled < 0 && big_block < 0,
                 "lesson8 dispatcher fills at least two thirds of a register class for every N of 1025 ... 20480, "
                 "in blocks of at most 512 threads up to 18432",
                 "N = %lld leaves its class more than a third empty (or is not on path 2); N = %lld takes a block of "
                 "more than 512 threads (-1: none)",
-                worst_fill, big_block);
+                underfilled, big_block);
     /* 128-bit accesses whenever the rows of x and y share their offset from
      * 16 bytes (heads and tails peeled), 32-bit when they do not, or when a
      * row's lanes are too few for its 6 possible extras. */
