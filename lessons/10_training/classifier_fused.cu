@@ -181,13 +181,21 @@ __device__ __forceinline__ float classifier_grad(float p, bool is_t, bool ignore
     return (p - (is_t ? 1.0f : 0.0f)) * dloss;
 }
 
+/* Rows in registers. Per element only what the forward softmax does
+ * (widen, max, exp, sum, scale, narrow) plus one select: the row's rules
+ * (ignored, target out of range) are folded into a scale or a fixed
+ * value, x[t] is read from memory, not picked out of the registers, and
+ * column t, stored with the rest as p, is stored again as p - 1 by the
+ * thread that stored its vector (its own stores stay in order). A compare
+ * and a select per element for the one-hot and as many for the pick cost
+ * 16-bit logits the most, whose elements carry half the bytes each. */
 template <class T, int VEC, int FPT, int TPR, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *__restrict__ losses, long long rows,
                             int cols, int ignore_index, classifier_finish fin)
 {
     constexpr int ROWS_PER_BLOCK = BLOCK / TPR;
-    __shared__ float red_max[32], red_sum[32], red_t[32];
+    __shared__ float red_max[32], red_sum[32];
     const int sub = threadIdx.x % TPR;
     const float dloss = classifier_dloss(&fin);
     float mine = 0.0f; /* the losses this thread wrote, in the order of its rows */
@@ -196,38 +204,41 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
         const long long row = first + threadIdx.x / TPR;
         const bool live = row < rows;
         const int t = live ? targets[row] : ignore_index;
-        const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols);
-        const int tc = t >= 0 && t < cols ? t : -1; /* the column to pick up: never a slot past the end */
+        const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols), plain = !ignored && !bad;
+        /* the thread whose vectors hold column t (train_col) */
+        const bool owner = live && plain && (t / VEC) % TPR == sub;
         T *xr = logits + (live ? row : 0) * cols;
         float v[FPT];
         train_load<VEC, FPT, TPR>(xr, cols, sub, live, v, -INFINITY);
-        float xt;
-        const float m = train_row_max_pick<VEC, FPT, TPR>(v, sub, tc, red_max, red_t, &xt);
+        const float xt = owner ? elem_load(xr + t) : 0.0f; /* after the row's loads, as the on-chip path */
+        float m = -INFINITY;
+#pragma unroll
+        for (int p = 0; p < FPT; p++) m = fmaxf(m, v[p]);
+        m = row_reduce<TPR>(m, red_max, op_max());
         float d = 0.0f;
 #pragma unroll
         for (int p = 0; p < FPT; p++) {
-            v[p] = expf(v[p] - m);
+            v[p] = fx_exp<T>(v[p] - m); /* __expf for 16-bit logits (classifier_op says why) */
             d += v[p];
         }
         d = row_reduce<TPR>(d, red_sum, op_sum());
-        const float inv = 1.0f / d;
+        const float inv = 1.0f / d, scale = inv * dloss;
+        const float fixed = ignored ? 0.0f : __int_as_float(0x7fc00000); /* 0 whatever an ignored row holds */
 #pragma unroll
-        for (int p = 0; p < FPT; p++)
-            v[p] = classifier_grad(v[p] * inv, train_col<VEC, TPR>(p / VEC, p % VEC, sub) == tc, ignored, bad, dloss);
+        for (int p = 0; p < FPT; p++) v[p] = plain ? v[p] * scale : fixed;
         /* In place: every element was read above, by this same thread. */
         train_store<VEC, FPT, TPR>(xr, cols, sub, live, v);
-        if (live && sub == 0) {
+        if (owner) elem_store(xr + t, (fx_exp<T>(xt - m) * inv - 1.0f) * dloss); /* p - 1 first: no cancellation */
+        if (live && (plain ? owner : sub == 0)) {
             const float l = ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(m, d, xt);
             losses[row] = l;
             mine += l;
         }
     }
-    /* The block's part of the reduced loss (a block per row: thread 0 has
-     * it), then the last block's total. */
-    if constexpr (TPR < BLOCK) {
-        __syncthreads(); /* a slow warp may still read red_sum */
-        mine = row_reduce<BLOCK>(mine, red_sum, op_sum());
-    }
+    /* The block's part of the reduced loss (any thread may hold a row's
+     * loss), then the last block's total. */
+    __syncthreads(); /* a slow warp may still read red_sum */
+    mine = row_reduce<BLOCK>(mine, red_sum, op_sum());
     if (threadIdx.x == 0) fin.parts[blockIdx.x] = mine;
     float total;
     if (fin.loss && last_block_sum<BLOCK>(fin.parts, gridDim.x, fin.done, red_sum, &total) && threadIdx.x == 0)
