@@ -64,10 +64,14 @@ __device__ __forceinline__ void train_grid_take(unsigned *sync, int pieces, int 
  * widened 32 floats took the kernel to 80 registers, 3 CTAs per SM).
  * MD: returns this thread's (m, d) of all it loaded (padding -inf adds
  * exp(-inf) = 0), folding each chunk in as it arrives, as lesson 8's
- * path 3g does: no second pass over shared memory. */
-template <int VEC, int FPT, bool MD, class T>
+ * path 3g does: no second pass over shared memory. KEEP_EXP (with MD):
+ * v ends up holding exp(v - *m_regs), as lesson 8's fx_thread_state
+ * leaves it, for a kernel that needs no raw value of the register part
+ * (the classifier): one exp per element of that part on the way out
+ * fewer. */
+template <int VEC, int FPT, bool MD, class T, bool KEEP_EXP = false>
 __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src, int len, float *v, T *srow,
-                                                       float fill)
+                                                       float fill, float *m_regs = nullptr)
 {
     constexpr int RCAP = TRAIN_GRID_BLOCK * FPT, U = 4;
     const int rlen = len < RCAP ? len : RCAP;
@@ -131,7 +135,13 @@ __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src
             if constexpr (MD) s = fx_push<T, U * VEC>(s, w);
         }
     }
-    if constexpr (MD) s = online_md_merge(s, fx_push<T, FPT>(online_md_identity(), v));
+    if constexpr (KEEP_EXP) {
+        const online_md t = fx_thread_state<FPT, T>(v);
+        *m_regs = t.m;
+        s = online_md_merge(t, s);
+    } else if constexpr (MD) {
+        s = online_md_merge(s, fx_push<T, FPT>(online_md_identity(), v));
+    }
     return s;
 }
 
