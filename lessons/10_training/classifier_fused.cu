@@ -283,7 +283,7 @@ classifier_split_write_kernel(T *logits, const int *__restrict__ targets, float 
 template <int VEC, int FPT, class T>
 __device__ __forceinline__ void classifier_onchip_store(T *dst, int len, const float *v, const T *srow, float m_regs,
                                                         online_md R, float dloss, long long tl, bool ignored,
-                                                        bool bad)
+                                                        bool bad, const float (*chunk_shift)[TRAIN_GRID_BLOCK])
 {
     constexpr int RCAP = TRAIN_GRID_BLOCK * FPT;
     const int rlen = len < RCAP ? len : RCAP;
@@ -307,17 +307,42 @@ __device__ __forceinline__ void classifier_onchip_store(T *dst, int len, const f
         }
     }
     T *ds = dst + RCAP;
-    for (int k = threadIdx.x; k < nvec_s; k += TRAIN_GRID_BLOCK) {
-        float w[VEC];
-        load_vec<VEC>(srow + k * VEC, w);
-        const long long off = tl - RCAP - (long long)k * VEC;
-        const int o = off >= 0 && off < VEC ? (int)off : -1;
+    if constexpr (sizeof(T) == 4 && VEC == 4) { /* exp(x - chunk's shift), chunks of U = 4 vectors a thread */
+        constexpr int U = 4;
+        int c = 0;
+        for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * TRAIN_GRID_BLOCK, c++) {
+            const float cs = expf(chunk_shift[c][threadIdx.x] - shift) * inv;
 #pragma unroll
-        for (int j = 0; j < VEC; j++) {
-            const float p = fx_exp<T>(w[j] - shift) * inv;
-            w[j] = plain ? (o == j ? p - 1.0f : p) * dloss : fixed;
+            for (int u = 0; u < U; u++) {
+                const int k = k0 + u * TRAIN_GRID_BLOCK;
+                if (k < nvec_s) {
+                    float w[VEC];
+                    load_vec<VEC>(srow + k * VEC, w);
+                    const long long off = tl - RCAP - (long long)k * VEC;
+                    const int o = off >= 0 && off < VEC ? (int)off : -1;
+#pragma unroll
+                    for (int j = 0; j < VEC; j++) {
+                        const float p = w[j] * cs;
+                        w[j] = plain ? (o == j ? p - 1.0f : p) * dloss : fixed;
+                    }
+                    store_vec<VEC>(ds + k * VEC, w);
+                }
+            }
         }
-        store_vec<VEC>(ds + k * VEC, w);
+    } else {
+        (void)chunk_shift;
+        for (int k = threadIdx.x; k < nvec_s; k += TRAIN_GRID_BLOCK) {
+            float w[VEC];
+            load_vec<VEC>(srow + k * VEC, w);
+            const long long off = tl - RCAP - (long long)k * VEC;
+            const int o = off >= 0 && off < VEC ? (int)off : -1;
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                const float p = fx_exp<T>(w[j] - shift) * inv;
+                w[j] = plain ? (o == j ? p - 1.0f : p) * dloss : fixed;
+            }
+            store_vec<VEC>(ds + k * VEC, w);
+        }
     }
 }
 
@@ -341,8 +366,13 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols);
     const bool has_t = t >= begin && t < begin + len;
     T *xs = logits + row * cols + begin;
+    /* float rows in float4s keep their shared part as exps, one shift per
+     * chunk (train_onchip_load) */
+    constexpr int NCH = sizeof(T) == 4 && VEC == 4 ? TRAIN_GRID_CHUNKS : 1;
+    __shared__ float chunk_shift[NCH][TRAIN_GRID_BLOCK];
     float v[TRAIN_GRID_FPT], m_regs;
-    online_md s = train_onchip_load<VEC, TRAIN_GRID_FPT, true, T, true>(xs, len, v, srow, -INFINITY, &m_regs);
+    online_md s = train_onchip_load<VEC, TRAIN_GRID_FPT, true, T, true>(xs, len, v, srow, -INFINITY, &m_regs,
+                                                                        chunk_shift);
     /* x[t] after the piece's loads, not before: warp 0 then issues its share
      * of the row without first waiting for targets[row] (H100: +0.4 to +1.2
      * points of copy at N = 16384 ... 2^20). */
@@ -351,7 +381,7 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     s = online_md_row_merge<TRAIN_GRID_BLOCK>(s, red_m, red_d);
     const online_md r = train_grid_exchange(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m, red_d);
     classifier_onchip_store<VEC, TRAIN_GRID_FPT>(xs, len, v, srow, m_regs, r, classifier_dloss(&fin), t - begin, ignored,
-                                                 bad);
+                                                 bad, chunk_shift);
     if (threadIdx.x == 0 && (ignored || bad ? piece == 0 : has_t))
         losses[row] = ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(r.m, r.d, xt);
 }

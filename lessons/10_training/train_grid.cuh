@@ -69,9 +69,14 @@ __device__ __forceinline__ void train_grid_take(unsigned *sync, int pieces, int 
  * leaves it, for a kernel that needs no raw value of the register part
  * (the classifier): one exp per element of that part on the way out
  * fewer. */
+/* Chunks of the shared part a thread of train_onchip_load reads (U
+ * vectors of 4 floats each): TRAIN_GRID_SMEM / (4 x 16 x 256) = 3. */
+#define TRAIN_GRID_CHUNKS (TRAIN_GRID_SMEM / (4 * 16 * TRAIN_GRID_BLOCK))
+
 template <int VEC, int FPT, bool MD, class T, bool KEEP_EXP = false>
 __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src, int len, float *v, T *srow,
-                                                       float fill, float *m_regs = nullptr)
+                                                       float fill, float *m_regs = nullptr,
+                                                       float (*chunk_shift)[TRAIN_GRID_BLOCK] = nullptr)
 {
     constexpr int RCAP = TRAIN_GRID_BLOCK * FPT, U = 4;
     const int rlen = len < RCAP ? len : RCAP;
@@ -112,6 +117,43 @@ __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src
                         s = fx_push<T, VEC>(s, w);
                     }
                 }
+            }
+        }
+    } else if constexpr (KEEP_EXP && sizeof(T) == 4 && VEC == 4) {
+        /* Float rows for the classifier: each chunk goes to shared memory
+         * as exp(x - shift), shift its running max, kept per chunk in
+         * chunk_shift[c][thread]: the exps of the online update are the
+         * ones the gradient needs, and the way out computes none. */
+        int c = 0;
+        for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * TRAIN_GRID_BLOCK, c++) {
+            float w[U * VEC];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int k = k0 + u * TRAIN_GRID_BLOCK;
+                if (k < nvec_s) {
+                    load_vec<VEC>(xs + k * VEC, &w[u * VEC]);
+                } else {
+#pragma unroll
+                    for (int j = 0; j < VEC; j++) w[u * VEC + j] = -INFINITY;
+                }
+            }
+            float cm = -INFINITY;
+#pragma unroll
+            for (int i = 0; i < U * VEC; i++) cm = fmaxf(cm, w[i]);
+            const float m = fmaxf(s.m, cm), shift = online_md_shift(m);
+            float acc = 0.0f;
+#pragma unroll
+            for (int i = 0; i < U * VEC; i++) {
+                w[i] = fx_exp<T>(w[i] - shift);
+                acc += w[i];
+            }
+            s.d = s.d * fx_exp<T>(s.m - shift) + acc;
+            s.m = m;
+            chunk_shift[c][threadIdx.x] = shift;
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int k = k0 + u * TRAIN_GRID_BLOCK;
+                if (k < nvec_s) store_vec<VEC>(srow + k * VEC, &w[u * VEC]);
             }
         }
     } else {
