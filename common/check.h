@@ -25,9 +25,10 @@
  * arrays and the launch's dynamic bytes together. More dynamic bytes than
  * 48 KB less the static part need cudaFuncSetAttribute(kernel,
  * cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) first, or the
- * launch fails with "invalid argument". The course's kernels declare at
- * most 1 KB statically (ptxas -v: 256-272 bytes), so they opt in above
- * 47 KB; opting in at 48 KB made a row of 12288 floats (exactly 48 KB, on
+ * launch fails with "invalid argument". The kernels that opt in by this
+ * rule declare at most 1 KB statically (ptxas -v: 256-272 bytes), so they
+ * opt in above 47 KB (lesson 10's on-chip kernels, with more, always opt
+ * in); opting in at 48 KB made a row of 12288 floats (exactly 48 KB, on
  * top of 256 static bytes) fail on the GPU. */
 #define SMEM_OPT_IN_ABOVE (47 * 1024)
 

@@ -284,8 +284,81 @@ classifier_split_write_kernel(T *logits, const int *__restrict__ targets, float 
         losses[row] = ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(s.m, s.d, xt[row]);
 }
 
+/* The on-chip path's gradient of a piece, written in place: from v, the
+ * register part as exp(x - m_regs) (train_onchip_load with KEEP_EXP), and
+ * from srow, the shared part as raw values. Against classifier_op: no exp
+ * for the register part (lesson 8's fx_scale turns exp(x - m_regs) into
+ * p), and the target found once per vector (o), not by a 64-bit compare
+ * per element. tl: the target's column in the piece (any value outside
+ * it). Ignored rows write 0, targets out of range NaN (training.h). */
+template <int VEC, int FPT, class T>
+__device__ __forceinline__ void classifier_onchip_store(T *dst, int len, const float *v, const T *srow, float m_regs,
+                                                        online_md R, float dloss, long long tl, bool ignored,
+                                                        bool bad, const float (*chunk_shift)[TRAIN_GRID_BLOCK])
+{
+    constexpr int RCAP = TRAIN_GRID_BLOCK * FPT;
+    const int rlen = len < RCAP ? len : RCAP;
+    const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
+    const bool plain = !ignored && !bad;
+    const float fixed = ignored ? 0.0f : __int_as_float(0x7fc00000);
+    const float scale = fx_scale(m_regs, R), shift = online_md_shift(R.m), inv = 1.0f / R.d;
+#pragma unroll
+    for (int i = 0; i < FPT / VEC; i++) {
+        const int k = i * TRAIN_GRID_BLOCK + (int)threadIdx.x;
+        if (k < nvec_r) {
+            const long long off = tl - (long long)k * VEC;
+            const int o = off >= 0 && off < VEC ? (int)off : -1;
+            float w[VEC];
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                const float p = v[i * VEC + j] * scale;
+                w[j] = plain ? (o == j ? p - 1.0f : p) * dloss : fixed; /* p - 1, not p * dloss - dloss: no cancellation */
+            }
+            store_vec<VEC>(dst + k * VEC, w);
+        }
+    }
+    T *ds = dst + RCAP;
+    if constexpr (sizeof(T) == 4 && VEC == 4) { /* exp(x - chunk's shift), chunks of U = 4 vectors a thread */
+        constexpr int U = 4;
+        int c = 0;
+        for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * TRAIN_GRID_BLOCK, c++) {
+            const float cs = expf(chunk_shift[c][threadIdx.x] - shift) * inv;
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int k = k0 + u * TRAIN_GRID_BLOCK;
+                if (k < nvec_s) {
+                    float w[VEC];
+                    load_vec<VEC>(srow + k * VEC, w);
+                    const long long off = tl - RCAP - (long long)k * VEC;
+                    const int o = off >= 0 && off < VEC ? (int)off : -1;
+#pragma unroll
+                    for (int j = 0; j < VEC; j++) {
+                        const float p = w[j] * cs;
+                        w[j] = plain ? (o == j ? p - 1.0f : p) * dloss : fixed;
+                    }
+                    store_vec<VEC>(ds + k * VEC, w);
+                }
+            }
+        }
+    } else {
+        (void)chunk_shift;
+        for (int k = threadIdx.x; k < nvec_s; k += TRAIN_GRID_BLOCK) {
+            float w[VEC];
+            load_vec<VEC>(srow + k * VEC, w);
+            const long long off = tl - RCAP - (long long)k * VEC;
+            const int o = off >= 0 && off < VEC ? (int)off : -1;
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                const float p = fx_exp<T>(w[j] - shift) * inv;
+                w[j] = plain ? (o == j ? p - 1.0f : p) * dloss : fixed;
+            }
+            store_vec<VEC>(ds + k * VEC, w);
+        }
+    }
+}
+
 /* Long rows on chip: a CTA's piece, its (m, d), the row's from the
- * exchange, then the gradient from the raw values it kept, in place.
+ * exchange, then the gradient, in place (classifier_onchip_store).
  * Thread 0 of the CTA whose piece holds column t reads x[t] first (no
  * CTA writes column t before the exchange) and writes the row's loss;
  * piece 0 writes it for an ignored row or a target out of range. */
@@ -304,8 +377,13 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols);
     const bool has_t = t >= begin && t < begin + len;
     T *xs = logits + row * cols + begin;
-    float v[TRAIN_GRID_FPT];
-    online_md s = train_onchip_load<VEC, TRAIN_GRID_FPT, true>(xs, len, v, srow, -INFINITY);
+    /* float rows in float4s keep their shared part as exps, one shift per
+     * chunk (train_onchip_load) */
+    constexpr int NCH = sizeof(T) == 4 && VEC == 4 ? TRAIN_GRID_CHUNKS : 1;
+    __shared__ float chunk_shift[NCH][TRAIN_GRID_BLOCK];
+    float v[TRAIN_GRID_FPT], m_regs;
+    online_md s = train_onchip_load<VEC, TRAIN_GRID_FPT, true, T, true>(xs, len, v, srow, -INFINITY, &m_regs,
+                                                                        chunk_shift);
     /* x[t] after the piece's loads, not before: warp 0 then issues its share
      * of the row without first waiting for targets[row] (H100: +0.4 to +1.2
      * points of copy at N = 16384 ... 2^20). */
@@ -313,8 +391,8 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     if (threadIdx.x == 0 && has_t) xt = elem_load(xs + (t - begin));
     s = online_md_row_merge<TRAIN_GRID_BLOCK>(s, red_m, red_d);
     const online_md r = train_grid_exchange(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m, red_d);
-    const classifier_op<T> op = {r.m, 1.0f / r.d, classifier_dloss(&fin), begin, t, ignored, bad};
-    train_onchip_store<VEC, TRAIN_GRID_FPT>(xs, len, v, srow, op); /* in place */
+    classifier_onchip_store<VEC, TRAIN_GRID_FPT>(xs, len, v, srow, m_regs, r, classifier_dloss(&fin), t - begin, ignored,
+                                                 bad, chunk_shift);
     if (threadIdx.x == 0 && (ignored || bad ? piece == 0 : has_t))
         losses[row] = ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(r.m, r.d, xt);
 }

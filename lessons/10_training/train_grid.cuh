@@ -64,10 +64,19 @@ __device__ __forceinline__ void train_grid_take(unsigned *sync, int pieces, int 
  * widened 32 floats took the kernel to 80 registers, 3 CTAs per SM).
  * MD: returns this thread's (m, d) of all it loaded (padding -inf adds
  * exp(-inf) = 0), folding each chunk in as it arrives, as lesson 8's
- * path 3g does: no second pass over shared memory. */
-template <int VEC, int FPT, bool MD, class T>
+ * path 3g does: no second pass over shared memory. KEEP_EXP (with MD):
+ * v ends up holding exp(v - *m_regs), as lesson 8's fx_thread_state
+ * leaves it, for a kernel that needs no raw value of the register part
+ * (the classifier): one exp per element of that part on the way out
+ * fewer. */
+/* Chunks of the shared part a thread of train_onchip_load reads (U
+ * vectors of 4 floats each): TRAIN_GRID_SMEM / (4 x 16 x 256) = 3. */
+#define TRAIN_GRID_CHUNKS (TRAIN_GRID_SMEM / (4 * 16 * TRAIN_GRID_BLOCK))
+
+template <int VEC, int FPT, bool MD, class T, bool KEEP_EXP = false>
 __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src, int len, float *v, T *srow,
-                                                       float fill)
+                                                       float fill, float *m_regs = nullptr,
+                                                       float (*chunk_shift)[TRAIN_GRID_BLOCK] = nullptr)
 {
     constexpr int RCAP = TRAIN_GRID_BLOCK * FPT, U = 4;
     const int rlen = len < RCAP ? len : RCAP;
@@ -110,6 +119,43 @@ __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src
                 }
             }
         }
+    } else if constexpr (KEEP_EXP && sizeof(T) == 4 && VEC == 4) {
+        /* Float rows for the classifier: each chunk goes to shared memory
+         * as exp(x - shift), shift its running max, kept per chunk in
+         * chunk_shift[c][thread]: the exps of the online update are the
+         * ones the gradient needs, and the way out computes none. */
+        int c = 0;
+        for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * TRAIN_GRID_BLOCK, c++) {
+            float w[U * VEC];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int k = k0 + u * TRAIN_GRID_BLOCK;
+                if (k < nvec_s) {
+                    load_vec<VEC>(xs + k * VEC, &w[u * VEC]);
+                } else {
+#pragma unroll
+                    for (int j = 0; j < VEC; j++) w[u * VEC + j] = -INFINITY;
+                }
+            }
+            float cm = -INFINITY;
+#pragma unroll
+            for (int i = 0; i < U * VEC; i++) cm = fmaxf(cm, w[i]);
+            const float m = fmaxf(s.m, cm), shift = online_md_shift(m);
+            float acc = 0.0f;
+#pragma unroll
+            for (int i = 0; i < U * VEC; i++) {
+                w[i] = fx_exp<T>(w[i] - shift);
+                acc += w[i];
+            }
+            s.d = s.d * fx_exp<T>(s.m - shift) + acc;
+            s.m = m;
+            chunk_shift[c][threadIdx.x] = shift;
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int k = k0 + u * TRAIN_GRID_BLOCK;
+                if (k < nvec_s) store_vec<VEC>(srow + k * VEC, &w[u * VEC]);
+            }
+        }
     } else {
         for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * TRAIN_GRID_BLOCK) {
             float w[U * VEC];
@@ -131,7 +177,13 @@ __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src
             if constexpr (MD) s = fx_push<T, U * VEC>(s, w);
         }
     }
-    if constexpr (MD) s = online_md_merge(s, fx_push<T, FPT>(online_md_identity(), v));
+    if constexpr (KEEP_EXP) {
+        const online_md t = fx_thread_state<FPT, T>(v);
+        *m_regs = t.m;
+        s = online_md_merge(t, s);
+    } else if constexpr (MD) {
+        s = online_md_merge(s, fx_push<T, FPT>(online_md_identity(), v));
+    }
     return s;
 }
 
