@@ -286,34 +286,32 @@ classifier_split_write_kernel(T *logits, const int *__restrict__ targets, float 
 
 /* The on-chip path's gradient of a piece, written in place: from v, the
  * register part as exp(x - m_regs) (train_onchip_load with KEEP_EXP), and
- * from srow, the shared part as raw values. Against classifier_op: no exp
- * for the register part (lesson 8's fx_scale turns exp(x - m_regs) into
- * p), and the target found once per vector (o), not by a 64-bit compare
- * per element. tl: the target's column in the piece (any value outside
- * it). Ignored rows write 0, targets out of range NaN (training.h). */
+ * from srow, the shared part: float rows in float4s as exp(x - the
+ * chunk's shift), others as raw values. Against classifier_op: no exp for
+ * the register part (lesson 8's fx_scale turns exp(x - m_regs) into p),
+ * and per element one multiply and one select, as the register kernel:
+ * the owner of column t (the thread that stored its vector, owner_t)
+ * stores it again as p - 1. Ignored rows write 0, targets out of range
+ * NaN (training.h). */
 template <int VEC, int FPT, class T>
 __device__ __forceinline__ void classifier_onchip_store(T *dst, int len, const float *v, const T *srow, float m_regs,
-                                                        online_md R, float dloss, long long tl, bool ignored,
-                                                        bool bad, const float (*chunk_shift)[TRAIN_GRID_BLOCK])
+                                                        online_md R, float dloss, bool ignored, bool bad,
+                                                        const float (*chunk_shift)[TRAIN_GRID_BLOCK])
 {
     constexpr int RCAP = TRAIN_GRID_BLOCK * FPT;
     const int rlen = len < RCAP ? len : RCAP;
     const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
     const bool plain = !ignored && !bad;
     const float fixed = ignored ? 0.0f : __int_as_float(0x7fc00000);
-    const float scale = fx_scale(m_regs, R), shift = online_md_shift(R.m), inv = 1.0f / R.d;
+    const float shift = online_md_shift(R.m), inv = 1.0f / R.d;
+    const float scale = fx_scale(m_regs, R) * dloss, inv_d = inv * dloss;
 #pragma unroll
     for (int i = 0; i < FPT / VEC; i++) {
         const int k = i * TRAIN_GRID_BLOCK + (int)threadIdx.x;
         if (k < nvec_r) {
-            const long long off = tl - (long long)k * VEC;
-            const int o = off >= 0 && off < VEC ? (int)off : -1;
             float w[VEC];
 #pragma unroll
-            for (int j = 0; j < VEC; j++) {
-                const float p = v[i * VEC + j] * scale;
-                w[j] = plain ? (o == j ? p - 1.0f : p) * dloss : fixed; /* p - 1, not p * dloss - dloss: no cancellation */
-            }
+            for (int j = 0; j < VEC; j++) w[j] = plain ? v[i * VEC + j] * scale : fixed;
             store_vec<VEC>(dst + k * VEC, w);
         }
     }
@@ -322,20 +320,15 @@ __device__ __forceinline__ void classifier_onchip_store(T *dst, int len, const f
         constexpr int U = 4;
         int c = 0;
         for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * TRAIN_GRID_BLOCK, c++) {
-            const float cs = expf(chunk_shift[c][threadIdx.x] - shift) * inv;
+            const float cs = expf(chunk_shift[c][threadIdx.x] - shift) * inv_d;
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 const int k = k0 + u * TRAIN_GRID_BLOCK;
                 if (k < nvec_s) {
                     float w[VEC];
                     load_vec<VEC>(srow + k * VEC, w);
-                    const long long off = tl - RCAP - (long long)k * VEC;
-                    const int o = off >= 0 && off < VEC ? (int)off : -1;
 #pragma unroll
-                    for (int j = 0; j < VEC; j++) {
-                        const float p = w[j] * cs;
-                        w[j] = plain ? (o == j ? p - 1.0f : p) * dloss : fixed;
-                    }
+                    for (int j = 0; j < VEC; j++) w[j] = plain ? w[j] * cs : fixed;
                     store_vec<VEC>(ds + k * VEC, w);
                 }
             }
@@ -345,23 +338,28 @@ __device__ __forceinline__ void classifier_onchip_store(T *dst, int len, const f
         for (int k = threadIdx.x; k < nvec_s; k += TRAIN_GRID_BLOCK) {
             float w[VEC];
             load_vec<VEC>(srow + k * VEC, w);
-            const long long off = tl - RCAP - (long long)k * VEC;
-            const int o = off >= 0 && off < VEC ? (int)off : -1;
 #pragma unroll
-            for (int j = 0; j < VEC; j++) {
-                const float p = fx_exp<T>(w[j] - shift) * inv;
-                w[j] = plain ? (o == j ? p - 1.0f : p) * dloss : fixed;
-            }
+            for (int j = 0; j < VEC; j++) w[j] = plain ? fx_exp<T>(w[j] - shift) * inv_d : fixed;
             store_vec<VEC>(ds + k * VEC, w);
         }
     }
 }
 
+/* Whether this thread stores the vector that holds column tl of a piece
+ * (classifier_onchip_store): the register part's vectors and the shared
+ * part's both go to threads in turn, and RCAP is a whole number of turns. */
+template <int VEC>
+__device__ __forceinline__ bool owner_t(long long tl, int len)
+{
+    return tl >= 0 && tl < len && (int)((tl / VEC) % TRAIN_GRID_BLOCK) == (int)threadIdx.x;
+}
+
 /* Long rows on chip: a CTA's piece, its (m, d), the row's from the
- * exchange, then the gradient, in place (classifier_onchip_store).
- * Thread 0 of the CTA whose piece holds column t reads x[t] first (no
- * CTA writes column t before the exchange) and writes the row's loss;
- * piece 0 writes it for an ignored row or a target out of range. */
+ * exchange, then the gradient, in place (classifier_onchip_store). The
+ * owner of column t reads x[t] first (no CTA writes column t before the
+ * exchange), stores p - 1 there after the piece, and writes the row's
+ * loss; thread 0 of piece 0 writes it for an ignored row or a target out
+ * of range. */
 template <class T, int VEC>
 __global__ void __launch_bounds__(TRAIN_GRID_BLOCK, TRAIN_GRID_MIN_CTAS)
 classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__restrict__ losses, long long cols,
@@ -375,7 +373,6 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     train_grid_take(sync, pieces, seg, cols, &row, &piece, &begin, &len);
     const long long t = targets[row];
     const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols);
-    const bool has_t = t >= begin && t < begin + len;
     T *xs = logits + row * cols + begin;
     /* float rows in float4s keep their shared part as exps, one shift per
      * chunk (train_onchip_load) */
@@ -387,14 +384,17 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     /* x[t] after the piece's loads, not before: warp 0 then issues its share
      * of the row without first waiting for targets[row] (H100: +0.4 to +1.2
      * points of copy at N = 16384 ... 2^20). */
-    float xt = 0.0f;
-    if (threadIdx.x == 0 && has_t) xt = elem_load(xs + (t - begin));
+    const bool owner = !ignored && !bad && owner_t<VEC>(t - begin, len);
+    const float xt = owner ? elem_load(xs + (t - begin)) : 0.0f;
     s = online_md_row_merge<TRAIN_GRID_BLOCK>(s, red_m, red_d);
     const online_md r = train_grid_exchange(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m, red_d);
-    classifier_onchip_store<VEC, TRAIN_GRID_FPT>(xs, len, v, srow, m_regs, r, classifier_dloss(&fin), t - begin, ignored,
-                                                 bad, chunk_shift);
-    if (threadIdx.x == 0 && (ignored || bad ? piece == 0 : has_t))
-        losses[row] = ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(r.m, r.d, xt);
+    const float dloss = classifier_dloss(&fin);
+    classifier_onchip_store<VEC, TRAIN_GRID_FPT>(xs, len, v, srow, m_regs, r, dloss, ignored, bad, chunk_shift);
+    if (owner) { /* p - 1 first: no cancellation */
+        elem_store(xs + (t - begin), (fx_exp<T>(xt - online_md_shift(r.m)) * (1.0f / r.d) - 1.0f) * dloss);
+        losses[row] = train_row_loss(r.m, r.d, xt);
+    }
+    if ((ignored || bad) && piece == 0 && threadIdx.x == 0) losses[row] = ignored ? 0.0f : __int_as_float(0x7fc00000);
 }
 
 /* Whether rows x cols go on chip (rows past CLS_ON_CHIP_FROM whose pieces
