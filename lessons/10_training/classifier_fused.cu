@@ -182,20 +182,30 @@ __device__ __forceinline__ float classifier_grad(float p, bool is_t, bool ignore
 }
 
 /* Rows in registers. Per element only what the forward softmax does
- * (widen, max, exp, sum, scale, narrow) plus one select: the row's rules
+ * (widen, max, exp, sum, scale, narrow) and one select: the row's rules
  * (ignored, target out of range) are folded into a scale or a fixed
- * value, x[t] is read from memory, not picked out of the registers, and
- * column t, stored with the rest as p, is stored again as p - 1 by the
- * thread that stored its vector (its own stores stay in order). A compare
- * and a select per element for the one-hot and as many for the pick cost
- * 16-bit logits the most, whose elements carry half the bytes each. */
+ * value, x[t] is read from memory by the thread that holds column t, and
+ * that thread stores column t a second time, as p - 1, after its vector
+ * (its own stores stay in order). Picking x[t] out of the registers and
+ * subtracting the one-hot in place cost a compare and a select per
+ * element each, which 16-bit logits, half the bytes per element, cannot
+ * hide: % of the 16-bit copy, per element -> once per row (H200,
+ * 2026-11-26, the sum): N = 32 69.6 -> 75.8, 256 61.5 -> 76.7, 1024
+ * 72.8 -> 84.0, 4096 71.5 -> 79.4, 8192 62.5 -> 74.6 (float16).
+ * PICK: float rows of up to 256 floats keep the per-element way. Their
+ * pass is so short that the second, dependent load (x[t] waits for t)
+ * lengthens it: 91.4 against 83.2 % of copy at N = 32, 92.3 against 86.3
+ * at 256. From 512 floats on, float rows come within two points either
+ * way (row-once minus per-element: -0.7 at 512, +0.8 at 1024, +2.6 at
+ * 2048, -1.9 at 4096, +1.0 at 8192), and take the row-once way. */
 template <class T, int VEC, int FPT, int TPR, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *__restrict__ losses, long long rows,
                             int cols, int ignore_index, classifier_finish fin)
 {
     constexpr int ROWS_PER_BLOCK = BLOCK / TPR;
-    __shared__ float red_max[32], red_sum[32];
+    constexpr bool PICK = sizeof(T) == 4 && FPT <= 8 && TPR <= 32;
+    __shared__ float red_max[32], red_sum[32], red_t[32];
     const int sub = threadIdx.x % TPR;
     const float dloss = classifier_dloss(&fin);
     float mine = 0.0f; /* the losses this thread wrote, in the order of its rows */
@@ -210,11 +220,15 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
         T *xr = logits + (live ? row : 0) * cols;
         float v[FPT];
         train_load<VEC, FPT, TPR>(xr, cols, sub, live, v, -INFINITY);
-        const float xt = owner ? elem_load(xr + t) : 0.0f; /* after the row's loads, as the on-chip path */
-        float m = -INFINITY;
+        float xt = 0.0f, m = -INFINITY;
+        if constexpr (PICK) {
+            m = train_row_max_pick<VEC, FPT, TPR>(v, sub, plain ? t : -1, red_max, red_t, &xt);
+        } else {
+            if (owner) xt = elem_load(xr + t); /* after the row's loads, as the on-chip path */
 #pragma unroll
-        for (int p = 0; p < FPT; p++) m = fmaxf(m, v[p]);
-        m = row_reduce<TPR>(m, red_max, op_max());
+            for (int p = 0; p < FPT; p++) m = fmaxf(m, v[p]);
+            m = row_reduce<TPR>(m, red_max, op_max());
+        }
         float d = 0.0f;
 #pragma unroll
         for (int p = 0; p < FPT; p++) {
@@ -225,11 +239,16 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
         const float inv = 1.0f / d, scale = inv * dloss;
         const float fixed = ignored ? 0.0f : __int_as_float(0x7fc00000); /* 0 whatever an ignored row holds */
 #pragma unroll
-        for (int p = 0; p < FPT; p++) v[p] = plain ? v[p] * scale : fixed;
+        for (int p = 0; p < FPT; p++) {
+            if constexpr (PICK)
+                v[p] = classifier_grad(v[p] * inv, train_col<VEC, TPR>(p / VEC, p % VEC, sub) == t, ignored, bad, dloss);
+            else
+                v[p] = plain ? v[p] * scale : fixed;
+        }
         /* In place: every element was read above, by this same thread. */
         train_store<VEC, FPT, TPR>(xr, cols, sub, live, v);
-        if (owner) elem_store(xr + t, (fx_exp<T>(xt - m) * inv - 1.0f) * dloss); /* p - 1 first: no cancellation */
-        if (live && (plain ? owner : sub == 0)) {
+        if (!PICK && owner) elem_store(xr + t, (fx_exp<T>(xt - m) * inv - 1.0f) * dloss); /* p - 1 first: no cancellation */
+        if (live && (plain && !PICK ? owner : sub == 0)) {
             const float l = ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(m, d, xt);
             losses[row] = l;
             mine += l;
