@@ -142,6 +142,9 @@ FILENAME ~ /\.csv$/ {
     if ("mem_clock_mhz" in col) memclk[f] = v[col["mem_clock_mhz"]]
     c = v[col["commit"]]
     if (!((f, c) in commit_seen)) { commit_seen[f, c] = 1; commits[f] = commits[f] (commits[f] == "" ? "" : ", ") c }
+    if (!((f, L, c) in lcommit_seen)) {           # a lesson's own rows may come from a later run
+        lcommit_seen[f, L, c] = 1; lcommits[f, L] = lcommits[f, L] (lcommits[f, L] == "" ? "" : ", ") c
+    }
     d = substr(v[col["date"]], 1, 10)
     if (date_lo[f] == "" || d < date_lo[f]) date_lo[f] = d
     if (d > date_hi[f]) date_hi[f] = d
@@ -192,20 +195,21 @@ function short_gpu(g,    w, n, i) {
 
 function provenance(f) { return gpu[f] ", " setup(f) }
 
-# The run's software, clocks, date and commit, without the GPU's name.
-function setup(f,    s, d) {
+# The run's software, clocks, date and commit, without the GPU's name; with
+# a lesson L, the commits of that lesson's rows only.
+function setup(f, L,    s, d) {
     d = (date_lo[f] == date_hi[f]) ? date_lo[f] : date_lo[f] " to " date_hi[f]
     s = "CUDA runtime " rt[f] " (driver " drv[f] ")"
     if (smclk[f] != "") s = s ", SM " smclk[f] " MHz, memory " memclk[f] " MHz"
-    return s ", " d ", commit " commits[f]
+    return s ", " d ", commit " (L != "" && lcommits[f, L] != "" ? lcommits[f, L] : commits[f])
 }
 
 # "measured by `make bench` on GPU, setup". With several CSVs the GPU's name
 # opens the caption in bold, so that a reader who lands on the second table
 # of a region knows at once which GPU it is.
-function measured_on(f, what) {
-    if (ncsv > 1) return "**" gpu[f] "**: " what (what == "" ? "measured" : ", measured") " by `make bench`, " setup(f)
-    return (what == "" ? "Measured" : what ", measured") " by `make bench` on " provenance(f)
+function measured_on(f, what, L) {
+    if (ncsv > 1) return "**" gpu[f] "**: " what (what == "" ? "measured" : ", measured") " by `make bench`, " setup(f, L)
+    return (what == "" ? "Measured" : what ", measured") " by `make bench` on " gpu[f] ", " setup(f, L)
 }
 
 function generated_note(f) {
@@ -259,7 +263,7 @@ function table_lesson(L, md, only_main,    f, s, i, j, n, k, names, wide, shp, r
         for (i = 1; i <= n; i++) if (kern[f, L, i] != mainname) names[++k] = kern[f, L, i]
         if (only_main) n = 1                       # "lessonN main": the other kernels live elsewhere
         wide = (n <= 3)                            # else: only % of copy for the variants
-        s = s measured_on(f, "") ". Median time per call; GB/s = "
+        s = s measured_on(f, "", L) ". Median time per call; GB/s = "
         s = s "2 × M × N × 4 bytes / time; % of a device-to-device copy of the same bytes timed in the same "
         s = s "process. Reproduce with `make bench && make tables`.\n\n"
         row = "| M x N | " mainname " time | " mainname " GB/s | " mainname " % of copy"
@@ -305,7 +309,7 @@ function table_half(md,    f, s, i, shp, L, row, j, nv, v, vname) {
     for (f = 1; f <= ncsv; f++) {
         s = s generated_note(f) "\n"
         if (nkern[f, L] == 0) { s = s "No lesson " L " rows in " csvname[f] " yet: run `make bench && make tables`.\n\n"; continue }
-        s = s measured_on(f, "") ". Median time per call; GB/s = 2 × M × N × 2 bytes / time; % of a "
+        s = s measured_on(f, "", L) ". Median time per call; GB/s = 2 × M × N × 2 bytes / time; % of a "
         s = s "device-to-device copy of the same 16-bit bytes timed in the same process; f32 / f16: lesson 8's "
         s = s "softmax_fastest on float32 at the same shape, its time over the float16 entry point's (and the "
         s = s "float32 copy's time over the 16-bit copy's: what halving the bytes gives a copy). "
@@ -343,7 +347,7 @@ function table_train(md,    f, s, i, j, k, shp, L, row, sep, half) {
         s = s generated_note(f) "\n"
         if (nkern[f, L] == 0) { s = s "No lesson " L " rows in " csvname[f] " yet: run `make bench && make tables`.\n\n"; continue }
         half = ((f, L, TRAIN_K[4] " f16") in kern_seen) || ((f, L, TRAIN_K[4] " bf16") in kern_seen)
-        s = s measured_on(f, "") ". Median time per call; each kernel's % is of its own bound, the time of the "
+        s = s measured_on(f, "", L) ". Median time per call; each kernel's % is of its own bound, the time of the "
         s = s "least traffic any kernel computing the same function moves, timed in the same process: "
         s = s "softmax_backward against 1.5 × a device-to-device copy of the M × N floats (12 bytes per element "
         s = s "against the copy's 8), log_softmax_forward and classifier_fused against the copy, "

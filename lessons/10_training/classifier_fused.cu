@@ -189,9 +189,10 @@ __device__ __forceinline__ float classifier_grad(float p, bool is_t, bool ignore
  * (its own stores stay in order). Picking x[t] out of the registers and
  * subtracting the one-hot in place cost a compare and a select per
  * element each, which 16-bit logits, half the bytes per element, cannot
- * hide: % of the 16-bit copy, per element -> once per row (H200,
- * 2026-11-26, the sum): N = 32 69.6 -> 75.8, 256 61.5 -> 76.7, 1024
- * 72.8 -> 84.0, 4096 71.5 -> 79.4, 8192 62.5 -> 74.6 (float16).
+ * hide. % of the 16-bit copy (float16, H200, 2026-11-26, the sum), with
+ * expf and both per element / __expf / __expf and both once per row:
+ * N = 32 65.2 / 68.2 / 76.0, 256 60.0 / 66.5 / 76.8, 1024
+ * 73.3 / 70.7 / 84.3, 4096 68.3 / 69.4 / 79.5, 8192 57.5 / 59.7 / 74.5.
  * PICK: float rows of up to 256 floats keep the per-element way. Their
  * pass is so short that the second, dependent load (x[t] waits for t)
  * lengthens it: 91.4 against 83.2 % of copy at N = 32, 92.3 against 86.3
@@ -268,11 +269,12 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
         *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
 }
 
-/* One element's gradient (train_split_map's op): col is its column in
- * the piece that starts at column begin. exp as lesson 8's fx_exp: expf
- * for float logits, __expf for 16-bit ones, whose output rounding hides
- * its error (on chip, with the (m, d) push's exp: 59.6-61.2 -> 66.3-67.9 %
- * of the 16-bit copy at N = 16384 ... 2^20, H100). */
+/* One element's gradient in the split path's kernel 2 (train_split_map's
+ * op): col is its column in the piece that starts at column begin. exp as
+ * lesson 8's fx_exp: expf for float logits, __expf for 16-bit ones, whose
+ * output rounding hides its error (the on-chip path with this op and the
+ * (m, d) push's exp: 59.6-61.2 -> 66.3-67.9 % of the 16-bit copy at
+ * N = 16384 ... 2^20, H100). */
 template <class T>
 struct classifier_op {
     float m, inv, dloss;

@@ -10,10 +10,11 @@
  * in registers: 8 bytes per element (12 for the backward), where the
  * split path (train_row.cuh) reads the row twice.
  *
- * Unlike lesson 8, which keeps exp(x - m_t) in its registers, these
- * kernels keep the raw values: log-softmax needs x itself (x - m - log d;
- * log of an underflowed exp cannot give it back), the backward y and dy.
- * exp is computed again on the way out.
+ * Lesson 8 keeps exp(x - m_t) in its registers; log-softmax and the
+ * backward keep the raw values: log-softmax needs x itself (x - m - log d;
+ * log of an underflowed exp cannot give it back), the backward y and dy,
+ * and exp is computed again on the way out. The classifier needs only p,
+ * and keeps exps as lesson 8 does (train_onchip_load with KEEP_EXP).
  *
  * A row whose P pieces do not fit on the GPU at once (past about 8.6 M
  * floats on an H100) takes the split path. */
