@@ -396,6 +396,18 @@ static void test_targets(void)
         check_classifier(name, x, tm, rows, n, TRAIN_IGNORE_INDEX, TRAIN_MEAN, DTYPE_F16);
         free(x);
         free(tm);
+        /* rows of 8: 16-byte vectors, and 140000 rows take 4375 groups of
+         * 32, so the capped 16-bit grid's blocks loop over more than one */
+        const long long n8 = 8;
+        x = (float *)malloc(rows * n8 * sizeof(float));
+        tm = (int *)malloc(rows * sizeof(int));
+        inputs_fill(x, rows, n8, INPUT_NORMAL, 1052);
+        make_targets(tm, rows, n8, 1053, 3, TRAIN_IGNORE_INDEX);
+        snprintf(name, sizeof name,
+                 "classifier_fused_typed (bf16 logits, sum) at %lld x 8: 16-byte vectors, every row and the loss", rows);
+        check_classifier(name, x, tm, rows, n8, TRAIN_IGNORE_INDEX, TRAIN_SUM, DTYPE_BF16);
+        free(x);
+        free(tm);
     }
 }
 
