@@ -32,4 +32,12 @@
  * top of 256 static bytes) fail on the GPU. */
 #define SMEM_OPT_IN_ABOVE (47 * 1024)
 
+/* Opts kernel in to `bytes` of dynamic shared memory when the launch
+ * needs it (an opt-in lasts for the process). */
+#define SMEM_OPT_IN(kernel, bytes)                                                                      \
+    do {                                                                                                \
+        if ((bytes) > SMEM_OPT_IN_ABOVE)                                                                \
+            CUDA_CHECK(cudaFuncSetAttribute((kernel), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)(bytes))); \
+    } while (0)
+
 #endif

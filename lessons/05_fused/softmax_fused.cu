@@ -401,9 +401,7 @@ static void run_shared(const float *x, long long ldx, float *y, long long ldy, l
     /* Above 48 KB of shared memory, static and dynamic together, a kernel
      * must opt in; the launch fails with "invalid argument" otherwise
      * (common/check.h). */
-    if (smem_bytes > SMEM_OPT_IN_ABOVE)
-        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)smem_bytes));
+    SMEM_OPT_IN(kernel, smem_bytes);
     kernel<<<grid_for(rows, 1), BLOCK, (size_t)smem_bytes, stream>>>(x, ldx, y, ldy, rows, (int)cols,
                                                                     view_mis(x));
     CUDA_CHECK_LAUNCH();

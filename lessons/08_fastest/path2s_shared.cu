@@ -117,8 +117,7 @@ static void fx_run_shared_as(const T *x, long long ldx, T *y, long long ldy, lon
 {
     void (*kernel)(const T *, long long, T *, long long, long long, int, int) =
         fastest_shared_kernel<VEC, PEEL, FX_SHARED_BLOCK, T>;
-    if (smem > SMEM_OPT_IN_ABOVE) /* above the default, a kernel must opt in (common/check.h) */
-        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    SMEM_OPT_IN(kernel, smem); /* above the default, a kernel must opt in (common/check.h) */
     kernel<<<fx_grid(rows, 1), FX_SHARED_BLOCK, (size_t)smem, stream>>>(x, ldx, y, ldy, rows, (int)cols, fx_mis(x));
     CUDA_CHECK_LAUNCH();
 }

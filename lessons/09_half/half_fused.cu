@@ -332,9 +332,7 @@ static half_fused_path half_launch(half_fused_path want, const void *x, long lon
     if (want != HALF_FUSED_CHUNKED && cols <= half_shared_capacity(t)) {
         const long long smem = cols * (long long)sizeof(T);
         void (*kernel)(const T *, long long, T *, long long, long long, int) = half_shared_kernel<T, VEC, HALF_BIG_BLOCK>;
-        /* Above 48 KB of shared memory a kernel must opt in (common/check.h). */
-        if (smem > SMEM_OPT_IN_ABOVE)
-            CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        SMEM_OPT_IN(kernel, smem); /* above 48 KB a kernel must opt in (common/check.h) */
         kernel<<<half_grid(rows, 1), HALF_BIG_BLOCK, (size_t)smem, stream>>>((const T *)x, ldx, (T *)y, ldy, rows,
                                                                              (int)cols);
         CUDA_CHECK_LAUNCH();
