@@ -193,7 +193,7 @@ function short_gpu(g,    w, n, i) {
     return w[i]
 }
 
-function provenance(f) { return gpu[f] ", " setup(f) }
+function provenance(f, L) { return gpu[f] ", " setup(f, L) }
 
 # The run's software, clocks, date and commit, without the GPU's name; with
 # a lesson L, the commits of that lesson's rows only.
@@ -209,7 +209,7 @@ function setup(f, L,    s, d) {
 # of a region knows at once which GPU it is.
 function measured_on(f, what, L) {
     if (ncsv > 1) return "**" gpu[f] "**: " what (what == "" ? "measured" : ", measured") " by `make bench`, " setup(f, L)
-    return (what == "" ? "Measured" : what ", measured") " by `make bench` on " gpu[f] ", " setup(f, L)
+    return (what == "" ? "Measured" : what ", measured") " by `make bench` on " provenance(f, L)
 }
 
 function generated_note(f) {

@@ -176,6 +176,28 @@ static float median_ms(std::vector<float> v)
     return v[v.size() / 2];
 }
 
+/* The median of 25 timed runs of launch() after 5 untimed ones, ms. */
+template <class F>
+static float time_ms(F launch)
+{
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    std::vector<float> ts;
+    for (int it = 0; it < 30; it++) {
+        CK(cudaEventRecord(a));
+        launch();
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        if (it >= 5) ts.push_back(ms);
+    }
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
+    return median_ms(ts);
+}
+
 /* Times the kernel (with its counters' memsets) at M x N, checks rows 0
  * and M - 1 against float64, returns % of copy_ms. */
 static double run(const float *x, float *y, long long M, long long N, int per_sm, double lag, bool hints,
@@ -187,26 +209,14 @@ static double run(const float *x, float *y, long long M, long long N, int per_sm
     const int P = (int)(N / CHUNK);
     const long long G = M * P, resident = (long long)per_sm * sms;
     const long long D = P + (long long)(lag * resident);
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    std::vector<float> ts;
-    for (int it = 0; it < 30; it++) {
-        CK(cudaEventRecord(a));
+    const float ms = time_ms([&] {
         CK(cudaMemsetAsync(ticket, 0, 8));
         CK(cudaMemsetAsync(done, 0, 4 * M));
         CK(cudaMemsetAsync(ready, 0, 4 * M));
         lag_kernel<<<(unsigned)std::min(resident, G + D), BLOCK>>>(x, y, N, P, G, D, hints, ticket, done, part, row_md,
                                                                     ready);
         CK(cudaGetLastError());
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        if (it >= 5) ts.push_back(ms);
-    }
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
+    });
     std::vector<float> hx(N), hy(N);
     for (long long r : {0LL, M - 1}) {
         CK(cudaMemcpy(hx.data(), x + r * N, 4 * N, cudaMemcpyDeviceToHost));
@@ -222,7 +232,7 @@ static double run(const float *x, float *y, long long M, long long N, int per_sm
             }
         }
     }
-    return 100.0 * copy_ms / median_ms(ts);
+    return 100.0 * copy_ms / ms;
 }
 
 int main(int argc, char **argv)
@@ -246,20 +256,7 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&ready, 4 * (total >> 12)));
     CK(cudaMalloc(&part, 8 * (total / CHUNK)));
     CK(cudaMalloc(&row_md, 8 * (total >> 12)));
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    std::vector<float> ts;
-    for (int it = 0; it < 30; it++) {
-        CK(cudaEventRecord(a));
-        CK(cudaMemcpyAsync(y, x, 4 * total, cudaMemcpyDeviceToDevice));
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        if (it >= 5) ts.push_back(ms);
-    }
-    const float copy_ms = median_ms(ts);
+    const float copy_ms = time_ms([&] { CK(cudaMemcpyAsync(y, x, 4 * total, cudaMemcpyDeviceToDevice)); });
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     printf("%s, copy of 2 x %lld MB: %.4f ms\n%10s %10s %8s %8s\n", prop.name, 4 * total >> 20, copy_ms, "M", "N",
