@@ -33,14 +33,19 @@
  * is not timed (20 runs would take too long; one-thread-per-row kernels at
  * long rows), and the table says so.
  *
- * Usage: bench [--out DIR] [--quick] [--part K/P]
+ * Usage: bench [--out DIR] [--quick] [--part K/P] [--lesson N]
  *                                      (--quick: N = 32, 1024, 2^15, 2^20,
  *                                      none between; --part: the K-th of P
  *                                      equal runs of the sweep's shapes, the
  *                                      first starting the CSV afresh, the
  *                                      others appending: one sweep in P
  *                                      processes, for machines that limit a
- *                                      command's time)
+ *                                      command's time; --lesson: lesson N's
+ *                                      kernels only, each shape's copy still
+ *                                      measured, for a quick look after
+ *                                      changing one lesson: give it its own
+ *                                      --out, as its CSV holds only those
+ *                                      rows)
  *        bench --only N [--shape RxC]  one untimed, unchecked launch of each
  *                                      kernel of lesson N (for `make
  *                                      profile-lessonN`: ncu sees only it) */
@@ -566,7 +571,7 @@ static int profile_lesson(int lesson_no, long long rows, long long cols)
 
 static void usage_error(const char *arg)
 {
-    fprintf(stderr, "bench: bad argument '%s' (usage: bench [--out DIR] [--quick] [--part K/P] | "
+    fprintf(stderr, "bench: bad argument '%s' (usage: bench [--out DIR] [--quick] [--part K/P] [--lesson N] | "
                     "bench --only N [--shape RxC])\n", arg);
     exit(2);
 }
@@ -574,7 +579,7 @@ static void usage_error(const char *arg)
 int main(int argc, char **argv)
 {
     const char *out_dir = "docs/results";
-    int quick = 0, only = 0, part = 1, parts = 1;
+    int quick = 0, only = 0, part = 1, parts = 1, lesson = 0;
     long long prof_rows = 16384, prof_cols = 4096;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];
@@ -584,7 +589,10 @@ int main(int argc, char **argv)
             if (sscanf(argv[i], "%d/%d", &part, &parts) != 2 || parts < 1 || part < 1 || part > parts)
                 usage_error(argv[i]);
         }
-        else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+        else if (!strcmp(argv[i], "--lesson") && i + 1 < argc) {
+            lesson = atoi(argv[++i]);
+            if (lesson < 1 || lesson > 10) usage_error(argv[i]);
+        } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
             only = atoi(argv[++i]);
             if (only < 1) usage_error(argv[i]);
         } else if (!strcmp(argv[i], "--shape") && i + 1 < argc) {
@@ -700,6 +708,7 @@ int main(int argc, char **argv)
             if (k < NKERNELS) {
                 const kernel *K = &KERNELS[k];
                 if (between && K->run != softmax_fastest) continue;
+                if (lesson && K->lesson != lesson) continue;
                 snprintf(label, sizeof label, "lesson%d %s", K->lesson, K->name);
                 who = K->name;
                 fn = K->run;
@@ -716,7 +725,7 @@ int main(int argc, char **argv)
                 }
             } else {
 #ifdef HAVE_CUDNN
-                if (!cudnn_shape(rows, cols)) continue;
+                if (lesson || !cudnn_shape(rows, cols)) continue;
                 snprintf(label, sizeof label, "cuDNN %d.%d ACCURATE", CUDNN_MAJOR, CUDNN_MINOR);
                 who = "cudnn";
                 fn = softmax_cudnn;
@@ -745,9 +754,9 @@ int main(int argc, char **argv)
             CUDA_CHECK(cudaFree(dy[k]));
         }
         if (!between) { /* lessons 9 and 10: the powers of two and 1024 x 512 */
-            for (int t = DTYPE_F16; t <= DTYPE_BF16; t++)
+            for (int t = DTYPE_F16; t <= DTYPE_BF16 && (!lesson || lesson == 9); t++)
                 bench_half((dtype)t, rows, cols, hx, hs, hw, hy16, warmup, iters, csv, &p);
-            bench_training(rows, cols, hx, warmup, iters, csv, &p);
+            if (!lesson || lesson == 10) bench_training(rows, cols, hx, warmup, iters, csv, &p);
         }
     }
     free(hx);

@@ -93,14 +93,43 @@ template <int VEC, int FPT, int TPR, class T>
 __device__ __forceinline__ void train_load(const T *r, int cols, int sub, bool live, float *v, float fill)
 {
     const int nvec = cols / VEC;
+    if constexpr (sizeof(T) == 2 && VEC > 1) {
+        /* 16-bit vectors: every load issued before any widening. Widened
+         * inside each guarded branch, bfloat16's loads went one after the
+         * other (the second 16-byte load behind the first's branch in
+         * SASS; float16's were predicated and issued together), and its
+         * classifier ran at 79.4 % of the copy at 8192 x 8192 against
+         * float16's 87.2 (H100). fill (0 or -inf) is exact in 16 bits. */
+        unsigned w[FPT / VEC][VEC / 2];
+        const unsigned fw = vec16_narrow2(fill, fill, r);
 #pragma unroll
-    for (int i = 0; i < FPT / VEC; i++) {
-        const int k = i * TPR + sub;
-        if (live && k < nvec) {
-            load_vec<VEC>(r + k * VEC, &v[i * VEC]);
-        } else {
+        for (int i = 0; i < FPT / VEC; i++) {
+            const int k = i * TPR + sub;
+            if (live && k < nvec) {
+                vec16_load_words<VEC>(r + k * VEC, w[i]);
+            } else {
 #pragma unroll
-            for (int j = 0; j < VEC; j++) v[i * VEC + j] = fill;
+                for (int j = 0; j < VEC / 2; j++) w[i][j] = fw;
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < FPT / VEC; i++)
+#pragma unroll
+            for (int j = 0; j < VEC / 2; j++) {
+                const float2 f = vec16_widen2(w[i][j], r);
+                v[i * VEC + 2 * j] = f.x;
+                v[i * VEC + 2 * j + 1] = f.y;
+            }
+    } else {
+#pragma unroll
+        for (int i = 0; i < FPT / VEC; i++) {
+            const int k = i * TPR + sub;
+            if (live && k < nvec) {
+                load_vec<VEC>(r + k * VEC, &v[i * VEC]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) v[i * VEC + j] = fill;
+            }
         }
     }
 }
