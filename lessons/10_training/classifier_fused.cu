@@ -69,7 +69,7 @@ __device__ __forceinline__ float classifier_dloss(const classifier_finish *f) { 
 #define CLS_MAX_PARTS 1024
 #define CLS_MAX_BLOCKS 4096
 
-/* The last block of the grid to get here (counted at *done) returns true,
+/* The last of `blocks` blocks to get here (counted at *done) returns true,
  * in all its threads, with *total = vals[0] + ... + vals[count - 1], added
  * in the same order and tree whichever block it is; *done is left at 0
  * for the next launch. Each block must have written its vals by thread 0,
@@ -78,17 +78,18 @@ __device__ __forceinline__ float classifier_dloss(const classifier_finish *f) { 
  * line. (The CUDA samples' threadFenceReduction does the same.) red: 32
  * floats of shared memory, free. */
 template <int BLOCK>
-__device__ __forceinline__ bool last_block_sum(const float *vals, long long count, unsigned *done, float *red,
-                                               float *total)
+__device__ __forceinline__ bool last_block_sum(const float *vals, long long count, unsigned *done, unsigned blocks,
+                                               float *red, float *total)
 {
     __shared__ bool last;
     if (threadIdx.x == 0) {
         __threadfence();
-        last = atomicAdd(done, 1u) == gridDim.x - 1;
+        last = atomicAdd(done, 1u) == blocks - 1;
     }
     __syncthreads();
     if (!last) return false;
     float s = 0.0f;
+#pragma unroll 8 /* eight loads in flight, added in the same order */
     for (long long i = threadIdx.x; i < count; i += BLOCK) s += __ldcg(vals + i);
     s = row_reduce<BLOCK>(s, red, op_sum());
     if (threadIdx.x == 0) *done = 0;
@@ -168,7 +169,7 @@ classifier_loss_kernel(const float *__restrict__ losses, long long rows, float *
     s = row_reduce<CLS_BLOCK>(s, red, op_sum());
     if (threadIdx.x == 0) parts[blockIdx.x] = s;
     float total;
-    if (last_block_sum<CLS_BLOCK>(parts, gridDim.x, done, red, &total) && threadIdx.x == 0)
+    if (last_block_sum<CLS_BLOCK>(parts, gridDim.x, done, gridDim.x, red, &total) && threadIdx.x == 0)
         *loss = classifier_reduced(total, reduction, scale);
 }
 
@@ -265,7 +266,8 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
     mine = row_reduce<BLOCK>(mine, red_sum, op_sum());
     if (threadIdx.x == 0) fin.parts[blockIdx.x] = mine;
     float total;
-    if (fin.loss && last_block_sum<BLOCK>(fin.parts, gridDim.x, fin.done, red_sum, &total) && threadIdx.x == 0)
+    if (fin.loss && last_block_sum<BLOCK>(fin.parts, gridDim.x, fin.done, gridDim.x, red_sum, &total) &&
+        threadIdx.x == 0)
         *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
 }
 
@@ -384,11 +386,14 @@ __device__ __forceinline__ bool owner_t(long long tl, int len)
  * owner of column t reads x[t] first (no CTA writes column t before the
  * exchange), stores p - 1 there after the piece, and writes the row's
  * loss; thread 0 of piece 0 writes it for an ignored row or a target out
- * of range. */
+ * of range. With fin.loss, the CTA that wrote a row's loss counts in
+ * (one per row, over all batches: all_rows), and the last adds up the
+ * all_rows losses (all_losses) into the reduced loss. */
 template <class T, int VEC>
 __global__ void __launch_bounds__(TRAIN_GRID_BLOCK, TRAIN_GRID_MIN_CTAS)
 classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__restrict__ losses, long long cols,
-                       int pieces, int seg, int ignore_index, classifier_finish fin, unsigned *sync, online_md *work)
+                       int pieces, int seg, int ignore_index, classifier_finish fin, unsigned *sync, online_md *work,
+                       const float *all_losses, long long all_rows)
 {
     extern __shared__ float4 train_grid_smem[];
     T *srow = reinterpret_cast<T *>(train_grid_smem);
@@ -420,6 +425,14 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
         losses[row] = train_row_loss(r.m, r.d, xt);
     }
     if ((ignored || bad) && piece == 0 && threadIdx.x == 0) losses[row] = ignored ? 0.0f : __int_as_float(0x7fc00000);
+    const bool loss_cta = ignored || bad ? piece == 0 : t >= begin && t < begin + len; /* the same in all threads */
+    if (fin.loss && loss_cta) {
+        __syncthreads(); /* the loss is written before thread 0's fence */
+        float total;
+        if (last_block_sum<TRAIN_GRID_BLOCK>(all_losses, all_rows, fin.done, (unsigned)all_rows, red_m, &total) &&
+            threadIdx.x == 0)
+            *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
+    }
 }
 
 /* Whether rows x cols go on chip (rows past CLS_ON_CHIP_FROM whose pieces
@@ -453,7 +466,7 @@ static void classifier_grid(const train_grid_plan *p, long long batch, T *logits
         const long long n = rows - r0 < batch ? rows - r0 : batch;
         classifier_grid_kernel<T, VEC><<<(unsigned)(n * p->pieces), TRAIN_GRID_BLOCK, p->smem, stream>>>(
             logits + r0 * cols, targets + r0, losses + r0, cols, (int)p->pieces, (int)p->seg, ignore_index, fin,
-            sync, work);
+            sync, work, losses, rows);
         CUDA_CHECK_LAUNCH();
     }
 }
@@ -557,7 +570,7 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
      * (cudaLaunchAttributeProgrammaticStreamSerialization, its block
      * waiting in griddepcontrol.wait) gained 0.4-0.7 points at
      * N = 16384 ... 2^20: not kept. */
-    const bool finish_after = splits != 0;
+    const bool finish_after = splits != 0 && !on_chip;
     const classifier_finish fin = {reduction == TRAIN_MEAN ? scale : nullptr, reduction, loss_parts, &done[1],
                                    finish_after ? nullptr : loss};
     switch (on_chip ? -1 : train_class(cols)) {
