@@ -409,6 +409,26 @@ static void test_targets(void)
         free(x);
         free(tm);
     }
+    /* Rows on chip finish the reduced loss in the kernel up to 2048 rows
+     * (CLS_ON_CHIP_FINISH_ROWS) and in a second launch past it: both, with
+     * ignored rows, summed and averaged. */
+    const long long nc = 8200, chip_rows[2] = {2048, 2049};
+    for (int k = 0; k < 2; k++) {
+        const long long rows = chip_rows[k];
+        float *x = (float *)malloc(rows * nc * sizeof(float));
+        int *tm = (int *)malloc(rows * sizeof(int));
+        inputs_fill(x, rows, nc, INPUT_NORMAL, 1054 + k);
+        make_targets(tm, rows, nc, 1056 + k, 3, TRAIN_IGNORE_INDEX);
+        snprintf(name, sizeof name, "classifier_fused (%s) at %lld x %lld on chip: every row and the reduced loss, "
+                 "finished %s (%s)", k ? "sum" : "mean", rows, nc, k ? "by a second launch" : "in the kernel",
+                 train_path_name(TRAIN_K_CLASSIFIER, rows, nc));
+        if (!train_reads_once(TRAIN_K_CLASSIFIER, rows, nc, DTYPE_F32))
+            test_fail(name, "the rows do not go on chip here");
+        else
+            check_classifier(name, x, tm, rows, nc, TRAIN_IGNORE_INDEX, k ? TRAIN_SUM : TRAIN_MEAN, DTYPE_F32);
+        free(x);
+        free(tm);
+    }
 }
 
 /* ---- the gradient's specification: central differences in float64 ------ */

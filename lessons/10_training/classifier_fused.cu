@@ -69,6 +69,10 @@ __device__ __forceinline__ float classifier_dloss(const classifier_finish *f) { 
 #define CLS_MAX_PARTS 1024
 #define CLS_MAX_BLOCKS 4096
 
+/* Rows on chip finish the reduced loss in the main kernel up to this many
+ * rows, and leave it to classifier_loss_kernel past it (classifier_run). */
+#define CLS_ON_CHIP_FINISH_ROWS 2048
+
 /* The last of `blocks` blocks to get here (counted at *done) returns true,
  * in all its threads, with *total = vals[0] + ... + vals[count - 1], added
  * in the same order and tree whichever block it is; *done is left at 0
@@ -555,22 +559,23 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
                                                                    scale);
         CUDA_CHECK_LAUNCH();
     }
-    /* Long rows (on chip or split) leave the reduced loss to
-     * classifier_loss_kernel, over their M losses; rows in registers
-     * finish it in the main kernel, or over its blocks' parts (in the
-     * split path's x[t] floats, which rows in registers do not use:
-     * launch_classifier). On chip, finishing in the kernel (every CTA
-     * counting in, the last adding up the losses) and the launch after
-     * measured the same, % of copy (H200, 2026-11-25, the sum): 72.3 and
-     * 73.0 at 4096 x 16384, 69.9 and 69.9 at 256 x 262144; the launch
-     * keeps the kernel shorter. On the H100 at 1024 x 65536 (ncu,
-     * 2026-11-26) that launch takes 5 us of a 211 us call, the main kernel
-     * 201 us against log-softmax's 194 (it computes a second exp per
-     * element); launching it as a programmatic dependent
-     * (cudaLaunchAttributeProgrammaticStreamSerialization, its block
-     * waiting in griddepcontrol.wait) gained 0.4-0.7 points at
-     * N = 16384 ... 2^20: not kept. */
-    const bool finish_after = splits != 0 && !on_chip;
+    /* Split rows, and more than CLS_ON_CHIP_FINISH_ROWS rows on chip,
+     * leave the reduced loss to classifier_loss_kernel, over their M
+     * losses; rows in registers finish it in the main kernel, or over its
+     * blocks' parts (in the split path's x[t] floats, which rows in
+     * registers do not use: launch_classifier). On chip, the CTA that
+     * writes a row's loss counts in and the last adds up the M losses
+     * (classifier_grid_kernel): against the launch after, % of copy
+     * (H100, 2026-11-26, the sum, two runs each), float32 89.7 -> 90.6 at
+     * 2048 x 32768, 88.5 -> 89.4 at 1024 x 65536, 87.4 -> 88.9 at
+     * 256 x 262144, 86.1 -> 87.5 at 64 x 2^20, float16 +0.7 to +2.0; but
+     * at 4096 x 16384 float32 90.7 -> 89.8 and float16 73.5 -> 72.8, so
+     * more rows keep the launch. Every CTA counting in instead measured
+     * the same as the launch (H200, 72.3 and 73.0 at 4096 x 16384), and
+     * launching the loss kernel as a programmatic dependent
+     * (cudaLaunchAttributeProgrammaticStreamSerialization) gained 0.4-0.7
+     * points at N = 16384 ... 2^20 (H100). */
+    const bool finish_after = splits != 0 && !(on_chip && rows <= CLS_ON_CHIP_FINISH_ROWS);
     const classifier_finish fin = {reduction == TRAIN_MEAN ? scale : nullptr, reduction, loss_parts, &done[1],
                                    finish_after ? nullptr : loss};
     switch (on_chip ? -1 : train_class(cols)) {
