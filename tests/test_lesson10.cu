@@ -410,8 +410,8 @@ static void test_targets(void)
         free(tm);
     }
     /* Rows on chip finish the reduced loss in the kernel up to 2048 rows
-     * (CLS_ON_CHIP_FINISH_ROWS) and in a second launch past it: both, with
-     * ignored rows, summed and averaged. */
+     * (CLS_ON_CHIP_FINISH_ROWS) and in a second launch past it: the first
+     * averaged, the second summed, every third row ignored. */
     const long long nc = 8200, chip_rows[2] = {2048, 2049};
     for (int k = 0; k < 2; k++) {
         const long long rows = chip_rows[k];
