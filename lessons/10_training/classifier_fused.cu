@@ -21,14 +21,15 @@
  * The reduced loss is finished inside the same kernel when the grid has
  * at most CLS_MAX_BLOCKS blocks: each block adds up the losses it wrote,
  * and the last block to finish adds up the blocks' parts
- * (last_block_sum). Larger grids and long rows leave the sum to one small
- * launch after the main kernel (launch_classifier says why). The mean
- * needs one more launch before it: the count of rows not ignored, whose
- * inverse scales every gradient. Small
- * launches cost microseconds each, not bytes: at 1024 x 512, where the
- * main kernel takes 7 us, five launches (two stages for the count, two
- * for the sum) took the classifier to 25.5 us, 33 % of its bound (H100,
- * 2026-11-25). */
+ * (last_block_sum); so it is for up to CLS_ON_CHIP_FINISH_ROWS rows on
+ * chip, where the CTA that wrote a row's loss counts in. Larger grids,
+ * more rows on chip and split rows leave the sum to one small launch
+ * after the main kernel (launch_classifier and classifier_run say why).
+ * The mean needs one more launch before it: the count of rows not
+ * ignored, whose inverse scales every gradient. Small launches cost
+ * microseconds each, not bytes: at 1024 x 512, where the main kernel
+ * takes 7 us, five launches (two stages for the count, two for the sum)
+ * took the classifier to 25.5 us, 33 % of its bound (H100, 2026-11-25). */
 #include "check.h"
 #include "train_grid.cuh"
 
