@@ -78,10 +78,11 @@ __device__ __forceinline__ float classifier_dloss(const classifier_finish *f) { 
  * in all its threads, with *total = vals[0] + ... + vals[count - 1], added
  * in the same order and tree whichever block it is; *done is left at 0
  * for the next launch. Each block must have written its vals by thread 0,
- * or before a barrier. The fence makes them visible GPU-wide before the
- * count; the last block reads them from L2 (__ldcg), never a stale L1
- * line. (The CUDA samples' threadFenceReduction does the same.) red: 32
- * floats of shared memory, free. */
+ * or by a thread that fenced after writing, before a barrier (a fence
+ * orders its own thread's writes). Thread 0's fence makes them visible
+ * GPU-wide before the count; the last block reads them from L2 (__ldcg),
+ * never a stale L1 line. (The CUDA samples' threadFenceReduction does the
+ * same.) red: 32 floats of shared memory, free. */
 template <int BLOCK>
 __device__ __forceinline__ bool last_block_sum(const float *vals, long long count, unsigned *done, unsigned blocks,
                                                float *red, float *total)
@@ -428,11 +429,12 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     if (owner) { /* p - 1 first: no cancellation */
         elem_store(xs + (t - begin), (fx_exp<T>(xt - online_md_shift(r.m)) * (1.0f / r.d) - 1.0f) * dloss);
         losses[row] = train_row_loss(r.m, r.d, xt);
+        if (fin.loss) __threadfence(); /* a fence orders its own thread's writes: the loss before the count */
     }
     if ((ignored || bad) && piece == 0 && threadIdx.x == 0) losses[row] = ignored ? 0.0f : __int_as_float(0x7fc00000);
     const bool loss_cta = ignored || bad ? piece == 0 : t >= begin && t < begin + len; /* the same in all threads */
     if (fin.loss && loss_cta) {
-        __syncthreads(); /* the loss is written before thread 0's fence */
+        __syncthreads(); /* the owner's loss and fence come before thread 0's count */
         float total;
         if (last_block_sum<TRAIN_GRID_BLOCK>(all_losses, all_rows, fin.done, (unsigned)all_rows, red_m, &total) &&
             threadIdx.x == 0)
