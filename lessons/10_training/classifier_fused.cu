@@ -317,6 +317,23 @@ classifier_split_write_kernel(T *logits, const int *__restrict__ targets, float 
         losses[row] = ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(s.m, s.d, xt[row]);
 }
 
+/* The gradient from an exp kept on chip: p times dloss is one multiply
+ * (scale). */
+struct classifier_kept_op {
+    float scale, fixed;
+    bool plain;
+    __device__ float operator()(float e, long long) const { return plain ? e * scale : fixed; }
+};
+
+/* The shared part's gradient from raw values (16-bit rows, or float rows
+ * not in float4s): p = exp(x - shift) / D, times dloss (inv_d). */
+template <class T>
+struct classifier_raw_op {
+    float shift, inv_d, fixed;
+    bool plain;
+    __device__ float operator()(float v, long long) const { return plain ? fx_exp<T>(v - shift) * inv_d : fixed; }
+};
+
 /* The on-chip path's gradient of a piece, written in place: from v, the
  * register part as exp(x - m_regs) (train_onchip_load with KEEP_EXP), and
  * from srow, the shared part: float rows in float4s as exp(x - the
@@ -338,16 +355,8 @@ __device__ __forceinline__ void classifier_onchip_store(T *dst, int len, const f
     const float fixed = ignored ? 0.0f : __int_as_float(0x7fc00000);
     const float shift = online_md_shift(R.m), inv = 1.0f / R.d;
     const float scale = fx_scale(m_regs, R) * dloss, inv_d = inv * dloss;
-#pragma unroll
-    for (int i = 0; i < FPT / VEC; i++) {
-        const int k = i * TRAIN_GRID_BLOCK + (int)threadIdx.x;
-        if (k < nvec_r) {
-            float w[VEC];
-#pragma unroll
-            for (int j = 0; j < VEC; j++) w[j] = plain ? v[i * VEC + j] * scale : fixed;
-            store_vec<VEC>(dst + k * VEC, w);
-        }
-    }
+    const classifier_kept_op rop = {scale, fixed, plain};
+    train_onchip_store_regs<VEC, FPT>(dst, nvec_r, v, rop);
     T *ds = dst + RCAP;
     if constexpr (sizeof(T) == 4 && VEC == 4) { /* exp(x - chunk's shift), chunks of U = 4 vectors a thread */
         constexpr int U = 4;
@@ -368,13 +377,8 @@ __device__ __forceinline__ void classifier_onchip_store(T *dst, int len, const f
         }
     } else {
         (void)chunk_shift;
-        for (int k = threadIdx.x; k < nvec_s; k += TRAIN_GRID_BLOCK) {
-            float w[VEC];
-            load_vec<VEC>(srow + k * VEC, w);
-#pragma unroll
-            for (int j = 0; j < VEC; j++) w[j] = plain ? fx_exp<T>(w[j] - shift) * inv_d : fixed;
-            store_vec<VEC>(ds + k * VEC, w);
-        }
+        const classifier_raw_op<T> op = {shift, inv_d, fixed, plain};
+        train_onchip_store_shared<VEC>(ds, nvec_s, srow, RCAP, op);
     }
 }
 

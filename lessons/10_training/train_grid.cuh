@@ -74,6 +74,33 @@ __device__ __forceinline__ void train_grid_take(unsigned *sync, int pieces, int 
  * vectors of 4 floats each): TRAIN_GRID_SMEM / (4 x 16 x 256) = 3. */
 #define TRAIN_GRID_CHUNKS (TRAIN_GRID_SMEM / (4 * 16 * TRAIN_GRID_BLOCK))
 
+/* Chunk k0 of a piece's shared part, U vectors of this thread: loaded
+ * into w (-inf past the end with FILL, else left as it was), and stored
+ * from w to srow. */
+template <int VEC, int U, bool FILL, class T>
+__device__ __forceinline__ void train_chunk_load(const T *xs, int k0, int nvec_s, float *w)
+{
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const int k = k0 + u * TRAIN_GRID_BLOCK;
+        if (k < nvec_s) {
+            load_vec<VEC>(xs + k * VEC, &w[u * VEC]);
+        } else if constexpr (FILL) {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) w[u * VEC + j] = -INFINITY;
+        }
+    }
+}
+template <int VEC, int U, class T>
+__device__ __forceinline__ void train_chunk_store(T *srow, int k0, int nvec_s, const float *w)
+{
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const int k = k0 + u * TRAIN_GRID_BLOCK;
+        if (k < nvec_s) store_vec<VEC>(srow + k * VEC, &w[u * VEC]); /* a widened value rounds back exactly */
+    }
+}
+
 template <int VEC, int FPT, bool MD, class T, bool KEEP_EXP = false>
 __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src, int len, float *v, T *srow,
                                                        float fill, float *m_regs = nullptr,
@@ -128,16 +155,7 @@ __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src
         int c = 0;
         for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * TRAIN_GRID_BLOCK, c++) {
             float w[U * VEC];
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int k = k0 + u * TRAIN_GRID_BLOCK;
-                if (k < nvec_s) {
-                    load_vec<VEC>(xs + k * VEC, &w[u * VEC]);
-                } else {
-#pragma unroll
-                    for (int j = 0; j < VEC; j++) w[u * VEC + j] = -INFINITY;
-                }
-            }
+            train_chunk_load<VEC, U, true>(xs, k0, nvec_s, w);
             float cm = -INFINITY;
 #pragma unroll
             for (int i = 0; i < U * VEC; i++) cm = fmaxf(cm, w[i]);
@@ -151,30 +169,13 @@ __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src
             s.d = s.d * fx_exp<T>(s.m - shift) + acc;
             s.m = m;
             chunk_shift[c][threadIdx.x] = shift;
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int k = k0 + u * TRAIN_GRID_BLOCK;
-                if (k < nvec_s) store_vec<VEC>(srow + k * VEC, &w[u * VEC]);
-            }
+            train_chunk_store<VEC, U>(srow, k0, nvec_s, w);
         }
     } else {
         for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * TRAIN_GRID_BLOCK) {
             float w[U * VEC];
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int k = k0 + u * TRAIN_GRID_BLOCK;
-                if (k < nvec_s) {
-                    load_vec<VEC>(xs + k * VEC, &w[u * VEC]);
-                } else if constexpr (MD) {
-#pragma unroll
-                    for (int j = 0; j < VEC; j++) w[u * VEC + j] = -INFINITY;
-                }
-            }
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int k = k0 + u * TRAIN_GRID_BLOCK;
-                if (k < nvec_s) store_vec<VEC>(srow + k * VEC, &w[u * VEC]); /* a widened value rounds back exactly */
-            }
+            train_chunk_load<VEC, U, MD>(xs, k0, nvec_s, w);
+            train_chunk_store<VEC, U>(srow, k0, nvec_s, w);
             if constexpr (MD) s = fx_push<T, U * VEC>(s, w);
         }
     }
@@ -188,15 +189,11 @@ __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src
     return s;
 }
 
-/* Writes the piece to dst as op(value, its column in the piece), from
- * the registers and srow (op as train_split_map's). dst may be the
- * piece's own source: every element was read before the exchange. */
+/* The register part of a piece's way out: its nvec_r vectors from v to
+ * dst as op(value, its column in the piece). */
 template <int VEC, int FPT, class T, class Op>
-__device__ __forceinline__ void train_onchip_store(T *dst, int len, const float *v, const T *srow, Op op)
+__device__ __forceinline__ void train_onchip_store_regs(T *dst, int nvec_r, const float *v, Op op)
 {
-    constexpr int RCAP = TRAIN_GRID_BLOCK * FPT;
-    const int rlen = len < RCAP ? len : RCAP;
-    const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
 #pragma unroll
     for (int i = 0; i < FPT / VEC; i++) {
         const int k = i * TRAIN_GRID_BLOCK + (int)threadIdx.x;
@@ -207,14 +204,33 @@ __device__ __forceinline__ void train_onchip_store(T *dst, int len, const float 
             store_vec<VEC>(dst + k * VEC, w);
         }
     }
-    T *ds = dst + RCAP;
+}
+
+/* The shared part of a piece's way out: its nvec_s vectors from srow to
+ * ds as op(value, its column in the piece; the part starts at column
+ * first). */
+template <int VEC, class T, class Op>
+__device__ __forceinline__ void train_onchip_store_shared(T *ds, int nvec_s, const T *srow, int first, Op op)
+{
     for (int k = threadIdx.x; k < nvec_s; k += TRAIN_GRID_BLOCK) {
         float w[VEC];
         load_vec<VEC>(srow + k * VEC, w);
 #pragma unroll
-        for (int j = 0; j < VEC; j++) w[j] = op(w[j], RCAP + (long long)k * VEC + j);
+        for (int j = 0; j < VEC; j++) w[j] = op(w[j], first + (long long)k * VEC + j);
         store_vec<VEC>(ds + k * VEC, w);
     }
+}
+
+/* Writes the piece to dst as op(value, its column in the piece), from
+ * the registers and srow (op as train_split_map's). dst may be the
+ * piece's own source: every element was read before the exchange. */
+template <int VEC, int FPT, class T, class Op>
+__device__ __forceinline__ void train_onchip_store(T *dst, int len, const float *v, const T *srow, Op op)
+{
+    constexpr int RCAP = TRAIN_GRID_BLOCK * FPT;
+    const int rlen = len < RCAP ? len : RCAP;
+    train_onchip_store_regs<VEC, FPT>(dst, rlen / VEC, v, op);
+    train_onchip_store_shared<VEC>(dst + RCAP, (len - rlen) / VEC, srow, RCAP, op);
 }
 
 /* The exchange. The CTA's state b (the same in every thread) goes to
