@@ -230,7 +230,8 @@ static void check_shape(int s)
         check_classifier(name, x, t, rows, cols, TRAIN_IGNORE_INDEX, TRAIN_SUM, DTYPE_F32);
     }
     if (cols > TRAIN_REG_MAX_COLS && s % 2 == 0) {
-        snprintf(name, sizeof name, "classifier_fused_typed (f16 logits) at %lld x %lld (%s)", rows, cols, path);
+        snprintf(name, sizeof name, "classifier_fused_typed (f16 logits) at %lld x %lld (%s)", rows, cols,
+                 train_reads_once(TRAIN_K_CLASSIFIER, rows, cols, DTYPE_F16) ? "on chip, never in clusters" : "split");
         check_classifier(name, x, t, rows, cols, TRAIN_IGNORE_INDEX, TRAIN_MEAN, DTYPE_F16);
     }
     free(x);
@@ -238,17 +239,52 @@ static void check_shape(int s)
     free(t);
 }
 
-/* Rows past the registers run twice: on chip across blocks (the
- * default), then split. */
+/* Rows past the registers run every way there is: the default (on chip,
+ * in clusters where they pay); on chip the other way (TRAIN_LONG_GRID
+ * where the default took clusters, TRAIN_LONG_CLUSTER where it did not
+ * and a cluster holds the row); split. */
 static void test_shapes(void)
 {
     for (int s = 0; s < NSHAPES; s++) {
+        const long long rows = SHAPES[s][0], cols = SHAPES[s][1];
         check_shape(s);
-        if (SHAPES[s][1] > TRAIN_REG_MAX_COLS) {
+        if (cols > TRAIN_REG_MAX_COLS) {
+            const int clustered = train_cluster_size(TRAIN_K_LOG_SOFTMAX, rows, cols) > 0;
+            train_set_long_rows(clustered ? TRAIN_LONG_GRID : TRAIN_LONG_CLUSTER);
+            if (clustered || train_cluster_size(TRAIN_K_LOG_SOFTMAX, rows, cols) > 0) check_shape(s);
             train_set_long_rows(TRAIN_LONG_SPLIT);
             check_shape(s);
             train_set_long_rows(TRAIN_LONG_AUTO);
         }
+    }
+}
+
+/* The long-row modes take the paths they name: on sm_90 and up, float
+ * rows of 2 to 16 pieces in a cluster of that many blocks, by default
+ * where every SM gets a block. */
+static void test_long_row_modes(void)
+{
+    int dev, major = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    const train_kernel K[2] = {TRAIN_K_LOG_SOFTMAX, TRAIN_K_CLASSIFIER};
+    for (int i = 0; i < 2; i++) {
+        const char *kn = i ? "classifier_fused" : "log_softmax_forward";
+        char name[200];
+        snprintf(name, sizeof name, "%s: by default, rows of 2^15 floats in clusters of 2 at 4096 rows, none at 1 row", kn);
+        const int many = train_cluster_size(K[i], 4096, 1 << 15), one = train_cluster_size(K[i], 1, 1 << 15);
+        if (major < 9) test_skip(name, "no clusters before sm_90");
+        else test_expect(many == 2 && one == 0, name, "clusters of %d and %d", many, one);
+        train_set_long_rows(TRAIN_LONG_CLUSTER);
+        snprintf(name, sizeof name, "%s: TRAIN_LONG_CLUSTER puts a row of 70001 floats in a cluster of 5, of 17 x 16384 in none", kn);
+        const int five = train_cluster_size(K[i], 2, 70001), none = train_cluster_size(K[i], 2, 17 * 16384);
+        if (major < 9) test_skip(name, "no clusters before sm_90");
+        else test_expect(five == 5 && none == 0, name, "clusters of %d and %d", five, none);
+        train_set_long_rows(TRAIN_LONG_GRID);
+        snprintf(name, sizeof name, "%s: TRAIN_LONG_GRID never takes clusters, and still goes on chip", kn);
+        const int grid = train_cluster_size(K[i], 4096, 1 << 15);
+        test_expect(grid == 0 && train_reads_once(K[i], 4096, 1 << 15, DTYPE_F32), name, "clusters of %d", grid);
+        train_set_long_rows(TRAIN_LONG_AUTO);
     }
 }
 
@@ -656,6 +692,7 @@ int main(void)
         return 0;
     }
     test_shapes();
+    test_long_row_modes();
     test_special_values();
     test_targets();
     test_finite_differences();

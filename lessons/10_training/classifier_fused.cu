@@ -392,25 +392,27 @@ __device__ __forceinline__ bool owner_t(long long tl, int len)
 }
 
 /* Long rows on chip: a CTA's piece, its (m, d), the row's from the
- * exchange, then the gradient, in place (classifier_onchip_store). The
+ * exchange (CLUSTER: the row is a cluster, train_grid.cuh), then the
+ * gradient, in place (classifier_onchip_store). The
  * owner of column t reads x[t] first (no CTA writes column t before the
  * exchange), stores p - 1 there after the piece, and writes the row's
  * loss; thread 0 of piece 0 writes it for an ignored row or a target out
  * of range. With fin.loss, the CTA that wrote a row's loss counts in
  * (one per row, over all batches: all_rows), and the last adds up the
  * all_rows losses (all_losses) into the reduced loss. */
-template <class T, int VEC>
+template <class T, int VEC, bool CLUSTER>
 __global__ void __launch_bounds__(TRAIN_GRID_BLOCK, TRAIN_GRID_MIN_CTAS)
 classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__restrict__ losses, long long cols,
                        int pieces, int seg, int ignore_index, classifier_finish fin, unsigned *sync, online_md *work,
                        const float *all_losses, long long all_rows)
 {
+    if constexpr (CLUSTER && !TRAIN_CLUSTER_CODE) return; /* never launched there (train_has_clusters) */
     extern __shared__ float4 train_grid_smem[];
     T *srow = reinterpret_cast<T *>(train_grid_smem);
     __shared__ float red_m[32], red_d[32];
     long long row, begin;
     int piece, len;
-    train_grid_take(sync, pieces, seg, cols, &row, &piece, &begin, &len);
+    train_onchip_take<CLUSTER>(sync, pieces, seg, cols, &row, &piece, &begin, &len);
     const long long t = targets[row];
     const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols);
     T *xs = logits + row * cols + begin;
@@ -427,7 +429,8 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     const bool owner = !ignored && !bad && owner_t<VEC>(t - begin, len);
     const float xt = owner ? elem_load(xs + (t - begin)) : 0.0f;
     s = online_md_row_merge<TRAIN_GRID_BLOCK>(s, red_m, red_d);
-    const online_md r = train_grid_exchange(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m, red_d);
+    const online_md r =
+        train_onchip_exchange<CLUSTER>(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m, red_d);
     const float dloss = classifier_dloss(&fin);
     classifier_onchip_store<VEC, TRAIN_GRID_FPT>(xs, len, v, srow, m_regs, r, dloss, ignored, bad, chunk_shift);
     if (owner) { /* p - 1 first: no cancellation */
@@ -444,26 +447,33 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
             threadIdx.x == 0)
             *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
     }
+    train_onchip_leave<CLUSTER>();
 }
 
 /* Whether rows x cols go on chip (rows past CLS_ON_CHIP_FROM whose pieces
- * fit), and their plan. */
+ * fit), and their plan: float rows in clusters where they pay
+ * (train_cluster_plan), 16-bit ones never (train_grid.cuh says why). */
 template <class T, int VEC>
 static bool classifier_grid_plan(long long rows, long long cols, train_grid_plan *p)
 {
     constexpr int ES = (int)sizeof(T);
-    return cols > CLS_ON_CHIP_FROM && train_long_on_chip() &&
-           train_grid_make_plan(rows, cols, TRAIN_GRID_BLOCK * TRAIN_GRID_FPT + TRAIN_GRID_SMEM / ES,
-                                TRAIN_GRID_BLOCK * TRAIN_GRID_FPT, 1, ES,
-                                train_grid_resident((const void *)classifier_grid_kernel<T, VEC>), p);
+    constexpr long long RCAP = TRAIN_GRID_BLOCK * TRAIN_GRID_FPT, CAP = RCAP + TRAIN_GRID_SMEM / ES;
+    if (cols <= CLS_ON_CHIP_FROM || !train_long_on_chip() ||
+        !train_grid_make_plan(rows, cols, CAP, RCAP, 1, ES,
+                              train_grid_resident((const void *)classifier_grid_kernel<T, VEC, false>), p))
+        return false;
+    if constexpr (ES == 4)
+        train_cluster_plan(rows, cols, CAP, RCAP, ES, (const void *)classifier_grid_kernel<T, VEC, true>, p);
+    return true;
 }
 
 int classifier_on_chip(long long rows, long long cols, dtype t)
 {
     train_grid_plan p;
-    return t == DTYPE_F16    ? classifier_grid_plan<__half, 8>(rows, cols, &p)
-           : t == DTYPE_BF16 ? classifier_grid_plan<__nv_bfloat16, 8>(rows, cols, &p)
-                             : classifier_grid_plan<float, 4>(rows, cols, &p);
+    const bool on = t == DTYPE_F16    ? classifier_grid_plan<__half, 8>(rows, cols, &p)
+                    : t == DTYPE_BF16 ? classifier_grid_plan<__nv_bfloat16, 8>(rows, cols, &p)
+                                      : classifier_grid_plan<float, 4>(rows, cols, &p);
+    return on ? (p.cluster ? p.cluster : 1) : 0;
 }
 
 /* Plan p's launches, in batches of `batch` rows; work: batch x pieces
@@ -475,10 +485,11 @@ static void classifier_grid(const train_grid_plan *p, long long batch, T *logits
 {
     for (long long r0 = 0; r0 < rows; r0 += batch) {
         const long long n = rows - r0 < batch ? rows - r0 : batch;
-        classifier_grid_kernel<T, VEC><<<(unsigned)(n * p->pieces), TRAIN_GRID_BLOCK, p->smem, stream>>>(
-            logits + r0 * cols, targets + r0, losses + r0, cols, (int)p->pieces, (int)p->seg, ignore_index, fin,
-            sync, work, losses, rows);
-        CUDA_CHECK_LAUNCH();
+        auto k = classifier_grid_kernel<T, VEC, false>;
+        if constexpr (sizeof(T) == 4)
+            if (p->cluster) k = classifier_grid_kernel<T, VEC, true>;
+        train_onchip_launch(p, n, stream, k, logits + r0 * cols, targets + r0, losses + r0, cols, (int)p->pieces, (int)p->seg,
+                            ignore_index, fin, sync, work, (const float *)losses, rows);
     }
 }
 
@@ -540,7 +551,7 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     constexpr int VW = 16 / (int)sizeof(T);
     const bool vec = train_aligned(logits, cols, VW);
     /* a long row: on chip (pieces states) if its pieces fit, else split */
-    train_grid_plan gp = {0, 0, 0};
+    train_grid_plan gp = {0, 0, 0, 0};
     const bool on_chip = vec ? classifier_grid_plan<T, VW>(rows, cols, &gp) : classifier_grid_plan<T, 1>(rows, cols, &gp);
     const long long splits = on_chip ? gp.pieces : cols <= TRAIN_REG_MAX_COLS ? 0 : train_splits(cols);
     const long long batch = !splits ? rows : on_chip ? train_grid_batch(splits) : train_split_batch(splits);

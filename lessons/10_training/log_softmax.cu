@@ -10,8 +10,8 @@
  * While the row fits in registers (TRAIN_REG_MAX_COLS): read once, max and
  * sum reduced on chip, written once: 8 bytes per element, a copy's. Longer
  * rows, on chip across CTAs (train_grid.cuh): each CTA's piece waits on
- * chip while the pieces' (m, d) states (lesson 6's) meet in the workspace:
- * still 8 bytes. Split, when a row is too long for that: kernel 1 writes
+ * chip while the pieces' (m, d) states (lesson 6's) meet in a cluster or
+ * the workspace: still 8 bytes. Split, when a row is too long for that: kernel 1 writes
  * each piece's (m, d), kernel 2 merges the row's states in each block and
  * writes its piece: 2 reads + 1 write = 12 bytes per element. */
 #include "check.h"
@@ -71,39 +71,47 @@ log_softmax_split_write_kernel(const float *__restrict__ x, float *__restrict__ 
 }
 
 /* Long rows on chip: a CTA's piece, its (m, d), the row's from the
- * exchange, then (x - m) - log d from the raw values it kept. */
-template <int VEC>
+ * exchange (CLUSTER: the row is a cluster, train_grid.cuh), then
+ * (x - m) - log d from the raw values it kept. */
+template <int VEC, bool CLUSTER>
 __global__ void __launch_bounds__(TRAIN_GRID_BLOCK, TRAIN_GRID_MIN_CTAS)
 log_softmax_grid_kernel(const float *__restrict__ x, float *__restrict__ out, long long cols, int pieces, int seg,
                         unsigned *sync, online_md *work)
 {
+    if constexpr (CLUSTER && !TRAIN_CLUSTER_CODE) return; /* never launched there (train_has_clusters) */
     extern __shared__ float4 train_grid_smem[];
     float *srow = reinterpret_cast<float *>(train_grid_smem);
     __shared__ float red_m[32], red_d[32];
     long long row, begin;
     int piece, len;
-    train_grid_take(sync, pieces, seg, cols, &row, &piece, &begin, &len);
+    train_onchip_take<CLUSTER>(sync, pieces, seg, cols, &row, &piece, &begin, &len);
     float v[TRAIN_GRID_FPT];
     online_md s = train_onchip_load<VEC, TRAIN_GRID_FPT, true>(x + row * cols + begin, len, v, srow, -INFINITY);
     s = online_md_row_merge<TRAIN_GRID_BLOCK>(s, red_m, red_d);
-    const online_md r = train_grid_exchange(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m, red_d);
+    const online_md r =
+        train_onchip_exchange<CLUSTER>(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m, red_d);
     const log_softmax_op op = {r.m, logf(r.d)};
     train_onchip_store<VEC, TRAIN_GRID_FPT>(out + row * cols + begin, len, v, srow, op);
+    train_onchip_leave<CLUSTER>();
 }
 
-/* The on-chip plan for rows x cols (false: the pieces do not fit). */
+/* The on-chip plan for rows x cols (false: the pieces do not fit), in
+ * clusters where they pay (train_cluster_plan). */
 template <int VEC>
 static bool log_softmax_grid_plan(long long rows, long long cols, train_grid_plan *p)
 {
-    return train_grid_make_plan(rows, cols, TRAIN_GRID_BLOCK * TRAIN_GRID_FPT + TRAIN_GRID_SMEM / 4,
-                                TRAIN_GRID_BLOCK * TRAIN_GRID_FPT, 1, 4,
-                                train_grid_resident((const void *)log_softmax_grid_kernel<VEC>), p);
+    constexpr long long RCAP = TRAIN_GRID_BLOCK * TRAIN_GRID_FPT, CAP = RCAP + TRAIN_GRID_SMEM / 4;
+    if (!train_grid_make_plan(rows, cols, CAP, RCAP, 1, 4,
+                              train_grid_resident((const void *)log_softmax_grid_kernel<VEC, false>), p))
+        return false;
+    train_cluster_plan(rows, cols, CAP, RCAP, 4, (const void *)log_softmax_grid_kernel<VEC, true>, p);
+    return true;
 }
 
 int log_softmax_on_chip(long long rows, long long cols)
 {
     train_grid_plan p;
-    return log_softmax_grid_plan<4>(rows, cols, &p);
+    return log_softmax_grid_plan<4>(rows, cols, &p) ? (p.cluster ? p.cluster : 1) : 0;
 }
 
 /* The on-chip path for all rows, if their pieces fit on the GPU at once. */
@@ -117,9 +125,8 @@ static bool log_softmax_grid(const float *x, float *out, long long rows, long lo
     for (long long r0 = 0; r0 < rows; r0 += batch) {
         const long long n = rows - r0 < batch ? rows - r0 : batch, o = r0 * cols;
         unsigned *sync = train_sync_counters(n + 1);
-        log_softmax_grid_kernel<VEC><<<(unsigned)(n * p.pieces), TRAIN_GRID_BLOCK, p.smem, stream>>>(
-            x + o, out + o, cols, (int)p.pieces, (int)p.seg, sync, work);
-        CUDA_CHECK_LAUNCH();
+        train_onchip_launch(&p, n, stream, p.cluster ? log_softmax_grid_kernel<VEC, true> : log_softmax_grid_kernel<VEC, false>,
+                            x + o, out + o, cols, (int)p.pieces, (int)p.seg, sync, work);
     }
     return true;
 }

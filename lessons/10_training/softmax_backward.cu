@@ -146,7 +146,7 @@ backward_grid_kernel(const float *__restrict__ y, const float *dy, float *dx, lo
     __shared__ float red[32];
     long long row, begin;
     int piece, len;
-    train_grid_take(sync, pieces, seg, cols, &row, &piece, &begin, &len);
+    train_onchip_take<false>(sync, pieces, seg, cols, &row, &piece, &begin, &len);
     const long long off = row * cols + begin;
     const int nvec_s = len > BACKWARD_GRID_RCAP ? (len - BACKWARD_GRID_RCAP) / VEC : 0;
     float *sy = reinterpret_cast<float *>(train_grid_smem);

@@ -16,14 +16,41 @@
  * and exp is computed again on the way out. The classifier needs only p,
  * and keeps exps as lesson 8 does (train_onchip_load with KEEP_EXP).
  *
+ * Float rows of 2 to 16 pieces meet in a thread-block cluster instead
+ * (sm_90, lesson 8's path 3): the row's P CTAs are one cluster, started
+ * together on one GPC, and exchange their states through distributed
+ * shared memory: no ticket, no workspace, no waiting on global memory.
+ * Same pieces, same CTA; % of copy (H100, 2026-11-26, the sum, M x N =
+ * 2^26), ticket -> cluster: the classifier 89.5 -> 94.6 at N = 2^15,
+ * 88.9 -> 93.4 at 2^16, 88.3 -> 93.3 at 2^17, 88.8 -> 90.5 at 2^18;
+ * log-softmax 92.5 -> 97.5, 91.0 -> 96.8, 89.8 -> 96.1, 89.6 -> 93.3.
+ * 16-bit logits keep the ticket: their CTAs are bound by issue, not by
+ * the exchange (float16, 73.2 -> 75.4 at 2^15 but 74.0 -> 73.0 at 2^16,
+ * 77.0 -> 72.7 at 2^18), and so do rows of more than 16 pieces (2^19
+ * in 16 CTAs of 128 KB: 89.1 -> 57.5, one CTA per SM).
+ *
  * A row whose P pieces do not fit on the GPU at once (past about 8.6 M
  * floats on an H100) takes the split path. */
 #ifndef LESSON10_TRAIN_GRID_CUH
 #define LESSON10_TRAIN_GRID_CUH
 
+#include <cooperative_groups.h>
+
 #include "harness.h" /* device_sms */
 #include "train_row.cuh"
 #include "../08_fastest/grid_sync.cuh" /* lesson 8's ticket and per-row count */
+
+/* Cluster code compiles for sm_90 and up and for the CPU emulator; other
+ * targets get an empty body that the host never launches
+ * (train_has_clusters). */
+#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900) || defined(CUDA_EMU)
+#define TRAIN_CLUSTER_CODE 1
+#else
+#define TRAIN_CLUSTER_CODE 0
+#endif
+/* Most CTAs in a cluster: 16 on the H100 and H200, with the kernel opted
+ * in to sizes past the portable 8 (train_cluster_fits). */
+#define TRAIN_CLUSTER_MAX 16
 
 /* A CTA: 256 threads, 64 KB of the row (16 floats a thread in registers,
  * 48 KB of shared memory), four CTAs per SM: lesson 8's path 3g shape,
@@ -41,17 +68,22 @@
  * give every SM one, down to this many elements. */
 #define TRAIN_GRID_MIN_PIECE 2048
 
-/* Thread 0 draws the CTA's ticket: its row and its piece, which starts
- * at column *begin and holds *len elements (pieces of seg, the last one
- * shorter). */
-__device__ __forceinline__ void train_grid_take(unsigned *sync, int pieces, int seg, long long cols, long long *row,
-                                                int *piece, long long *begin, int *len)
+/* The CTA's row and piece, which starts at column *begin and holds *len
+ * elements (pieces of seg, the last one shorter). CLUSTER: the row is the
+ * CTA's cluster, the piece its rank in it; else thread 0 draws a ticket. */
+template <bool CLUSTER>
+__device__ __forceinline__ void train_onchip_take(unsigned *sync, int pieces, int seg, long long cols, long long *row,
+                                                  int *piece, long long *begin, int *len)
 {
-    __shared__ unsigned ticket;
-    if (threadIdx.x == 0) fx_grid_ticket(&sync[0], &ticket);
-    __syncthreads();
-    *row = ticket / (unsigned)pieces;
-    *piece = (int)(ticket % (unsigned)pieces);
+    unsigned id = blockIdx.x; /* clusters of a 1-D grid: CTAs id / pieces * pieces, ... in a row */
+    if constexpr (!CLUSTER) {
+        __shared__ unsigned ticket;
+        if (threadIdx.x == 0) fx_grid_ticket(&sync[0], &ticket);
+        __syncthreads();
+        id = ticket;
+    }
+    *row = id / (unsigned)pieces;
+    *piece = (int)(id % (unsigned)pieces);
     *begin = (long long)*piece * seg;
     *len = (int)(cols - *begin < seg ? cols - *begin : seg);
 }
@@ -256,6 +288,53 @@ __device__ __forceinline__ online_md train_grid_exchange(online_md b, online_md 
     return online_md_row_merge<TRAIN_GRID_BLOCK>(q, red_m, red_d);
 }
 
+/* The exchange inside a cluster (lesson 8's path 3): thread 0 puts the
+ * CTA's state b in its shared memory; after cluster.sync() warp 0 reads
+ * the C states through distributed shared memory, lane i rank i's, and
+ * merges them with a butterfly: every CTA of the row gets the same bits.
+ * The CTA must not exit while another may still read its state: call
+ * train_onchip_leave<true>() last, so that the wait overlaps the stores. */
+__device__ __forceinline__ online_md train_cluster_exchange(online_md b)
+{
+#if TRAIN_CLUSTER_CODE
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    __shared__ online_md cta_state, row_state;
+    if (threadIdx.x == 0) cta_state = b;
+    cluster.sync(); /* every CTA's state is written and visible cluster-wide */
+    if (threadIdx.x < 32) {
+        online_md q = online_md_identity();
+        if (threadIdx.x < cluster.num_blocks()) q = *cluster.map_shared_rank(&cta_state, threadIdx.x);
+        for (int off = 16; off > 0; off /= 2) q = online_md_butterfly_step(q, off);
+        if (threadIdx.x == 0) row_state = q;
+    }
+    __syncthreads();
+    cluster.barrier_arrive(); /* done reading the others' states */
+    return row_state;
+#else
+    return b;
+#endif
+}
+
+/* The row's (m, d) from the CTA's: through the cluster or the workspace. */
+template <bool CLUSTER>
+__device__ __forceinline__ online_md train_onchip_exchange(online_md b, online_md *work, int piece, int pieces,
+                                                           unsigned *count, float *red_m, float *red_d)
+{
+    if constexpr (CLUSTER) return train_cluster_exchange(b);
+    else return train_grid_exchange(b, work, piece, pieces, count, red_m, red_d);
+}
+
+/* The end of an on-chip kernel: in a cluster, wait until no CTA reads
+ * this one's state any more. */
+template <bool CLUSTER>
+__device__ __forceinline__ void train_onchip_leave(void)
+{
+#if TRAIN_CLUSTER_CODE
+    if constexpr (CLUSTER) cooperative_groups::this_cluster().barrier_wait();
+#endif
+}
+
 /* The same for a sum (the backward's <y, dy>). */
 __device__ __forceinline__ float train_grid_exchange_sum(float b, float *work, int piece, int pieces, unsigned *count,
                                                          float *red)
@@ -273,10 +352,12 @@ __device__ __forceinline__ float train_grid_exchange_sum(float b, float *work, i
 /* ---- the host side ---------------------------------------------------------- */
 
 /* A plan for rows x cols on chip: P pieces of seg elements (a multiple of
- * 8: pieces start on 16 bytes), the dynamic shared memory of a CTA. */
+ * 8: pieces start on 16 bytes), the dynamic shared memory of a CTA, and
+ * cluster: 0 to meet in the workspace, else P, the row's cluster. */
 typedef struct {
     long long pieces, seg;
     size_t smem;
+    int cluster;
 } train_grid_plan;
 
 /* The workspace's counters (train_work.cu): zeroed when allocated, left
@@ -287,6 +368,13 @@ int train_long_on_chip(void);
 /* How many CTAs of kernel k (TRAIN_GRID_BLOCK threads, TRAIN_GRID_SMEM of
  * shared memory) the GPU holds at once; opts k in to that shared memory. */
 long long train_grid_resident(const void *k);
+/* Whether this GPU and binary launch clusters, and long rows may use
+ * them (train_set_long_rows): 0 never, 1 where they pay, 2 wherever
+ * they fit (TRAIN_LONG_CLUSTER). */
+int train_long_clusters(void);
+/* Whether a cluster of c CTAs of kernel k, smem bytes of dynamic shared
+ * memory each, fits on this GPU (asked once per k and c; opts k in). */
+int train_cluster_fits(const void *k, int c, size_t smem);
 
 /* The plan for a row of cols elements, cap of them per CTA and `arrays`
  * arrays of esize bytes, RCAP of each in registers; 0 when the row's
@@ -309,10 +397,70 @@ static inline int train_grid_make_plan(long long rows, long long cols, long long
     plan->seg = seg;
     plan->pieces = (cols + seg - 1) / seg;
     plan->smem = seg > rcap ? (size_t)(seg - rcap) * (size_t)esize * (size_t)arrays : 0;
+    plan->cluster = 0;
     return plan->pieces <= resident && seg <= cap;
 }
 
-/* Whether each family takes its on-chip path at rows x cols (its file). */
+/* Turns plan p into clusters of kernel k where they pay: as few full
+ * pieces as hold the row (2 ... TRAIN_CLUSTER_MAX of them), one cluster
+ * per row, with enough rows to give every SM a CTA (fewer rows keep the
+ * ticket's smaller pieces), or wherever a cluster fits in
+ * TRAIN_LONG_CLUSTER mode. */
+static inline void train_cluster_plan(long long rows, long long cols, long long cap, long long rcap, int esize,
+                                      const void *k, train_grid_plan *p)
+{
+    const int mode = train_long_clusters();
+    const long long c = (cols + cap - 1) / cap;
+    if (!mode || c < 2 || c > TRAIN_CLUSTER_MAX || (mode == 1 && rows * c < device_sms())) return;
+    long long seg = (cols + c - 1) / c;
+    seg = (seg + 7) / 8 * 8;
+    if ((cols + seg - 1) / seg != c) return; /* rounding emptied the last piece */
+    const size_t smem = seg > rcap ? (size_t)(seg - rcap) * (size_t)esize : 0;
+    if (!train_cluster_fits(k, (int)c, smem)) return;
+    p->pieces = c;
+    p->seg = seg;
+    p->smem = smem;
+    p->cluster = (int)c;
+}
+
+/* A launch of grid CTAs in clusters of c (attr: its one attribute). */
+static inline cudaLaunchConfig_t train_cluster_config(unsigned grid, int c, size_t smem, cudaStream_t stream,
+                                                      cudaLaunchAttribute *attr)
+{
+    cudaLaunchConfig_t lc = {};
+    lc.gridDim = dim3(grid, 1, 1);
+    lc.blockDim = dim3(TRAIN_GRID_BLOCK, 1, 1);
+    lc.dynamicSmemBytes = smem;
+    lc.stream = stream;
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = (unsigned)c;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    lc.attrs = attr;
+    lc.numAttrs = 1;
+    return lc;
+}
+
+/* Launches kernel k over n rows of plan p (n x pieces CTAs): in clusters
+ * of p->cluster CTAs, or plainly. */
+template <class... P, class... A>
+static void train_onchip_launch(const train_grid_plan *p, long long n, cudaStream_t stream, void (*k)(P...),
+                                A... args)
+{
+    const unsigned grid = (unsigned)(n * p->pieces);
+    if (!p->cluster) {
+        k<<<grid, TRAIN_GRID_BLOCK, p->smem, stream>>>(args...);
+        CUDA_CHECK_LAUNCH();
+        return;
+    }
+    cudaLaunchAttribute attr[1];
+    const cudaLaunchConfig_t lc = train_cluster_config(grid, p->cluster, p->smem, stream, attr);
+    CUDA_CHECK(cudaLaunchKernelEx(&lc, k, args...));
+    CUDA_CHECK_LAUNCH();
+}
+
+/* Whether each family takes its on-chip path at rows x cols (its file):
+ * 0 no, 1 with the workspace, C >= 2 in clusters of C CTAs. */
 int backward_on_chip(long long rows, long long cols);
 int log_softmax_on_chip(long long rows, long long cols);
 int classifier_on_chip(long long rows, long long cols, dtype t);

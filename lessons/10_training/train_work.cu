@@ -71,7 +71,62 @@ long long train_grid_resident(const void *k)
 
 static train_long_rows long_mode = TRAIN_LONG_AUTO;
 void train_set_long_rows(train_long_rows mode) { long_mode = mode; }
-int train_long_on_chip(void) { return long_mode == TRAIN_LONG_AUTO; }
+int train_long_on_chip(void) { return long_mode != TRAIN_LONG_SPLIT; }
+
+/* A kernel of this file's build, for the target the GPU runs. */
+__global__ void train_target_probe(void) {}
+
+/* sm_90 and up, and a binary built for it (not only for an older target,
+ * where the cluster kernels' bodies are empty): lesson 8's test. */
+static int train_has_clusters(void)
+{
+    static int has = -1;
+    if (has < 0) {
+        int dev, major = 0, launch = 0;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&launch, cudaDevAttrClusterLaunch, dev));
+        has = 0;
+        if (major >= 9 && launch) {
+            cudaFuncAttributes fa;
+            CUDA_CHECK(cudaFuncGetAttributes(&fa, (const void *)train_target_probe));
+            has = fa.binaryVersion >= 90 || fa.ptxVersion >= 90;
+        }
+    }
+    return has;
+}
+
+int train_long_clusters(void)
+{
+    if (long_mode == TRAIN_LONG_AUTO) return train_has_clusters();
+    return long_mode == TRAIN_LONG_CLUSTER && train_has_clusters() ? 2 : 0;
+}
+
+int train_cluster_fits(const void *k, int c, size_t smem)
+{
+    static const void *keys[64];
+    static int cs[64], values[64];
+    static size_t sizes[64];
+    static int n;
+    for (int i = 0; i < n; i++)
+        if (keys[i] == k && cs[i] == c && sizes[i] == smem) return values[i];
+    int fits = 0;
+    if ((c <= 8 || cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess) &&
+        cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, TRAIN_GRID_SMEM) == cudaSuccess) {
+        cudaLaunchAttribute attr[1];
+        const cudaLaunchConfig_t lc = train_cluster_config((unsigned)c, c, smem, 0, attr);
+        int clusters = 0;
+        fits = cudaOccupancyMaxActiveClusters(&clusters, k, &lc) == cudaSuccess && clusters >= 1;
+    }
+    cudaGetLastError(); /* a refused size is an answer, not an error */
+    if (n < 64) {
+        keys[n] = k;
+        cs[n] = c;
+        sizes[n] = smem;
+        values[n++] = fits;
+    }
+    return fits;
+}
 
 int train_reads_once(train_kernel k, long long rows, long long cols, dtype t)
 {
@@ -82,12 +137,23 @@ int train_reads_once(train_kernel k, long long rows, long long cols, dtype t)
                                       : classifier_on_chip(rows, cols, t);
 }
 
+int train_cluster_size(train_kernel k, long long rows, long long cols)
+{
+    if ((k != TRAIN_K_LOG_SOFTMAX && k != TRAIN_K_CLASSIFIER) || cols <= TRAIN_REG_MAX_COLS) return 0;
+    const int c = train_reads_once(k, rows, cols, DTYPE_F32); /* the on-chip functions give the cluster */
+    return c >= 2 ? c : 0;
+}
+
 const char *train_path_name(train_kernel k, long long rows, long long cols)
 {
     static char name[128];
     int on_chip = 0; /* the classifier goes on chip from 8193 floats, the backward and log-softmax past 16384 */
     if (k == TRAIN_K_CLASSIFIER) on_chip = classifier_on_chip(rows, cols, DTYPE_F32);
     else if (k != TRAIN_K_LOSS && cols > TRAIN_REG_MAX_COLS) on_chip = train_reads_once(k, rows, cols, DTYPE_F32);
+    if (on_chip >= 2) {
+        snprintf(name, sizeof name, "on chip in clusters of %d blocks: pieces of up to 16384 floats, states met in distributed shared memory", on_chip);
+        return name;
+    }
     if (on_chip)
         return k == TRAIN_K_BACKWARD
                    ? "on chip across blocks: pieces of up to 8192 elements of y and of dy, states met in a workspace"

@@ -6,8 +6,9 @@
  * All pointers are device pointers to contiguous rows (row i of an M x N
  * tensor at i * N). Rows that fit on one SM (N <= TRAIN_REG_MAX_COLS) are
  * read once into registers. Longer rows are cut into pieces, one block
- * each, whose states meet in a workspace: held on chip while they wait,
- * so still read once, as long as a row's pieces fit on the GPU at once
+ * each, whose states meet in a thread-block cluster or a workspace: held
+ * on chip while they wait, so still read once, as long as a row's pieces
+ * fit on the GPU at once
  * (about 8.6 M floats on an H100; 4.3 M for the backward); past that,
  * split into pieces of TRAIN_SPLIT_SEG floats and read twice. The
  * workspace is allocated by the first call that needs it and grown, never
@@ -91,10 +92,14 @@ void classifier_fused_typed(void *logits, const int *targets, float *losses, flo
 void train_release(void);
 
 /* How rows longer than TRAIN_REG_MAX_COLS run: TRAIN_LONG_AUTO on chip
- * when their pieces fit on the GPU at once, else split; TRAIN_LONG_SPLIT
- * always split (read twice), for the tests and the lesson's comparison.
- * The same results either way, within the tolerances of train_check.h. */
-typedef enum { TRAIN_LONG_AUTO = 0, TRAIN_LONG_SPLIT = 1 } train_long_rows;
+ * when their pieces fit on the GPU at once (float rows of 2 to 16 pieces
+ * in a thread-block cluster each where that pays, on sm_90), else split.
+ * For the tests and the lesson's comparisons: TRAIN_LONG_SPLIT always
+ * split (read twice); TRAIN_LONG_GRID on chip but never in clusters (the
+ * pieces meet in the workspace); TRAIN_LONG_CLUSTER in clusters wherever
+ * they fit, however few the rows. The same results every way, within the
+ * tolerances of train_check.h. */
+typedef enum { TRAIN_LONG_AUTO = 0, TRAIN_LONG_SPLIT = 1, TRAIN_LONG_GRID = 2, TRAIN_LONG_CLUSTER = 3 } train_long_rows;
 void train_set_long_rows(train_long_rows mode);
 
 /* The four kernels, for the two queries below. */
@@ -103,6 +108,11 @@ typedef enum { TRAIN_K_BACKWARD, TRAIN_K_LOG_SOFTMAX, TRAIN_K_LOSS, TRAIN_K_CLAS
 /* Which path kernel k takes at rows x cols (float32): "registers, 4 lanes
  * per row, 8 floats each" ... */
 const char *train_path_name(train_kernel k, long long rows, long long cols);
+
+/* The blocks of the thread-block cluster that holds each row when kernel
+ * k runs at rows x cols (float32) in the long-row mode set now; 0 when
+ * its rows do not go to clusters. */
+int train_cluster_size(train_kernel k, long long rows, long long cols);
 
 /* Whether kernel k reads each element once at rows x cols in storage
  * type t (the row in registers, or on chip across blocks; the loss
