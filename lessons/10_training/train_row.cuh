@@ -26,7 +26,7 @@
 #include "../05_fused/vec.cuh"        /* load_vec / store_vec, float and 16-bit */
 #include "../05_fused/row_reduce.cuh" /* row_reduce<TPR>: part of a warp or a block */
 #include "../06_online/online_md.cuh" /* the (m, d) state and its merges */
-#include "../08_fastest/fastest_device.cuh" /* fx_exp, fx_push: __expf for 16-bit rows */
+#include "../08_fastest/fastest_device.cuh" /* fx_exp, fx_push: ex2.approx for 16-bit rows */
 
 /* X(class, max_cols, FPT, TPR, BLOCK). FPT is a multiple of 8 so that a
  * 16-bit row moves in 16-byte vectors of 8 elements (VEC 8) and a float
