@@ -207,15 +207,16 @@ __device__ __forceinline__ float classifier_grad(float p, bool is_t, bool ignore
  * way (row-once minus per-element: -0.7 at 512, +0.8 at 1024, +2.6 at
  * 2048, -1.9 at 4096, +1.0 at 8192), and take the row-once way.
  *
- * CLS_REG_MIN_BLOCKS: 16-bit rows in 16-byte vectors, in blocks of up
- * to 512 threads, keep the threads per SM that their registers allowed
- * before exp became two instructions (ex2.approx.ftz): 2048 with 8 floats
- * a thread, 1536 with 16. Left alone, ptxas gave bfloat16's 2048-column
- * class 48 registers, 1280 threads per SM: 87.6 % of the copy at
- * 32768 x 2048 against float16's 91.4 (H100, 2026-11-26). 0: no minimum
- * (with 1, ptxas gave the float kernels up to 50 % more registers). */
+ * CLS_REG_MIN_BLOCKS: 16-bit rows in 16-byte vectors, 16 floats a
+ * thread, in blocks of up to 512 threads, keep 1536 threads per SM (40
+ * registers), as before exp became two instructions (ex2.approx.ftz).
+ * Left alone, ptxas gave bfloat16's 2048-column class 48 registers, 1280
+ * threads per SM: 87.6 % of the copy at 32768 x 2048 against float16's
+ * 91.4; with the minimum 90.6 (H100, 2026-11-26). The same minimum on the
+ * 8-float classes (2048 threads) cost 1.2 points at N = 32. 0: none (with
+ * 1, ptxas gave the float kernels up to 50 % more registers). */
 #define CLS_REG_MIN_BLOCKS(T, VEC, FPT, BLOCK) \
-    (sizeof(T) == 2 && (VEC) == 8 && (FPT) <= 16 && (BLOCK) <= 512 ? ((FPT) <= 8 ? 2048 : 1536) / (BLOCK) : 0)
+    (sizeof(T) == 2 && (VEC) == 8 && (FPT) == 16 && (BLOCK) <= 512 ? 1536 / (BLOCK) : 0)
 template <class T, int VEC, int FPT, int TPR, int BLOCK>
 __global__ void __launch_bounds__(BLOCK, CLS_REG_MIN_BLOCKS(T, VEC, FPT, BLOCK))
 classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *__restrict__ losses, long long rows,
