@@ -10,6 +10,7 @@
 #include <math.h>
 
 #include "check.h"
+#include "cluster_launch.h"
 #include "fastest_device.cuh"
 #include "fastest_paths.h"
 #include <cooperative_groups.h>
@@ -122,23 +123,6 @@ static fx_cluster_fn fx_cluster_kernel(int mode, int cfg)
     }
 }
 
-static cudaLaunchConfig_t fx_cluster_config(unsigned grid, int block, int c, size_t smem,
-                                            cudaStream_t stream, cudaLaunchAttribute *attr)
-{
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(grid, 1, 1);
-    cfg.blockDim = dim3((unsigned)block, 1, 1);
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = stream;
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = (unsigned)c;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    return cfg;
-}
-
 /* Opts configuration cfg's kernel k in to its largest shared memory and
  * (C > 8) to non-portable cluster sizes, and returns how many of its
  * clusters fit on the GPU at once (cudaOccupancyMaxActiveClusters); 0 when
@@ -184,21 +168,7 @@ static int fx_active_clusters(int mode, int cfg)
 int softmax_fastest_has_clusters(void)
 {
     static int has = -1;
-    if (has < 0) {
-        int dev, major = 0, launch = 0;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&launch, cudaDevAttrClusterLaunch, dev));
-        has = 0;
-        if (major >= 9 && launch) {
-            /* The kernel must have been built for sm_90 or later (not only
-             * for an older target whose body is empty). */
-            cudaFuncAttributes fa;
-            if (cudaFuncGetAttributes(&fa, fx_cluster_kernel(FX_ALIGNED, 0)) == cudaSuccess)
-                has = fa.binaryVersion >= 90 || fa.ptxVersion >= 90;
-            cudaGetLastError();
-        }
-    }
+    if (has < 0) has = fx_can_launch_clusters((const void *)fx_cluster_kernel(FX_ALIGNED, 0));
     return has;
 }
 

@@ -215,8 +215,12 @@ __device__ __forceinline__ float classifier_grad(float p, bool is_t, bool ignore
  * 91.4; with the minimum 90.6 (H100, 2026-11-26). The same minimum on the
  * 8-float classes (2048 threads) cost 1.2 points at N = 32. 0: none (with
  * 1, ptxas gave the float kernels up to 50 % more registers). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define CLS_REG_MIN_BLOCKS(T, VEC, FPT, BLOCK) 0 /* measured on sm_90; sm_75 holds only 1024 threads per SM */
+#else
 #define CLS_REG_MIN_BLOCKS(T, VEC, FPT, BLOCK) \
     (sizeof(T) == 2 && (VEC) == 8 && (FPT) == 16 && (BLOCK) <= 512 ? 1536 / (BLOCK) : 0)
+#endif
 template <class T, int VEC, int FPT, int TPR, int BLOCK>
 __global__ void __launch_bounds__(BLOCK, CLS_REG_MIN_BLOCKS(T, VEC, FPT, BLOCK))
 classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *__restrict__ losses, long long rows,

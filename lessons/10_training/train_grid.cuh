@@ -39,6 +39,7 @@
 #include "harness.h" /* device_sms */
 #include "train_row.cuh"
 #include "../08_fastest/grid_sync.cuh" /* lesson 8's ticket and per-row count */
+#include "../08_fastest/cluster_launch.h" /* lesson 8's cluster launch and its test */
 
 /* Cluster code compiles for sm_90 and up and for the CPU emulator; other
  * targets get an empty body that the host never launches
@@ -423,24 +424,6 @@ static inline void train_cluster_plan(long long rows, long long cols, long long 
     p->cluster = (int)c;
 }
 
-/* A launch of grid CTAs in clusters of c (attr: its one attribute). */
-static inline cudaLaunchConfig_t train_cluster_config(unsigned grid, int c, size_t smem, cudaStream_t stream,
-                                                      cudaLaunchAttribute *attr)
-{
-    cudaLaunchConfig_t lc = {};
-    lc.gridDim = dim3(grid, 1, 1);
-    lc.blockDim = dim3(TRAIN_GRID_BLOCK, 1, 1);
-    lc.dynamicSmemBytes = smem;
-    lc.stream = stream;
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = (unsigned)c;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    lc.attrs = attr;
-    lc.numAttrs = 1;
-    return lc;
-}
-
 /* Launches kernel k over n rows of plan p (n x pieces CTAs): in clusters
  * of p->cluster CTAs, or plainly. */
 template <class... P, class... A>
@@ -454,7 +437,7 @@ static void train_onchip_launch(const train_grid_plan *p, long long n, cudaStrea
         return;
     }
     cudaLaunchAttribute attr[1];
-    const cudaLaunchConfig_t lc = train_cluster_config(grid, p->cluster, p->smem, stream, attr);
+    const cudaLaunchConfig_t lc = fx_cluster_config(grid, TRAIN_GRID_BLOCK, p->cluster, p->smem, stream, attr);
     CUDA_CHECK(cudaLaunchKernelEx(&lc, k, args...));
     CUDA_CHECK_LAUNCH();
 }

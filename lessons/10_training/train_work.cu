@@ -76,23 +76,10 @@ int train_long_on_chip(void) { return long_mode != TRAIN_LONG_SPLIT; }
 /* A kernel of this file's build, for the target the GPU runs. */
 __global__ void train_target_probe(void) {}
 
-/* sm_90 and up, and a binary built for it (not only for an older target,
- * where the cluster kernels' bodies are empty): lesson 8's test. */
 static int train_has_clusters(void)
 {
     static int has = -1;
-    if (has < 0) {
-        int dev, major = 0, launch = 0;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&launch, cudaDevAttrClusterLaunch, dev));
-        has = 0;
-        if (major >= 9 && launch) {
-            cudaFuncAttributes fa;
-            CUDA_CHECK(cudaFuncGetAttributes(&fa, (const void *)train_target_probe));
-            has = fa.binaryVersion >= 90 || fa.ptxVersion >= 90;
-        }
-    }
+    if (has < 0) has = fx_can_launch_clusters((const void *)train_target_probe);
     return has;
 }
 
@@ -114,7 +101,7 @@ int train_cluster_fits(const void *k, int c, size_t smem)
     if ((c <= 8 || cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess) &&
         cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, TRAIN_GRID_SMEM) == cudaSuccess) {
         cudaLaunchAttribute attr[1];
-        const cudaLaunchConfig_t lc = train_cluster_config((unsigned)c, c, smem, 0, attr);
+        const cudaLaunchConfig_t lc = fx_cluster_config((unsigned)c, TRAIN_GRID_BLOCK, c, smem, 0, attr);
         int clusters = 0;
         fits = cudaOccupancyMaxActiveClusters(&clusters, k, &lc) == cudaSuccess && clusters >= 1;
     }
