@@ -11,9 +11,10 @@
  * sum reduced on chip, written once: 8 bytes per element, a copy's. Longer
  * rows, on chip across CTAs (train_grid.cuh): each CTA's piece waits on
  * chip while the pieces' (m, d) states (lesson 6's) meet in a cluster or
- * the workspace: still 8 bytes. Split, when a row is too long for that: kernel 1 writes
- * each piece's (m, d), kernel 2 merges the row's states in each block and
- * writes its piece: 2 reads + 1 write = 12 bytes per element. */
+ * the workspace: still 8 bytes. Split, when a row is too long for that:
+ * kernel 1 writes each piece's (m, d), kernel 2 merges the row's states
+ * in each block and writes its piece: 2 reads + 1 write = 12 bytes per
+ * element. */
 #include "check.h"
 #include "train_grid.cuh"
 
