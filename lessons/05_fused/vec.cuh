@@ -118,6 +118,19 @@ __device__ __forceinline__ void elem_store(float *p, float v) { *p = v; }
 __device__ __forceinline__ void elem_store(__half *p, float v) { *p = __float2half_rn(v); }
 __device__ __forceinline__ void elem_store(__nv_bfloat16 *p, float v) { *p = __float2bfloat16_rn(v); }
 
+/* VEC elements held as loaded (VEC / 2 words, vec16_load_words), widened
+ * to float; the pointer only names the storage type. */
+template <int VEC, class H>
+__device__ __forceinline__ void vec16_widen_words(const unsigned *w, float *v, const H *type)
+{
+#pragma unroll
+    for (int i = 0; i < VEC / 2; i++) {
+        const float2 f = vec16_widen2(w[i], type);
+        v[2 * i] = f.x;
+        v[2 * i + 1] = f.y;
+    }
+}
+
 template <int VEC, class H> /* H: __half or __nv_bfloat16 */
 __device__ __forceinline__ void vec16_load(const H *p, float *v)
 {
@@ -126,11 +139,7 @@ __device__ __forceinline__ void vec16_load(const H *p, float *v)
     } else {
         unsigned w[VEC / 2];
         vec16_load_words<VEC>(p, w);
-        for (int i = 0; i < VEC / 2; i++) {
-            const float2 f = vec16_widen2(w[i], p);
-            v[2 * i] = f.x;
-            v[2 * i + 1] = f.y;
-        }
+        vec16_widen_words<VEC>(w, v, p);
     }
 }
 

@@ -37,6 +37,44 @@
 #include "../05_fused/vec.cuh"        /* lesson 5's load_vec, store_vec      */
 #include "../05_fused/view_cut.cuh"   /* lesson 5's cut of misaligned rows  */
 #include "../05_fused/row_reduce.cuh" /* lesson 5's row_reduce              */
+#include <cooperative_groups.h>
+
+/* Cluster code (path 3) compiles for sm_90 and up and for the CPU
+ * emulator; other targets get kernels with empty bodies that the host
+ * never launches (cluster_launch.h's fx_can_launch_clusters). */
+#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900) || defined(CUDA_EMU)
+#define FX_CLUSTER_CODE 1
+#else
+#define FX_CLUSTER_CODE 0
+#endif
+
+#if FX_CLUSTER_CODE
+/* Path 3's exchange of a row's states inside its cluster of C CTAs:
+ * thread 0 puts the CTA's state b in its shared memory; after
+ * cluster.sync() warp 0 reads the C states through distributed shared
+ * memory, lane i rank i's, and merges them with a butterfly, so every CTA
+ * of the row gets the row's (M, D), the same bits in each. A CTA must not
+ * exit while another may still read its state: barrier_arrive here, after
+ * the reads, and the caller's cluster barrier_wait() after its stores, so
+ * that the wait overlaps them. Lesson 10's long rows use it too. */
+__device__ __forceinline__ online_md fx_cluster_exchange(online_md b, int C)
+{
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    __shared__ online_md cta_state, row_state;
+    if (threadIdx.x == 0) cta_state = b;
+    cluster.sync(); /* every CTA's state is written and visible cluster-wide */
+    if (threadIdx.x < 32) {
+        online_md q = online_md_identity();
+        if ((int)threadIdx.x < C) q = *cluster.map_shared_rank(&cta_state, threadIdx.x);
+        for (int off = 16; off > 0; off /= 2) q = online_md_butterfly_step(q, off);
+        if (threadIdx.x == 0) row_state = q;
+    }
+    __syncthreads();
+    cluster.barrier_arrive(); /* this CTA has finished reading the others */
+    return row_state;
+}
+#endif
 
 /* ---- moving VEC consecutive floats (VEC = 4: one 16-byte access) -------
  * Lesson 5's load_vec / store_vec (vec.cuh), in global and shared memory
@@ -281,12 +319,7 @@ __device__ __forceinline__ online_md fx_piece_read(const T *__restrict__ xr, int
                 if (k < nvec_s) {
                     vec16_store_words<8>(srow + k * VEC, raw[u]);
                     float w[VEC];
-#pragma unroll
-                    for (int i = 0; i < 4; i++) {
-                        const float2 f = vec16_widen2(raw[u][i], xs);
-                        w[2 * i] = f.x;
-                        w[2 * i + 1] = f.y;
-                    }
+                    vec16_widen_words<VEC>(raw[u], w, xs);
                     s = fx_push<T, VEC>(s, w);
                 }
             }

@@ -17,14 +17,12 @@
 
 /* Path 3: one row per thread-block cluster (sm_90). The grid is rows x C
  * CTAs in clusters of C: cluster r is row r, CTA `rank` of it holds piece
- * `rank`. Each CTA merges its threads' states; thread 0 puts the CTA's
- * state in its shared memory; after cluster.sync() warp 0 of EVERY CTA
- * reads the C states through distributed shared memory (map_shared_rank),
- * lane i the state of rank i (identity beyond C), and merges them with a
- * butterfly: every CTA gets the row's (M, D), bit for bit the same. A CTA
- * must not exit while another may still read its shared memory:
- * barrier_arrive after the reads, barrier_wait after the stores, so the
- * wait overlaps the writes.
+ * `rank`. Each CTA merges its threads' states, and the CTAs exchange
+ * theirs through distributed shared memory (fx_cluster_exchange in
+ * fastest_device.cuh): every CTA gets the row's (M, D), bit for bit the
+ * same. A CTA must not exit while another may still read its shared
+ * memory: barrier_arrive after the reads, barrier_wait after the stores,
+ * so the wait overlaps the writes.
  * Compiled only for sm_90 and up (and for the CPU emulator, which runs a
  * cluster's CTAs together); on older targets the body is empty and the
  * host never launches it (softmax_fastest_has_clusters checks the
@@ -44,13 +42,12 @@ __global__ void __launch_bounds__(BLOCK, FX_CLUSTER_MIN_CTAS(FPT, BLOCK))
 fastest_cluster_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy,
                        int cols, int seg, int mis)
 {
-#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900) || defined(CUDA_EMU)
+#if FX_CLUSTER_CODE
     namespace cg = cooperative_groups;
     cg::cluster_group cluster = cg::this_cluster();
     extern __shared__ float4 fastest_cluster_smem[];
     T *srow = reinterpret_cast<T *>(fastest_cluster_smem);
     __shared__ float red_m[32], red_d[32];
-    __shared__ online_md cta_state, row_state;
 
     const int C = (int)cluster.num_blocks();
     const int rank = (int)cluster.block_rank();
@@ -64,19 +61,9 @@ fastest_cluster_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y
     float v[FPT + (PEEL ? 1 : 0)], m_regs;
     const online_md t = fx_piece_read<VEC, PEEL, FPT, BLOCK, XS>(
         xr + begin, len, has_extra ? view_extra_load(xr, cut, threadIdx.x) : -INFINITY, v, srow, &m_regs);
-    const online_md b = online_md_row_merge<BLOCK>(t, red_m, red_d);
-    if (threadIdx.x == 0) cta_state = b;
-    cluster.sync(); /* every CTA's state is written and visible cluster-wide */
-    if (threadIdx.x < 32) {
-        online_md q = online_md_identity();
-        if ((int)threadIdx.x < C) q = *cluster.map_shared_rank(&cta_state, threadIdx.x);
-        for (int off = 16; off > 0; off /= 2) q = online_md_butterfly_step(q, off);
-        if (threadIdx.x == 0) row_state = q;
-    }
-    __syncthreads();
-    cluster.barrier_arrive(); /* this CTA has finished reading the others */
+    const online_md r = fx_cluster_exchange(online_md_row_merge<BLOCK>(t, red_m, red_d), C);
     T *yr = y + row * ldy;
-    fx_piece_write<VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, row_state,
+    fx_piece_write<VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, r,
                                           has_extra ? yr + fx_extra_at<T>(cut, threadIdx.x) : nullptr);
     cluster.barrier_wait(); /* ... and nobody reads this CTA's state any more */
 #else

@@ -421,7 +421,7 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
                        int pieces, int seg, int ignore_index, classifier_finish fin, unsigned *sync, online_md *work,
                        const float *all_losses, long long all_rows)
 {
-    if constexpr (CLUSTER && !TRAIN_CLUSTER_CODE) return; /* never launched there (train_has_clusters) */
+    if constexpr (CLUSTER && !FX_CLUSTER_CODE) return; /* never launched there (train_onchip_exchange) */
     extern __shared__ float4 train_grid_smem[];
     T *srow = reinterpret_cast<T *>(train_grid_smem);
     __shared__ float red_m[32], red_d[32];

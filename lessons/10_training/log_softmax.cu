@@ -79,7 +79,7 @@ __global__ void __launch_bounds__(TRAIN_GRID_BLOCK, TRAIN_GRID_MIN_CTAS)
 log_softmax_grid_kernel(const float *__restrict__ x, float *__restrict__ out, long long cols, int pieces, int seg,
                         unsigned *sync, online_md *work)
 {
-    if constexpr (CLUSTER && !TRAIN_CLUSTER_CODE) return; /* never launched there (train_has_clusters) */
+    if constexpr (CLUSTER && !FX_CLUSTER_CODE) return; /* never launched there (train_onchip_exchange) */
     extern __shared__ float4 train_grid_smem[];
     float *srow = reinterpret_cast<float *>(train_grid_smem);
     __shared__ float red_m[32], red_d[32];

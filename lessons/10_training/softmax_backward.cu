@@ -214,9 +214,8 @@ static bool backward_grid(const float *y, const float *dy, float *dx, long long 
     for (long long r0 = 0; r0 < rows; r0 += batch) {
         const long long n = rows - r0 < batch ? rows - r0 : batch, o = r0 * cols;
         unsigned *sync = train_sync_counters(n + 1);
-        backward_grid_kernel<VEC><<<(unsigned)(n * p.pieces), TRAIN_GRID_BLOCK, p.smem, stream>>>(
-            y + o, dy + o, dx + o, cols, (int)p.pieces, (int)p.seg, sync, work);
-        CUDA_CHECK_LAUNCH();
+        train_onchip_launch(&p, n, stream, backward_grid_kernel<VEC>, y + o, dy + o, dx + o, cols, (int)p.pieces,
+                            (int)p.seg, sync, work);
     }
     return true;
 }

@@ -43,14 +43,6 @@
 #include "../08_fastest/grid_sync.cuh" /* lesson 8's ticket and per-row count */
 #include "../08_fastest/cluster_launch.h" /* lesson 8's cluster launch and its test */
 
-/* Cluster code compiles for sm_90 and up and for the CPU emulator; other
- * targets get an empty body that the host never launches
- * (train_has_clusters). */
-#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900) || defined(CUDA_EMU)
-#define TRAIN_CLUSTER_CODE 1
-#else
-#define TRAIN_CLUSTER_CODE 0
-#endif
 /* Most CTAs in a cluster: 16 on the H100 and H200, with the kernel opted
  * in to sizes past the portable 8 (train_cluster_fits). */
 #define TRAIN_CLUSTER_MAX 16
@@ -171,12 +163,7 @@ __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src
                     vec16_store_words<8>(srow + k * VEC, raw[u]);
                     if constexpr (MD) {
                         float w[VEC];
-#pragma unroll
-                        for (int i = 0; i < 4; i++) {
-                            const float2 f = vec16_widen2(raw[u][i], xs);
-                            w[2 * i] = f.x;
-                            w[2 * i + 1] = f.y;
-                        }
+                        vec16_widen_words<VEC>(raw[u], w, xs);
                         s = fx_push<T, VEC>(s, w);
                     }
                 }
@@ -291,41 +278,24 @@ __device__ __forceinline__ online_md train_grid_exchange(online_md b, online_md 
     return online_md_row_merge<TRAIN_GRID_BLOCK>(q, red_m, red_d);
 }
 
-/* The exchange inside a cluster (lesson 8's path 3): thread 0 puts the
- * CTA's state b in its shared memory; after cluster.sync() warp 0 reads
- * the C states through distributed shared memory, lane i rank i's, and
- * merges them with a butterfly: every CTA of the row gets the same bits.
- * The CTA must not exit while another may still read its state: call
- * train_onchip_leave<true>() last, so that the wait overlaps the stores. */
-__device__ __forceinline__ online_md train_cluster_exchange(online_md b)
-{
-#if TRAIN_CLUSTER_CODE
-    namespace cg = cooperative_groups;
-    cg::cluster_group cluster = cg::this_cluster();
-    __shared__ online_md cta_state, row_state;
-    if (threadIdx.x == 0) cta_state = b;
-    cluster.sync(); /* every CTA's state is written and visible cluster-wide */
-    if (threadIdx.x < 32) {
-        online_md q = online_md_identity();
-        if (threadIdx.x < cluster.num_blocks()) q = *cluster.map_shared_rank(&cta_state, threadIdx.x);
-        for (int off = 16; off > 0; off /= 2) q = online_md_butterfly_step(q, off);
-        if (threadIdx.x == 0) row_state = q;
-    }
-    __syncthreads();
-    cluster.barrier_arrive(); /* done reading the others' states */
-    return row_state;
-#else
-    return b;
-#endif
-}
-
-/* The row's (m, d) from the CTA's: through the cluster or the workspace. */
+/* The row's (m, d) from the CTA's: through the cluster (lesson 8's
+ * fx_cluster_exchange; call train_onchip_leave<true>() last) or the
+ * workspace. Cluster kernels are built only where FX_CLUSTER_CODE (sm_90
+ * and the emulator); elsewhere their bodies return at once, and the host
+ * never launches them (train_has_clusters). */
 template <bool CLUSTER>
 __device__ __forceinline__ online_md train_onchip_exchange(online_md b, online_md *work, int piece, int pieces,
                                                            unsigned *count, float *red_m, float *red_d)
 {
-    if constexpr (CLUSTER) return train_cluster_exchange(b);
-    else return train_grid_exchange(b, work, piece, pieces, count, red_m, red_d);
+    if constexpr (CLUSTER) {
+#if FX_CLUSTER_CODE
+        return fx_cluster_exchange(b, pieces); /* the row's pieces are its cluster */
+#else
+        return b;
+#endif
+    } else {
+        return train_grid_exchange(b, work, piece, pieces, count, red_m, red_d);
+    }
 }
 
 /* The end of an on-chip kernel: in a cluster, wait until no CTA reads
@@ -333,7 +303,7 @@ __device__ __forceinline__ online_md train_onchip_exchange(online_md b, online_m
 template <bool CLUSTER>
 __device__ __forceinline__ void train_onchip_leave(void)
 {
-#if TRAIN_CLUSTER_CODE
+#if FX_CLUSTER_CODE
     if constexpr (CLUSTER) cooperative_groups::this_cluster().barrier_wait();
 #endif
 }
@@ -379,6 +349,19 @@ int train_long_clusters(void);
  * memory each, fits on this GPU (asked once per k and c; opts k in). */
 int train_cluster_fits(const void *k, int c, size_t smem);
 
+/* A row of cols elements cut p ways: pieces of *seg elements (a multiple
+ * of 8: pieces start on 16 bytes), the last one shorter, and *smem bytes
+ * of shared memory for what of each of `arrays` arrays (esize bytes an
+ * element) is past the rcap in registers. Returns how many pieces that
+ * makes: p, or fewer when the rounding empties the last ones. */
+static inline long long train_cut(long long cols, long long p, long long rcap, int arrays, int esize, long long *seg,
+                                  size_t *smem)
+{
+    *seg = ((cols + p - 1) / p + 7) / 8 * 8;
+    *smem = *seg > rcap ? (size_t)(*seg - rcap) * (size_t)esize * (size_t)arrays : 0;
+    return (cols + *seg - 1) / *seg;
+}
+
 /* The plan for a row of cols elements, cap of them per CTA and `arrays`
  * arrays of esize bytes, RCAP of each in registers; 0 when the row's
  * pieces do not all fit on the GPU at once (`resident` CTAs). Pieces: as
@@ -395,13 +378,9 @@ static inline int train_grid_make_plan(long long rows, long long cols, long long
         if (q > p) p = q;
     }
     if (p < 1) p = 1;
-    long long seg = (cols + p - 1) / p;
-    seg = (seg + 7) / 8 * 8;
-    plan->seg = seg;
-    plan->pieces = (cols + seg - 1) / seg;
-    plan->smem = seg > rcap ? (size_t)(seg - rcap) * (size_t)esize * (size_t)arrays : 0;
+    plan->pieces = train_cut(cols, p, rcap, arrays, esize, &plan->seg, &plan->smem);
     plan->cluster = 0;
-    return plan->pieces <= resident && seg <= cap;
+    return plan->pieces <= resident && plan->seg <= cap;
 }
 
 /* Turns plan p into clusters of kernel k where they pay: as few full
@@ -415,11 +394,9 @@ static inline void train_cluster_plan(long long rows, long long cols, long long 
     const int mode = train_long_clusters();
     const long long c = (cols + cap - 1) / cap;
     if (!mode || c < 2 || c > TRAIN_CLUSTER_MAX || (mode == 1 && rows * c < device_sms())) return;
-    long long seg = (cols + c - 1) / c;
-    seg = (seg + 7) / 8 * 8;
-    if ((cols + seg - 1) / seg != c) return; /* rounding emptied the last piece */
-    const size_t smem = seg > rcap ? (size_t)(seg - rcap) * (size_t)esize : 0;
-    if (!train_cluster_fits(k, (int)c, smem)) return;
+    long long seg;
+    size_t smem;
+    if (train_cut(cols, c, rcap, 1, esize, &seg, &smem) != c || !train_cluster_fits(k, (int)c, smem)) return;
     p->pieces = c;
     p->seg = seg;
     p->smem = smem;

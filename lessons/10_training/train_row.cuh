@@ -113,13 +113,7 @@ __device__ __forceinline__ void train_load(const T *r, int cols, int sub, bool l
             }
         }
 #pragma unroll
-        for (int i = 0; i < FPT / VEC; i++)
-#pragma unroll
-            for (int j = 0; j < VEC / 2; j++) {
-                const float2 f = vec16_widen2(w[i][j], r);
-                v[i * VEC + 2 * j] = f.x;
-                v[i * VEC + 2 * j + 1] = f.y;
-            }
+        for (int i = 0; i < FPT / VEC; i++) vec16_widen_words<VEC>(w[i], &v[i * VEC], r);
     } else {
 #pragma unroll
         for (int i = 0; i < FPT / VEC; i++) {

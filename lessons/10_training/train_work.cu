@@ -119,15 +119,17 @@ int train_reads_once(train_kernel k, long long rows, long long cols, dtype t)
 {
     if (k == TRAIN_K_LOSS || cols <= TRAIN_REG_MAX_COLS) return 1;
     if (!train_long_on_chip() || rows <= 0) return 0;
-    return k == TRAIN_K_BACKWARD      ? backward_on_chip(rows, cols)
-           : k == TRAIN_K_LOG_SOFTMAX ? log_softmax_on_chip(rows, cols)
-                                      : classifier_on_chip(rows, cols, t);
+    return (k == TRAIN_K_BACKWARD      ? backward_on_chip(rows, cols)
+            : k == TRAIN_K_LOG_SOFTMAX ? log_softmax_on_chip(rows, cols)
+                                       : classifier_on_chip(rows, cols, t)) != 0;
 }
 
 int train_cluster_size(train_kernel k, long long rows, long long cols)
 {
-    if ((k != TRAIN_K_LOG_SOFTMAX && k != TRAIN_K_CLASSIFIER) || cols <= TRAIN_REG_MAX_COLS) return 0;
-    const int c = train_reads_once(k, rows, cols, DTYPE_F32); /* the on-chip functions give the cluster */
+    if (cols <= TRAIN_REG_MAX_COLS || !train_long_on_chip() || rows <= 0) return 0;
+    const int c = k == TRAIN_K_LOG_SOFTMAX  ? log_softmax_on_chip(rows, cols)
+                  : k == TRAIN_K_CLASSIFIER ? classifier_on_chip(rows, cols, DTYPE_F32)
+                                            : 0;
     return c >= 2 ? c : 0;
 }
 
@@ -137,8 +139,9 @@ const char *train_path_name(train_kernel k, long long rows, long long cols)
     int on_chip = 0; /* the classifier goes on chip from 8193 floats, the backward and log-softmax past 16384 */
     if (k == TRAIN_K_CLASSIFIER) on_chip = classifier_on_chip(rows, cols, DTYPE_F32);
     else if (k != TRAIN_K_LOSS && cols > TRAIN_REG_MAX_COLS) on_chip = train_reads_once(k, rows, cols, DTYPE_F32);
-    if (on_chip >= 2) {
-        snprintf(name, sizeof name, "on chip in clusters of %d blocks: pieces of up to 16384 floats, states met in distributed shared memory", on_chip);
+    const int cluster = train_cluster_size(k, rows, cols);
+    if (cluster) {
+        snprintf(name, sizeof name, "on chip in clusters of %d blocks: pieces of up to 16384 floats, states met in distributed shared memory", cluster);
         return name;
     }
     if (on_chip)
