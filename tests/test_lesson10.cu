@@ -276,8 +276,8 @@ static void test_long_row_modes(void)
         if (major < 9) test_skip(name, "no clusters before sm_90");
         else test_expect(many == 2 && one == 0, name, "clusters of %d and %d", many, one);
         train_set_long_rows(TRAIN_LONG_CLUSTER);
-        snprintf(name, sizeof name, "%s: TRAIN_LONG_CLUSTER puts a row of 70001 floats in a cluster of 5, of 17 x 16384 in none", kn);
-        const int five = train_cluster_size(K[i], 2, 70001), none = train_cluster_size(K[i], 2, 17 * 16384);
+        snprintf(name, sizeof name, "%s: TRAIN_LONG_CLUSTER puts a row of 70001 floats in a cluster of 5, of 17 x 32768 in none", kn);
+        const int five = train_cluster_size(K[i], 2, 70001), none = train_cluster_size(K[i], 2, 17 * 32768);
         if (major < 9) test_skip(name, "no clusters before sm_90");
         else test_expect(five == 5 && none == 0, name, "clusters of %d and %d", five, none);
         train_set_long_rows(TRAIN_LONG_GRID);

@@ -566,7 +566,7 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     constexpr int VW = 16 / (int)sizeof(T);
     const bool vec = train_aligned(logits, cols, VW);
     /* a long row: on chip (pieces states) if its pieces fit, else split */
-    train_grid_plan gp = {0, 0, 0, 0};
+    train_grid_plan gp = {0, 0, 0, 0, TRAIN_GRID_BLOCK};
     const bool on_chip = vec ? classifier_grid_plan<T, VW>(rows, cols, &gp) : classifier_grid_plan<T, 1>(rows, cols, &gp);
     const long long splits = on_chip ? gp.pieces : cols <= TRAIN_REG_MAX_COLS ? 0 : train_splits(cols);
     const long long batch = !splits ? rows : on_chip ? train_grid_batch(splits) : train_split_batch(splits);

@@ -74,8 +74,8 @@ log_softmax_split_write_kernel(const float *__restrict__ x, float *__restrict__ 
 /* Long rows on chip: a CTA's piece, its (m, d), the row's from the
  * exchange (CLUSTER: the row is a cluster, train_grid.cuh), then
  * (x - m) - log d from the raw values it kept. */
-template <int VEC, bool CLUSTER>
-__global__ void __launch_bounds__(TRAIN_GRID_BLOCK, TRAIN_GRID_MIN_CTAS)
+template <int VEC, bool CLUSTER, int B = TRAIN_GRID_BLOCK>
+__global__ void __launch_bounds__(B, B == TRAIN_GRID_BLOCK ? TRAIN_GRID_MIN_CTAS : 2)
 log_softmax_grid_kernel(const float *__restrict__ x, float *__restrict__ out, long long cols, int pieces, int seg,
                         unsigned *sync, online_md *work)
 {
@@ -87,12 +87,13 @@ log_softmax_grid_kernel(const float *__restrict__ x, float *__restrict__ out, lo
     int piece, len;
     train_onchip_take<CLUSTER>(sync, pieces, seg, cols, &row, &piece, &begin, &len);
     float v[TRAIN_GRID_FPT];
-    online_md s = train_onchip_load<VEC, TRAIN_GRID_FPT, true>(x + row * cols + begin, len, v, srow, -INFINITY);
-    s = online_md_row_merge<TRAIN_GRID_BLOCK>(s, red_m, red_d);
+    online_md s = train_onchip_load<VEC, TRAIN_GRID_FPT, true, float, false, B>(x + row * cols + begin, len, v, srow,
+                                                                                -INFINITY);
+    s = online_md_row_merge<B>(s, red_m, red_d);
     const online_md r =
         train_onchip_exchange<CLUSTER>(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m, red_d);
     const log_softmax_op op = {r.m, logf(r.d)};
-    train_onchip_store<VEC, TRAIN_GRID_FPT>(out + row * cols + begin, len, v, srow, op);
+    train_onchip_store<VEC, TRAIN_GRID_FPT, float, log_softmax_op, B>(out + row * cols + begin, len, v, srow, op);
     train_onchip_leave<CLUSTER>();
 }
 
@@ -102,10 +103,14 @@ template <int VEC>
 static bool log_softmax_grid_plan(long long rows, long long cols, train_grid_plan *p)
 {
     constexpr long long RCAP = TRAIN_GRID_BLOCK * TRAIN_GRID_FPT, CAP = RCAP + TRAIN_GRID_SMEM / 4;
+    constexpr long long BIG_RCAP = TRAIN_BIG_BLOCK * TRAIN_GRID_FPT, BIG_CAP = BIG_RCAP + TRAIN_BIG_SMEM / 4;
     if (!train_grid_make_plan(rows, cols, CAP, RCAP, 1, 4,
                               train_grid_resident((const void *)log_softmax_grid_kernel<VEC, false>), p))
         return false;
-    train_cluster_plan(rows, cols, CAP, RCAP, 4, (const void *)log_softmax_grid_kernel<VEC, true>, p);
+    if (cols <= 8 * CAP ||
+        !train_cluster_plan(rows, cols, BIG_CAP, BIG_RCAP, 4,
+                            (const void *)log_softmax_grid_kernel<VEC, true, TRAIN_BIG_BLOCK>, p, TRAIN_BIG_BLOCK))
+        train_cluster_plan(rows, cols, CAP, RCAP, 4, (const void *)log_softmax_grid_kernel<VEC, true>, p);
     return true;
 }
 
@@ -126,7 +131,10 @@ static bool log_softmax_grid(const float *x, float *out, long long rows, long lo
     for (long long r0 = 0; r0 < rows; r0 += batch) {
         const long long n = rows - r0 < batch ? rows - r0 : batch, o = r0 * cols;
         unsigned *sync = train_sync_counters(n + 1);
-        train_onchip_launch(&p, n, stream, p.cluster ? log_softmax_grid_kernel<VEC, true> : log_softmax_grid_kernel<VEC, false>,
+        train_onchip_launch(&p, n, stream,
+                            p.block == TRAIN_BIG_BLOCK ? log_softmax_grid_kernel<VEC, true, TRAIN_BIG_BLOCK>
+                            : p.cluster                ? log_softmax_grid_kernel<VEC, true>
+                                                       : log_softmax_grid_kernel<VEC, false>,
                             x + o, out + o, cols, (int)p.pieces, (int)p.seg, sync, work);
     }
     return true;

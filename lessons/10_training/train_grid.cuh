@@ -46,6 +46,16 @@
 /* Most CTAs in a cluster: 16 on the H100 and H200, with the kernel opted
  * in to sizes past the portable 8 (train_cluster_fits). */
 #define TRAIN_CLUSTER_MAX 16
+/* Log-softmax rows of more than 8 pieces of 64 KB go to clusters of
+ * larger CTAs, lesson 8's path 3 shape at 2^19: 512 threads, 16 floats a
+ * thread in registers and 96 KB of shared memory, 128 KB of the row, two
+ * CTAs per SM. % of copy (H100, 2026-11-26, make bench): 92.1 at
+ * 128 x 2^19 (C = 16) against 89.3 through global memory; 94.5 at
+ * 256 x 2^18 (C = 8) against 93.1 in 16 CTAs of 64 KB. The classifier
+ * keeps 64 KB CTAs: in these clusters it ran at 85.5 against 89.4 at
+ * 2^19. */
+#define TRAIN_BIG_BLOCK 512
+#define TRAIN_BIG_SMEM (96 * 1024)
 
 /* A CTA: 256 threads, 64 KB of the row (16 floats a thread in registers,
  * 48 KB of shared memory), four CTAs per SM: lesson 8's path 3g shape,
@@ -104,12 +114,12 @@ __device__ __forceinline__ void train_onchip_take(unsigned *sync, int pieces, in
 /* Chunk k0 of a piece's shared part, U vectors of this thread: loaded
  * into w (-inf past the end with FILL, else left as it was), and stored
  * from w to srow. */
-template <int VEC, int U, bool FILL, class T>
+template <int VEC, int U, bool FILL, class T, int B = TRAIN_GRID_BLOCK>
 __device__ __forceinline__ void train_chunk_load(const T *xs, int k0, int nvec_s, float *w)
 {
 #pragma unroll
     for (int u = 0; u < U; u++) {
-        const int k = k0 + u * TRAIN_GRID_BLOCK;
+        const int k = k0 + u * B;
         if (k < nvec_s) {
             load_vec<VEC>(xs + k * VEC, &w[u * VEC]);
         } else if constexpr (FILL) {
@@ -118,27 +128,27 @@ __device__ __forceinline__ void train_chunk_load(const T *xs, int k0, int nvec_s
         }
     }
 }
-template <int VEC, int U, class T>
+template <int VEC, int U, class T, int B = TRAIN_GRID_BLOCK>
 __device__ __forceinline__ void train_chunk_store(T *srow, int k0, int nvec_s, const float *w)
 {
 #pragma unroll
     for (int u = 0; u < U; u++) {
-        const int k = k0 + u * TRAIN_GRID_BLOCK;
+        const int k = k0 + u * B;
         if (k < nvec_s) store_vec<VEC>(srow + k * VEC, &w[u * VEC]); /* a widened value rounds back exactly */
     }
 }
 
-template <int VEC, int FPT, bool MD, class T, bool KEEP_EXP = false>
+template <int VEC, int FPT, bool MD, class T, bool KEEP_EXP = false, int B = TRAIN_GRID_BLOCK>
 __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src, int len, float *v, T *srow,
                                                        float fill, float *m_regs = nullptr,
-                                                       float (*chunk_shift)[TRAIN_GRID_BLOCK] = nullptr)
+                                                       float (*chunk_shift)[B] = nullptr)
 {
-    constexpr int RCAP = TRAIN_GRID_BLOCK * FPT, U = 4;
+    constexpr int RCAP = B * FPT, U = 4;
     const int rlen = len < RCAP ? len : RCAP;
     const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
 #pragma unroll
     for (int i = 0; i < FPT / VEC; i++) {
-        const int k = i * TRAIN_GRID_BLOCK + (int)threadIdx.x;
+        const int k = i * B + (int)threadIdx.x;
         if (k < nvec_r) {
             load_vec<VEC>(src + k * VEC, &v[i * VEC]);
         } else {
@@ -149,16 +159,16 @@ __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src
     online_md s = online_md_identity();
     const T *xs = src + RCAP;
     if constexpr (sizeof(T) == 2 && VEC == 8) {
-        for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * TRAIN_GRID_BLOCK) {
+        for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * B) {
             unsigned raw[U][4];
 #pragma unroll
             for (int u = 0; u < U; u++) {
-                const int k = k0 + u * TRAIN_GRID_BLOCK;
+                const int k = k0 + u * B;
                 if (k < nvec_s) vec16_load_words<8>(xs + k * VEC, raw[u]);
             }
 #pragma unroll
             for (int u = 0; u < U; u++) {
-                const int k = k0 + u * TRAIN_GRID_BLOCK;
+                const int k = k0 + u * B;
                 if (k < nvec_s) {
                     vec16_store_words<8>(srow + k * VEC, raw[u]);
                     if constexpr (MD) {
@@ -175,9 +185,9 @@ __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src
          * chunk_shift[c][thread]: the exps of the online update are the
          * ones the gradient needs, and the way out computes none. */
         int c = 0;
-        for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * TRAIN_GRID_BLOCK, c++) {
+        for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * B, c++) {
             float w[U * VEC];
-            train_chunk_load<VEC, U, true>(xs, k0, nvec_s, w);
+            train_chunk_load<VEC, U, true, T, B>(xs, k0, nvec_s, w);
             float cm = -INFINITY;
 #pragma unroll
             for (int i = 0; i < U * VEC; i++) cm = fmaxf(cm, w[i]);
@@ -191,13 +201,13 @@ __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src
             s.d = s.d * fx_exp<T>(s.m - shift) + acc;
             s.m = m;
             chunk_shift[c][threadIdx.x] = shift;
-            train_chunk_store<VEC, U>(srow, k0, nvec_s, w);
+            train_chunk_store<VEC, U, T, B>(srow, k0, nvec_s, w);
         }
     } else {
-        for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * TRAIN_GRID_BLOCK) {
+        for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * B) {
             float w[U * VEC];
-            train_chunk_load<VEC, U, MD>(xs, k0, nvec_s, w);
-            train_chunk_store<VEC, U>(srow, k0, nvec_s, w);
+            train_chunk_load<VEC, U, MD, T, B>(xs, k0, nvec_s, w);
+            train_chunk_store<VEC, U, T, B>(srow, k0, nvec_s, w);
             if constexpr (MD) s = fx_push<T, U * VEC>(s, w);
         }
     }
@@ -213,12 +223,12 @@ __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src
 
 /* The register part of a piece's way out: its nvec_r vectors from v to
  * dst as op(value, its column in the piece). */
-template <int VEC, int FPT, class T, class Op>
+template <int VEC, int FPT, class T, class Op, int B = TRAIN_GRID_BLOCK>
 __device__ __forceinline__ void train_onchip_store_regs(T *dst, int nvec_r, const float *v, Op op)
 {
 #pragma unroll
     for (int i = 0; i < FPT / VEC; i++) {
-        const int k = i * TRAIN_GRID_BLOCK + (int)threadIdx.x;
+        const int k = i * B + (int)threadIdx.x;
         if (k < nvec_r) {
             float w[VEC];
 #pragma unroll
@@ -231,10 +241,10 @@ __device__ __forceinline__ void train_onchip_store_regs(T *dst, int nvec_r, cons
 /* The shared part of a piece's way out: its nvec_s vectors from srow to
  * ds as op(value, its column in the piece; the part starts at column
  * first). */
-template <int VEC, class T, class Op>
+template <int VEC, class T, class Op, int B = TRAIN_GRID_BLOCK>
 __device__ __forceinline__ void train_onchip_store_shared(T *ds, int nvec_s, const T *srow, int first, Op op)
 {
-    for (int k = threadIdx.x; k < nvec_s; k += TRAIN_GRID_BLOCK) {
+    for (int k = threadIdx.x; k < nvec_s; k += B) {
         float w[VEC];
         load_vec<VEC>(srow + k * VEC, w);
 #pragma unroll
@@ -246,13 +256,13 @@ __device__ __forceinline__ void train_onchip_store_shared(T *ds, int nvec_s, con
 /* Writes the piece to dst as op(value, its column in the piece), from
  * the registers and srow (op as train_split_map's). dst may be the
  * piece's own source: every element was read before the exchange. */
-template <int VEC, int FPT, class T, class Op>
+template <int VEC, int FPT, class T, class Op, int B = TRAIN_GRID_BLOCK>
 __device__ __forceinline__ void train_onchip_store(T *dst, int len, const float *v, const T *srow, Op op)
 {
-    constexpr int RCAP = TRAIN_GRID_BLOCK * FPT;
+    constexpr int RCAP = B * FPT;
     const int rlen = len < RCAP ? len : RCAP;
-    train_onchip_store_regs<VEC, FPT>(dst, rlen / VEC, v, op);
-    train_onchip_store_shared<VEC>(dst + RCAP, (len - rlen) / VEC, srow, RCAP, op);
+    train_onchip_store_regs<VEC, FPT, T, Op, B>(dst, rlen / VEC, v, op);
+    train_onchip_store_shared<VEC, T, Op, B>(dst + RCAP, (len - rlen) / VEC, srow, RCAP, op);
 }
 
 /* The exchange. The CTA's state b (the same in every thread) goes to
@@ -330,7 +340,7 @@ __device__ __forceinline__ float train_grid_exchange_sum(float b, float *work, i
 typedef struct {
     long long pieces, seg;
     size_t smem;
-    int cluster;
+    int cluster, block; /* block: threads per CTA (TRAIN_GRID_BLOCK, or TRAIN_BIG_BLOCK in a cluster) */
 } train_grid_plan;
 
 /* The workspace's counters (train_work.cu): zeroed when allocated, left
@@ -347,7 +357,7 @@ long long train_grid_resident(const void *k);
 int train_long_clusters(void);
 /* Whether a cluster of c CTAs of kernel k, smem bytes of dynamic shared
  * memory each, fits on this GPU (asked once per k and c; opts k in). */
-int train_cluster_fits(const void *k, int c, size_t smem);
+int train_cluster_fits(const void *k, int c, int block, size_t smem);
 
 /* A row of cols elements cut p ways: pieces of *seg elements (a multiple
  * of 8: pieces start on 16 bytes), the last one shorter, and *smem bytes
@@ -380,6 +390,7 @@ static inline int train_grid_make_plan(long long rows, long long cols, long long
     if (p < 1) p = 1;
     plan->pieces = train_cut(cols, p, rcap, arrays, esize, &plan->seg, &plan->smem);
     plan->cluster = 0;
+    plan->block = TRAIN_GRID_BLOCK;
     return plan->pieces <= resident && plan->seg <= cap;
 }
 
@@ -388,19 +399,22 @@ static inline int train_grid_make_plan(long long rows, long long cols, long long
  * per row, with enough rows to give every SM a CTA (fewer rows keep the
  * ticket's smaller pieces), or wherever a cluster fits in
  * TRAIN_LONG_CLUSTER mode. */
-static inline void train_cluster_plan(long long rows, long long cols, long long cap, long long rcap, int esize,
-                                      const void *k, train_grid_plan *p)
+static inline bool train_cluster_plan(long long rows, long long cols, long long cap, long long rcap, int esize,
+                                      const void *k, train_grid_plan *p, int block = TRAIN_GRID_BLOCK)
 {
     const int mode = train_long_clusters();
     const long long c = (cols + cap - 1) / cap;
-    if (!mode || c < 2 || c > TRAIN_CLUSTER_MAX || (mode == 1 && rows * c < device_sms())) return;
+    if (!mode || c < 2 || c > TRAIN_CLUSTER_MAX || (mode == 1 && rows * c < device_sms())) return false;
     long long seg;
     size_t smem;
-    if (train_cut(cols, c, rcap, 1, esize, &seg, &smem) != c || !train_cluster_fits(k, (int)c, smem)) return;
+    if (train_cut(cols, c, rcap, 1, esize, &seg, &smem) != c || !train_cluster_fits(k, (int)c, block, smem))
+        return false;
     p->pieces = c;
     p->seg = seg;
     p->smem = smem;
     p->cluster = (int)c;
+    p->block = block;
+    return true;
 }
 
 /* Launches kernel k over n rows of plan p (n x pieces CTAs): in clusters
@@ -411,12 +425,12 @@ static void train_onchip_launch(const train_grid_plan *p, long long n, cudaStrea
 {
     const unsigned grid = (unsigned)(n * p->pieces);
     if (!p->cluster) {
-        k<<<grid, TRAIN_GRID_BLOCK, p->smem, stream>>>(args...);
+        k<<<grid, p->block, p->smem, stream>>>(args...);
         CUDA_CHECK_LAUNCH();
         return;
     }
     cudaLaunchAttribute attr[1];
-    const cudaLaunchConfig_t lc = fx_cluster_config(grid, TRAIN_GRID_BLOCK, p->cluster, p->smem, stream, attr);
+    const cudaLaunchConfig_t lc = fx_cluster_config(grid, p->block, p->cluster, p->smem, stream, attr);
     CUDA_CHECK(cudaLaunchKernelEx(&lc, k, args...));
     CUDA_CHECK_LAUNCH();
 }

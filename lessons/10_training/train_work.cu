@@ -89,7 +89,7 @@ int train_long_clusters(void)
     return long_mode == TRAIN_LONG_CLUSTER && train_has_clusters() ? 2 : 0;
 }
 
-int train_cluster_fits(const void *k, int c, size_t smem)
+int train_cluster_fits(const void *k, int c, int block, size_t smem)
 {
     static const void *keys[64];
     static int cs[64], values[64];
@@ -98,10 +98,11 @@ int train_cluster_fits(const void *k, int c, size_t smem)
     for (int i = 0; i < n; i++)
         if (keys[i] == k && cs[i] == c && sizes[i] == smem) return values[i];
     int fits = 0;
+    const int most = block > TRAIN_GRID_BLOCK ? TRAIN_BIG_SMEM : TRAIN_GRID_SMEM;
     if ((c <= 8 || cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess) &&
-        cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, TRAIN_GRID_SMEM) == cudaSuccess) {
+        cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, most) == cudaSuccess) {
         cudaLaunchAttribute attr[1];
-        const cudaLaunchConfig_t lc = fx_cluster_config((unsigned)c, TRAIN_GRID_BLOCK, c, smem, 0, attr);
+        const cudaLaunchConfig_t lc = fx_cluster_config((unsigned)c, block, c, smem, 0, attr);
         int clusters = 0;
         fits = cudaOccupancyMaxActiveClusters(&clusters, k, &lc) == cudaSuccess && clusters >= 1;
     }
@@ -141,7 +142,9 @@ const char *train_path_name(train_kernel k, long long rows, long long cols)
     else if (k != TRAIN_K_LOSS && cols > TRAIN_REG_MAX_COLS) on_chip = train_reads_once(k, rows, cols, DTYPE_F32);
     const int cluster = train_cluster_size(k, rows, cols);
     if (cluster) {
-        snprintf(name, sizeof name, "on chip in clusters of %d blocks: pieces of up to 16384 floats, states met in distributed shared memory", cluster);
+        const long long seg = ((cols + cluster - 1) / cluster + 7) / 8 * 8;
+        snprintf(name, sizeof name, "on chip in clusters of %d blocks: pieces of %lld floats, states met in distributed shared memory",
+                 cluster, seg);
         return name;
     }
     if (on_chip)
