@@ -275,6 +275,12 @@ static void test_long_row_modes(void)
         const int many = train_cluster_size(K[i], 4096, 1 << 15), one = train_cluster_size(K[i], 1, 1 << 15);
         if (major < 9) test_skip(name, "no clusters before sm_90");
         else test_expect(many == 2 && one == 0, name, "clusters of %d and %d", many, one);
+        /* log-softmax: 16 CTAs of 128 KB (TRAIN_BIG_BLOCK); the classifier: 32 of 64 KB, more than a cluster */
+        snprintf(name, sizeof name, "%s: by default, rows of 2^19 floats at 128 rows in %s", kn,
+                 i ? "no cluster" : "clusters of 16");
+        const int big = train_cluster_size(K[i], 128, 1 << 19);
+        if (major < 9) test_skip(name, "no clusters before sm_90");
+        else test_expect(big == (i ? 0 : 16), name, "clusters of %d", big);
         train_set_long_rows(TRAIN_LONG_CLUSTER);
         snprintf(name, sizeof name, "%s: TRAIN_LONG_CLUSTER puts a row of 70001 floats in a cluster of 5, of 17 x 32768 in none", kn);
         const int five = train_cluster_size(K[i], 2, 70001), none = train_cluster_size(K[i], 2, 17 * 32768);

@@ -26,10 +26,10 @@
  * log-softmax 92.5 -> 97.5, 91.0 -> 96.8, 89.8 -> 96.1, 89.6 -> 93.3.
  * 16-bit logits keep the ticket: their CTAs are bound by issue, not by
  * the exchange (float16, 73.2 -> 75.4 at 2^15 but 74.0 -> 73.0 at 2^16,
- * 77.0 -> 72.7 at 2^18), and so do rows of more than 16 pieces: 2^19 in
- * 16 CTAs of 128 KB ran the classifier at 57.5 % against 89.1 (one CTA
- * per SM), and at 75.9-76.3 (log-softmax 78.9-81.1 against 89.2-89.5)
- * with 24 or 32 floats a thread in registers, two CTAs per SM.
+ * 77.0 -> 72.7 at 2^18). Log-softmax rows of 9 to 16 pieces meet in
+ * clusters of larger CTAs (TRAIN_BIG_BLOCK, below). Rows of more than
+ * 16 pieces keep the ticket: 2^19 in 16 CTAs of 128 KB, one per SM, ran
+ * the classifier at 57.5 % against 89.1.
  *
  * A row whose P pieces do not fit on the GPU at once (past about 8.6 M
  * floats on an H100) takes the split path. */
