@@ -261,6 +261,36 @@ __device__ __forceinline__ view_cut fx_row_cut(long long row, long long ldx, int
  * 256 x 262144 on the H100, 92.8 % of copy against 83.3 % with the
  * segment in 1024 threads' registers (README.md, "Path 3"). */
 
+/* The 16-bit shared-memory stream of fx_piece_read, a chunk at a time:
+ * U16 vectors of this thread (vector k0 + u * BLOCK, those below nvec_s)
+ * loaded as raw words, then stored to srow as they came and widened one
+ * vector at a time into the state s. */
+template <int U16, int BLOCK, class T>
+__device__ __forceinline__ void fx_chunk16_load(const T *xs, int k0, int nvec_s, unsigned (*raw)[4])
+{
+#pragma unroll
+    for (int u = 0; u < U16; u++) {
+        const int k = k0 + u * BLOCK;
+        if (k < nvec_s) vec16_load_words<8>(xs + k * 8, raw[u]);
+    }
+}
+template <int U16, int BLOCK, class T>
+__device__ __forceinline__ online_md fx_chunk16_fold(online_md s, const T *xs, T *srow, int k0, int nvec_s,
+                                                     unsigned (*raw)[4])
+{
+#pragma unroll
+    for (int u = 0; u < U16; u++) {
+        const int k = k0 + u * BLOCK;
+        if (k < nvec_s) {
+            vec16_store_words<8>(srow + k * 8, raw[u]);
+            float w[8];
+            vec16_widen_words<8>(raw[u], w, xs);
+            s = fx_push<T, 8>(s, w);
+        }
+    }
+    return s;
+}
+
 /* Reads the piece at xr (len elements of the row's body) into v
  * (registers, widened) and srow (shared memory, in the storage type: a
  * widened 16-bit value rounds back to itself exactly), and `extra` (one of
@@ -300,30 +330,35 @@ __device__ __forceinline__ online_md fx_piece_read(const T *__restrict__ xr, int
     }
     online_md s = online_md_identity();
     if constexpr (!fx_is_float<T> && VEC == 8) {
-        /* 16-bit vectors: U16 of them (64 bytes) in flight per thread,
-         * as float's, kept as loaded (16 registers; 32 widened floats
-         * spilled with three 512-thread CTAs per SM, 40 registers a
-         * thread), stored to shared memory as they came and widened one
-         * at a time into the state. Against 32 bytes in flight, % of the
+        /* 16-bit vectors: 64 bytes in flight per thread, as float's, kept
+         * as loaded (32 widened floats spilled with three 512-thread CTAs
+         * per SM, 40 registers a thread). Against 32 bytes, % of the
          * 16-bit copy (H100, 2026-11-25): 256 x 2^18 75.9 -> 82.0,
-         * 64 x 2^20 74.8 -> 79.4, 1024 x 2^16 80.8 -> 81.3. */
-        constexpr int U16 = 4;
-        for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U16 * BLOCK) {
-            unsigned raw[U16][4];
-#pragma unroll
-            for (int u = 0; u < U16; u++) {
-                const int k = k0 + u * BLOCK;
-                if (k < nvec_s) vec16_load_words<8>(xs + k * VEC, raw[u]);
+         * 64 x 2^20 74.8 -> 79.4, 1024 x 2^16 80.8 -> 81.3.
+         * FPT = 8 (path 3's classes up to 2^17 floats, 1536 threads per
+         * SM): two chunks of 32 bytes, the next one's loads issued before
+         * the current one is folded, so its arithmetic overlaps them, in
+         * the same 40 registers. float16 (H100, 2026-11-26, two runs each):
+         * 1024 x 2^16 80.4 -> 82.6, 512 x 2^17 76.9 -> 79.9. With FPT =
+         * 16 the same pipeline took more registers and lost 0.2 to 2.1
+         * points (2^18 ... 2^22), so those classes keep one chunk of 64
+         * bytes. */
+        if constexpr (FPT == 8) {
+            constexpr int U16 = 2;
+            unsigned a[U16][4], b[U16][4];
+            fx_chunk16_load<U16, BLOCK>(xs, threadIdx.x, nvec_s, a);
+            for (int k0 = threadIdx.x; k0 < nvec_s; k0 += 2 * U16 * BLOCK) {
+                fx_chunk16_load<U16, BLOCK>(xs, k0 + U16 * BLOCK, nvec_s, b);
+                s = fx_chunk16_fold<U16, BLOCK>(s, xs, srow, k0, nvec_s, a);
+                fx_chunk16_load<U16, BLOCK>(xs, k0 + 2 * U16 * BLOCK, nvec_s, a);
+                s = fx_chunk16_fold<U16, BLOCK>(s, xs, srow, k0 + U16 * BLOCK, nvec_s, b);
             }
-#pragma unroll
-            for (int u = 0; u < U16; u++) {
-                const int k = k0 + u * BLOCK;
-                if (k < nvec_s) {
-                    vec16_store_words<8>(srow + k * VEC, raw[u]);
-                    float w[VEC];
-                    vec16_widen_words<VEC>(raw[u], w, xs);
-                    s = fx_push<T, VEC>(s, w);
-                }
+        } else {
+            constexpr int U16 = 4;
+            for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U16 * BLOCK) {
+                unsigned raw[U16][4];
+                fx_chunk16_load<U16, BLOCK>(xs, k0, nvec_s, raw);
+                s = fx_chunk16_fold<U16, BLOCK>(s, xs, srow, k0, nvec_s, raw);
             }
         }
     } else {
