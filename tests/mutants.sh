@@ -3,7 +3,9 @@
 # test`). Applies each mutation of tests/mutants.txt alone to a copy of the
 # tree (build/mutants/tree), rebuilds the emulator's test programs there
 # (only what the mutation touches is recompiled), and runs the tests of the
-# mutated lesson: tests/test_lessonN.cu first, then, if that passes, the
+# lesson the mutation is named after (L9-...: lesson 9, whose test runs
+# lesson 8's 16-bit code; else the mutated file's lesson):
+# tests/test_lessonN.cu first, then, if that passes, the
 # kernel matrix (tests/test_kernels.cu). A mutation is caught when a test
 # fails (a FAIL line, or the program stops on an error the emulator
 # reports). Prints a table and "caught N of M"; exit status 1 if one that
@@ -97,7 +99,9 @@ for ((i = 0; i < total; i++)); do
     name=${names[i]} file=${files[i]}
     [ "$want" = "  " ] || [[ "$want" == *" $name "* ]] || continue
     ran=$((ran + 1))
-    n=$(echo "$file" | sed -n 's|^lessons/0*\([0-9]*\)_.*|\1|p')
+    # the lesson its name says (L9-...: lesson 8's 16-bit code is lesson 9's), else its file's
+    n=$(echo "$name" | sed -n 's|^L\([0-9][0-9]*\)-.*|\1|p')
+    [ -n "$n" ] || n=$(echo "$file" | sed -n 's|^lessons/0*\([0-9]*\)_.*|\1|p')
     [ -f "$tree/$file" ] || fail "[$name]: no file $file"
     result=''
     IFS=$'\x1e' read -r -d '' -a list_edits <<<"${edits[i]}"

@@ -107,6 +107,7 @@ static bool log_softmax_grid_plan(long long rows, long long cols, train_grid_pla
     if (!train_grid_make_plan(rows, cols, CAP, RCAP, 1, 4,
                               train_grid_resident((const void *)log_softmax_grid_kernel<VEC, false>), p))
         return false;
+    /* past 8 pieces of 64 KB, clusters of 128 KB CTAs (TRAIN_BIG_BLOCK) first */
     if (cols <= 8 * CAP ||
         !train_cluster_plan(rows, cols, BIG_CAP, BIG_RCAP, 4,
                             (const void *)log_softmax_grid_kernel<VEC, true, TRAIN_BIG_BLOCK>, p, TRAIN_BIG_BLOCK))
