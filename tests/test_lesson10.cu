@@ -194,7 +194,7 @@ static const long long SHAPES[][2] = {
     {1, 1},    {1, 2},    {5, 3},    {37, 7},   {33, 31},   {17, 64},  {9, 65},   {50, 100},
     {7, 255},  {5, 256},  {3, 257},  {13, 1000}, {4, 1024}, {3, 1025}, {3, 2048}, {2, 2049},
     {2, 4096}, {3, 4097}, {2, 5000}, {2, 8192}, {1, 8193}, {1, 16384}, {2, 16385}, {1, 100003},
-    {2, 70001}, {2, 65536 + 4}, {66, 20000}, {8, 300000}, {5, 262147},
+    {2, 70001}, {2, 65536 + 4}, {66, 20000}, {8, 300000}, {5, 262147}, {3, 200003},
 };
 #define NSHAPES (int)(sizeof SHAPES / sizeof SHAPES[0])
 
@@ -275,7 +275,12 @@ static void test_long_row_modes(void)
         const int many = train_cluster_size(K[i], 4096, 1 << 15), one = train_cluster_size(K[i], 1, 1 << 15);
         if (major < 9) test_skip(name, "no clusters before sm_90");
         else test_expect(many == 2 && one == 0, name, "clusters of %d and %d", many, one);
-        /* log-softmax: 16 CTAs of 128 KB (TRAIN_BIG_BLOCK); the classifier: 32 of 64 KB, more than a cluster */
+        /* 2^18: 8 CTAs of 128 KB (TRAIN_BIG_BLOCK) for both */
+        snprintf(name, sizeof name, "%s: by default, rows of 2^18 floats at 256 rows in clusters of 8", kn);
+        const int eight = train_cluster_size(K[i], 256, 1 << 18);
+        if (major < 9) test_skip(name, "no clusters before sm_90");
+        else test_expect(eight == 8, name, "clusters of %d", eight);
+        /* 2^19, log-softmax: 16 CTAs of 128 KB; the classifier: 32 of 64 KB, more than a cluster */
         snprintf(name, sizeof name, "%s: by default, rows of 2^19 floats at 128 rows in %s", kn,
                  i ? "no cluster" : "clusters of 16");
         const int big = train_cluster_size(K[i], 128, 1 << 19);

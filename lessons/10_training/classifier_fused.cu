@@ -349,6 +349,15 @@ struct classifier_raw_op {
     __device__ float operator()(float v, long long) const { return plain ? fx_exp<T>(v - shift) * inv_d : fixed; }
 };
 
+/* Whether a CTA of B threads keeps its float shared part as exps
+ * (train_onchip_load's KEEP_EXP chunks): the 64 KB CTAs do. The 128 KB
+ * CTAs of 512 threads keep raw values and take the exp on the way out:
+ * with kept exps the classifier ran at 89.1 % of the copy at 256 x 2^18
+ * (8 CTAs) and 85.5 at 128 x 2^19 (16), raw at 92.2 and 88.9, against
+ * 90.1 and 89.3 in 64 KB CTAs (H100, 2026-11-26, two runs each). So only
+ * rows of 9 to 16 pieces of 64 KB take them (classifier_grid_plan). */
+#define CLS_KEEPS_EXPS(T, VEC, B) (sizeof(T) == 4 && (VEC) == 4 && (B) == TRAIN_GRID_BLOCK)
+
 /* The on-chip path's gradient of a piece, written in place: from v, the
  * register part as exp(x - m_regs) (train_onchip_load with KEEP_EXP), and
  * from srow, the shared part: float rows in float4s as exp(x - the
@@ -358,12 +367,12 @@ struct classifier_raw_op {
  * the owner of column t (the thread that stored its vector, owner_t)
  * stores it again as p - 1. Ignored rows write 0, targets out of range
  * NaN (training.h). */
-template <int VEC, int FPT, class T>
+template <int VEC, int FPT, class T, int B = TRAIN_GRID_BLOCK>
 __device__ __forceinline__ void classifier_onchip_store(T *dst, int len, const float *v, const T *srow, float m_regs,
                                                         online_md R, float dloss, bool ignored, bool bad,
-                                                        const float (*chunk_shift)[TRAIN_GRID_BLOCK])
+                                                        const float (*chunk_shift)[B])
 {
-    constexpr int RCAP = TRAIN_GRID_BLOCK * FPT;
+    constexpr int RCAP = B * FPT;
     const int rlen = len < RCAP ? len : RCAP;
     const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
     const bool plain = !ignored && !bad;
@@ -371,16 +380,16 @@ __device__ __forceinline__ void classifier_onchip_store(T *dst, int len, const f
     const float shift = online_md_shift(R.m), inv = 1.0f / R.d;
     const float scale = fx_scale(m_regs, R) * dloss, inv_d = inv * dloss;
     const classifier_kept_op rop = {scale, fixed, plain};
-    train_onchip_store_regs<VEC, FPT>(dst, nvec_r, v, rop);
+    train_onchip_store_regs<VEC, FPT, T, classifier_kept_op, B>(dst, nvec_r, v, rop);
     T *ds = dst + RCAP;
-    if constexpr (sizeof(T) == 4 && VEC == 4) { /* exp(x - chunk's shift), chunks of U = 4 vectors a thread */
+    if constexpr (CLS_KEEPS_EXPS(T, VEC, B)) { /* exp(x - chunk's shift), chunks of U = 4 vectors a thread */
         constexpr int U = 4;
         int c = 0;
-        for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * TRAIN_GRID_BLOCK, c++) {
+        for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * B, c++) {
             const float cs = expf(chunk_shift[c][threadIdx.x] - shift) * inv_d;
 #pragma unroll
             for (int u = 0; u < U; u++) {
-                const int k = k0 + u * TRAIN_GRID_BLOCK;
+                const int k = k0 + u * B;
                 if (k < nvec_s) {
                     float w[VEC];
                     load_vec<VEC>(srow + k * VEC, w);
@@ -393,17 +402,17 @@ __device__ __forceinline__ void classifier_onchip_store(T *dst, int len, const f
     } else {
         (void)chunk_shift;
         const classifier_raw_op<T> op = {shift, inv_d, fixed, plain};
-        train_onchip_store_shared<VEC>(ds, nvec_s, srow, RCAP, op);
+        train_onchip_store_shared<VEC, T, classifier_raw_op<T>, B>(ds, nvec_s, srow, RCAP, op);
     }
 }
 
 /* Whether this thread stores the vector that holds column tl of a piece
  * (classifier_onchip_store): the register part's vectors and the shared
  * part's both go to threads in turn, and RCAP is a whole number of turns. */
-template <int VEC>
+template <int VEC, int B = TRAIN_GRID_BLOCK>
 __device__ __forceinline__ bool owner_t(long long tl, int len)
 {
-    return tl >= 0 && tl < len && (int)((tl / VEC) % TRAIN_GRID_BLOCK) == (int)threadIdx.x;
+    return tl >= 0 && tl < len && (int)((tl / VEC) % B) == (int)threadIdx.x;
 }
 
 /* Long rows on chip: a CTA's piece, its (m, d), the row's from the
@@ -415,8 +424,8 @@ __device__ __forceinline__ bool owner_t(long long tl, int len)
  * of range. With fin.loss, the CTA that wrote a row's loss counts in
  * (one per row, over all batches: all_rows), and the last adds up the
  * all_rows losses (all_losses) into the reduced loss. */
-template <class T, int VEC, bool CLUSTER>
-__global__ void __launch_bounds__(TRAIN_GRID_BLOCK, TRAIN_GRID_MIN_CTAS)
+template <class T, int VEC, bool CLUSTER, int B = TRAIN_GRID_BLOCK>
+__global__ void __launch_bounds__(B, B == TRAIN_GRID_BLOCK ? TRAIN_GRID_MIN_CTAS : 2)
 classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__restrict__ losses, long long cols,
                        int pieces, int seg, int ignore_index, classifier_finish fin, unsigned *sync, online_md *work,
                        const float *all_losses, long long all_rows)
@@ -432,22 +441,22 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols);
     T *xs = logits + row * cols + begin;
     /* float rows in float4s keep their shared part as exps, one shift per
-     * chunk (train_onchip_load) */
-    constexpr int NCH = sizeof(T) == 4 && VEC == 4 ? TRAIN_GRID_CHUNKS : 1;
-    __shared__ float chunk_shift[NCH][TRAIN_GRID_BLOCK];
+     * chunk (train_onchip_load), in 64 KB CTAs (CLS_KEEPS_EXPS) */
+    constexpr int NCH = CLS_KEEPS_EXPS(T, VEC, B) ? TRAIN_GRID_CHUNKS : 1;
+    __shared__ float chunk_shift[NCH][B];
     float v[TRAIN_GRID_FPT], m_regs;
-    online_md s = train_onchip_load<VEC, TRAIN_GRID_FPT, true, T, true>(xs, len, v, srow, -INFINITY, &m_regs,
-                                                                        chunk_shift);
+    online_md s = train_onchip_load<VEC, TRAIN_GRID_FPT, true, T, true, B>(xs, len, v, srow, -INFINITY, &m_regs,
+                                                                           chunk_shift);
     /* x[t] after the piece's loads, not before: warp 0 then issues its share
      * of the row without first waiting for targets[row] (H100: +0.4 to +1.2
      * points of copy at N = 16384 ... 2^20). */
-    const bool owner = !ignored && !bad && owner_t<VEC>(t - begin, len);
+    const bool owner = !ignored && !bad && owner_t<VEC, B>(t - begin, len);
     const float xt = owner ? elem_load(xs + (t - begin)) : 0.0f;
-    s = online_md_row_merge<TRAIN_GRID_BLOCK>(s, red_m, red_d);
+    s = online_md_row_merge<B>(s, red_m, red_d);
     const online_md r =
         train_onchip_exchange<CLUSTER>(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m, red_d);
     const float dloss = classifier_dloss(&fin);
-    classifier_onchip_store<VEC, TRAIN_GRID_FPT>(xs, len, v, srow, m_regs, r, dloss, ignored, bad, chunk_shift);
+    classifier_onchip_store<VEC, TRAIN_GRID_FPT, T, B>(xs, len, v, srow, m_regs, r, dloss, ignored, bad, chunk_shift);
     if (owner) { /* p - 1 first: no cancellation */
         elem_store(xs + (t - begin), (fx_exp<T>(xt - online_md_shift(r.m)) * (1.0f / r.d) - 1.0f) * dloss);
         losses[row] = train_row_loss(r.m, r.d, xt);
@@ -458,7 +467,7 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     if (fin.loss && loss_cta) {
         __syncthreads(); /* the owner's loss and fence come before thread 0's count */
         float total;
-        if (last_block_sum<TRAIN_GRID_BLOCK>(all_losses, all_rows, fin.done, (unsigned)all_rows, red_m, &total) &&
+        if (last_block_sum<B>(all_losses, all_rows, fin.done, (unsigned)all_rows, red_m, &total) &&
             threadIdx.x == 0)
             *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
     }
@@ -477,8 +486,13 @@ static bool classifier_grid_plan(long long rows, long long cols, train_grid_plan
         !train_grid_make_plan(rows, cols, CAP, RCAP, 1, ES,
                               train_grid_resident((const void *)classifier_grid_kernel<T, VEC, false>), p))
         return false;
+    constexpr long long BIG_RCAP = TRAIN_BIG_BLOCK * TRAIN_GRID_FPT, BIG_CAP = BIG_RCAP + TRAIN_BIG_SMEM / ES;
+    /* 9 to 16 pieces of 64 KB: clusters of 128 KB CTAs first (CLS_KEEPS_EXPS) */
     if constexpr (ES == 4)
-        train_cluster_plan(rows, cols, CAP, RCAP, ES, (const void *)classifier_grid_kernel<T, VEC, true>, p);
+        if (cols <= 8 * CAP || cols > 16 * CAP ||
+            !train_cluster_plan(rows, cols, BIG_CAP, BIG_RCAP, ES,
+                                (const void *)classifier_grid_kernel<T, VEC, true, TRAIN_BIG_BLOCK>, p, TRAIN_BIG_BLOCK))
+            train_cluster_plan(rows, cols, CAP, RCAP, ES, (const void *)classifier_grid_kernel<T, VEC, true>, p);
     return true;
 }
 
@@ -501,8 +515,10 @@ static void classifier_grid(const train_grid_plan *p, long long batch, T *logits
     for (long long r0 = 0; r0 < rows; r0 += batch) {
         const long long n = rows - r0 < batch ? rows - r0 : batch;
         auto k = classifier_grid_kernel<T, VEC, false>;
-        if constexpr (sizeof(T) == 4)
-            if (p->cluster) k = classifier_grid_kernel<T, VEC, true>;
+        if constexpr (sizeof(T) == 4) {
+            if (p->block == TRAIN_BIG_BLOCK) k = classifier_grid_kernel<T, VEC, true, TRAIN_BIG_BLOCK>;
+            else if (p->cluster) k = classifier_grid_kernel<T, VEC, true>;
+        }
         train_onchip_launch(p, n, stream, k, logits + r0 * cols, targets + r0, losses + r0, cols, (int)p->pieces, (int)p->seg,
                             ignore_index, fin, sync, work, (const float *)losses, rows);
     }

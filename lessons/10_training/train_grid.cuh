@@ -26,10 +26,11 @@
  * log-softmax 92.5 -> 97.5, 91.0 -> 96.8, 89.8 -> 96.1, 89.6 -> 93.3.
  * 16-bit logits keep the ticket: their CTAs are bound by issue, not by
  * the exchange (float16, 73.2 -> 75.4 at 2^15 but 74.0 -> 73.0 at 2^16,
- * 77.0 -> 72.7 at 2^18). Log-softmax rows of 9 to 16 pieces meet in
- * clusters of larger CTAs (TRAIN_BIG_BLOCK, below). Rows of more than
- * 16 pieces keep the ticket: 2^19 in 16 CTAs of 128 KB, one per SM, ran
- * the classifier at 57.5 % against 89.1.
+ * 77.0 -> 72.7 at 2^18). Float rows of more than 8 pieces meet in
+ * clusters of larger CTAs (TRAIN_BIG_BLOCK, below): log-softmax's up to
+ * 32 pieces of 64 KB (2^19 floats), the classifier's up to 16. Longer
+ * rows keep the ticket: 2^19 in 16 CTAs of 128 KB, one per SM, ran the
+ * classifier at 57.5 % against 89.1.
  *
  * A row whose P pieces do not fit on the GPU at once (past about 8.6 M
  * floats on an H100) takes the split path. */
@@ -46,14 +47,14 @@
 /* Most CTAs in a cluster: 16 on the H100 and H200, with the kernel opted
  * in to sizes past the portable 8 (train_cluster_fits). */
 #define TRAIN_CLUSTER_MAX 16
-/* Log-softmax rows of more than 8 pieces of 64 KB go to clusters of
+/* Float rows of more than 8 pieces of 64 KB go to clusters of
  * larger CTAs, lesson 8's path 3 shape at 2^19: 512 threads, 16 floats a
  * thread in registers and 96 KB of shared memory, 128 KB of the row, two
- * CTAs per SM. % of copy (H100, 2026-11-26, make bench): 92.1 at
+ * CTAs per SM. Log-softmax, % of copy (H100, 2026-11-26, make bench): 92.1 at
  * 128 x 2^19 (C = 16) against 89.3 through global memory; 94.5 at
  * 256 x 2^18 (C = 8) against 93.1 in 16 CTAs of 64 KB. The classifier
- * keeps 64 KB CTAs: in these clusters it ran at 85.5 against 89.4 at
- * 2^19. */
+ * takes them for 9 to 16 pieces of 64 KB only, with raw values in shared
+ * memory (CLS_KEEPS_EXPS in classifier_fused.cu says why). */
 #define TRAIN_BIG_BLOCK 512
 #define TRAIN_BIG_SMEM (96 * 1024)
 
@@ -179,7 +180,7 @@ __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src
                 }
             }
         }
-    } else if constexpr (KEEP_EXP && sizeof(T) == 4 && VEC == 4) {
+    } else if constexpr (KEEP_EXP && sizeof(T) == 4 && VEC == 4 && B == TRAIN_GRID_BLOCK) {
         /* Float rows for the classifier: each chunk goes to shared memory
          * as exp(x - shift), shift its running max, kept per chunk in
          * chunk_shift[c][thread]: the exps of the online update are the
