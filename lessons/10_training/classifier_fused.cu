@@ -352,10 +352,10 @@ struct classifier_raw_op {
 /* Whether a CTA of B threads keeps its float shared part as exps
  * (train_onchip_load's KEEP_EXP chunks): the 64 KB CTAs do. The 128 KB
  * CTAs of 512 threads keep raw values and take the exp on the way out:
- * with kept exps the classifier ran at 89.1 % of the copy at 256 x 2^18
- * (8 CTAs) and 85.5 at 128 x 2^19 (16), raw at 92.2 and 88.9, against
- * 90.1 and 89.3 in 64 KB CTAs (H100, 2026-11-26, two runs each). So only
- * rows of 9 to 16 pieces of 64 KB take them (classifier_grid_plan). */
+ * with kept exps the classifier ran at 89.2 % of the copy at 256 x 2^18
+ * (8 CTAs) and 85.4 at 128 x 2^19 (16), raw at 92.2 and 88.9, against
+ * 90.1 and 89.3 in 64 KB CTAs (H100, 2026-11-26, mean of two runs). So
+ * only rows of 9 to 16 pieces of 64 KB take them (classifier_grid_plan). */
 #define CLS_KEEPS_EXPS(T, VEC, B) (sizeof(T) == 4 && (VEC) == 4 && (B) == TRAIN_GRID_BLOCK)
 
 /* The on-chip path's gradient of a piece, written in place: from v, the
