@@ -349,15 +349,6 @@ struct classifier_raw_op {
     __device__ float operator()(float v, long long) const { return plain ? fx_exp<T>(v - shift) * inv_d : fixed; }
 };
 
-/* Whether a CTA of B threads keeps its float shared part as exps
- * (train_onchip_load's KEEP_EXP chunks): the 64 KB CTAs do. The 128 KB
- * CTAs of 512 threads keep raw values and take the exp on the way out:
- * with kept exps the classifier ran at 89.2 % of the copy at 256 x 2^18
- * (8 CTAs) and 85.4 at 128 x 2^19 (16), raw at 92.2 and 88.9, against
- * 90.1 and 89.3 in 64 KB CTAs (H100, 2026-11-26, mean of two runs). So
- * only rows of 9 to 16 pieces of 64 KB take them (classifier_grid_plan). */
-#define CLS_KEEPS_EXPS(T, VEC, B) (sizeof(T) == 4 && (VEC) == 4 && (B) == TRAIN_GRID_BLOCK)
-
 /* The on-chip path's gradient of a piece, written in place: from v, the
  * register part as exp(x - m_regs) (train_onchip_load with KEEP_EXP), and
  * from srow, the shared part: float rows in float4s as exp(x - the
@@ -382,7 +373,7 @@ __device__ __forceinline__ void classifier_onchip_store(T *dst, int len, const f
     const classifier_kept_op rop = {scale, fixed, plain};
     train_onchip_store_regs<VEC, FPT, T, classifier_kept_op, B>(dst, nvec_r, v, rop);
     T *ds = dst + RCAP;
-    if constexpr (CLS_KEEPS_EXPS(T, VEC, B)) { /* exp(x - chunk's shift), chunks of U = 4 vectors a thread */
+    if constexpr (TRAIN_KEEPS_EXPS(T, VEC, B)) { /* exp(x - chunk's shift), chunks of U = 4 vectors a thread */
         constexpr int U = 4;
         int c = 0;
         for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * B, c++) {
@@ -441,8 +432,8 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols);
     T *xs = logits + row * cols + begin;
     /* float rows in float4s keep their shared part as exps, one shift per
-     * chunk (train_onchip_load), in 64 KB CTAs (CLS_KEEPS_EXPS) */
-    constexpr int NCH = CLS_KEEPS_EXPS(T, VEC, B) ? TRAIN_GRID_CHUNKS : 1;
+     * chunk (train_onchip_load), in 64 KB CTAs (TRAIN_KEEPS_EXPS) */
+    constexpr int NCH = TRAIN_KEEPS_EXPS(T, VEC, B) ? TRAIN_GRID_CHUNKS : 1;
     __shared__ float chunk_shift[NCH][B];
     float v[TRAIN_GRID_FPT], m_regs;
     online_md s = train_onchip_load<VEC, TRAIN_GRID_FPT, true, T, true, B>(xs, len, v, srow, -INFINITY, &m_regs,
@@ -486,13 +477,9 @@ static bool classifier_grid_plan(long long rows, long long cols, train_grid_plan
         !train_grid_make_plan(rows, cols, CAP, RCAP, 1, ES,
                               train_grid_resident((const void *)classifier_grid_kernel<T, VEC, false>), p))
         return false;
-    constexpr long long BIG_RCAP = TRAIN_BIG_BLOCK * TRAIN_GRID_FPT, BIG_CAP = BIG_RCAP + TRAIN_BIG_SMEM / ES;
-    /* 9 to 16 pieces of 64 KB: clusters of 128 KB CTAs first (CLS_KEEPS_EXPS) */
-    if constexpr (ES == 4)
-        if (cols <= 8 * CAP || cols > 16 * CAP ||
-            !train_cluster_plan(rows, cols, BIG_CAP, BIG_RCAP, ES,
-                                (const void *)classifier_grid_kernel<T, VEC, true, TRAIN_BIG_BLOCK>, p, TRAIN_BIG_BLOCK))
-            train_cluster_plan(rows, cols, CAP, RCAP, ES, (const void *)classifier_grid_kernel<T, VEC, true>, p);
+    if constexpr (ES == 4) /* 128 KB CTAs up to 16 pieces of 64 KB (TRAIN_KEEPS_EXPS) */
+        train_float_cluster_plan(rows, cols, 16, (const void *)classifier_grid_kernel<T, VEC, true>,
+                                 (const void *)classifier_grid_kernel<T, VEC, true, TRAIN_BIG_BLOCK>, p);
     return true;
 }
 

@@ -103,15 +103,12 @@ template <int VEC>
 static bool log_softmax_grid_plan(long long rows, long long cols, train_grid_plan *p)
 {
     constexpr long long RCAP = TRAIN_GRID_BLOCK * TRAIN_GRID_FPT, CAP = RCAP + TRAIN_GRID_SMEM / 4;
-    constexpr long long BIG_RCAP = TRAIN_BIG_BLOCK * TRAIN_GRID_FPT, BIG_CAP = BIG_RCAP + TRAIN_BIG_SMEM / 4;
     if (!train_grid_make_plan(rows, cols, CAP, RCAP, 1, 4,
                               train_grid_resident((const void *)log_softmax_grid_kernel<VEC, false>), p))
         return false;
-    /* past 8 pieces of 64 KB, clusters of 128 KB CTAs (TRAIN_BIG_BLOCK) first */
-    if (cols <= 8 * CAP ||
-        !train_cluster_plan(rows, cols, BIG_CAP, BIG_RCAP, 4,
-                            (const void *)log_softmax_grid_kernel<VEC, true, TRAIN_BIG_BLOCK>, p, TRAIN_BIG_BLOCK))
-        train_cluster_plan(rows, cols, CAP, RCAP, 4, (const void *)log_softmax_grid_kernel<VEC, true>, p);
+    /* 128 KB CTAs up to 32 pieces of 64 KB (2^19 floats in a cluster of 16) */
+    train_float_cluster_plan(rows, cols, 32, (const void *)log_softmax_grid_kernel<VEC, true>,
+                             (const void *)log_softmax_grid_kernel<VEC, true, TRAIN_BIG_BLOCK>, p);
     return true;
 }
 

@@ -54,9 +54,17 @@
  * 128 x 2^19 (C = 16) against 89.3 through global memory; 94.5 at
  * 256 x 2^18 (C = 8) against 93.1 in 16 CTAs of 64 KB. The classifier
  * takes them for 9 to 16 pieces of 64 KB only, with raw values in shared
- * memory (CLS_KEEPS_EXPS in classifier_fused.cu says why). */
+ * memory (TRAIN_KEEPS_EXPS). */
 #define TRAIN_BIG_BLOCK 512
 #define TRAIN_BIG_SMEM (96 * 1024)
+/* Whether a CTA of B threads keeps a float shared part as exps
+ * (train_onchip_load with KEEP_EXP; the classifier reads them back): the
+ * 64 KB CTAs do. The 128 KB CTAs keep raw values and take the exp on the
+ * way out: with kept exps the classifier ran at 89.2 % of the copy at
+ * 256 x 2^18 (8 CTAs) and 85.4 at 128 x 2^19 (16), raw at 92.2 and 88.9,
+ * against 90.1 and 89.3 in 64 KB CTAs (H100, 2026-11-26, mean of two
+ * runs). So the classifier takes them only for 9 to 16 pieces of 64 KB. */
+#define TRAIN_KEEPS_EXPS(T, VEC, B) (sizeof(T) == 4 && (VEC) == 4 && (B) == TRAIN_GRID_BLOCK)
 
 /* A CTA: 256 threads, 64 KB of the row (16 floats a thread in registers,
  * 48 KB of shared memory), four CTAs per SM: lesson 8's path 3g shape,
@@ -160,6 +168,10 @@ __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src
     online_md s = online_md_identity();
     const T *xs = src + RCAP;
     if constexpr (sizeof(T) == 2 && VEC == 8) {
+        /* the loop of lesson 8's fx_piece_read with fx_chunk16_load and
+         * fx_chunk16_fold, written out: calling those moved the
+         * classifier's machine code outside the loops (sm_90: 8 to 16
+         * instructions more, not yet timed), so this copy stays until then */
         for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * B) {
             unsigned raw[U][4];
 #pragma unroll
@@ -180,7 +192,7 @@ __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src
                 }
             }
         }
-    } else if constexpr (KEEP_EXP && sizeof(T) == 4 && VEC == 4 && B == TRAIN_GRID_BLOCK) {
+    } else if constexpr (KEEP_EXP && TRAIN_KEEPS_EXPS(T, VEC, B)) {
         /* Float rows for the classifier: each chunk goes to shared memory
          * as exp(x - shift), shift its running max, kept per chunk in
          * chunk_shift[c][thread]: the exps of the online update are the
@@ -416,6 +428,21 @@ static inline bool train_cluster_plan(long long rows, long long cols, long long 
     p->cluster = (int)c;
     p->block = block;
     return true;
+}
+
+/* Float rows into clusters where they pay: rows of more than 8 pieces of
+ * 64 KB, up to big_pieces of them, in clusters of the 128 KB CTAs of
+ * kernel big (TRAIN_BIG_BLOCK); else, or where those do not fit,
+ * clusters of kernel k's 64 KB CTAs (train_cluster_plan). */
+static inline void train_float_cluster_plan(long long rows, long long cols, long long big_pieces, const void *k,
+                                            const void *big, train_grid_plan *p)
+{
+    constexpr long long RCAP = TRAIN_GRID_BLOCK * TRAIN_GRID_FPT, CAP = RCAP + TRAIN_GRID_SMEM / 4;
+    constexpr long long BIG_RCAP = TRAIN_BIG_BLOCK * TRAIN_GRID_FPT, BIG_CAP = BIG_RCAP + TRAIN_BIG_SMEM / 4;
+    if (cols > 8 * CAP && cols <= big_pieces * CAP &&
+        train_cluster_plan(rows, cols, BIG_CAP, BIG_RCAP, 4, big, p, TRAIN_BIG_BLOCK))
+        return;
+    train_cluster_plan(rows, cols, CAP, RCAP, 4, k, p);
 }
 
 /* Launches kernel k over n rows of plan p (n x pieces CTAs): in clusters
