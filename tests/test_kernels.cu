@@ -53,6 +53,7 @@ static const kernel KERNELS[] = {
     {"lesson8 fastest, path 2 block", softmax_fastest_block, 1, verify_rtol},
     {"lesson8 fastest, path 2s shared memory", softmax_fastest_shared, 1, verify_rtol},
     {"lesson8 fastest, path 3 cluster", softmax_fastest_cluster, 1, verify_rtol},
+    {"lesson8 fastest, path 3b bulk", softmax_fastest_bulk, 1, verify_rtol},
     {"lesson8 fastest, path 3g grid", softmax_fastest_grid, 1, verify_rtol},
     {"lesson8 fastest, path 4 split", softmax_fastest_split, 1, verify_rtol},
 };

@@ -27,10 +27,10 @@
 #include "../tests/test.h"
 #include "../tests/views.h"
 
-static const fastest_path PATHS[] = {FASTEST_WARP,    FASTEST_BLOCK, FASTEST_SHARED,
-                                     FASTEST_CLUSTER, FASTEST_GRID,  FASTEST_SPLIT};
-static const char *PATH_NAMES[] = {"warp", "block", "shared", "cluster", "grid", "split"};
-#define NP 6
+static const fastest_path PATHS[] = {FASTEST_WARP, FASTEST_BLOCK, FASTEST_SHARED, FASTEST_CLUSTER,
+                                     FASTEST_GRID, FASTEST_SPLIT,  FASTEST_BULK};
+static const char *PATH_NAMES[] = {"warp", "block", "shared", "cluster", "grid", "split", "bulk"};
+#define NP 7
 
 /* Row lengths each path is forced on (0 ends a list): around warp, float4
  * and block boundaries, N % 4 != 0, and each path's upper end. */
@@ -42,6 +42,9 @@ static const long long LENS[NP][22] = {
     {1, 33, 4097, 16387, 32768, 65537, 100003, 262144, 524291, 1LL << 20, 0},
     {1, 33, 4097, 16387, 65537, 100003, 524291, 1LL << 20, (1LL << 20) + 3, 0},
     {1, 31, 1000, 4097, 65537, 100003, (1LL << 20) + 3, 0},
+    /* path 3b: whole float4s, 2 ... 16 CTAs of at most 64 KB: 16388 just
+     * past one piece (2 CTAs), 100000 on 7, 2^18 on 16 */
+    {16388, 32768, 65536, 100000, 131072, 1LL << 18, 0},
 };
 
 static int g_have_gpu;
@@ -69,7 +72,7 @@ static int path_runs(fastest_path p, long long rows, long long cols, const char 
     const float *a = (const float *)(uintptr_t)256;
     fastest_plan plan = softmax_fastest_plan(p, a, cols, a, cols, rows, cols);
     if (plan.path == p) return 1;
-    if (p == FASTEST_CLUSTER && !softmax_fastest_has_clusters() && !EMULATED)
+    if ((p == FASTEST_CLUSTER || p == FASTEST_BULK) && !softmax_fastest_has_clusters() && !EMULATED)
         test_skip(name, "this device has no thread-block clusters (sm_90+ only)");
     else if (p == FASTEST_GRID && !softmax_fastest_has_grid() && !EMULATED)
         test_skip(name, "this device cannot hold a row's CTAs at once");
@@ -137,7 +140,8 @@ static void check_masked(void)
 {
     char name[512], desc[512];
     for (int p = 1; p < NP; p++) {
-        const long long n = p == 2 ? 40001 : (p == 1 ? 30001 : 100003), rows = 3;
+        /* path 3b: whole float4s only (100000 on 7 CTAs) */
+        const long long n = p == 2 ? 40001 : (p == 1 ? 30001 : (PATHS[p] == FASTEST_BULK ? 100000 : 100003)), rows = 3;
         snprintf(name, sizeof name,
                  "lesson8 path %s forced: 3x%lld, middle row's first half -inf, large magnitudes elsewhere", PATH_NAMES[p],
                  n);
@@ -206,8 +210,12 @@ static void check_views(void)
             const float *a = (const float *)(uintptr_t)256;
             fastest_plan plan = softmax_fastest_plan(PATHS[p], a, c->ldx, a, c->ldy, c->rows, c->cols);
             if (plan.path != PATHS[p]) {
-                if (PATHS[p] == FASTEST_CLUSTER && !softmax_fastest_has_clusters() && !EMULATED)
+                if ((PATHS[p] == FASTEST_CLUSTER || PATHS[p] == FASTEST_BULK) && !softmax_fastest_has_clusters() &&
+                    !EMULATED)
                     test_skip(name, "no thread-block clusters on this device");
+                else if (PATHS[p] == FASTEST_BULK)
+                    test_skip(name, "path 3b takes aligned views of 2 ... 16 pieces only (check_dispatch checks "
+                                    "which); the path that runs instead checks this view");
                 else if (PATHS[p] == FASTEST_GRID && !softmax_fastest_has_grid() && !EMULATED)
                     test_skip(name, "this device cannot hold a row's CTAs at once");
                 else if (c->cols > path_max_cols(PATHS[p]))
@@ -246,8 +254,10 @@ static void check_dispatch(void)
         {1LL << 12, 16384, FASTEST_BLOCK},
         {1LL << 11, 32768, FASTEST_BLOCK}, /* 16K-32K floats, M >= SMs / 4: path 2 beats path 3 */
         {8, 32768, g}, /* too few rows for path 2 or for 4-CTA clusters */
-        {1LL << 10, 65536, cl ? FASTEST_CLUSTER : g},
-        {1LL << 8, 262144, cl ? FASTEST_CLUSTER : g},
+        {1LL << 10, 65536, cl ? FASTEST_BULK : g}, /* 4 CTAs of 64 KB, loaded by the copy engine */
+        {1LL << 9, 131072, cl ? FASTEST_BULK : g},
+        {1LL << 10, 98304, cl ? FASTEST_BULK : g},
+        {1LL << 8, 262144, cl ? FASTEST_CLUSTER : g}, /* 16 CTAs: path 3's register part carries more */
         {128, 1LL << 19, cl ? FASTEST_CLUSTER : g},
         {64, 1LL << 20, g}, /* 4 MiB rows: 64 CTAs of 64 KB, not 16 of 256 KB */
         {1, 1LL << 20, g},  /* more, smaller pieces: every SM gets one */
@@ -323,6 +333,24 @@ static void check_dispatch(void)
                         pg.smem_bytes <= 48 * 1024,
                     "lesson8 grid path covers 64 x 2^20 with 64 KB pieces, each float once",
                     "%lld pieces of %lld, %lld bytes of shared memory", pg.splits, pg.segment, pg.smem_bytes);
+    }
+    /* Path 3b: aligned views only, its pieces whole float4s covering the
+     * row once, at most 64 KB on the GPUs measured; a view that bulk
+     * copies cannot take goes to path 3. */
+    if (cl) {
+        const fastest_plan b1 = softmax_fastest_plan(FASTEST_AUTO, a, 65536, a, 65536, 1024, 65536);
+        const fastest_plan b2 = softmax_fastest_plan(FASTEST_AUTO, a + 1, 65536, a + 1, 65536, 1024, 65536);
+        const fastest_plan b3 = softmax_fastest_plan(FASTEST_AUTO, a, 65537, a, 65537, 1024, 65536);
+        const fastest_plan b4 = softmax_fastest_plan(FASTEST_BULK, a, 100000, a, 100000, 3, 100000);
+        test_expect(b1.path == FASTEST_BULK && b1.cluster * b1.segment >= 65536 && b1.segment % 4 == 0 &&
+                        b1.smem_bytes == b1.segment * 4 && b2.path == FASTEST_CLUSTER && b2.peel &&
+                        b3.path == FASTEST_CLUSTER && b4.path == FASTEST_BULK && b4.cluster == 7 &&
+                        b4.segment * 7 >= 100000 && b4.segment * 6 < 100000 && b4.segment % 4 == 0,
+                    "lesson8 bulk path takes aligned views only, in whole float4s covering each row once",
+                    "1024 x 65536 aligned: %s, %d CTAs x %lld floats, %lld bytes; bases 1 float in: %s (peel %d); "
+                    "stride 65537: %s; forced on 3 x 100000: %s, %d CTAs x %lld",
+                    fastest_path_name(b1.path), b1.cluster, b1.segment, b1.smem_bytes, fastest_path_name(b2.path),
+                    b2.peel, fastest_path_name(b3.path), fastest_path_name(b4.path), b4.cluster, b4.segment);
     }
     /* Path 3 past a class's top: one CTA more of the same shape, not
      * twice as many half-empty ones. */

@@ -324,7 +324,7 @@ static int fastest_runs(fastest_path p, dtype t, long long rows, long long cols,
     const void *a = (const void *)(uintptr_t)256;
     const fastest_plan plan = softmax_half_fastest_plan(p, a, cols, a, cols, rows, cols, t);
     if (plan.path == p) return 1;
-    if (p == FASTEST_CLUSTER && !softmax_fastest_has_clusters()) {
+    if ((p == FASTEST_CLUSTER || p == FASTEST_BULK) && !softmax_fastest_has_clusters()) {
         test_skip(what, "this device has no thread-block clusters (sm_90+ only)");
         return 0;
     }
@@ -343,20 +343,24 @@ static void check_fastest(void)
     check_entry(&auto_e, longest, 1, 0, 0);
 
     /* Each 16-bit path forced, around its boundaries. */
-    static const fastest_path paths[] = {FASTEST_WARP,    FASTEST_BLOCK, FASTEST_SHARED,
-                                         FASTEST_CLUSTER, FASTEST_GRID,  FASTEST_SPLIT};
+    static const fastest_path paths[] = {FASTEST_WARP, FASTEST_BLOCK, FASTEST_SHARED, FASTEST_CLUSTER,
+                                         FASTEST_GRID, FASTEST_SPLIT,  FASTEST_BULK};
     static const char *names[] = {"fastest, path 1 (warp) forced",    "fastest, path 2 (block) forced",
                                   "fastest, path 2s (shared) forced", "fastest, path 3 (cluster) forced",
-                                  "fastest, path 3g (grid) forced",   "fastest, path 4 (split) forced"};
-    static const long long lens[6][8] = {
+                                  "fastest, path 3g (grid) forced",   "fastest, path 4 (split) forced",
+                                  "fastest, path 3b (bulk) forced"};
+    /* Path 3b: whole 8-element vectors in 2 ... 16 CTAs of at most 64 KB:
+     * 32776 just past one piece, 100000 on 4 CTAs (2^19 below). */
+    static const long long lens[7][8] = {
         {1, 7, 8, 9, 33, 129, 1000, 1024},
         {1, 9, 1025, 16385, 20480, 20483, 32768, 0},
         {1, 9, 1025, 40003, 0},
         {1, 9, 16387, 65544, 100003, 0},
         {1, 9, 16387, 65544, 100003, 0},
         {1, 9, 1000, 65537, 100003, (1LL << 20) + 3, 0},
+        {32776, 65536, 100000, 0},
     };
-    for (int p = 0; p < 6; p++) {
+    for (int p = 0; p < 7; p++) {
         int n = 0;
         while (n < 8 && lens[p][n]) n++;
         if (g_have_gpu) {
@@ -369,6 +373,11 @@ static void check_fastest(void)
         const entry e = {names[p], 1, paths[p]};
         check_entry(&e, lens[p], n, 1, lens[p][n - 1] <= 100003);
     }
+    /* Path 3b's longest 16-bit rows: 16 CTAs of 64 KB. */
+    static const entry bulk_e = {"fastest, path 3b (bulk) forced", 1, FASTEST_BULK};
+    static const long long bulk_longest[] = {1LL << 19};
+    if (!g_have_gpu || fastest_runs(FASTEST_BULK, DTYPE_F16, rows_for(1LL << 19), 1LL << 19, bulk_e.name))
+        check_entry(&bulk_e, bulk_longest, 1, 0, 0);
 }
 
 /* The 16-bit plan: the paths that take 16-bit rows, 16-byte vectors
@@ -397,6 +406,26 @@ static void check_fastest_plan(void)
             test_expect(takes && p.vec4 && p.bytes_per_elem == bytes && (p.segment % 8 == 0),
                         name, "%s, vec4 %d, %g bytes per element, segment %lld", fastest_path_name(p.path), p.vec4,
                         p.bytes_per_elem, p.segment);
+        }
+        /* Path 3b (bulk copies) for aligned long rows: twice a float row's
+         * elements per 64 KB piece, up to 16 CTAs (2^19); path 3 for views
+         * a bulk copy cannot take. */
+        if (softmax_fastest_has_clusters()) {
+            const fastest_plan b1 = softmax_half_fastest_plan(FASTEST_AUTO, a, 65536, a, 65536, 1024, 65536, t);
+            const fastest_plan b2 = softmax_half_fastest_plan(FASTEST_AUTO, a, 1 << 19, a, 1 << 19, 128, 1 << 19, t);
+            const fastest_plan b3 = softmax_half_fastest_plan(FASTEST_AUTO, a + 2, 65536, a + 2, 65536, 1024, 65536, t);
+            const fastest_plan b4 = softmax_half_fastest_plan(FASTEST_AUTO, a, 1 << 20, a, 1 << 20, 64, 1 << 20, t);
+            char bname[256];
+            snprintf(bname, sizeof bname,
+                     "lesson9 fastest %s plan: bulk path for aligned rows of 2^16 (2 CTAs) to 2^19 (16), not for "
+                     "misaligned views or 2^20",
+                     dtype_name(t));
+            test_expect(b1.path == FASTEST_BULK && b1.cluster == 2 && b1.segment == 32768 &&
+                            b1.smem_bytes == 65536 && b2.path == FASTEST_BULK && b2.cluster == 16 &&
+                            b3.path != FASTEST_BULK && b3.peel && b4.path != FASTEST_BULK,
+                        bname, "2^16: %s, %d CTAs x %lld, %lld bytes; 2^19: %s, %d CTAs; bases + 2 bytes: %s; 2^20: %s",
+                        fastest_path_name(b1.path), b1.cluster, b1.segment, b1.smem_bytes, fastest_path_name(b2.path),
+                        b2.cluster, fastest_path_name(b3.path), fastest_path_name(b4.path));
         }
         /* 16-byte vectors throughout when every row starts 16-byte aligned;
          * peeled (0-7 head and tail elements one at a time) when each row

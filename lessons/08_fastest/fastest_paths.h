@@ -145,6 +145,23 @@ static constexpr long long fx_grid_cap(int esize)
     return (long long)FX_GRID_BLOCK * FX_GRID_FPT + (FX_GRID_PIECE - (long long)FX_GRID_BLOCK * FX_GRID_FPT) * 4 / esize;
 }
 
+/* Path 3b (path3b_bulk.cu): CTAs of 256 threads holding a piece of at most
+ * the shared memory that lets FX_BULK_PER_SM of them share an SM (64 KB on
+ * the H100 and the H200), loaded in FX_BULK_CHUNKS bulk copies. From a
+ * sweep on both GPUs (2026-11-26, % of copy, float16 and float32, N = 2^15
+ * ... 2^20): 64 KB pieces, 3 per SM, beat 128 KB (1 per SM) by 3 to 13
+ * points and 32 KB (6 per SM, twice the CTAs per row) by 2 to 6; 512
+ * threads lost 0.5 to 4; 2 and 4 chunks are within a point of each other,
+ * 16 lost 2 to 4. Clusters above 8 CTAs are non-portable (the H100 and the
+ * H200 allow 16). The dispatcher takes it for float rows of at most 8
+ * CTAs: at 2^18 (16 CTAs) path 3's register part carries more per SM
+ * (92.5 against 90.2 % on the H100); 16-bit rows take it up to 16. */
+#define FX_BULK_BLOCK 256
+#define FX_BULK_CHUNKS 4
+#define FX_BULK_PER_SM 3
+#define FX_BULK_MAX_C 16
+#define FX_BULK_AUTO_C_FLOAT 8
+
 /* softmax_fastest.cu: the dispatcher's helpers and the workspace. */
 unsigned fx_grid(long long rows, int per_block);
 int fx_sms(void);
@@ -163,6 +180,12 @@ void fx_run_grid(const fastest_plan *p, const float *x, long long ldx, float *y,
                  long long cols, cudaStream_t stream); /* path 3g: path3g_grid.cu */
 void fx_run_split(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
                   long long cols, cudaStream_t stream); /* path 4: path4_split.cu */
+/* Path 3b, every storage type t (path3b_bulk.cu): its cluster size and
+ * segment for rows of cols elements (0: no cluster of 2 ... FX_BULK_MAX_C
+ * CTAs holds the row here), and its launcher. Aligned views only. */
+int fx_bulk_shape(dtype t, long long cols, int *c_out, long long *seg_out);
+void fx_run_bulk(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
+                 long long rows, long long cols, cudaStream_t stream);
 
 /* Lesson 9's 16-bit storage (t = DTYPE_F16 or DTYPE_BF16; x and y point
  * at __half or __nv_bfloat16): each path's launcher, for a plan made by

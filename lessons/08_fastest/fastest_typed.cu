@@ -53,6 +53,21 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
     fastest_plan p = {};
     long long pieces = 0, seg = 0;
     int ccfg = 0, csize = 1;
+    /* Path 3b holds twice the 16-bit elements in the same bytes: up to
+     * 16 CTAs of 32768 (2^19), where the float plan takes a long-row path
+     * (3, 3b, 3g), or when forced. H100, % of the 16-bit copy, float16,
+     * path 3 -> 3b (2026-11-26): N = 2^16 82.6 -> 94.0, 2^17 79.8 ->
+     * 97.3, 2^18 84.0 -> 90.7, 2^19 79.3 -> 85.1 (path3b_bulk.cu). */
+    int bsize = 0;
+    long long bseg = 0;
+    const int bulk16 = mode16 == 1 && softmax_fastest_has_clusters() && fx_bulk_shape(t, cols, &bsize, &bseg);
+    if (want == FASTEST_BULK && !bulk16) /* forced where it does not fit: the dispatcher's choice */
+        path = softmax_fastest_plan(FASTEST_AUTO, a, ld, a, ld, rows, cols).path;
+    const int long_row = path == FASTEST_CLUSTER || path == FASTEST_GRID || path == FASTEST_BULK;
+    if (bulk16 && (want == FASTEST_BULK || (want == FASTEST_AUTO && long_row && rows * bsize >= fx_sms() / 2)))
+        path = FASTEST_BULK;
+    else if (path == FASTEST_BULK)
+        path = FASTEST_CLUSTER; /* the float plan's 3b, for a 16-bit view it cannot take */
     /* Path 3's 16-bit CTAs hold 1.75x the elements (fx_cl_cap): the
      * cluster is sized by them, and left for 3g below float's fill. */
     if (path == FASTEST_CLUSTER &&
@@ -95,6 +110,12 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
         p.smem_bytes = fx_cluster_smem(ccfg, p.segment, 2);
         break;
     }
+    case FASTEST_BULK:
+        p.block = p.threads_per_row = FX_BULK_BLOCK;
+        p.cluster = bsize;
+        p.segment = bseg;
+        p.smem_bytes = bseg * (long long)dtype_size(t);
+        break;
     case FASTEST_GRID:
         p.block = p.threads_per_row = FX_GRID_BLOCK;
         p.floats_per_thread = FX_GRID_FPT;
@@ -134,6 +155,7 @@ fastest_plan fx_run_typed(fastest_path want, dtype t, const void *x, long long l
     case FASTEST_BLOCK: fx_run_rows_16(&p, t, x, ldx, y, ldy, rows, cols, stream); break;
     case FASTEST_SHARED: fx_run_shared_16(&p, t, x, ldx, y, ldy, rows, cols, stream); break;
     case FASTEST_CLUSTER: fx_run_cluster_16(&p, t, x, ldx, y, ldy, rows, cols, stream); break;
+    case FASTEST_BULK: fx_run_bulk(&p, t, x, ldx, y, ldy, rows, cols, stream); break;
     case FASTEST_GRID: fx_run_grid_16(&p, t, x, ldx, y, ldy, rows, cols, stream); break;
     default: fx_run_split_16(&p, t, x, ldx, y, ldy, rows, cols, stream); break;
     }

@@ -10,7 +10,7 @@
 
 static const lesson LESSON = {
     8, "fastest",
-    "one entry point: the best of six kernels for the shape (warp, block, shared, cluster, grid, split)",
+    "one entry point: the best of seven kernels for the shape (warp, block, shared, cluster, bulk, grid, split)",
     "1 read + 1 write while the row fits on chip (even across SMs), else 2 reads + 1 write",
     8.0, softmax_fastest, verify_rtol,
     16384, 4096,
@@ -29,6 +29,7 @@ static void print_plan(long long rows, long long cols, const fastest_plan *p)
         snprintf(how, sizeof how, "block %d, %.1f KB shared", p->block, p->smem_bytes / 1024.0);
         break;
     case FASTEST_CLUSTER:
+    case FASTEST_BULK:
         snprintf(how, sizeof how, "%d CTAs x %d threads, %lld floats/CTA", p->cluster, p->block, p->segment);
         break;
     default:

@@ -1,4 +1,4 @@
-/* Lesson 8: the fastest softmax's dispatcher: one entry point, six kernels
+/* Lesson 8: the fastest softmax's dispatcher: one entry point, seven kernels
  * (see softmax_fastest.h for the list and README.md for why each exists).
  * This file looks at the shape, the pointers and the GPU, picks a path
  * and its launch shape (softmax_fastest_plan), and calls the path's
@@ -7,6 +7,7 @@
  *   path1_2_rows.cu   paths 1 and 2: the row in registers
  *   path2s_shared.cu  path 2s: the row in shared memory
  *   path3_cluster.cu  path 3: a row across a thread-block cluster
+ *   path3b_bulk.cu    path 3b: the same, each piece loaded by bulk copies
  *   path3g_grid.cu    path 3g: a row across independent CTAs
  *   path4_split.cu    path 4: a row split over many blocks, read twice
  *
@@ -72,6 +73,7 @@ const char *fastest_path_name(fastest_path p)
     case FASTEST_BLOCK: return "2 block (row in registers)";
     case FASTEST_SHARED: return "2s block (row in shared memory)";
     case FASTEST_CLUSTER: return "3 cluster (row across SMs, distributed shared memory)";
+    case FASTEST_BULK: return "3b bulk (row across SMs, loaded by the copy engine)";
     case FASTEST_GRID: return "3g grid (row across SMs, (m, d) via global memory)";
     case FASTEST_SPLIT: return "4 split (row across blocks, (m, d) merge, 2R+1W)";
     default: return "auto";
@@ -164,6 +166,14 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
     const int fits_shared = !rows_only && cols <= softmax_fastest_shared_capacity() &&
                             (want == FASTEST_SHARED || (want == FASTEST_AUTO && !block_always &&
                                                         fx_shared_blocks_per_sm(cols) >= FX_MIN_RESIDENT));
+    /* Path 3b: aligned views only (bulk copies move whole 16-byte
+     * vectors); float rows of at most FX_BULK_AUTO_C_FLOAT CTAs unless
+     * forced (fastest_paths.h says why). */
+    int bsize = 0;
+    long long bseg = 0;
+    const int fits_bulk = !rows_only && (want == FASTEST_BULK || want == FASTEST_AUTO) && align == FX_ALIGNED &&
+                          softmax_fastest_has_clusters() && fx_bulk_shape(DTYPE_F32, cols, &bsize, &bseg);
+    const int bulk_auto = fits_bulk && bsize <= FX_BULK_AUTO_C_FLOAT;
     long long gpieces = 0, gseg = 0;
     if (!rows_only) fx_grid_shape(rows, cols, sizeof(float), &gpieces, &gseg);
     const int fits_grid = !rows_only && (want == FASTEST_GRID || want == FASTEST_AUTO) &&
@@ -172,7 +182,7 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
     fastest_path path = want;
     if ((want == FASTEST_WARP && !fits_warp) || (want == FASTEST_BLOCK && !fits_block) ||
         (want == FASTEST_CLUSTER && !fits_cluster) || (want == FASTEST_SHARED && !fits_shared) ||
-        (want == FASTEST_GRID && !fits_grid) || want <= FASTEST_AUTO || want >= FASTEST_NPATHS)
+        (want == FASTEST_GRID && !fits_grid) || (want == FASTEST_BULK && !fits_bulk) || want <= FASTEST_AUTO || want >= FASTEST_NPATHS)
         path = FASTEST_AUTO;
 
     if (path == FASTEST_AUTO) {
@@ -186,6 +196,10 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
          * 82.3-83.2. Below, the two tie (M = 16) and the rule further down
          * decides. */
         else if (fits_block && rows >= sms / 4) path = FASTEST_BLOCK;
+        /* The copy engine loads the piece where the view allows it: H100,
+         * % of copy, float32, path 3 -> 3b (2026-11-26): N = 2^16 94.5 ->
+         * 98.2, 2^17 92.4 -> 97.2 (path3b_bulk.cu has the H200's). */
+        else if (bulk_auto && rows * bsize >= sms / 2) path = FASTEST_BULK;
         else if (cluster_auto && rows * csize >= sms / 2) path = FASTEST_CLUSTER;
         else if (fits_shared && rows >= sms / 2) path = FASTEST_SHARED;
         else if (fits_grid) path = FASTEST_GRID;
@@ -218,6 +232,12 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
         p.smem_bytes = fx_cluster_smem(ccfg, p.segment, sizeof(float));
         break;
     }
+    case FASTEST_BULK:
+        p.block = p.threads_per_row = FX_BULK_BLOCK;
+        p.cluster = bsize;
+        p.segment = bseg;
+        p.smem_bytes = bseg * (long long)sizeof(float);
+        break;
     case FASTEST_GRID:
         p.block = p.threads_per_row = FX_GRID_BLOCK;
         p.floats_per_thread = FX_GRID_FPT;
@@ -260,6 +280,7 @@ fastest_plan softmax_fastest_run(fastest_path want, const float *x, long long ld
     case FASTEST_BLOCK: fx_run_rows(&p, x, ldx, y, ldy, rows, cols, stream); break;
     case FASTEST_SHARED: fx_run_shared(&p, x, ldx, y, ldy, rows, cols, stream); break;
     case FASTEST_CLUSTER: fx_run_cluster(&p, x, ldx, y, ldy, rows, cols, stream); break;
+    case FASTEST_BULK: fx_run_bulk(&p, DTYPE_F32, x, ldx, y, ldy, rows, cols, stream); break;
     case FASTEST_GRID: fx_run_grid(&p, x, ldx, y, ldy, rows, cols, stream); break;
     default: fx_run_split(&p, x, ldx, y, ldy, rows, cols, stream); break;
     }
@@ -306,4 +327,8 @@ void softmax_fastest_grid(const float *x, float *y, long long rows, long long co
 void softmax_fastest_split(const float *x, float *y, long long rows, long long cols, cudaStream_t s)
 {
     softmax_fastest_path(x, y, rows, cols, FASTEST_SPLIT, s);
+}
+void softmax_fastest_bulk(const float *x, float *y, long long rows, long long cols, cudaStream_t s)
+{
+    softmax_fastest_path(x, y, rows, cols, FASTEST_BULK, s);
 }

@@ -1,6 +1,6 @@
 /* Lesson 8: the fastest float32 softmax, one entry point for every shape.
  *
- * softmax_fastest() looks at the shape (and the GPU) and picks one of six
+ * softmax_fastest() looks at the shape (and the GPU) and picks one of seven
  * kernels (README.md, "The dispatcher"):
  *
  *   path 1  FASTEST_WARP     N <= 1024: 1 ... 32 lanes of a warp per row,
@@ -17,6 +17,10 @@
  *                            CTA's segment in registers and shared memory,
  *                            the (m, d) states exchanged through
  *                            distributed shared memory
+ *   path 3b FASTEST_BULK     path 3's cluster for aligned views on sm_90,
+ *                            N <= 2^17 (16-bit: 2^19) with enough rows: each
+ *                            CTA's piece all in shared memory, loaded by the
+ *                            copy engine (bulk copies) instead of the threads
  *   path 3g FASTEST_GRID     rows up to what the whole GPU holds
  *                            (8.6 M floats on an H100): one row over up to
  *                            hundreds of independent CTAs of 64 KB each,
@@ -47,6 +51,7 @@ typedef enum {
     FASTEST_CLUSTER,
     FASTEST_GRID,
     FASTEST_SPLIT,
+    FASTEST_BULK, /* path 3b, after the others: the numbers of paths 1-4 stay */
     FASTEST_NPATHS
 } fastest_path;
 
@@ -61,9 +66,9 @@ typedef struct {
     int threads_per_row;   /* paths 1, 2: lanes or threads sharing a row           */
     int floats_per_thread; /* register paths: floats of the row per thread         */
     int block;             /* threads per block (per CTA)                          */
-    int cluster;           /* path 3: CTAs per row (cluster size), else 0          */
+    int cluster;           /* paths 3, 3b: CTAs per row (cluster size), else 0     */
     long long splits;      /* paths 3g, 4: blocks per row, else 0                  */
-    long long segment;     /* paths 3, 3g, 4: floats per CTA / block, else 0       */
+    long long segment;     /* paths 3, 3b, 3g, 4: elements per CTA / block, else 0 */
     long long smem_bytes;  /* dynamic shared memory per block                      */
     double bytes_per_elem; /* global traffic of this path: 8 or 12                 */
 } fastest_plan;
@@ -80,7 +85,8 @@ void softmax_fastest_strided(const float *x, long long ldx, float *y, long long 
                              long long cols, cudaStream_t stream);
 
 /* The plan for this shape and these pointers. `want` forces a path when
- * the shape fits it (FASTEST_SPLIT always fits; FASTEST_CLUSTER needs a
+ * the shape fits it (FASTEST_SPLIT always fits; FASTEST_BULK an aligned
+ * view whose row fits 2 ... 16 CTAs of path 3b; FASTEST_CLUSTER needs a
  * GPU with clusters and cols <= FASTEST_CLUSTER_MAX_COLS; FASTEST_GRID a
  * GPU that holds a row's pieces at once); otherwise, and
  * for FASTEST_AUTO, the dispatcher's choice. Queries the device. */
@@ -103,6 +109,7 @@ void softmax_fastest_shared(const float *x, float *y, long long rows, long long 
 void softmax_fastest_cluster(const float *x, float *y, long long rows, long long cols, cudaStream_t stream);
 void softmax_fastest_grid(const float *x, float *y, long long rows, long long cols, cudaStream_t stream);
 void softmax_fastest_split(const float *x, float *y, long long rows, long long cols, cudaStream_t stream);
+void softmax_fastest_bulk(const float *x, float *y, long long rows, long long cols, cudaStream_t stream);
 
 /* 1 when path 3 can run here: compute capability >= 9, cluster launch
  * supported, and the kernel built for sm_90 (1 on the CPU emulator, which
