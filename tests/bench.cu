@@ -723,6 +723,14 @@ int main(int argc, char **argv)
                     print_line(label, rows, cols, what);
                     continue;
                 }
+                /* Path 3b forced where it does not fit runs another path:
+                 * no row under its name (the dispatcher decides, from the
+                 * GPU's shared memory, which rows it takes). */
+                if (K->run == softmax_fastest_bulk &&
+                    softmax_fastest_plan(FASTEST_BULK, dx[0], cols, dy[0], cols, rows, cols).path != FASTEST_BULK) {
+                    print_line(label, rows, cols, "skipped: path 3b does not take this shape");
+                    continue;
+                }
             } else {
 #ifdef HAVE_CUDNN
                 if (lesson || !cudnn_shape(rows, cols)) continue;
