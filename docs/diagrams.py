@@ -477,7 +477,8 @@ def lesson7(out):
 # (occupancy calculator, sm_90) the longest register class whose block fits twice per
 # SM and the longest cluster class whose CTA does.
 H100 = {"sms": 132, "shared_floats": 57856, "grid_resident": 528, "clusters": True,
-        "block_twice": 16384, "cluster_twice": 524288, "shared_twice": 28800}
+        "block_twice": 16384, "cluster_twice": 524288, "shared_twice": 28800,
+        "bulk_piece": 65536}  # path 3b: the largest power-of-two piece (bytes) of which 3 CTAs fit an SM
 CLUSTERS = [(32768, 4), (65536, 8), (131072, 8), (262144, 16), (524288, 16), (1048576, 16)]  # FX_CL: max N, C
 
 
@@ -513,6 +514,9 @@ def dispatch(rows, cols, gpu=H100):
         return "2"
     if cols <= 32768 and rows >= sms // 4:
         return "2"
+    bulk = -(-cols * 4 // gpu["bulk_piece"])  # path 3b's CTAs: float rows of 2 ... 8 pieces
+    if gpu["clusters"] and 2 <= bulk <= 8 and rows * bulk >= sms // 2:
+        return "3b"
     if gpu["clusters"] and c and n <= gpu["cluster_twice"] and full and rows * c >= sms // 2:
         return "3"
     if cols <= min(gpu["shared_floats"], gpu["shared_twice"]) and rows >= sms // 2:
@@ -522,11 +526,12 @@ def dispatch(rows, cols, gpu=H100):
     return "4"
 
 
-PATH_COLORS = {"1": st.LESSON[4], "2": st.LESSON[5], "2s": st.SHARED, "3": st.LESSON[7], "3g": st.LESSON[8],
-               "4": st.DRAM}
+PATH_COLORS = {"1": st.LESSON[4], "2": st.LESSON[5], "2s": st.SHARED, "3b": st.LESSON[9], "3": st.LESSON[7],
+               "3g": st.LESSON[8], "4": st.DRAM}
 PATH_NAMES = {"1": "1 warp: 1-32 lanes per row, registers",
               "2": "2 block: a block per row, registers",
               "2s": "2s shared: a block per row, shared memory (GPUs without clusters)",
+              "3b": "3b bulk: path 3, each piece copied in by the copy engine",
               "3": "3 cluster: a row over C = 2-16 CTAs, distributed shared memory",
               "3g": "3g grid: a row over P CTAs anywhere, (m, d) via global memory",
               "4": "4 split: read twice (12 B per element)"}
