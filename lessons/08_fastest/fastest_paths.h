@@ -155,7 +155,8 @@ static constexpr long long fx_grid_cap(int esize)
  * 16 lost 2 to 4. Clusters above 8 CTAs are non-portable (the H100 and the
  * H200 allow 16). The dispatcher takes it for float rows of at most 8
  * CTAs: at 2^18 (16 CTAs) path 3's register part carries more per SM
- * (92.5 against 90.2 % on the H100); 16-bit rows take it up to 16. */
+ * (make bench, forced: 3b 89.9 against path 3's 92.5 % on the H100, 76.3
+ * against 80.2 on the H200); 16-bit rows take it up to 16. */
 #define FX_BULK_BLOCK 256
 #define FX_BULK_CHUNKS 4
 #define FX_BULK_PER_SM 3
