@@ -149,14 +149,15 @@ static constexpr long long fx_grid_cap(int esize)
  * the shared memory that lets FX_BULK_PER_SM of them share an SM (64 KB on
  * the H100 and the H200), loaded in FX_BULK_CHUNKS bulk copies. From a
  * sweep on both GPUs (2026-11-26, % of copy, float16 and float32, N = 2^15
- * ... 2^20): 64 KB pieces, 3 per SM, beat 128 KB (1 per SM) by 3 to 13
- * points and 32 KB (6 per SM, twice the CTAs per row) by 2 to 6; 512
- * threads lost 0.5 to 4; 2 and 4 chunks are within a point of each other,
- * 16 lost 2 to 4. Clusters above 8 CTAs are non-portable (the H100 and the
- * H200 allow 16). The dispatcher takes it for float rows of at most 8
- * CTAs: at 2^18 (16 CTAs) path 3's register part carries more per SM
- * (make bench, forced: 3b 89.9 against path 3's 92.5 % on the H100, 76.3
- * against 80.2 on the H200); 16-bit rows take it up to 16. */
+ * ... 2^20; docs/lesson8-paths.md, "Path 3b"): 64 KB pieces, 3 per SM,
+ * beat 128 KB (1 per SM) by 3 to 9 points and 32 KB (6 per SM, twice the
+ * CTAs per row) by 1.4 to 8; 512 threads lost 1.3 to 4.7; 2 and 4 chunks
+ * are within 1.5 points of each other, 16 lost 1.7 to 3.7. Clusters above
+ * 8 CTAs are non-portable (the H100 and the H200 allow 16). The
+ * dispatcher takes it for float rows of at most 8 CTAs: at 2^18 (16 CTAs)
+ * path 3's register part carries more per SM (make bench, forced: 3b 89.9
+ * against path 3's 92.5 % on the H100, 76.3 against 80.2 on the H200);
+ * 16-bit rows take it up to 16. */
 #define FX_BULK_BLOCK 256
 #define FX_BULK_CHUNKS 4
 #define FX_BULK_PER_SM 3
