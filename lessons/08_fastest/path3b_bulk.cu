@@ -11,11 +11,11 @@
  * the threads fold chunk k as soon as it is there while the copy engine
  * still moves the others. A 64 KB piece is in flight from the CTA's first
  * instruction, and the threads issue no load instructions at all.
- * Measured against path 3 (H100, 2026-11-26, % of copy, M x N = 2^26;
- * H200 in brackets): float32 N = 2^16 94.5 -> 98.2 (83.4 -> 90.0),
- * 2^17 92.4 -> 97.2 (80.0 -> 86.5); float16 2^16 82.6 -> 94.0
- * (71.7 -> 86.7), 2^17 79.8 -> 97.3 (67.9 -> 80.7), 2^18 84.0 -> 90.7
- * (71.1 -> 78.1), 2^19 79.3 -> 85.1 (64.3 -> 70.4).
+ * Measured against path 3 (make bench, 2026-11-26, % of copy, M x N =
+ * 2^26; H100, the H200 in brackets): float32 N = 2^16 94.1 -> 96.2
+ * (83.5 -> 86.6), 2^17 92.2 -> 94.2 (80.0 -> 83.3); float16 2^16
+ * 82.1 -> 93.5 (71.9 -> 81.3), 2^17 79.9 -> 89.8 (67.2 -> 76.4), 2^18
+ * 83.2 -> 87.7 (70.8 -> 74.0), 2^19 79.1 -> 83.1 (65.9 -> 68.9).
  *
  * Only rows whose every piece is whole 16-byte vectors at 16-byte aligned
  * addresses (aligned views, N a multiple of 4 floats or 8 16-bit values):
@@ -167,7 +167,7 @@ fastest_bulk_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     /* The way out, as path 3's shared-memory part (fx_piece_write),
      * unrolled so that each thread has several loads from shared memory
      * in flight: float16 at 1024 x 65536, 92.0 -> 93.4 % of the copy
-     * (H100, 2026-11-26, two runs). */
+     * (H100, 2026-11-26, two runs of the kernel in a standalone program). */
     const float shift = online_md_shift(r.m), inv = 1.0f / r.d;
     T *yr = y + row * ldy + begin;
 #pragma unroll 4

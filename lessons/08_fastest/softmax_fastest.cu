@@ -197,8 +197,9 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
          * decides. */
         else if (fits_block && rows >= sms / 4) path = FASTEST_BLOCK;
         /* The copy engine loads the piece where the view allows it: H100,
-         * % of copy, float32, path 3 -> 3b (2026-11-26): N = 2^16 94.5 ->
-         * 98.2, 2^17 92.4 -> 97.2 (path3b_bulk.cu has the H200's). */
+         * % of copy, float32, path 3 -> 3b (make bench, 2026-11-26): N =
+         * 2^16 94.1 -> 96.2, 2^17 92.2 -> 94.2 (path3b_bulk.cu has the
+         * H200's). */
         else if (bulk_auto && rows * bsize >= sms / 2) path = FASTEST_BULK;
         else if (cluster_auto && rows * csize >= sms / 2) path = FASTEST_CLUSTER;
         else if (fits_shared && rows >= sms / 2) path = FASTEST_SHARED;
