@@ -46,7 +46,7 @@ static const kernel KERNELS[] = {
     {"fastest-block", 8, softmax_fastest_block, 1, verify_rtol, 8, FASTEST_BLOCK_MAX_COLS},
     {"fastest-shared", 8, softmax_fastest_shared, 1, verify_rtol, 8, 32768},
     {"fastest-cluster", 8, softmax_fastest_cluster, 1, verify_rtol, 8, FASTEST_CLUSTER_MAX_COLS},
-    {"fastest-bulk", 8, softmax_fastest_bulk, 1, verify_rtol, 8, 1LL << 18},
+    {"fastest-bulk", 8, softmax_fastest_bulk, 1, verify_rtol, 8, 1LL << 17},
     {"fastest-grid", 8, softmax_fastest_grid, 1, verify_rtol, 8, 1LL << 23},
     {"fastest-split", 8, softmax_fastest_split, 1, verify_rtol, 12, 0},
 };

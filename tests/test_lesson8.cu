@@ -42,9 +42,9 @@ static const long long LENS[NP][22] = {
     {1, 33, 4097, 16387, 32768, 65537, 100003, 262144, 524291, 1LL << 20, 0},
     {1, 33, 4097, 16387, 65537, 100003, 524291, 1LL << 20, (1LL << 20) + 3, 0},
     {1, 31, 1000, 4097, 65537, 100003, (1LL << 20) + 3, 0},
-    /* path 3b: whole float4s, 2 ... 16 CTAs of at most 64 KB: 16388 just
-     * past one piece (2 CTAs), 100000 on 7, 2^18 on 16 */
-    {16388, 32768, 65536, 100000, 131072, 1LL << 18, 0},
+    /* path 3b: whole float4s, 2 ... 8 CTAs of at most 64 KB: 16388 just
+     * past one piece (2 CTAs), 100000 on 7, 131072 on 8 */
+    {16388, 32768, 65536, 100000, 131072, 0},
 };
 
 static int g_have_gpu;
@@ -214,7 +214,7 @@ static void check_views(void)
                     !EMULATED)
                     test_skip(name, "no thread-block clusters on this device");
                 else if (PATHS[p] == FASTEST_BULK)
-                    test_skip(name, "path 3b takes aligned views of 2 ... 16 pieces only (check_dispatch checks "
+                    test_skip(name, "path 3b takes aligned views of 2 ... 8 pieces only (check_dispatch checks "
                                     "which); the path that runs instead checks this view");
                 else if (PATHS[p] == FASTEST_GRID && !softmax_fastest_has_grid() && !EMULATED)
                     test_skip(name, "this device cannot hold a row's CTAs at once");
@@ -342,15 +342,19 @@ static void check_dispatch(void)
         const fastest_plan b2 = softmax_fastest_plan(FASTEST_AUTO, a + 1, 65536, a + 1, 65536, 1024, 65536);
         const fastest_plan b3 = softmax_fastest_plan(FASTEST_AUTO, a, 65537, a, 65537, 1024, 65536);
         const fastest_plan b4 = softmax_fastest_plan(FASTEST_BULK, a, 100000, a, 100000, 3, 100000);
+        const fastest_plan b5 = softmax_fastest_plan(FASTEST_BULK, a, 262144, a, 262144, 256, 262144);
         test_expect(b1.path == FASTEST_BULK && b1.cluster * b1.segment >= 65536 && b1.segment % 4 == 0 &&
                         b1.smem_bytes == b1.segment * 4 && b2.path == FASTEST_CLUSTER && b2.peel &&
                         b3.path == FASTEST_CLUSTER && b4.path == FASTEST_BULK && b4.cluster == 7 &&
-                        b4.segment * 7 >= 100000 && b4.segment * 6 < 100000 && b4.segment % 4 == 0,
-                    "lesson8 bulk path takes aligned views only, in whole float4s covering each row once",
+                        b4.segment * 7 >= 100000 && b4.segment * 6 < 100000 && b4.segment % 4 == 0 &&
+                        b5.path != FASTEST_BULK,
+                    "lesson8 bulk path takes aligned views of 2 ... 8 pieces only, in whole float4s covering each "
+                    "row once",
                     "1024 x 65536 aligned: %s, %d CTAs x %lld floats, %lld bytes; bases 1 float in: %s (peel %d); "
-                    "stride 65537: %s; forced on 3 x 100000: %s, %d CTAs x %lld",
+                    "stride 65537: %s; forced on 3 x 100000: %s, %d CTAs x %lld; forced on 2^18 (16 pieces): %s",
                     fastest_path_name(b1.path), b1.cluster, b1.segment, b1.smem_bytes, fastest_path_name(b2.path),
-                    b2.peel, fastest_path_name(b3.path), fastest_path_name(b4.path), b4.cluster, b4.segment);
+                    b2.peel, fastest_path_name(b3.path), fastest_path_name(b4.path), b4.cluster, b4.segment,
+                    fastest_path_name(b5.path));
     }
     /* Path 3 past a class's top: one CTA more of the same shape, not
      * twice as many half-empty ones. */

@@ -349,8 +349,8 @@ static void check_fastest(void)
                                   "fastest, path 2s (shared) forced", "fastest, path 3 (cluster) forced",
                                   "fastest, path 3g (grid) forced",   "fastest, path 4 (split) forced",
                                   "fastest, path 3b (bulk) forced"};
-    /* Path 3b: whole 8-element vectors in 2 ... 16 CTAs of at most 64 KB:
-     * 32776 just past one piece, 100000 on 4 CTAs (2^19 below). */
+    /* Path 3b: whole 8-element vectors in 2 ... 8 CTAs of at most 64 KB:
+     * 32776 just past one piece, 100000 on 4 CTAs (2^18 below). */
     static const long long lens[7][8] = {
         {1, 7, 8, 9, 33, 129, 1000, 1024},
         {1, 9, 1025, 16385, 20480, 20483, 32768, 0},
@@ -373,10 +373,10 @@ static void check_fastest(void)
         const entry e = {names[p], 1, paths[p]};
         check_entry(&e, lens[p], n, 1, lens[p][n - 1] <= 100003);
     }
-    /* Path 3b's longest 16-bit rows: 16 CTAs of 64 KB. */
+    /* Path 3b's longest 16-bit rows: 8 CTAs of 64 KB. */
     static const entry bulk_e = {"fastest, path 3b (bulk) forced", 1, FASTEST_BULK};
-    static const long long bulk_longest[] = {1LL << 19};
-    if (!g_have_gpu || fastest_runs(FASTEST_BULK, DTYPE_F16, rows_for(1LL << 19), 1LL << 19, bulk_e.name))
+    static const long long bulk_longest[] = {1LL << 18};
+    if (!g_have_gpu || fastest_runs(FASTEST_BULK, DTYPE_F16, rows_for(1LL << 18), 1LL << 18, bulk_e.name))
         check_entry(&bulk_e, bulk_longest, 1, 0, 0);
 }
 
@@ -408,24 +408,27 @@ static void check_fastest_plan(void)
                         p.bytes_per_elem, p.segment);
         }
         /* Path 3b (bulk copies) for aligned long rows: twice a float row's
-         * elements per 64 KB piece, up to 16 CTAs (2^19); path 3 for views
-         * a bulk copy cannot take. */
+         * elements per 64 KB piece, up to 8 CTAs (2^18); path 3 for views
+         * a bulk copy cannot take, and for 2^19. */
         if (softmax_fastest_has_clusters()) {
             const fastest_plan b1 = softmax_half_fastest_plan(FASTEST_AUTO, a, 65536, a, 65536, 1024, 65536, t);
-            const fastest_plan b2 = softmax_half_fastest_plan(FASTEST_AUTO, a, 1 << 19, a, 1 << 19, 128, 1 << 19, t);
+            const fastest_plan b2 = softmax_half_fastest_plan(FASTEST_AUTO, a, 1 << 18, a, 1 << 18, 256, 1 << 18, t);
+            const fastest_plan b5 = softmax_half_fastest_plan(FASTEST_AUTO, a, 1 << 19, a, 1 << 19, 128, 1 << 19, t);
             const fastest_plan b3 = softmax_half_fastest_plan(FASTEST_AUTO, a + 2, 65536, a + 2, 65536, 1024, 65536, t);
             const fastest_plan b4 = softmax_half_fastest_plan(FASTEST_AUTO, a, 1 << 20, a, 1 << 20, 64, 1 << 20, t);
             char bname[256];
             snprintf(bname, sizeof bname,
-                     "lesson9 fastest %s plan: bulk path for aligned rows of 2^16 (2 CTAs) to 2^19 (16), not for "
-                     "misaligned views or 2^20",
+                     "lesson9 fastest %s plan: bulk path for aligned rows of 2^16 (2 CTAs) to 2^18 (8), not for "
+                     "misaligned views, 2^19 or 2^20",
                      dtype_name(t));
             test_expect(b1.path == FASTEST_BULK && b1.cluster == 2 && b1.segment == 32768 &&
-                            b1.smem_bytes == 65536 && b2.path == FASTEST_BULK && b2.cluster == 16 &&
-                            b3.path != FASTEST_BULK && b3.peel && b4.path != FASTEST_BULK,
-                        bname, "2^16: %s, %d CTAs x %lld, %lld bytes; 2^19: %s, %d CTAs; bases + 2 bytes: %s; 2^20: %s",
+                            b1.smem_bytes == 65536 && b2.path == FASTEST_BULK && b2.cluster == 8 &&
+                            b3.path != FASTEST_BULK && b3.peel && b4.path != FASTEST_BULK && b5.path != FASTEST_BULK,
+                        bname,
+                        "2^16: %s, %d CTAs x %lld, %lld bytes; 2^18: %s, %d CTAs; bases + 2 bytes: %s; 2^19: %s; "
+                        "2^20: %s",
                         fastest_path_name(b1.path), b1.cluster, b1.segment, b1.smem_bytes, fastest_path_name(b2.path),
-                        b2.cluster, fastest_path_name(b3.path), fastest_path_name(b4.path));
+                        b2.cluster, fastest_path_name(b3.path), fastest_path_name(b5.path), fastest_path_name(b4.path));
         }
         /* 16-byte vectors throughout when every row starts 16-byte aligned;
          * peeled (0-7 head and tail elements one at a time) when each row

@@ -54,11 +54,10 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
     long long pieces = 0, seg = 0;
     int ccfg = 0, csize = 1;
     /* Path 3b holds twice the 16-bit elements in the same bytes: up to
-     * 16 CTAs of 32768 (2^19), where the float plan takes a long-row path
+     * 8 CTAs of 32768 (2^18), where the float plan takes a long-row path
      * (3, 3b, 3g), or when forced. H100, % of the 16-bit copy, float16,
      * path 3 -> 3b (make bench, 2026-11-26): N = 2^16 82.1 -> 93.5, 2^17
-     * 79.9 -> 89.8, 2^18 83.2 -> 87.7, 2^19 79.1 -> 83.1 (path3b_bulk.cu
-     * has the H200's). */
+     * 79.9 -> 89.8, 2^18 83.2 -> 87.7 (path3b_bulk.cu has the H200's). */
     int bsize = 0;
     long long bseg = 0;
     const int bulk16 = mode16 == 1 && softmax_fastest_has_clusters() && fx_bulk_shape(t, cols, &bsize, &bseg);

@@ -1,4 +1,4 @@
-/* Lesson 8, path 3b: path 3's cluster, one row per cluster of C = 2 ... 16
+/* Lesson 8, path 3b: path 3's cluster, one row per cluster of C = 2 ... 8
  * CTAs (sm_90), with each CTA's whole piece in shared memory, copied there
  * by the Tensor Memory Accelerator instead of by the threads (README.md,
  * "Path 3b").
@@ -15,7 +15,7 @@
  * 2^26; H100, the H200 in brackets): float32 N = 2^16 94.1 -> 96.2
  * (83.5 -> 86.6), 2^17 92.2 -> 94.2 (80.0 -> 83.3); float16 2^16
  * 82.1 -> 93.5 (71.9 -> 81.3), 2^17 79.9 -> 89.8 (67.2 -> 76.4), 2^18
- * 83.2 -> 87.7 (70.8 -> 74.0), 2^19 79.1 -> 83.1 (65.9 -> 68.9).
+ * 83.2 -> 87.7 (70.8 -> 74.0).
  *
  * Only rows whose every piece is whole 16-byte vectors at 16-byte aligned
  * addresses (aligned views, N a multiple of 4 floats or 8 16-bit values):
@@ -231,15 +231,12 @@ static long long fx_bulk_max_piece(fx_bulk_fn_t<T> k)
     return piece;
 }
 
-/* Clusters of c CTAs of kernel k with `smem` bytes each that fit on the GPU
- * at once (0: none). */
+/* Clusters of c CTAs (c <= 8, a portable size) of kernel k with `smem`
+ * bytes each that fit on the GPU at once (0: none). */
 template <class T>
 static int fx_bulk_clusters(fx_bulk_fn_t<T> k, int c, long long smem)
 {
-    if (c > 8 && cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
+    static_assert(FX_BULK_MAX_C <= 8, "clusters above 8 CTAs need cudaFuncAttributeNonPortableClusterSizeAllowed");
     cudaLaunchAttribute attr[1];
     cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(c * 64), FX_BULK_BLOCK, c, (size_t)smem, 0, attr);
     int n = 0;

@@ -167,13 +167,11 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
                             (want == FASTEST_SHARED || (want == FASTEST_AUTO && !block_always &&
                                                         fx_shared_blocks_per_sm(cols) >= FX_MIN_RESIDENT));
     /* Path 3b: aligned views only (bulk copies move whole 16-byte
-     * vectors); float rows of at most FX_BULK_AUTO_C_FLOAT CTAs unless
-     * forced (fastest_paths.h says why). */
+     * vectors), rows of 2 ... FX_BULK_MAX_C pieces (fastest_paths.h). */
     int bsize = 0;
     long long bseg = 0;
     const int fits_bulk = !rows_only && (want == FASTEST_BULK || want == FASTEST_AUTO) && align == FX_ALIGNED &&
                           softmax_fastest_has_clusters() && fx_bulk_shape(DTYPE_F32, cols, &bsize, &bseg);
-    const int bulk_auto = fits_bulk && bsize <= FX_BULK_AUTO_C_FLOAT;
     long long gpieces = 0, gseg = 0;
     if (!rows_only) fx_grid_shape(rows, cols, sizeof(float), &gpieces, &gseg);
     const int fits_grid = !rows_only && (want == FASTEST_GRID || want == FASTEST_AUTO) &&
@@ -200,7 +198,7 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
          * % of copy, float32, path 3 -> 3b (make bench, 2026-11-26): N =
          * 2^16 94.1 -> 96.2, 2^17 92.2 -> 94.2 (path3b_bulk.cu has the
          * H200's). */
-        else if (bulk_auto && rows * bsize >= sms / 2) path = FASTEST_BULK;
+        else if (fits_bulk && rows * bsize >= sms / 2) path = FASTEST_BULK;
         else if (cluster_auto && rows * csize >= sms / 2) path = FASTEST_CLUSTER;
         else if (fits_shared && rows >= sms / 2) path = FASTEST_SHARED;
         else if (fits_grid) path = FASTEST_GRID;
