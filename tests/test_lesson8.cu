@@ -141,7 +141,8 @@ static void check_masked(void)
     char name[512], desc[512];
     for (int p = 1; p < NP; p++) {
         /* path 3b: whole float4s only (100000 on 7 CTAs) */
-        const long long n = p == 2 ? 40001 : (p == 1 ? 30001 : (PATHS[p] == FASTEST_BULK ? 100000 : 100003)), rows = 3;
+        const long long n = p == 2 ? 40001 : p == 1 ? 30001 : PATHS[p] == FASTEST_BULK ? 100000 : 100003;
+        const long long rows = 3;
         snprintf(name, sizeof name,
                  "lesson8 path %s forced: 3x%lld, middle row's first half -inf, large magnitudes elsewhere", PATH_NAMES[p],
                  n);

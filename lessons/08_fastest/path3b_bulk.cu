@@ -54,7 +54,8 @@ __device__ __forceinline__ void fx_bulk_init(unsigned long long *bar, int n)
     (void)bar;
     (void)n;
 #else
-    for (int i = 0; i < n; i++) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(fx_smem_addr(bar + i)) : "memory");
+    for (int i = 0; i < n; i++)
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(fx_smem_addr(bar + i)) : "memory");
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 #endif
 }

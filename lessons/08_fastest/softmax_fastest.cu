@@ -180,7 +180,8 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
     fastest_path path = want;
     if ((want == FASTEST_WARP && !fits_warp) || (want == FASTEST_BLOCK && !fits_block) ||
         (want == FASTEST_CLUSTER && !fits_cluster) || (want == FASTEST_SHARED && !fits_shared) ||
-        (want == FASTEST_GRID && !fits_grid) || (want == FASTEST_BULK && !fits_bulk) || want <= FASTEST_AUTO || want >= FASTEST_NPATHS)
+        (want == FASTEST_GRID && !fits_grid) || (want == FASTEST_BULK && !fits_bulk) || want <= FASTEST_AUTO ||
+        want >= FASTEST_NPATHS)
         path = FASTEST_AUTO;
 
     if (path == FASTEST_AUTO) {
