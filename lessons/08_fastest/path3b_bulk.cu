@@ -116,9 +116,10 @@ fastest_bulk_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     namespace cg = cooperative_groups;
     cg::cluster_group cluster = cg::this_cluster();
     /* 128-byte aligned: the copy engine writes shared memory in 128-byte
-     * lines. At the 16-byte alignment float4 gives (304 bytes, after the
-     * static arrays) the same kernel took 105.6 us instead of 94.6 at
-     * 1024 x 65536 float16 (H100 ncu, 2026-11-26), its L1 busier. */
+     * lines. At the 16-byte alignment float4 gives (304 bytes in, after the
+     * static arrays) this machine code took 105.6 us at 1024 x 65536
+     * float16, against 94.6 us with its buffer 384 bytes in (H100 ncu,
+     * 2026-11-26), its L1 busier. */
     extern __shared__ __align__(128) float4 fastest_bulk_smem[];
     T *srow = reinterpret_cast<T *>(fastest_bulk_smem);
     __shared__ unsigned long long landed[FX_BULK_CHUNKS];
@@ -141,9 +142,8 @@ fastest_bulk_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
 
     /* Fold each chunk as it lands: 16 elements a step, as path 3's
      * stream, then the chunk's last 0 ... U - 1 vectors of this thread one
-     * at a time. (Padding the last step with -inf instead cost 16 moves
-     * and two branches a step: 21 instructions per element against the
-     * 15 of a version without them, H100 ncu, float16, 1024 x 65536.) */
+     * at a time. (Padding the last step with -inf instead put 16 moves and
+     * two branches into every step of the sm_90 code.) */
     typedef fx_bulk_exp_type E;
     constexpr int U = 16 / VEC;
     online_md s = online_md_identity();
