@@ -258,7 +258,7 @@ static void check_dispatch(void)
         {1LL << 10, 65536, cl ? FASTEST_BULK : g}, /* 4 CTAs of 64 KB, loaded by the copy engine */
         {1LL << 9, 131072, cl ? FASTEST_BULK : g},
         {1LL << 10, 98304, cl ? FASTEST_BULK : g},
-        {1LL << 8, 262144, cl ? FASTEST_CLUSTER : g}, /* 16 CTAs: path 3's register part carries more */
+        {1LL << 8, 262144, cl ? FASTEST_CLUSTER : g}, /* 16 pieces of 64 KB: past path 3b's 8 */
         {128, 1LL << 19, cl ? FASTEST_CLUSTER : g},
         {64, 1LL << 20, g}, /* 4 MiB rows: 64 CTAs of 64 KB, not 16 of 256 KB */
         {1, 1LL << 20, g},  /* more, smaller pieces: every SM gets one */
