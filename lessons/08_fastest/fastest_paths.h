@@ -186,6 +186,7 @@ void fx_run_split(const fastest_plan *p, const float *x, long long ldx, float *y
  * segment for rows of cols elements (0: no cluster of 2 ... FX_BULK_MAX_C
  * CTAs holds the row here), and its launcher. Aligned views only. */
 int fx_bulk_shape(dtype t, long long cols, int *c_out, long long *seg_out);
+void fx_bulk_plan(fastest_plan *p, int c, long long seg, int esize); /* the plan's launch shape, from fx_bulk_shape's */
 void fx_run_bulk(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
                  long long rows, long long cols, cudaStream_t stream);
 

@@ -110,12 +110,7 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
         p.smem_bytes = fx_cluster_smem(ccfg, p.segment, 2);
         break;
     }
-    case FASTEST_BULK:
-        p.block = p.threads_per_row = FX_BULK_BLOCK;
-        p.cluster = bsize;
-        p.segment = bseg;
-        p.smem_bytes = bseg * (long long)dtype_size(t);
-        break;
+    case FASTEST_BULK: fx_bulk_plan(&p, bsize, bseg, dtype_size(t)); break;
     case FASTEST_GRID:
         p.block = p.threads_per_row = FX_GRID_BLOCK;
         p.floats_per_thread = FX_GRID_FPT;

@@ -272,6 +272,14 @@ static int fx_bulk_shape_t(long long cols, int *c_out, long long *seg_out)
     return 1;
 }
 
+void fx_bulk_plan(fastest_plan *p, int c, long long seg, int esize)
+{
+    p->block = p->threads_per_row = FX_BULK_BLOCK;
+    p->cluster = c;
+    p->segment = seg;
+    p->smem_bytes = seg * esize; /* the whole piece, in the storage type */
+}
+
 int fx_bulk_shape(dtype t, long long cols, int *c_out, long long *seg_out)
 {
     if (t == DTYPE_F16) return fx_bulk_shape_t<__half>(cols, c_out, seg_out);

@@ -232,12 +232,7 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
         p.smem_bytes = fx_cluster_smem(ccfg, p.segment, sizeof(float));
         break;
     }
-    case FASTEST_BULK:
-        p.block = p.threads_per_row = FX_BULK_BLOCK;
-        p.cluster = bsize;
-        p.segment = bseg;
-        p.smem_bytes = bseg * (long long)sizeof(float);
-        break;
+    case FASTEST_BULK: fx_bulk_plan(&p, bsize, bseg, sizeof(float)); break;
     case FASTEST_GRID:
         p.block = p.threads_per_row = FX_GRID_BLOCK;
         p.floats_per_thread = FX_GRID_FPT;
