@@ -231,7 +231,9 @@ static void check_shape(int s)
     }
     if (cols > TRAIN_REG_MAX_COLS && s % 2 == 0) {
         snprintf(name, sizeof name, "classifier_fused_typed (f16 logits) at %lld x %lld (%s)", rows, cols,
-                 train_reads_once(TRAIN_K_CLASSIFIER, rows, cols, DTYPE_F16) ? "on chip, never in clusters" : "split");
+                 classifier_bulk_size(rows, cols, DTYPE_F16)              ? "bulk-loaded clusters"
+                 : train_reads_once(TRAIN_K_CLASSIFIER, rows, cols, DTYPE_F16) ? "on chip, never in clusters"
+                                                                               : "split");
         check_classifier(name, x, t, rows, cols, TRAIN_IGNORE_INDEX, TRAIN_MEAN, DTYPE_F16);
     }
     free(x);
@@ -695,6 +697,99 @@ static void test_16bit(void)
     }
 }
 
+/* ---- the classifier's bulk-loaded clusters ------------------------------- */
+
+/* TRAIN_LONG_BULK puts every aligned row of 1 to 8 pieces of 64 KB past
+ * 8192 columns in clusters whose pieces are loaded by bulk copies (sm_90):
+ * in every storage type, the gradient and the loss on every element, with
+ * the target in the first piece, the last and between; ignored rows,
+ * targets out of range and ignore_index inside the row; special rows;
+ * the mean and the sum, finished in the kernel. By default, only where
+ * rows x pieces give every SM a block, and never a misaligned view. */
+static void test_classifier_bulk(void)
+{
+    int dev, major = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    char name[300];
+    /* pieces of 64 KB: floats 8196 (1 piece), 16388 (2), 32768 (2), 65544 (5), 100000 (7), 131072 (8);
+     * 16-bit 8200 (1), 32768 (1), 32776 (2), 100000 (4), 262144 (8) */
+    static const long long LENS[2][6] = {{8196, 16388, 32768, 65544, 100000, 131072},
+                                         {8200, 32768, 32776, 100000, 262144, 0}};
+    static const int PIECES[2][6] = {{1, 2, 2, 5, 7, 8}, {1, 1, 2, 4, 8, 0}};
+    train_set_long_rows(TRAIN_LONG_BULK);
+    for (int st = 0; st < 3; st++) {
+        const dtype t = st == 0 ? DTYPE_F32 : st == 1 ? DTYPE_F16 : DTYPE_BF16;
+        for (int l = 0; l < 6 && LENS[st > 0][l]; l++) {
+            const long long n = LENS[st > 0][l], rows = 6;
+            const int c = classifier_bulk_size(rows, n, t);
+            snprintf(name, sizeof name, "TRAIN_LONG_BULK takes %d bulk-loaded block%s per row of %lld %s logits", PIECES[st > 0][l],
+                     PIECES[st > 0][l] > 1 ? "s" : "", n, dtype_name(t));
+            if (major < 9) {
+                test_skip(name, "no clusters before sm_90");
+                continue;
+            }
+            test_expect(c == PIECES[st > 0][l], name, "%d blocks", c);
+            float *x = (float *)malloc(rows * n * sizeof(float));
+            inputs_fill(x, rows, n, INPUT_NORMAL, 2000 + l);
+            /* the target first, last, in the middle; ignored; out of range (N, -1) */
+            const int tg[6] = {0, (int)(n - 1), (int)(n / 2 + 3), TRAIN_IGNORE_INDEX, (int)n, -1};
+            for (int red = 0; red < 2; red++) {
+                snprintf(name, sizeof name,
+                         "classifier_fused_typed in bulk-loaded clusters (%s, %s) at 6 x %lld: targets first, last, "
+                         "between, ignored and out of range",
+                         dtype_name(t), red ? "sum" : "mean", n);
+                check_classifier(name, x, tg, rows, n, TRAIN_IGNORE_INDEX, (train_reduction)red, t);
+            }
+            const int t0[6] = {0, 1, 0, (int)(n - 2), 0, 5};
+            snprintf(name, sizeof name,
+                     "classifier_fused_typed in bulk-loaded clusters (%s) at 6 x %lld: ignore_index = 0, inside the row",
+                     dtype_name(t), n);
+            check_classifier(name, x, t0, rows, n, 0, TRAIN_MEAN, t);
+            free(x);
+        }
+    }
+    if (major >= 9) {
+        const long long n = 32768; /* 2 pieces of floats */
+        for (int r = 0; r < NSPECIAL; r++) {
+            float *x = (float *)malloc(3 * n * sizeof(float));
+            int t[3] = {1, 0, (int)(n - 3)};
+            inputs_fill(x, 3, n, INPUT_NORMAL, 2100 + r);
+            t[1] = special_row(x + n, n, r);
+            snprintf(name, sizeof name,
+                     "special values (%s, N = %lld) in bulk-loaded clusters: classifier_fused's gradient and loss are the reference's",
+                     SPECIAL_NAMES[r], n);
+            check_classifier(name, x, t, 3, n, TRAIN_IGNORE_INDEX, TRAIN_SUM, DTYPE_F32);
+            free(x);
+        }
+    }
+    train_set_long_rows(TRAIN_LONG_AUTO);
+    /* the default: where every SM gets a block; aligned views only */
+    const int sms = device_sms();
+    const int many = classifier_bulk_size(sms, 65536, DTYPE_F32), few = classifier_bulk_size(sms / 8, 65536, DTYPE_F32);
+    snprintf(name, sizeof name,
+             "by default, rows of 65536 floats take bulk-loaded clusters of 4 at %d rows (one block per SM), none at %d", sms,
+             sms / 8);
+    if (major < 9) test_skip(name, "no clusters before sm_90");
+    else test_expect(many == 4 && few == 0, name, "clusters of %d and %d", many, few);
+    const int f8 = classifier_bulk_size(4 * sms, 1 << 17, DTYPE_F32), h8 = classifier_bulk_size(4 * sms, 1 << 18, DTYPE_F16);
+    snprintf(name, sizeof name,
+             "by default, rows of 8 pieces take bulk-loaded clusters in float16 (2^18), not in float32 (2^17)");
+    if (major < 9) test_skip(name, "no clusters before sm_90");
+    else test_expect(f8 == 0 && h8 == 8, name, "float32 %d, float16 %d", f8, h8);
+    const int past = classifier_bulk_size(sms, 8200, DTYPE_F16), at = classifier_bulk_size(sms, 8192, DTYPE_F16);
+    snprintf(name, sizeof name,
+             "by default, float16 rows of 8200 take one bulk-loaded block each, rows of 8192 stay in registers");
+    if (major < 9) test_skip(name, "no clusters before sm_90");
+    else test_expect(past == 1 && at == 0, name, "%d and %d", past, at);
+    snprintf(name, sizeof name, "rows of 65538 floats (no aligned view) never take bulk-loaded clusters");
+    test_expect(classifier_bulk_size(sms, 65538, DTYPE_F32) == 0, name, "clusters of %d",
+                classifier_bulk_size(sms, 65538, DTYPE_F32));
+    snprintf(name, sizeof name, "rows of 2^18 floats (16 pieces of 64 KB) never take bulk-loaded clusters");
+    test_expect(classifier_bulk_size(4 * sms, 1 << 18, DTYPE_F32) == 0, name, "clusters of %d",
+                classifier_bulk_size(4 * sms, 1 << 18, DTYPE_F32));
+}
+
 int main(void)
 {
     int n = 0;
@@ -709,6 +804,7 @@ int main(void)
     test_finite_differences();
     test_in_place_and_read_pass();
     test_16bit();
+    test_classifier_bulk();
     train_release(); /* memcheck's leak check: nothing left allocated */
     return test_exit_status();
 }

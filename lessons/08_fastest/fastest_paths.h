@@ -145,24 +145,8 @@ static constexpr long long fx_grid_cap(int esize)
     return (long long)FX_GRID_BLOCK * FX_GRID_FPT + (FX_GRID_PIECE - (long long)FX_GRID_BLOCK * FX_GRID_FPT) * 4 / esize;
 }
 
-/* Path 3b (path3b_bulk.cu): CTAs of 256 threads holding a piece of at most
- * the shared memory that lets FX_BULK_PER_SM of them share an SM (64 KB on
- * the H100 and the H200), loaded in FX_BULK_CHUNKS bulk copies. From a
- * sweep on both GPUs (2026-11-26, % of copy, float16 and float32, N = 2^15
- * ... 2^20; docs/lesson8-paths.md, "Path 3b"): 64 KB pieces, 3 per SM,
- * beat 128 KB (1 per SM) by 3 to 9 points and 32 KB (6 per SM, twice the
- * CTAs per row) by 1.4 to 8; 512 threads lost 1.3 to 4.7; 2 and 4 chunks
- * are within 1.5 points of each other, 16 lost 1.7 to 3.7.
- * Clusters of at most 8 CTAs (portable sizes): in clusters of 16,
- * compute-sanitizer's synccheck reported "Missing wait" on the first
- * barrier of CTAs of rank 8 and 9 (9 rows of 2^18 floats, H100,
- * 2026-11-26), which clusters of 8 never did, and which we have not
- * explained. Clusters of 16 were also slower for float rows of 2^18
- * (make bench, forced: 89.9 against path 3's 92.5 % on the H100). */
-#define FX_BULK_BLOCK 256
-#define FX_BULK_CHUNKS 4
-#define FX_BULK_PER_SM 3
-#define FX_BULK_MAX_C 8
+/* Path 3b's CTA shape, pieces and cluster sizes (FX_BULK_*) are in
+ * bulk_copy.cuh, which lesson 10's classifier shares. */
 
 /* softmax_fastest.cu: the dispatcher's helpers and the workspace. */
 unsigned fx_grid(long long rows, int per_block);

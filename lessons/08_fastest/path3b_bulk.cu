@@ -22,88 +22,16 @@
  * a bulk copy moves multiples of 16 bytes between 16-byte aligned
  * addresses. Everything else takes path 3. Compiled for sm_90 and up and
  * for the CPU emulator, where the copy is a memcpy by the thread that
- * would have started it; older targets get an empty body, never launched. */
+ * would have started it; older targets get an empty body, never launched.
+ * The copies and the fold are bulk_copy.cuh's, shared with lesson 10. */
 #include <limits.h>
 #include <math.h>
-#include <string.h>
 
+#include "bulk_copy.cuh"
 #include "check.h"
 #include "cluster_launch.h"
-#include "fastest_device.cuh"
 #include "fastest_paths.h"
 #include <cooperative_groups.h>
-
-#if FX_CLUSTER_CODE
-/* The three steps of a bulk copy, in PTX (no C function exists for them in
- * CUDA 13 short of libcu++'s C++ barriers). An mbarrier is a 64-bit word
- * in shared memory that counts arrivals and bytes; its phase completes
- * when one thread has arrived (the count given at init) and the bytes it
- * announced (expect_tx) have been written by the copy. */
-#if !defined(CUDA_EMU)
-__device__ __forceinline__ unsigned fx_smem_addr(const void *p)
-{
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-#endif
-/* Thread 0 only, before the block's __syncthreads(): n barriers, each
- * waiting for one arrival; the fence makes them visible to the copy
- * engine (the async proxy) and, after the barrier, to every thread. */
-__device__ __forceinline__ void fx_bulk_init(unsigned long long *bar, int n)
-{
-#if defined(CUDA_EMU)
-    (void)bar;
-    (void)n;
-#else
-    for (int i = 0; i < n; i++)
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(fx_smem_addr(bar + i)) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-#endif
-}
-/* Copy `bytes` (a multiple of 16, both addresses 16-byte aligned) from
- * global memory to this CTA's shared memory; bar completes when they are
- * there. The emulator copies at once: the threads that wait on bar only
- * start after the __syncthreads() that follows. */
-__device__ __forceinline__ void fx_bulk_copy(unsigned long long *bar, void *dst, const void *src, unsigned bytes)
-{
-#if defined(CUDA_EMU)
-    (void)bar;
-    memcpy(dst, src, bytes);
-#else
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(fx_smem_addr(bar)), "r"(bytes)
-                 : "memory");
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                     fx_smem_addr(dst)),
-                 "l"(src), "r"(bytes), "r"(fx_smem_addr(bar))
-                 : "memory");
-#endif
-}
-/* Every thread: wait until bar's first phase has completed (parity 0). */
-__device__ __forceinline__ void fx_bulk_wait(unsigned long long *bar)
-{
-#if defined(CUDA_EMU)
-    (void)bar;
-#else
-    asm volatile("{\n\t.reg .pred done;\n"
-                 "WAIT:\n\t" /* a label local to the braces: each inlined copy has its own */
-                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n\t"
-                 "@!done bra WAIT;\n}" ::"r"(fx_smem_addr(bar))
-                 : "memory");
-#endif
-}
-#endif
-
-/* The exp of path 3b, whatever the storage type: the 16-bit rows'
- * fx_exp (fastest_device.cuh), ex2.approx.ftz of (x - m) log2 e, two
- * instructions where expf takes about ten. Here a CTA's copies start only
- * when the CTA before it on the SM is done, so the threads' arithmetic is
- * part of every piece's time: float32 with expf 95.3 and 93.0 % of the
- * copy at 1024 x 65536 and 512 x 131072, with this exp 96.2 and 94.0
- * (H100, 2026-11-26, two runs each, alternating). Its error,
- * |x - m| 2^-24 ln 2 + 2^-22, is under 7e-6 relative for every output
- * float can hold as a normal number (|x - m| < 104; measured: 1.0e-6
- * against expf's 7.5e-7 at 1024 x 65536); smaller outputs flush to 0,
- * inside the absolute tolerance (1e-30). */
-typedef __half fx_bulk_exp_type;
 
 /* One row per cluster; CTA `rank` holds elements [rank x seg, ...) of the
  * row, at most seg, all in dynamic shared memory. VEC: elements per
@@ -129,40 +57,10 @@ fastest_bulk_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     const int rank = (int)cluster.block_rank();
     const long long row = (long long)blockIdx.x / C;
     const int nvec = fx_piece_len(cols, rank, seg) / VEC;
-    const int per = (nvec + FX_BULK_CHUNKS - 1) / FX_BULK_CHUNKS; /* vectors per chunk */
     const long long begin = (long long)rank * seg;
-    if (threadIdx.x == 0) {
-        fx_bulk_init(landed, FX_BULK_CHUNKS);
-        for (int k = 0; k < FX_BULK_CHUNKS && k * per < nvec; k++) {
-            const int n = nvec - k * per < per ? nvec - k * per : per;
-            fx_bulk_copy(&landed[k], srow + k * per * VEC, x + row * ldx + begin + k * per * VEC, (unsigned)n * 16);
-        }
-    }
+    if (threadIdx.x == 0) fx_bulk_start<VEC>(landed, srow, x + row * ldx + begin, nvec);
     __syncthreads(); /* the barriers are initialised before anyone waits on them */
-
-    /* Fold each chunk as it lands: 16 elements a step, as path 3's
-     * stream, then the chunk's last 0 ... U - 1 vectors of this thread one
-     * at a time. (Padding the last step with -inf instead put 16 moves and
-     * two branches into every step of the sm_90 code.) */
-    typedef fx_bulk_exp_type E;
-    constexpr int U = 16 / VEC;
-    online_md s = online_md_identity();
-    for (int k = 0; k < FX_BULK_CHUNKS && k * per < nvec; k++) {
-        const int end = (k + 1) * per < nvec ? (k + 1) * per : nvec;
-        fx_bulk_wait(&landed[k]);
-        int i = k * per + (int)threadIdx.x;
-        for (; i + (U - 1) * FX_BULK_BLOCK < end; i += U * FX_BULK_BLOCK) {
-            float w[U * VEC];
-#pragma unroll
-            for (int u = 0; u < U; u++) load_vec<VEC>(srow + (i + u * FX_BULK_BLOCK) * VEC, &w[u * VEC]);
-            s = fx_push<E, U * VEC>(s, w);
-        }
-        for (; i < end; i += FX_BULK_BLOCK) {
-            float w[VEC];
-            load_vec<VEC>(srow + i * VEC, w);
-            s = fx_push<E, VEC>(s, w);
-        }
-    }
+    const online_md s = fx_bulk_fold<VEC>(landed, srow, nvec);
     const online_md r = fx_cluster_exchange(online_md_row_merge<FX_BULK_BLOCK>(s, red_m, red_d), C);
 
     /* The way out, as path 3's shared-memory part (fx_piece_write),
@@ -176,7 +74,7 @@ fastest_bulk_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
         float w[VEC];
         load_vec<VEC>(srow + i * VEC, w);
 #pragma unroll
-        for (int j = 0; j < VEC; j++) w[j] = fx_exp<E>(w[j] - shift) * inv;
+        for (int j = 0; j < VEC; j++) w[j] = fx_exp<fx_bulk_exp_type>(w[j] - shift) * inv;
         store_vec<VEC>(yr + i * VEC, w);
     }
     cluster.barrier_wait(); /* nobody reads this CTA's state any more */
@@ -199,55 +97,6 @@ static fx_bulk_fn_t<T> fx_bulk_kernel(void)
     return fastest_bulk_kernel<(int)(16 / sizeof(T)), T>;
 }
 
-/* The largest piece, in bytes, of which FX_BULK_PER_SM CTAs fit on one
- * SM, as the occupancy calculator counts this kernel's shared memory (its
- * own arrays and what the GPU reserves per CTA included), rounded down to
- * a power of two so that rows of 2^k elements split into whole pieces:
- * 64 KB on an H100 and an H200 (74 KB would fit their 228 KB per SM).
- * 0 where even 1 KB pieces do not fit so. Opts kernel k in to it. */
-template <class T>
-static long long fx_bulk_max_piece(fx_bulk_fn_t<T> k)
-{
-    int dev = 0, per_sm = 0, optin = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    long long kb = (per_sm / FX_BULK_PER_SM < optin ? per_sm / FX_BULK_PER_SM : optin) / 1024;
-    for (; kb >= 1; kb--) {
-        int n = 0;
-        if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)(kb * 1024)) != cudaSuccess ||
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, FX_BULK_BLOCK, (size_t)(kb * 1024)) != cudaSuccess) {
-            cudaGetLastError();
-            return 0;
-        }
-        if (n >= FX_BULK_PER_SM) break;
-    }
-    if (kb < 1) return 0;
-    long long piece = 1024;
-    while (2 * piece <= kb * 1024) piece *= 2;
-    if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)piece) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    return piece;
-}
-
-/* Clusters of c CTAs (c <= 8, a portable size) of kernel k with `smem`
- * bytes each that fit on the GPU at once (0: none). */
-template <class T>
-static int fx_bulk_clusters(fx_bulk_fn_t<T> k, int c, long long smem)
-{
-    static_assert(FX_BULK_MAX_C <= 8, "clusters above 8 CTAs need cudaFuncAttributeNonPortableClusterSizeAllowed");
-    cudaLaunchAttribute attr[1];
-    cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(c * 64), FX_BULK_BLOCK, c, (size_t)smem, 0, attr);
-    int n = 0;
-    if (cudaOccupancyMaxActiveClusters(&n, k, &lc) != cudaSuccess) {
-        cudaGetLastError();
-        n = 0;
-    }
-    return n;
-}
-
 /* Path 3b's cluster for a row of cols elements of type T: c = the fewest
  * CTAs whose pieces of at most fx_bulk_max_piece bytes hold the row,
  * 2 <= c <= FX_BULK_MAX_C, and seg elements per CTA (whole 16-byte
@@ -259,13 +108,13 @@ static int fx_bulk_shape_t(long long cols, int *c_out, long long *seg_out)
     static long long piece = -1;
     static int fits[FX_BULK_MAX_C + 1]; /* 0: not asked yet; the answer + 1 */
     const fx_bulk_fn_t<T> k = fx_bulk_kernel<T>();
-    if (piece < 0) piece = fx_bulk_max_piece<T>(k);
+    if (piece < 0) piece = fx_bulk_max_piece(k);
     const long long bytes = cols * (long long)sizeof(T);
     const long long c = piece > 0 ? (bytes + piece - 1) / piece : 0;
     if (c < 2 || c > FX_BULK_MAX_C) return 0;
     const int vec = (int)(16 / sizeof(T));
     const long long seg = ((cols + c - 1) / c + vec - 1) / vec * vec;
-    if (!fits[c]) fits[c] = 1 + (fx_bulk_clusters<T>(k, (int)c, piece) >= 1);
+    if (!fits[c]) fits[c] = 1 + (fx_bulk_clusters(k, (int)c, piece) >= 1);
     if (fits[c] != 2) return 0;
     *c_out = (int)c;
     *seg_out = seg;

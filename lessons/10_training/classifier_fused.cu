@@ -32,6 +32,7 @@
  * took the classifier to 25.5 us, 33 % of its bound (H100, 2026-11-25). */
 #include "check.h"
 #include "train_grid.cuh"
+#include "../08_fastest/bulk_copy.cuh" /* lesson 8's bulk copies and fold (path 3b) */
 
 /* The count of rows not ignored and the dloss of such a row (the mean's
  * 1 / count, 0 / 0 and inf when every row is ignored: no row uses it). */
@@ -465,6 +466,147 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     train_onchip_leave<CLUSTER>();
 }
 
+/* Long rows of aligned logits, each CTA's piece loaded by bulk copies
+ * (lesson 8's path 3b, lessons/08_fastest/bulk_copy.cuh): one row per
+ * cluster of C = 1 ... FX_BULK_MAX_C CTAs, each piece wholly in shared
+ * memory, its chunks folded as they land; the row's (m, d) through the
+ * cluster (fx_cluster_exchange); then the gradient from shared memory,
+ * written in place. x[t] is read from the piece in shared memory, so no
+ * thread waits on global memory for it. The CTA that holds column t
+ * writes the row's loss (rank 0 for an ignored row or a target out of
+ * range) and, with fin.loss, counts in as the on-chip kernel's does. In
+ * the way out every element is compared with t (one compare and one
+ * select): with the target's vector picked by a run-time index instead,
+ * w[] went to local memory and the kernel ran at 59.5 % of the copy
+ * against 92.6 (float16 1024 x 65536, H100, 2026-11-26). */
+template <class T, int VEC>
+__global__ void __launch_bounds__(FX_BULK_BLOCK)
+classifier_bulk_kernel(T *logits, const int *__restrict__ targets, float *__restrict__ losses, int cols, int seg,
+                       int ignore_index, classifier_finish fin, const float *all_losses, long long all_rows)
+{
+#if FX_CLUSTER_CODE
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    extern __shared__ __align__(128) float4 classifier_bulk_smem[]; /* 128 bytes: path3b_bulk.cu says why */
+    T *srow = reinterpret_cast<T *>(classifier_bulk_smem);
+    __shared__ unsigned long long landed[FX_BULK_CHUNKS];
+    __shared__ float red_m[32], red_d[32];
+    const int C = (int)cluster.num_blocks(), rank = (int)cluster.block_rank();
+    const long long row = (long long)blockIdx.x / C;
+    const int begin = rank * seg, len = fx_piece_len(cols, rank, seg), nvec = len / VEC;
+    T *xs = logits + row * cols + begin;
+    if (threadIdx.x == 0) fx_bulk_start<VEC>(landed, srow, xs, nvec);
+    __syncthreads(); /* the barriers are initialised before anyone waits on them */
+    const long long t = targets[row];
+    const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols);
+    const online_md s = fx_bulk_fold<VEC>(landed, srow, nvec);
+    const online_md r = fx_cluster_exchange(online_md_row_merge<FX_BULK_BLOCK>(s, red_m, red_d), C);
+
+    typedef fx_bulk_exp_type E;
+    const bool plain = !ignored && !bad, here = plain && t >= begin && t < begin + len;
+    const int tl = here ? (int)(t - begin) : -1;
+    const float xt = here ? elem_load(srow + tl) : 0.0f;
+    const float fixed = ignored ? 0.0f : __int_as_float(0x7fc00000);
+    const float shift = online_md_shift(r.m), inv = 1.0f / r.d, dloss = classifier_dloss(&fin), inv_d = inv * dloss;
+    const float pt = (fx_exp<E>(xt - shift) * inv - 1.0f) * dloss; /* p - 1 first: no cancellation */
+    if (plain) {
+#pragma unroll 4
+        for (int i = threadIdx.x; i < nvec; i += FX_BULK_BLOCK) {
+            float w[VEC];
+            load_vec<VEC>(srow + i * VEC, w);
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                const float p = fx_exp<E>(w[j] - shift) * inv_d;
+                w[j] = i * VEC + j == tl ? pt : p;
+            }
+            store_vec<VEC>(xs + i * VEC, w);
+        }
+    } else {
+        for (int i = threadIdx.x; i < nvec; i += FX_BULK_BLOCK) {
+            float w[VEC];
+#pragma unroll
+            for (int j = 0; j < VEC; j++) w[j] = fixed;
+            store_vec<VEC>(xs + i * VEC, w);
+        }
+    }
+    const bool loss_cta = plain ? here : rank == 0; /* the same in all threads */
+    if (loss_cta && threadIdx.x == 0) {
+        losses[row] = plain ? train_row_loss(r.m, r.d, xt) : fixed;
+        if (fin.loss) __threadfence(); /* a fence orders its own thread's writes: the loss before the count */
+    }
+    if (fin.loss && loss_cta) {
+        __syncthreads(); /* thread 0's loss and fence come before its count */
+        float total;
+        if (last_block_sum<FX_BULK_BLOCK>(all_losses, all_rows, fin.done, (unsigned)all_rows, red_m, &total) &&
+            threadIdx.x == 0)
+            *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
+    }
+    cluster.barrier_wait(); /* nobody reads this CTA's state any more */
+#else
+    (void)logits;
+    (void)targets;
+    (void)losses;
+    (void)cols;
+    (void)seg;
+    (void)ignore_index;
+    (void)fin;
+    (void)all_losses;
+    (void)all_rows;
+#endif
+}
+
+/* The bulk-loaded clusters' shape for rows x cols of aligned logits of
+ * type T: c = the fewest CTAs whose pieces of at most fx_bulk_max_piece
+ * bytes hold the row (1 ... FX_BULK_MAX_C), seg elements each (whole
+ * 16-byte vectors). Rows past CLS_ON_CHIP_FROM, on sm_90
+ * (train_long_bulk); with TRAIN_LONG_BULK wherever such a cluster fits.
+ * By default only where they pay, % of copy against the path they
+ * replace (H100, 2026-11-26, the sum, in place, back to back):
+ *   - rows x c give every SM a CTA;
+ *   - float rows of fewer than FX_BULK_MAX_C pieces: at 512 x 131072 (8
+ *     pieces) the threads' clusters keep them, 92.9 against 91.7, where
+ *     bulk copies win at 8192 x 9000 (94.8 against 82.4 through the
+ *     workspace) and 4096 x 16384 (95.2 against 90.3) and tie at
+ *     1024 x 65536 (93.5, 93.1). 16-bit rows take them at every length:
+ *     float16 6144 x 12000 79.9 against 69.8, 4096 x 16384 88.4 against
+ *     75.0, 256 x 262144 (8 pieces) 85.1 against 78.5. */
+template <class T>
+static int classifier_bulk_shape(long long rows, long long cols, long long *seg)
+{
+    constexpr int VEC = 16 / (int)sizeof(T);
+    static long long piece = -1;
+    static int fits[FX_BULK_MAX_C + 1]; /* 0: not asked yet; the answer + 1 */
+    const int mode = train_long_bulk();
+    if (!mode || cols <= CLS_ON_CHIP_FROM) return 0;
+    const auto k = classifier_bulk_kernel<T, VEC>;
+    if (piece < 0) piece = fx_bulk_max_piece(k);
+    const long long bytes = cols * (long long)sizeof(T), c = piece > 0 ? (bytes + piece - 1) / piece : 0;
+    if (c < 1 || c > FX_BULK_MAX_C) return 0;
+    if (mode == 1 && (rows * c < device_sms() || (sizeof(T) == 4 && c == FX_BULK_MAX_C))) return 0;
+    if (!fits[c]) fits[c] = 1 + (fx_bulk_clusters(k, (int)c, piece) >= 1);
+    if (fits[c] != 2) return 0;
+    *seg = ((cols + c - 1) / c + VEC - 1) / VEC * VEC;
+    return (int)c;
+}
+
+/* Rows in batches of at most 2^30 CTAs, in clusters of c. */
+template <class T>
+static void classifier_bulk(int c, long long seg, T *logits, const int *targets, float *losses, long long rows,
+                            long long cols, int ignore_index, classifier_finish fin, cudaStream_t stream)
+{
+    const long long batch = train_grid_batch(c);
+    for (long long r0 = 0; r0 < rows; r0 += batch) {
+        const long long n = rows - r0 < batch ? rows - r0 : batch;
+        cudaLaunchAttribute attr[1];
+        const cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(n * c), FX_BULK_BLOCK, c,
+                                                        (size_t)seg * sizeof(T), stream, attr);
+        CUDA_CHECK(cudaLaunchKernelEx(&lc, classifier_bulk_kernel<T, 16 / (int)sizeof(T)>, logits + r0 * cols,
+                                      targets + r0, losses + r0, (int)cols, (int)seg, ignore_index, fin,
+                                      (const float *)losses, rows));
+        CUDA_CHECK_LAUNCH();
+    }
+}
+
 /* Whether rows x cols go on chip (rows past CLS_ON_CHIP_FROM whose pieces
  * fit), and their plan: float rows in clusters where they pay
  * (train_cluster_plan), 16-bit ones never (train_grid.cuh says why). */
@@ -483,8 +625,19 @@ static bool classifier_grid_plan(long long rows, long long cols, train_grid_plan
     return true;
 }
 
+int classifier_bulk_size(long long rows, long long cols, dtype t)
+{
+    long long seg;
+    if (cols % (16 / dtype_size(t)) != 0) return 0; /* no aligned view */
+    return t == DTYPE_F16    ? classifier_bulk_shape<__half>(rows, cols, &seg)
+           : t == DTYPE_BF16 ? classifier_bulk_shape<__nv_bfloat16>(rows, cols, &seg)
+                             : classifier_bulk_shape<float>(rows, cols, &seg);
+}
+
 int classifier_on_chip(long long rows, long long cols, dtype t)
 {
+    const int bulk = classifier_bulk_size(rows, cols, t);
+    if (bulk) return bulk;
     train_grid_plan p;
     const bool on = t == DTYPE_F16    ? classifier_grid_plan<__half, 8>(rows, cols, &p)
                     : t == DTYPE_BF16 ? classifier_grid_plan<__nv_bfloat16, 8>(rows, cols, &p)
@@ -568,10 +721,15 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     if (rows <= 0 || cols <= 0) return;
     constexpr int VW = 16 / (int)sizeof(T);
     const bool vec = train_aligned(logits, cols, VW);
-    /* a long row: on chip (pieces states) if its pieces fit, else split */
+    /* a long row: in bulk-loaded clusters, on chip (pieces states) if its
+     * pieces fit, else split */
+    long long bseg = 0;
+    const int bulk = vec ? classifier_bulk_shape<T>(rows, cols, &bseg) : 0;
     train_grid_plan gp = {0, 0, 0, 0, TRAIN_GRID_BLOCK};
-    const bool on_chip = vec ? classifier_grid_plan<T, VW>(rows, cols, &gp) : classifier_grid_plan<T, 1>(rows, cols, &gp);
-    const long long splits = on_chip ? gp.pieces : cols <= TRAIN_REG_MAX_COLS ? 0 : train_splits(cols);
+    const bool on_chip = !bulk && (vec ? classifier_grid_plan<T, VW>(rows, cols, &gp)
+                                       : classifier_grid_plan<T, 1>(rows, cols, &gp));
+    const long long splits = bulk || on_chip ? (on_chip ? gp.pieces : 0)
+                             : cols <= TRAIN_REG_MAX_COLS ? 0 : train_splits(cols);
     const long long batch = !splits ? rows : on_chip ? train_grid_batch(splits) : train_split_batch(splits);
     const long long nb = batch < rows ? batch : rows;
     /* workspace: the scale, the parts of the count and of the reduced loss
@@ -611,10 +769,11 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
      * launching the loss kernel as a programmatic dependent
      * (cudaLaunchAttributeProgrammaticStreamSerialization) gained 0.4-0.7
      * points at N = 16384 ... 2^20 (H100). */
-    const bool finish_after = splits != 0 && !(on_chip && rows <= CLS_ON_CHIP_FINISH_ROWS);
+    const bool finish_after =
+        bulk ? rows > CLS_ON_CHIP_FINISH_ROWS : splits != 0 && !(on_chip && rows <= CLS_ON_CHIP_FINISH_ROWS);
     const classifier_finish fin = {reduction == TRAIN_MEAN ? scale : nullptr, reduction, loss_parts, &done[1],
                                    finish_after ? nullptr : loss};
-    switch (on_chip ? -1 : train_class(cols)) {
+    switch (on_chip || bulk ? -1 : train_class(cols)) {
 #define CLS_CASE(c, maxc, fpt, tpr, block)                                                                        \
     case c:                                                                                                       \
         if (vec) launch_classifier<T, VW, fpt, tpr, block>(logits, targets, losses, rows, cols, ignore_index, fin, xt, loss_parts, stream); \
@@ -623,6 +782,10 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
         TRAIN_CLASSES(CLS_CASE)
 #undef CLS_CASE
     default:
+        if (bulk) {
+            classifier_bulk<T>(bulk, bseg, logits, targets, losses, rows, cols, ignore_index, fin, stream);
+            break;
+        }
         if (on_chip) {
             if (vec) classifier_grid<T, VW>(&gp, batch, logits, targets, losses, rows, cols, ignore_index, fin, state, done + 2, stream);
             else classifier_grid<T, 1>(&gp, batch, logits, targets, losses, rows, cols, ignore_index, fin, state, done + 2, stream);

@@ -13,7 +13,7 @@
  * Options of every lesson, plus --ignore-index N (default -100),
  * --reduction mean|sum (default mean), --target T (every row's target;
  * default: a column drawn from the seed for each row, every 16th row the
- * ignore index) and --long-rows on-chip|grid|cluster|split (how rows past
+ * ignore index) and --long-rows on-chip|grid|cluster|bulk|split (how rows past
  * 16384 run).
  * --output writes the log-softmax. The CSV rows (one per
  * kernel) carry each kernel's bound in the copy columns. */
@@ -57,7 +57,8 @@ static void usage_extra(void)
            "                      each row's is drawn from --seed, and every 16th row is ignored\n"
            "  --long-rows L       rows past 16384 floats: on-chip (across blocks, read once, in a cluster\n"
            "                      per row where that pays: the default), grid (on chip, never in clusters),\n"
-           "                      cluster (in clusters wherever they fit) or split (read twice), to compare\n"
+           "                      cluster (in clusters wherever they fit), bulk (the classifier's clusters\n"
+           "                      loaded by bulk copies wherever they fit) or split (read twice), to compare\n"
            "  --output FILE.npy   holds the log-softmax\n");
 }
 
@@ -122,10 +123,11 @@ static int parse_train_options(int argc, char **argv, train_options *t)
             if (strcmp(value, "on-chip") == 0) t->long_rows = TRAIN_LONG_AUTO;
             else if (strcmp(value, "grid") == 0) t->long_rows = TRAIN_LONG_GRID;
             else if (strcmp(value, "cluster") == 0) t->long_rows = TRAIN_LONG_CLUSTER;
+            else if (strcmp(value, "bulk") == 0) t->long_rows = TRAIN_LONG_BULK;
             else if (strcmp(value, "split") == 0) t->long_rows = TRAIN_LONG_SPLIT;
             else {
                 char buf[120];
-                snprintf(buf, sizeof buf, "--long-rows: '%.40s' is not on-chip, grid, cluster or split", value);
+                snprintf(buf, sizeof buf, "--long-rows: '%.40s' is not on-chip, grid, cluster, bulk or split", value);
                 fail_usage(buf, NULL);
             }
         }

@@ -368,6 +368,9 @@ long long train_grid_resident(const void *k);
  * them (train_set_long_rows): 0 never, 1 where they pay, 2 wherever
  * they fit (TRAIN_LONG_CLUSTER). */
 int train_long_clusters(void);
+/* The same for the classifier's bulk-loaded clusters: 0 never, 1 where
+ * they pay (TRAIN_LONG_AUTO), 2 wherever they fit (TRAIN_LONG_BULK). */
+int train_long_bulk(void);
 /* Whether a cluster of c CTAs of kernel k, smem bytes of dynamic shared
  * memory each, fits on this GPU (asked once per k and c; opts k in). */
 int train_cluster_fits(const void *k, int c, int block, size_t smem);

@@ -85,8 +85,13 @@ static int train_has_clusters(void)
 
 int train_long_clusters(void)
 {
-    if (long_mode == TRAIN_LONG_AUTO) return train_has_clusters();
+    if (long_mode == TRAIN_LONG_AUTO || long_mode == TRAIN_LONG_BULK) return train_has_clusters();
     return long_mode == TRAIN_LONG_CLUSTER && train_has_clusters() ? 2 : 0;
+}
+int train_long_bulk(void)
+{
+    if (long_mode == TRAIN_LONG_AUTO) return train_has_clusters();
+    return long_mode == TRAIN_LONG_BULK && train_has_clusters() ? 2 : 0;
 }
 
 int train_cluster_fits(const void *k, int c, int block, size_t smem)
@@ -140,6 +145,16 @@ const char *train_path_name(train_kernel k, long long rows, long long cols)
     int on_chip = 0; /* the classifier goes on chip from 8193 floats, the backward and log-softmax past 16384 */
     if (k == TRAIN_K_CLASSIFIER) on_chip = classifier_on_chip(rows, cols, DTYPE_F32);
     else if (k != TRAIN_K_LOSS && cols > TRAIN_REG_MAX_COLS) on_chip = train_reads_once(k, rows, cols, DTYPE_F32);
+    const int bulk = k == TRAIN_K_CLASSIFIER && cols % 4 == 0 ? classifier_bulk_size(rows, cols, DTYPE_F32) : 0;
+    if (bulk) {
+        const long long seg = ((cols + bulk - 1) / bulk + 3) / 4 * 4;
+        if (bulk == 1)
+            snprintf(name, sizeof name, "on chip, one block per row, its %lld floats loaded by bulk copies", cols);
+        else
+            snprintf(name, sizeof name, "on chip in clusters of %d blocks: pieces of %lld floats loaded by bulk copies",
+                     bulk, seg);
+        return name;
+    }
     const int cluster = train_cluster_size(k, rows, cols);
     if (cluster) {
         const long long seg = ((cols + cluster - 1) / cluster + 7) / 8 * 8;

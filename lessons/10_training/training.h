@@ -94,12 +94,23 @@ void train_release(void);
 /* How rows longer than TRAIN_REG_MAX_COLS run: TRAIN_LONG_AUTO on chip
  * when their pieces fit on the GPU at once (float rows of 2 to 16 pieces
  * in a thread-block cluster each where that pays, on sm_90), else split.
+ * The classifier's aligned rows of 1 to 8 pieces of 64 KB go to
+ * clusters whose pieces are loaded by bulk copies instead, where every SM
+ * gets a CTA.
  * For the tests and the lesson's comparisons: TRAIN_LONG_SPLIT always
  * split (read twice); TRAIN_LONG_GRID on chip but never in clusters (the
- * pieces meet in the workspace); TRAIN_LONG_CLUSTER in clusters wherever
- * they fit, however few the rows. The same results every way, within the
- * tolerances of train_check.h. */
-typedef enum { TRAIN_LONG_AUTO = 0, TRAIN_LONG_SPLIT = 1, TRAIN_LONG_GRID = 2, TRAIN_LONG_CLUSTER = 3 } train_long_rows;
+ * pieces meet in the workspace); TRAIN_LONG_CLUSTER in clusters loaded by
+ * the threads wherever they fit, however few the rows; TRAIN_LONG_BULK
+ * the classifier's bulk-loaded clusters wherever they fit, the rest as
+ * TRAIN_LONG_AUTO. The same results every way, within the tolerances of
+ * train_check.h. */
+typedef enum {
+    TRAIN_LONG_AUTO = 0,
+    TRAIN_LONG_SPLIT = 1,
+    TRAIN_LONG_GRID = 2,
+    TRAIN_LONG_CLUSTER = 3,
+    TRAIN_LONG_BULK = 4
+} train_long_rows;
 void train_set_long_rows(train_long_rows mode);
 
 /* The four kernels, for the two queries below. */
@@ -113,6 +124,12 @@ const char *train_path_name(train_kernel k, long long rows, long long cols);
  * k runs at rows x cols (float32) in the long-row mode set now; 0 when
  * its rows do not go to clusters. */
 int train_cluster_size(train_kernel k, long long rows, long long cols);
+
+/* The blocks per row of the classifier's bulk-loaded clusters at
+ * rows x cols of storage type t in an aligned view (cols a multiple of 4
+ * floats or 8 16-bit values, the logits 16-byte aligned), in the
+ * long-row mode set now; 0 where it does not take them. */
+int classifier_bulk_size(long long rows, long long cols, dtype t);
 
 /* Whether kernel k reads each element once at rows x cols in storage
  * type t (the row in registers, or on chip across blocks; the loss

@@ -1,0 +1,216 @@
+/* Lesson 8: a CTA's piece of a row loaded into shared memory by the
+ * Tensor Memory Accelerator (bulk copies, sm_90), and folded into the
+ * CTA's (m, d) as it lands. Path 3b (path3b_bulk.cu) is built from it,
+ * and lesson 10's fused classifier includes it for its long rows.
+ *
+ * Thread 0 asks for the whole piece at once, as FX_BULK_CHUNKS bulk
+ * copies (cp.async.bulk), each completing its own mbarrier when its bytes
+ * have landed; every thread folds chunk k as soon as it is there, while
+ * the copy engine still moves the others. The threads issue no load
+ * instructions from global memory at all. Bulk copies move multiples of
+ * 16 bytes between 16-byte aligned addresses: pieces of whole 16-byte
+ * vectors of aligned rows only.
+ *
+ * Compiled for sm_90 and up and for the CPU emulator (FX_CLUSTER_CODE),
+ * where the copy is a memcpy by the thread that would have started it. */
+#ifndef LESSON08_BULK_COPY_CUH
+#define LESSON08_BULK_COPY_CUH
+#include <string.h>
+
+#include "check.h"
+#include "cluster_launch.h"
+#include "fastest_device.cuh"
+
+/* CTAs of 256 threads holding a piece of at most the shared memory that
+ * lets FX_BULK_PER_SM of them share an SM (64 KB on the H100 and the
+ * H200), loaded in FX_BULK_CHUNKS bulk copies. From a sweep of path 3b on
+ * both GPUs (2026-11-26, % of copy, float16 and float32, N = 2^15 ...
+ * 2^20; docs/lesson8-paths.md, "Path 3b"): 64 KB pieces, 3 per SM, beat
+ * 128 KB (1 per SM) by 3 to 9 points and 32 KB (6 per SM, twice the CTAs
+ * per row) by 1.4 to 8; 512 threads lost 1.3 to 4.7; 2 and 4 chunks are
+ * within 1.5 points of each other, 16 lost 1.7 to 3.7.
+ * Clusters of at most 8 CTAs (portable sizes): in clusters of 16,
+ * compute-sanitizer's synccheck reported "Missing wait" on the first
+ * barrier of CTAs of rank 8 and 9 (9 rows of 2^18 floats, H100,
+ * 2026-11-26), which clusters of 8 never did, and which we have not
+ * explained. Clusters of 16 were also slower for float rows of 2^18
+ * (make bench, forced: 89.9 against path 3's 92.5 % on the H100). */
+#define FX_BULK_BLOCK 256
+#define FX_BULK_CHUNKS 4
+#define FX_BULK_PER_SM 3
+#define FX_BULK_MAX_C 8
+
+/* The exp of the bulk-loaded pieces, whatever the storage type: the
+ * 16-bit rows' fx_exp (fastest_device.cuh), ex2.approx.ftz of
+ * (x - m) log2 e, two instructions where expf takes about ten. A CTA's
+ * copies start only when the CTA before it on the SM is done, so the
+ * threads' arithmetic is part of every piece's time: path 3b, float32
+ * with expf, ran at 95.3 and 93.0 % of the copy at 1024 x 65536 and
+ * 512 x 131072, with this exp 96.2 and 94.0 (H100, 2026-11-26, two runs
+ * each, alternating). Its error, |x - m| 2^-24 ln 2 + 2^-22, is under
+ * 7e-6 relative for every output float can hold as a normal number
+ * (|x - m| < 104; measured: 1.0e-6 against expf's 7.5e-7 at
+ * 1024 x 65536); smaller outputs flush to 0, inside the absolute
+ * tolerance (1e-30). */
+typedef __half fx_bulk_exp_type;
+
+#if FX_CLUSTER_CODE
+/* The three steps of a bulk copy, in PTX (no C function exists for them in
+ * CUDA 13 short of libcu++'s C++ barriers). An mbarrier is a 64-bit word
+ * in shared memory that counts arrivals and bytes; its phase completes
+ * when one thread has arrived (the count given at init) and the bytes it
+ * announced (expect_tx) have been written by the copy. */
+#if !defined(CUDA_EMU)
+__device__ __forceinline__ unsigned fx_smem_addr(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+#endif
+/* Thread 0 only, before the block's __syncthreads(): n barriers, each
+ * waiting for one arrival; the fence makes them visible to the copy
+ * engine (the async proxy) and, after the barrier, to every thread. */
+__device__ __forceinline__ void fx_bulk_init(unsigned long long *bar, int n)
+{
+#if defined(CUDA_EMU)
+    (void)bar;
+    (void)n;
+#else
+    for (int i = 0; i < n; i++)
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(fx_smem_addr(bar + i)) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+}
+/* Copy `bytes` (a multiple of 16, both addresses 16-byte aligned) from
+ * global memory to this CTA's shared memory; bar completes when they are
+ * there. The emulator copies at once: the threads that wait on bar only
+ * start after the __syncthreads() that follows. */
+__device__ __forceinline__ void fx_bulk_copy(unsigned long long *bar, void *dst, const void *src, unsigned bytes)
+{
+#if defined(CUDA_EMU)
+    (void)bar;
+    memcpy(dst, src, bytes);
+#else
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(fx_smem_addr(bar)), "r"(bytes)
+                 : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     fx_smem_addr(dst)),
+                 "l"(src), "r"(bytes), "r"(fx_smem_addr(bar))
+                 : "memory");
+#endif
+}
+/* Every thread: wait until bar's first phase has completed (parity 0). */
+__device__ __forceinline__ void fx_bulk_wait(unsigned long long *bar)
+{
+#if defined(CUDA_EMU)
+    (void)bar;
+#else
+    asm volatile("{\n\t.reg .pred done;\n"
+                 "WAIT:\n\t" /* a label local to the braces: each inlined copy has its own */
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n\t"
+                 "@!done bra WAIT;\n}" ::"r"(fx_smem_addr(bar))
+                 : "memory");
+#endif
+}
+
+/* Vectors per chunk of a piece of nvec 16-byte vectors. */
+__device__ __forceinline__ int fx_bulk_per_chunk(int nvec)
+{
+    return (nvec + FX_BULK_CHUNKS - 1) / FX_BULK_CHUNKS;
+}
+
+/* Thread 0 only, before the block's __syncthreads(): the piece's nvec
+ * vectors of VEC elements from src to srow, chunk k completing landed[k]. */
+template <int VEC, class T>
+__device__ __forceinline__ void fx_bulk_start(unsigned long long *landed, T *srow, const T *src, int nvec)
+{
+    const int per = fx_bulk_per_chunk(nvec);
+    fx_bulk_init(landed, FX_BULK_CHUNKS);
+    for (int k = 0; k < FX_BULK_CHUNKS && k * per < nvec; k++) {
+        const int n = nvec - k * per < per ? nvec - k * per : per;
+        fx_bulk_copy(&landed[k], srow + k * per * VEC, src + k * per * VEC, (unsigned)n * 16);
+    }
+}
+
+/* Every thread, after that __syncthreads(): its (m, d) of the piece, each
+ * chunk folded as it lands, 16 elements a step as path 3's stream, then
+ * the chunk's last 0 ... U - 1 vectors of this thread one at a time.
+ * (Padding the last step with -inf instead put 16 moves and two branches
+ * into every step of the sm_90 code.) */
+template <int VEC, class T>
+__device__ __forceinline__ online_md fx_bulk_fold(unsigned long long *landed, const T *srow, int nvec)
+{
+    typedef fx_bulk_exp_type E;
+    constexpr int U = 16 / VEC;
+    const int per = fx_bulk_per_chunk(nvec);
+    online_md s = online_md_identity();
+    for (int k = 0; k < FX_BULK_CHUNKS && k * per < nvec; k++) {
+        const int end = (k + 1) * per < nvec ? (k + 1) * per : nvec;
+        fx_bulk_wait(&landed[k]);
+        int i = k * per + (int)threadIdx.x;
+        for (; i + (U - 1) * FX_BULK_BLOCK < end; i += U * FX_BULK_BLOCK) {
+            float w[U * VEC];
+#pragma unroll
+            for (int u = 0; u < U; u++) load_vec<VEC>(srow + (i + u * FX_BULK_BLOCK) * VEC, &w[u * VEC]);
+            s = fx_push<E, U * VEC>(s, w);
+        }
+        for (; i < end; i += FX_BULK_BLOCK) {
+            float w[VEC];
+            load_vec<VEC>(srow + i * VEC, w);
+            s = fx_push<E, VEC>(s, w);
+        }
+    }
+    return s;
+}
+#endif
+
+/* The largest piece, in bytes, of which FX_BULK_PER_SM CTAs of kernel k
+ * (FX_BULK_BLOCK threads) fit on one SM, as the occupancy calculator
+ * counts its shared memory (its own arrays and what the GPU reserves per
+ * CTA included), rounded down to a power of two so that rows of 2^k
+ * elements split into whole pieces: 64 KB on an H100 and an H200 (74 KB
+ * would fit their 228 KB per SM). 0 where even 1 KB pieces do not fit
+ * so. Opts k in to it. (A template: any kernel's function pointer.) */
+template <class K>
+static long long fx_bulk_max_piece(K k)
+{
+    int dev = 0, per_sm = 0, optin = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    long long kb = (per_sm / FX_BULK_PER_SM < optin ? per_sm / FX_BULK_PER_SM : optin) / 1024;
+    for (; kb >= 1; kb--) {
+        int n = 0;
+        if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)(kb * 1024)) != cudaSuccess ||
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, FX_BULK_BLOCK, (size_t)(kb * 1024)) != cudaSuccess) {
+            cudaGetLastError();
+            return 0;
+        }
+        if (n >= FX_BULK_PER_SM) break;
+    }
+    if (kb < 1) return 0;
+    long long piece = 1024;
+    while (2 * piece <= kb * 1024) piece *= 2;
+    if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)piece) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return piece;
+}
+
+/* Clusters of c CTAs (c <= 8, a portable size) of kernel k with `smem`
+ * bytes each that fit on the GPU at once (0: none). */
+template <class K>
+static int fx_bulk_clusters(K k, int c, long long smem)
+{
+    static_assert(FX_BULK_MAX_C <= 8, "clusters above 8 CTAs need cudaFuncAttributeNonPortableClusterSizeAllowed");
+    cudaLaunchAttribute attr[1];
+    cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(c * 64), FX_BULK_BLOCK, c, (size_t)smem, 0, attr);
+    int n = 0;
+    if (cudaOccupancyMaxActiveClusters(&n, k, &lc) != cudaSuccess) {
+        cudaGetLastError();
+        n = 0;
+    }
+    return n;
+}
+
+#endif
