@@ -210,7 +210,7 @@ for n in "${@:2}"; do
             for args in "--rows 5 --cols 40 --target 3 --ignore-index 3 --reduction mean" \
                         "--rows 5 --cols 40 --target -100 --reduction sum" "--rows 3 --cols 20000 --reduction sum" \
                         "--rows 3 --cols 20000 --long-rows split" "--rows 3 --cols 20000 --long-rows cluster" \
-                        "--rows 3 --cols 40000 --long-rows grid"; do
+                        "--rows 3 --cols 40000 --long-rows grid" "--rows 3 --cols 40000 --long-rows bulk"; do
                 name="lesson10 $args: its four kernels pass their checks"
                 EMU_QUIET=1 "$runner" $args --iters 20 --warmup 1 >"$tmp/out" 2>&1
                 status=$?
