@@ -22,7 +22,8 @@
  * at most CLS_MAX_BLOCKS blocks: each block adds up the losses it wrote,
  * and the last block to finish adds up the blocks' parts
  * (last_block_sum); so it is for up to CLS_ON_CHIP_FINISH_ROWS rows on
- * chip, where the CTA that wrote a row's loss counts in. Larger grids,
+ * chip, and for any number in bulk-loaded clusters, where the CTA that
+ * wrote a row's loss counts in. Larger grids,
  * more rows on chip and split rows leave the sum to one small launch
  * after the main kernel (launch_classifier and classifier_run say why).
  * The mean needs one more launch before it: the count of rows not
@@ -84,23 +85,45 @@ __device__ __forceinline__ float classifier_dloss(const classifier_finish *f) { 
  * GPU-wide before the count; the last block reads them from L2 (__ldcg),
  * never a stale L1 line. (The CUDA samples' threadFenceReduction does the
  * same.) red: 32 floats of shared memory, free. */
-template <int BLOCK>
-__device__ __forceinline__ bool last_block_sum(const float *vals, long long count, unsigned *done, unsigned blocks,
-                                               float *red, float *total)
+/* Thread 0 only: counts its block in at *done and returns true in the
+ * last of `blocks` blocks to get here. The fence makes thread 0's own
+ * writes before the call visible GPU-wide before the count. */
+__device__ __forceinline__ bool last_block_count(unsigned *done, unsigned blocks)
 {
-    __shared__ bool last;
-    if (threadIdx.x == 0) {
-        __threadfence();
-        last = atomicAdd(done, 1u) == blocks - 1;
-    }
-    __syncthreads();
-    if (!last) return false;
+    __threadfence();
+    return atomicAdd(done, 1u) == blocks - 1;
+}
+
+/* Every thread of the last block: *total = vals[0] + ... + vals[count - 1],
+ * added in the same order and tree whichever block it is, read from L2
+ * (__ldcg), never a stale L1 line; *done is left at 0 for the next
+ * launch. red: 32 floats of shared memory, free. */
+template <int BLOCK>
+__device__ __forceinline__ void last_block_total(const float *vals, long long count, unsigned *done, float *red,
+                                                 float *total)
+{
     float s = 0.0f;
 #pragma unroll 8 /* eight loads in flight, added in the same order */
     for (long long i = threadIdx.x; i < count; i += BLOCK) s += __ldcg(vals + i);
     s = row_reduce<BLOCK>(s, red, op_sum());
     if (threadIdx.x == 0) *done = 0;
     *total = s;
+}
+
+/* The two together: the last of `blocks` blocks to get here (counted at
+ * *done) returns true, in all its threads, with *total the sum of vals.
+ * Each block must have written its vals by thread 0, or by a thread that
+ * fenced after writing, before a barrier (a fence orders its own thread's
+ * writes). (The CUDA samples' threadFenceReduction does the same.) */
+template <int BLOCK>
+__device__ __forceinline__ bool last_block_sum(const float *vals, long long count, unsigned *done, unsigned blocks,
+                                               float *red, float *total)
+{
+    __shared__ bool last;
+    if (threadIdx.x == 0) last = last_block_count(done, blocks);
+    __syncthreads();
+    if (!last) return false;
+    last_block_total<BLOCK>(vals, count, done, red, total);
     return true;
 }
 
@@ -474,7 +497,14 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
  * written in place. x[t] is read from the piece in shared memory, so no
  * thread waits on global memory for it. The CTA that holds column t
  * writes the row's loss (rank 0 for an ignored row or a target out of
- * range) and, with fin.loss, counts in as the on-chip kernel's does. In
+ * range) and, with fin.loss, counts in, both by thread 0 before it
+ * stores any gradient, so that its fence waits for the loss alone; the
+ * last CTA to count in adds up the M losses after its way out. Counted
+ * after the way out, as the on-chip kernel does, the fence waited for
+ * the whole piece's stores while the CTA held its SM slot: float16
+ * 88.6 -> 90.4 % of the copy at 2048 x 32768, 87.5 -> 89.6 at
+ * 1024 x 65536, float32 94.3 -> 95.9 at 2048 x 32768 (H100, 2026-11-26,
+ * the sum, back to back, two runs each). In
  * the way out every element is compared with t (one compare and one
  * select): with the target's vector picked by a run-time index instead,
  * w[] went to local memory and the kernel ran at 59.5 % of the copy
@@ -509,6 +539,16 @@ classifier_bulk_kernel(T *logits, const int *__restrict__ targets, float *__rest
     const float fixed = ignored ? 0.0f : __int_as_float(0x7fc00000);
     const float shift = online_md_shift(r.m), inv = 1.0f / r.d, dloss = classifier_dloss(&fin), inv_d = inv * dloss;
     const float pt = (fx_exp<E>(xt - shift) * inv - 1.0f) * dloss; /* p - 1 first: no cancellation */
+    /* The CTA holding x[t] (rank 0 for a row without a target) writes the
+     * loss and, with fin.loss, counts in, all from thread 0 and before
+     * its gradient: the fence then waits for the loss alone, and only
+     * warp 0 waits on it. */
+    __shared__ bool last;
+    const bool loss_cta = plain ? here : rank == 0; /* the same in all threads */
+    if (loss_cta && threadIdx.x == 0) {
+        losses[row] = plain ? train_row_loss(r.m, r.d, xt) : fixed;
+        if (fin.loss) last = last_block_count(fin.done, (unsigned)all_rows);
+    }
     if (plain) {
 #pragma unroll 4
         for (int i = threadIdx.x; i < nvec; i += FX_BULK_BLOCK) {
@@ -529,17 +569,13 @@ classifier_bulk_kernel(T *logits, const int *__restrict__ targets, float *__rest
             store_vec<VEC>(xs + i * VEC, w);
         }
     }
-    const bool loss_cta = plain ? here : rank == 0; /* the same in all threads */
-    if (loss_cta && threadIdx.x == 0) {
-        losses[row] = plain ? train_row_loss(r.m, r.d, xt) : fixed;
-        if (fin.loss) __threadfence(); /* a fence orders its own thread's writes: the loss before the count */
-    }
     if (fin.loss && loss_cta) {
-        __syncthreads(); /* thread 0's loss and fence come before its count */
-        float total;
-        if (last_block_sum<FX_BULK_BLOCK>(all_losses, all_rows, fin.done, (unsigned)all_rows, red_m, &total) &&
-            threadIdx.x == 0)
-            *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
+        __syncthreads(); /* thread 0's `last` */
+        if (last) {
+            float total;
+            last_block_total<FX_BULK_BLOCK>(all_losses, all_rows, fin.done, red_m, &total);
+            if (threadIdx.x == 0) *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
+        }
     }
     cluster.barrier_wait(); /* nobody reads this CTA's state any more */
 #else
@@ -769,8 +805,11 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
      * launching the loss kernel as a programmatic dependent
      * (cudaLaunchAttributeProgrammaticStreamSerialization) gained 0.4-0.7
      * points at N = 16384 ... 2^20 (H100). */
-    const bool finish_after =
-        bulk ? rows > CLS_ON_CHIP_FINISH_ROWS : splits != 0 && !(on_chip && rows <= CLS_ON_CHIP_FINISH_ROWS);
+    /* Rows in bulk-loaded clusters finish in the kernel at any count
+     * (classifier_bulk_kernel says how): float16 at 4096 x 16384 ran at
+     * 87.7 % of the copy with the launch after and 87.5-87.9 without
+     * (H100, 2026-11-26). */
+    const bool finish_after = !bulk && splits != 0 && !(on_chip && rows <= CLS_ON_CHIP_FINISH_ROWS);
     const classifier_finish fin = {reduction == TRAIN_MEAN ? scale : nullptr, reduction, loss_parts, &done[1],
                                    finish_after ? nullptr : loss};
     switch (on_chip || bulk ? -1 : train_class(cols)) {
