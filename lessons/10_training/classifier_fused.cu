@@ -76,15 +76,6 @@ __device__ __forceinline__ float classifier_dloss(const classifier_finish *f) { 
  * rows, and leave it to classifier_loss_kernel past it (classifier_run). */
 #define CLS_ON_CHIP_FINISH_ROWS 2048
 
-/* The last of `blocks` blocks to get here (counted at *done) returns true,
- * in all its threads, with *total = vals[0] + ... + vals[count - 1], added
- * in the same order and tree whichever block it is; *done is left at 0
- * for the next launch. Each block must have written its vals by thread 0,
- * or by a thread that fenced after writing, before a barrier (a fence
- * orders its own thread's writes). Thread 0's fence makes them visible
- * GPU-wide before the count; the last block reads them from L2 (__ldcg),
- * never a stale L1 line. (The CUDA samples' threadFenceReduction does the
- * same.) red: 32 floats of shared memory, free. */
 /* Thread 0 only: counts its block in at *done and returns true in the
  * last of `blocks` blocks to get here. The fence makes thread 0's own
  * writes before the call visible GPU-wide before the count. */
@@ -504,11 +495,14 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
  * the whole piece's stores while the CTA held its SM slot: float16
  * 88.6 -> 90.4 % of the copy at 2048 x 32768, 87.5 -> 89.6 at
  * 1024 x 65536, float32 94.3 -> 95.9 at 2048 x 32768 (H100, 2026-11-26,
- * the sum, back to back, two runs each). In
- * the way out every element is compared with t (one compare and one
- * select): with the target's vector picked by a run-time index instead,
- * w[] went to local memory and the kernel ran at 59.5 % of the copy
- * against 92.6 (float16 1024 x 65536, H100, 2026-11-26). */
+ * the sum, back to back, two runs each). In the way out every element
+ * is compared with t (one compare and one select): with the target's
+ * vector picked by a run-time index instead, w[] went to local memory
+ * and the kernel ran at 59.5 % of the copy against 92.6 (float16
+ * 1024 x 65536, H100, 2026-11-26, a standalone version). Rows without a
+ * target have a loop of their own: one expression for the three kinds
+ * of row made the compiler branch around each element's exp, 83.0
+ * against 87.2 % at the same shape (make bench). */
 template <class T, int VEC>
 __global__ void __launch_bounds__(FX_BULK_BLOCK)
 classifier_bulk_kernel(T *logits, const int *__restrict__ targets, float *__restrict__ losses, int cols, int seg,

@@ -26,7 +26,9 @@
  * log-softmax 92.5 -> 97.5, 91.0 -> 96.8, 89.8 -> 96.1, 89.6 -> 93.3.
  * 16-bit logits keep the ticket: their CTAs are bound by issue, not by
  * the exchange (float16, 73.2 -> 75.4 at 2^15 but 74.0 -> 73.0 at 2^16,
- * 77.0 -> 72.7 at 2^18). Float rows of more than 8 pieces meet in
+ * 77.0 -> 72.7 at 2^18). (The classifier's aligned rows of up to 8 pieces
+ * take clusters loaded by bulk copies instead, which issue no loads:
+ * classifier_bulk_kernel, classifier_fused.cu.) Float rows of more than 8 pieces meet in
  * clusters of larger CTAs (TRAIN_BIG_BLOCK, below): log-softmax's up to
  * 32 pieces of 64 KB (2^19 floats), the classifier's up to 16. Longer
  * rows keep the ticket: 2^19 in 16 CTAs of 128 KB, one per SM, ran the
