@@ -167,7 +167,7 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
                             (want == FASTEST_SHARED || (want == FASTEST_AUTO && !block_always &&
                                                         fx_shared_blocks_per_sm(cols) >= FX_MIN_RESIDENT));
     /* Path 3b: aligned views only (bulk copies move whole 16-byte
-     * vectors), rows of 2 ... FX_BULK_MAX_C pieces (fastest_paths.h). */
+     * vectors), rows of 2 ... FX_BULK_MAX_C pieces (bulk_copy.cuh). */
     int bsize = 0;
     long long bseg = 0;
     const int fits_bulk = !rows_only && (want == FASTEST_BULK || want == FASTEST_AUTO) && align == FX_ALIGNED &&
