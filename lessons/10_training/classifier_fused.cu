@@ -758,8 +758,7 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     train_grid_plan gp = {0, 0, 0, 0, TRAIN_GRID_BLOCK};
     const bool on_chip = !bulk && (vec ? classifier_grid_plan<T, VW>(rows, cols, &gp)
                                        : classifier_grid_plan<T, 1>(rows, cols, &gp));
-    const long long splits = bulk || on_chip ? (on_chip ? gp.pieces : 0)
-                             : cols <= TRAIN_REG_MAX_COLS ? 0 : train_splits(cols);
+    const long long splits = on_chip ? gp.pieces : bulk || cols <= TRAIN_REG_MAX_COLS ? 0 : train_splits(cols);
     const long long batch = !splits ? rows : on_chip ? train_grid_batch(splits) : train_split_batch(splits);
     const long long nb = batch < rows ? batch : rows;
     /* workspace: the scale, the parts of the count and of the reduced loss

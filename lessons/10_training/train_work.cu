@@ -145,7 +145,7 @@ const char *train_path_name(train_kernel k, long long rows, long long cols)
     int on_chip = 0; /* the classifier goes on chip from 8193 floats, the backward and log-softmax past 16384 */
     if (k == TRAIN_K_CLASSIFIER) on_chip = classifier_on_chip(rows, cols, DTYPE_F32);
     else if (k != TRAIN_K_LOSS && cols > TRAIN_REG_MAX_COLS) on_chip = train_reads_once(k, rows, cols, DTYPE_F32);
-    const int bulk = k == TRAIN_K_CLASSIFIER && cols % 4 == 0 ? classifier_bulk_size(rows, cols, DTYPE_F32) : 0;
+    const int bulk = k == TRAIN_K_CLASSIFIER ? classifier_bulk_size(rows, cols, DTYPE_F32) : 0;
     if (bulk) {
         const long long seg = ((cols + bulk - 1) / bulk + 3) / 4 * 4;
         if (bulk == 1)
