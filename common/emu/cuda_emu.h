@@ -244,6 +244,15 @@ static inline void __nanosleep(unsigned ns, EMU_HERE)
     (void)ns;
     emu_nap(emu_file_, emu_line_);
 }
+/* Programmatic dependent launch (sm_90): a kernel launched with
+ * cudaLaunchAttributeProgrammaticStreamSerialization may start before the
+ * kernel ahead of it has finished, and waits for it (its completion and
+ * its memory) in cudaGridDependencySynchronize. Here a stream runs its
+ * launches one after another, which is one of the orders the GPU may
+ * take: the wait has nothing left to wait for, and the trigger nothing to
+ * let start. */
+static inline void cudaGridDependencySynchronize(void) {}
+static inline void cudaTriggerProgrammaticLaunchCompletion(void) {}
 static inline long long clock64(void) { return (long long)clock(); }
 [[noreturn]] static inline void __trap(EMU_HERE) { emu_unsupported(emu_file_, emu_line_, "__trap() was called"); }
 

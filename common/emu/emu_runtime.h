@@ -214,12 +214,14 @@ typedef struct emu_event *cudaEvent_t;
 
 /* cudaLaunchKernelEx's configuration (CUDA's layout and values). The
  * emulator honours the cluster dimension and the cooperative flag and
- * ignores the rest. */
+ * ignores the rest (a programmatic dependent launch runs after the
+ * launch before it, as every launch here: cuda_emu.h). */
 typedef enum cudaLaunchAttributeID {
     cudaLaunchAttributeIgnore = 0,
     cudaLaunchAttributeCooperative = 2,
     cudaLaunchAttributeClusterDimension = 4,
-    cudaLaunchAttributeClusterSchedulingPolicyPreference = 5
+    cudaLaunchAttributeClusterSchedulingPolicyPreference = 5,
+    cudaLaunchAttributeProgrammaticStreamSerialization = 6
 } cudaLaunchAttributeID;
 
 typedef enum cudaClusterSchedulingPolicy {
@@ -233,6 +235,7 @@ typedef union cudaLaunchAttributeValue {
     int cooperative;
     struct { unsigned int x, y, z; } clusterDim;
     cudaClusterSchedulingPolicy clusterSchedulingPolicyPreference;
+    int programmaticStreamSerializationAllowed;
 } cudaLaunchAttributeValue;
 
 typedef struct cudaLaunchAttribute_st {

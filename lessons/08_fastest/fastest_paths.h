@@ -126,6 +126,11 @@ static constexpr long long fx_cl_cap(int cfg, int esize)
 
 #define FX_SHARED_BLOCK 1024
 #define FX_SPLIT_BLOCK 512
+/* Path 4's loads in flight per thread, in floats of registers: 32 is 128
+ * bytes of float logits and 64 of 16-bit ones. Float kernel 1 with 64
+ * bytes read 256 MiB in 103 us, with 128 in 93 us (H100, 2026-11-26,
+ * M = 1, N = 2^26; a plain read pass: 98 and 90 us). */
+#define FX_SPLIT_FPT 32
 
 /* Path 3g's CTAs: 256 threads x 16 floats in registers + up to 48 KB of shared memory:
  * 64 KB pieces, four CTAs per SM on an H100. From a sweep of block (256,

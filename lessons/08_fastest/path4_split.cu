@@ -8,24 +8,33 @@
 #include <math.h>
 
 #include "check.h"
+#include "cluster_launch.h"
 #include "fastest_device.cuh"
 #include "fastest_paths.h"
 
 /* ---- path 4: a row split over many blocks (seed 002's block softmax) ------
- * Kernel 1: block b summarises piece b % splits of row b / splits, 64
- * bytes per thread in flight, into work[b]. Kernel 2: every block of a row
- * merges the row's `splits` states (same threads, same order, same tree:
- * the same bits in every block), then reads its piece again and writes
- * exp(x - M) / D. 2 reads + 1 write. Kernel 2 walks the pieces in reverse
- * order: the pieces kernel 1 read last are the likeliest still in L2.
+ * Kernel 1: block b summarises piece b % splits of row b / splits,
+ * FX_SPLIT_FPT floats per thread in flight, into work[b]. Kernel 2: every
+ * block of a row merges the row's `splits` states (same threads, same
+ * order, same tree: the same bits in every block), then reads its piece
+ * again and writes exp(x - M) / D. 2 reads + 1 write. Kernel 2 walks the
+ * pieces in reverse order: the pieces kernel 1 read last are the likeliest
+ * still in L2. On sm_90 kernel 2 is a programmatic dependent launch: its
+ * blocks take the SMs that kernel 1's last blocks leave, load their first
+ * vectors, and only then wait for kernel 1 (fx_run_split_as).
  * Positions are 64-bit: one row may hold more than 2^31 floats. */
 template <int VEC, bool PEEL, int BLOCK, class T = float>
 __global__ void __launch_bounds__(BLOCK)
 fastest_split_state_kernel(const T *__restrict__ x, long long ldx, long long cols, long long splits,
                            long long seg, int mis, online_md *__restrict__ work)
 {
-    constexpr int U = 64 / (VEC * (int)sizeof(T)); /* 64 bytes per thread in flight */
+    constexpr int U = FX_SPLIT_FPT / VEC;
     __shared__ float red_m[32], red_d[32];
+#if FX_CLUSTER_CODE
+    /* Kernel 2 may start on the SMs this grid frees once every block of it
+     * has begun; it reads work[] only after this grid has finished. */
+    cudaTriggerProgrammaticLaunchCompletion();
+#endif
     const long long b = blockIdx.x, row = b / splits, piece = b % splits, begin = piece * seg;
     const T *xr = x + row * ldx;
     const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols); /* extras: piece 0's threads 0-5 */
@@ -62,7 +71,7 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
                            long long cols, long long splits, long long seg,
                            int mis, const online_md *__restrict__ work)
 {
-    constexpr int U = 64 / (VEC * (int)sizeof(T)); /* 64 bytes per thread in flight */
+    constexpr int U = FX_SPLIT_FPT / VEC;
     __shared__ float red_m[32], red_d[32];
     const long long b = (long long)gridDim.x - 1 - blockIdx.x; /* reverse: L2 reuse */
     const long long row = b / splits, piece = b % splits, begin = piece * seg;
@@ -70,7 +79,20 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
     const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
     const long long blen = cut.nvec * VEC, len = blen - begin < seg ? blen - begin : seg;
     const long long nvec = len > 0 ? len / VEC : 0;
+    const T *xs = xr + cut.head + begin;
 
+    /* The first loads do not depend on kernel 1: they go out before the
+     * wait for it (a programmatic dependent launch, sm_90). */
+    float v[U * VEC];
+    long long k0 = threadIdx.x;
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const long long k = k0 + (long long)u * BLOCK;
+        if (k < nvec) load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
+    }
+#if FX_CLUSTER_CODE
+    cudaGridDependencySynchronize(); /* kernel 1 has finished and its work[] is visible */
+#endif
     const online_md *wr = work + row * splits;
     online_md s = online_md_identity();
     for (long long i = threadIdx.x; i < splits; i += BLOCK) s = online_md_merge(s, wr[i]);
@@ -84,15 +106,8 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
             if constexpr (fx_is_float<T>) yr[at] = fx_exp<T>(xr[at] - s.m) * inv;
             else elem_store(yr + at, fx_exp<T>(elem_load(xr + at) - s.m) * inv);
         }
-    const T *xs = xr + cut.head + begin;
     T *ys = yr + cut.head + begin;
-    for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * BLOCK) {
-        float v[U * VEC];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const long long k = k0 + (long long)u * BLOCK;
-            if (k < nvec) load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
-        }
+    for (;;) {
 #pragma unroll
         for (int u = 0; u < U; u++) {
             const long long k = k0 + (long long)u * BLOCK;
@@ -102,6 +117,13 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
                 if constexpr (PEEL) fx_store_peel<VEC>(ys + k * VEC, &v[u * VEC]);
                 else store_vec<VEC>(ys + k * VEC, &v[u * VEC]);
             }
+        }
+        k0 += (long long)U * BLOCK;
+        if (k0 >= nvec) break;
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const long long k = k0 + (long long)u * BLOCK;
+            if (k < nvec) load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
         }
     }
 }
@@ -145,7 +167,19 @@ static void fx_run_split_as(const T *x, long long ldx, T *y, long long ldy, long
                    const online_md *) = fastest_split_write_kernel<VEC, PEEL, FX_SPLIT_BLOCK, T>;
         k1<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, cols, splits, seg, fx_mis(xb), work);
         CUDA_CHECK_LAUNCH();
-        k2<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, yb, ldy, cols, splits, seg, fx_mis(xb), work);
+        /* Kernel 2 as a programmatic dependent of kernel 1 where the GPU
+         * and the build have it (sm_90: the same test as for clusters),
+         * else an ordinary launch after it. */
+        cudaLaunchConfig_t lc = {};
+        cudaLaunchAttribute attr[1];
+        lc.gridDim = dim3(blocks, 1, 1);
+        lc.blockDim = dim3(FX_SPLIT_BLOCK, 1, 1);
+        lc.stream = stream;
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        lc.attrs = attr;
+        lc.numAttrs = fx_can_launch_clusters((const void *)k2) ? 1 : 0;
+        CUDA_CHECK(cudaLaunchKernelEx(&lc, k2, xb, ldx, yb, ldy, cols, splits, seg, fx_mis(xb), (const online_md *)work));
         CUDA_CHECK_LAUNCH();
     }
 }
