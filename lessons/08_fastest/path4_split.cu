@@ -23,6 +23,13 @@
  * blocks take the SMs that kernel 1's last blocks leave, load their first
  * vectors, and only then wait for kernel 1 (fx_run_split_as).
  * Positions are 64-bit: one row may hold more than 2^31 floats. */
+/* exp as ex2.approx for every storage type (fx_exp<__half>), as path 3b
+ * takes it and for the same reason: the arithmetic between a thread's
+ * loads is part of each load's time. Float rows with expf ran at 62.5–63.0
+ * % of the copy at M = 1 ... 4 on the H200 (make bench, 2026-11-26). Its
+ * error is bulk_copy.cuh's: under 7e-6 relative. */
+typedef __half fx_split_exp_type;
+
 template <int VEC, bool PEEL, int BLOCK, class T = float>
 __global__ void __launch_bounds__(BLOCK)
 fastest_split_state_kernel(const T *__restrict__ x, long long ldx, long long cols, long long splits,
@@ -45,7 +52,7 @@ fastest_split_state_kernel(const T *__restrict__ x, long long ldx, long long col
     online_md s = online_md_identity();
     if constexpr (PEEL) {
         const float e = piece == 0 ? view_extra_load(xr, cut, threadIdx.x) : -INFINITY;
-        s = fx_push<T, 1>(s, &e);
+        s = fx_push<fx_split_exp_type, 1>(s, &e);
     }
     for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * BLOCK) {
         float v[U * VEC];
@@ -59,7 +66,7 @@ fastest_split_state_kernel(const T *__restrict__ x, long long ldx, long long col
                 for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
             }
         }
-        s = fx_push<T, U * VEC>(s, v);
+        s = fx_push<fx_split_exp_type, U * VEC>(s, v);
     }
     s = online_md_row_merge<BLOCK>(s, red_m, red_d);
     if (threadIdx.x == 0) work[b] = s;
@@ -103,8 +110,8 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
     if constexpr (PEEL)
         if (piece == 0 && (int)threadIdx.x < cut.nextra) {
             const long long at = fx_extra_at<T>(cut, threadIdx.x);
-            if constexpr (fx_is_float<T>) yr[at] = fx_exp<T>(xr[at] - s.m) * inv;
-            else elem_store(yr + at, fx_exp<T>(elem_load(xr + at) - s.m) * inv);
+            if constexpr (fx_is_float<T>) yr[at] = fx_exp<fx_split_exp_type>(xr[at] - s.m) * inv;
+            else elem_store(yr + at, fx_exp<fx_split_exp_type>(elem_load(xr + at) - s.m) * inv);
         }
     T *ys = yr + cut.head + begin;
     for (;;) {
@@ -113,7 +120,7 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
             const long long k = k0 + (long long)u * BLOCK;
             if (k < nvec) {
 #pragma unroll
-                for (int j = 0; j < VEC; j++) v[u * VEC + j] = fx_exp<T>(v[u * VEC + j] - s.m) * inv;
+                for (int j = 0; j < VEC; j++) v[u * VEC + j] = fx_exp<fx_split_exp_type>(v[u * VEC + j] - s.m) * inv;
                 if constexpr (PEEL) fx_store_peel<VEC>(ys + k * VEC, &v[u * VEC]);
                 else store_vec<VEC>(ys + k * VEC, &v[u * VEC]);
             }
