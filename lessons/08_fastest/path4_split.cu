@@ -25,9 +25,10 @@
  * Positions are 64-bit: one row may hold more than 2^31 floats. */
 /* exp as ex2.approx for every storage type (fx_exp<__half>), as path 3b
  * takes it and for the same reason: the arithmetic between a thread's
- * loads is part of each load's time. Float rows with expf ran at 62.5–63.0
- * % of the copy at M = 1 ... 4 on the H200 (make bench, 2026-11-26). Its
- * error is bulk_copy.cuh's: under 7e-6 relative. */
+ * loads is part of each load's time. Float rows at M = 1 ... 4, % of copy
+ * (make bench, 2026-11-26), expf -> ex2: H200 62.5-63.0 -> 63.4-63.6,
+ * H100 64.6-64.7 -> 64.8-65.0. Its error is bulk_copy.cuh's: under 7e-6
+ * relative. */
 typedef __half fx_split_exp_type;
 
 template <int VEC, bool PEEL, int BLOCK, class T = float>
