@@ -127,9 +127,11 @@ static constexpr long long fx_cl_cap(int cfg, int esize)
 #define FX_SHARED_BLOCK 1024
 #define FX_SPLIT_BLOCK 512
 /* Path 4's loads in flight per thread, in floats of registers: 32 is 128
- * bytes of float logits and 64 of 16-bit ones. Float kernel 1 with 64
- * bytes read 256 MiB in 103 us, with 128 in 93 us (H100, 2026-11-26,
- * M = 1, N = 2^26; a plain read pass: 98 and 90 us). */
+ * bytes of float rows and 64 of 16-bit ones. A standalone copy of float
+ * kernel 1 read 256 MiB in 101-103 us with 64 bytes, in 91-93 us with 128
+ * (H100, 2026-11-26, M = 1, N = 2^26; a plain read pass: 98-101 and 90
+ * us). 16-bit rows with 64 floats (128 bytes) lost their occupancy: 51.9
+ * -> 37.5 % of the copy on the H200. */
 #define FX_SPLIT_FPT 32
 
 /* Path 3g's CTAs: 256 threads x 16 floats in registers + up to 48 KB of shared memory:

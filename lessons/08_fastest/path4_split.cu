@@ -177,7 +177,11 @@ static void fx_run_split_as(const T *x, long long ldx, T *y, long long ldy, long
         CUDA_CHECK_LAUNCH();
         /* Kernel 2 as a programmatic dependent of kernel 1 where the GPU
          * and the build have it (sm_90: the same test as for clusters),
-         * else an ordinary launch after it. */
+         * else an ordinary launch after it. Asked once per instantiation,
+         * as the other paths ask their occupancy: one kind of GPU per
+         * process. */
+        static int dependent = -1;
+        if (dependent < 0) dependent = fx_can_launch_clusters((const void *)k2);
         cudaLaunchConfig_t lc = {};
         cudaLaunchAttribute attr[1];
         lc.gridDim = dim3(blocks, 1, 1);
@@ -186,7 +190,7 @@ static void fx_run_split_as(const T *x, long long ldx, T *y, long long ldy, long
         attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
         attr[0].val.programmaticStreamSerializationAllowed = 1;
         lc.attrs = attr;
-        lc.numAttrs = fx_can_launch_clusters((const void *)k2) ? 1 : 0;
+        lc.numAttrs = dependent ? 1 : 0;
         CUDA_CHECK(cudaLaunchKernelEx(&lc, k2, xb, ldx, yb, ldy, cols, splits, seg, fx_mis(xb), (const online_md *)work));
         CUDA_CHECK_LAUNCH();
     }
