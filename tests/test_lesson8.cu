@@ -22,6 +22,7 @@
 #include "inputs.h"
 #include "reference.h"
 #include "verify.h"
+#include "../lessons/08_fastest/fastest_paths.h" /* FX_SPLIT_FPT, FX_SPLIT_BLOCK: a turn of path 4 */
 #include "../lessons/08_fastest/softmax_fastest.h"
 #include "../tests/edge_rows.h"
 #include "../tests/test.h"
@@ -131,6 +132,34 @@ static void check_shared_48k_first(void)
     g_forced = FASTEST_SHARED;
     const int ok = edge_run(run_forced, x, rows, n, desc, sizeof desc);
     test_expect(ok, name, "%s", desc);
+    free(x);
+}
+
+/* Path 4 with pieces longer than one turn of its loops (FX_SPLIT_FPT
+ * floats a thread x FX_SPLIT_BLOCK threads): 16 x SMs rows make one piece
+ * per row, and 16388 floats, whole float4s, are one vector more than a
+ * turn; the shapes of check_paths give pieces of about 2048 floats. */
+static void check_split_long_pieces(void)
+{
+    char name[256], desc[512];
+    int sms = 0;
+    if (g_have_gpu) CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const long long rows = 16LL * sms, n = (long long)FX_SPLIT_FPT * FX_SPLIT_BLOCK + 4;
+    snprintf(name, sizeof name,
+             "lesson8 path split forced with one piece per row longer than a turn of its loops (%lldx%lld): "
+             "matches the float64 reference", rows, n);
+    if (!g_have_gpu) {
+        test_skip(name, "no GPU");
+        return;
+    }
+    const fastest_plan p = softmax_fastest_plan(FASTEST_SPLIT, (const float *)(uintptr_t)256, n,
+                                                (const float *)(uintptr_t)256, n, rows, n);
+    if (!path_runs(FASTEST_SPLIT, rows, n, name)) return;
+    float *x = (float *)malloc((size_t)(rows * n) * sizeof(float));
+    inputs_fill(x, rows, n, INPUT_NORMAL, 4004);
+    g_forced = FASTEST_SPLIT;
+    const int ok = edge_run(run_forced, x, rows, n, desc, sizeof desc);
+    test_expect(ok && p.splits == 1, name, "%s; %lld pieces per row", desc, p.splits);
     free(x);
 }
 
@@ -387,6 +416,7 @@ int main(void)
     check_dispatch();
     check_paths();
     check_masked();
+    check_split_long_pieces();
     check_views();
     if (g_have_gpu) softmax_fastest_release(); /* memcheck's leak check: nothing left */
     return test_exit_status();
