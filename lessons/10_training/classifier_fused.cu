@@ -585,6 +585,12 @@ classifier_bulk_kernel(T *logits, const int *__restrict__ targets, float *__rest
 #endif
 }
 
+long long classifier_bulk_seg(long long cols, int c, dtype t)
+{
+    const long long vec = 16 / dtype_size(t);
+    return ((cols + c - 1) / c + vec - 1) / vec * vec;
+}
+
 /* The bulk-loaded clusters' shape for rows x cols of aligned logits of
  * type T: c = the fewest CTAs whose pieces of at most fx_bulk_max_piece
  * bytes hold the row (1 ... FX_BULK_MAX_C), seg elements each (whole
@@ -615,7 +621,7 @@ static int classifier_bulk_shape(long long rows, long long cols, long long *seg)
     if (mode == 1 && (rows * c < device_sms() || (sizeof(T) == 4 && c == FX_BULK_MAX_C))) return 0;
     if (!fits[c]) fits[c] = 1 + (fx_bulk_clusters(k, (int)c, piece) >= 1);
     if (fits[c] != 2) return 0;
-    *seg = ((cols + c - 1) / c + VEC - 1) / VEC * VEC;
+    *seg = classifier_bulk_seg(cols, (int)c, sizeof(T) == 4 ? DTYPE_F32 : DTYPE_F16); /* by element size */
     return (int)c;
 }
 

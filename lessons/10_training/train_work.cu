@@ -147,7 +147,7 @@ const char *train_path_name(train_kernel k, long long rows, long long cols)
     else if (k != TRAIN_K_LOSS && cols > TRAIN_REG_MAX_COLS) on_chip = train_reads_once(k, rows, cols, DTYPE_F32);
     const int bulk = k == TRAIN_K_CLASSIFIER ? classifier_bulk_size(rows, cols, DTYPE_F32) : 0;
     if (bulk) {
-        const long long seg = ((cols + bulk - 1) / bulk + 3) / 4 * 4;
+        const long long seg = classifier_bulk_seg(cols, bulk, DTYPE_F32);
         if (bulk == 1)
             snprintf(name, sizeof name, "on chip, one block per row, its %lld floats loaded by bulk copies", cols);
         else

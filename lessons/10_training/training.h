@@ -130,6 +130,9 @@ int train_cluster_size(train_kernel k, long long rows, long long cols);
  * floats or 8 16-bit values, the logits 16-byte aligned), in the
  * long-row mode set now; 0 where it does not take them. */
 int classifier_bulk_size(long long rows, long long cols, dtype t);
+/* The elements of each of those c blocks' pieces (whole 16-byte vectors;
+ * the last piece may be shorter). */
+long long classifier_bulk_seg(long long cols, int c, dtype t);
 
 /* Whether kernel k reads each element once at rows x cols in storage
  * type t (the row in registers, or on chip across blocks; the loss
