@@ -6,7 +6,9 @@
  * zeros, infinities, NaNs, float subnormals, random bits) to float16 and
  * bfloat16, through each conversion intrinsic a 16-bit softmax uses. The
  * host compares each result with common/f16.c's. One more kernel takes
- * the 16-bit types through static and dynamic shared memory.
+ * the 16-bit types through static and dynamic shared memory, and one
+ * takes __hmax2 over every pattern against 16 chosen ones (NaNs, zeros,
+ * infinities), against CUDA's documented rule.
  *   On the CPU emulator this shows that its <cuda_fp16.h> and
  *   <cuda_bf16.h> pass values through as CUDA's do (same intrinsics, same
  *   halves of a pair, same layout); the rounding itself is f16.c's, which
@@ -108,6 +110,27 @@ __global__ void through_shared(const __half *h, const __nv_bfloat162 *b, __half 
     __syncthreads();
     h_out[i] = tile[255 - threadIdx.x];
     b_out[i] = dyn[255 - threadIdx.x];
+}
+
+/* __hmax2 on every pattern i (low half; high half i ^ 0x8001) against
+ * NSPEC chosen patterns (low half spec[k], high half spec[NSPEC-1-k]):
+ * lesson 8's path 2 for 16-bit rows takes the row's max this way. */
+#define NSPEC 16
+__global__ void max2_pairs(const unsigned short *spec, unsigned *h_out, unsigned *b_out)
+{
+    for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < NPAT * NSPEC; t += gridDim.x * blockDim.x) {
+        const int i = t / NSPEC, k = t % NSPEC;
+        const unsigned short lo = (unsigned short)i, hi = (unsigned short)(i ^ 0x8001);
+        const __half2 ha = __halves2half2(__ushort_as_half(lo), __ushort_as_half(hi));
+        const __half2 hb = __halves2half2(__ushort_as_half(spec[k]), __ushort_as_half(spec[NSPEC - 1 - k]));
+        const __half2 hm = __hmax2(ha, hb);
+        h_out[t] = __half_as_ushort(__low2half(hm)) | (unsigned)__half_as_ushort(__high2half(hm)) << 16;
+        const __nv_bfloat162 ba = __halves2bfloat162(__ushort_as_bfloat16(lo), __ushort_as_bfloat16(hi));
+        const __nv_bfloat162 bb =
+            __halves2bfloat162(__ushort_as_bfloat16(spec[k]), __ushort_as_bfloat16(spec[NSPEC - 1 - k]));
+        const __nv_bfloat162 bm = __hmax2(ba, bb);
+        b_out[t] = __bfloat16_as_ushort(__low2bfloat16(bm)) | (unsigned)__bfloat16_as_ushort(__high2bfloat16(bm)) << 16;
+    }
 }
 
 /* ---- host ---------------------------------------------------------------- */
@@ -342,6 +365,59 @@ static void check_shared(void)
     CUDA_CHECK(cudaFree(d_bo));
 }
 
+/* CUDA's __hmax2, one half: a NaN loses to a number, +0 beats -0, two
+ * NaNs give a NaN (CUDA: the canonical one; only NaN-ness is checked). */
+static uint16_t max_ref(const format *f, uint16_t a, uint16_t b)
+{
+    const float fa = f->widen(a), fb = f->widen(b);
+    if (isnan(fa)) return isnan(fb) ? 0x7FFF : b;
+    if (isnan(fb)) return a;
+    if (fa == fb) return signbit(fa) ? b : a;
+    return fa > fb ? a : b;
+}
+
+static long max_bad(const format *f, const unsigned short *spec, const unsigned *got)
+{
+    long bad = 0;
+    for (long t = 0; t < (long)NPAT * NSPEC; t++) {
+        const int i = (int)(t / NSPEC), k = (int)(t % NSPEC);
+        const uint16_t want[2] = {max_ref(f, (uint16_t)i, spec[k]), max_ref(f, (uint16_t)(i ^ 0x8001), spec[NSPEC - 1 - k])};
+        const uint16_t have[2] = {(uint16_t)(got[t] & 0xFFFFu), (uint16_t)(got[t] >> 16)};
+        for (int h = 0; h < 2; h++) {
+            const int both_nan = isnan(f->widen(want[h])) && isnan(f->widen(have[h]));
+            if (have[h] != want[h] && !both_nan) bad++;
+        }
+    }
+    return bad;
+}
+
+static void check_max2(void)
+{
+    /* Zeros, ones, the largest and smallest numbers, infinities and NaNs
+     * of both formats (0x7E00, 0xFE00: float16 NaNs; 0x7FC0, 0xFFC0:
+     * bfloat16 NaNs, which are float16 numbers, and the reverse). */
+    static const unsigned short spec[NSPEC] = {0x0000, 0x8000, 0x3C00, 0xBC00, 0x7BFF, 0xFBFF, 0x0001, 0x8001,
+                                               0x7C00, 0xFC00, 0x7E00, 0xFE00, 0x7F7F, 0xFF80, 0x7FC0, 0xFFC0};
+    unsigned short *d_spec = (unsigned short *)device_alloc(sizeof spec, 0);
+    CUDA_CHECK(cudaMemcpy(d_spec, spec, sizeof spec, cudaMemcpyHostToDevice));
+    const size_t bytes = (size_t)NPAT * NSPEC * sizeof(unsigned);
+    unsigned *d_h = (unsigned *)device_alloc(bytes, 0xFF), *d_b = (unsigned *)device_alloc(bytes, 0xFF);
+    max2_pairs<<<1024, 256>>>(d_spec, d_h, d_b);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    unsigned *h = (unsigned *)to_host(d_h, bytes), *b = (unsigned *)to_host(d_b, bytes);
+    const long bad_h = max_bad(&HALF, spec, h), bad_b = max_bad(&BF16, spec, b);
+    test_expect(bad_h == 0, "half: __hmax2 keeps the larger half, a number over a NaN, +0 over -0",
+                "%ld of %ld halves differ", bad_h, 2L * NPAT * NSPEC);
+    test_expect(bad_b == 0, "bf16: __hmax2 keeps the larger half, a number over a NaN, +0 over -0",
+                "%ld of %ld halves differ", bad_b, 2L * NPAT * NSPEC);
+    free(h);
+    free(b);
+    CUDA_CHECK(cudaFree(d_spec));
+    CUDA_CHECK(cudaFree(d_h));
+    CUDA_CHECK(cudaFree(d_b));
+}
+
 int main(void)
 {
     int count = 0;
@@ -354,6 +430,7 @@ int main(void)
     check_widening(&HALF);
     check_widening(&BF16);
     check_shared();
+    check_max2();
 
     const long cap = 1600000; /* 2 formats x 32768 x 8 edge floats, the specials, random floats */
     float *x = (float *)malloc(cap * sizeof(float));

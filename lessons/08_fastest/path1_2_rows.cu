@@ -99,6 +99,108 @@ fastest_rows_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     }
 }
 
+/* ---- path 2 for 16-bit rows: the row held as loaded ------------------------
+ * The kernel above widens each element on load, so a 16-bit row takes a
+ * float row's registers: at N = 16384 (512 threads x 32 floats, 59-64
+ * registers) two blocks fit per SM, 64 KB of float16 row in flight where
+ * a float row has 128 KB, and at 32768 (1024 x 32) one block. This kernel
+ * keeps the 16-byte words as they came, FPT / 2 registers, and goes over
+ * them three times:
+ *   max:   in 16 bits, two elements per instruction (__hmax2: VHMNMX on
+ *          sm_90, three inputs), exact, then one pair widened;
+ *   sum:   each pair widened (two cvt), exp, added;
+ *   store: widened again, exp again, scaled, rounded once.
+ * One more cvt pair and ex2 pair per word than the float kernel, and twice
+ * the blocks per SM. The sum and the store compute what the kernel above
+ * does, in the same order; the 16-bit max is the same value (both keep
+ * the larger of two numbers and the number beside a NaN), so the same
+ * bits come out. Aligned views only (VEC 8, no peel), one row per block. */
+__device__ __forceinline__ unsigned fx_max2(unsigned a, unsigned b, const __half *)
+{
+    __half2 r = __hmax2(*reinterpret_cast<const __half2 *>(&a), *reinterpret_cast<const __half2 *>(&b));
+    return *reinterpret_cast<const unsigned *>(&r);
+}
+__device__ __forceinline__ unsigned fx_max2(unsigned a, unsigned b, const __nv_bfloat16 *)
+{
+    __nv_bfloat162 r =
+        __hmax2(*reinterpret_cast<const __nv_bfloat162 *>(&a), *reinterpret_cast<const __nv_bfloat162 *>(&b));
+    return *reinterpret_cast<const unsigned *>(&r);
+}
+
+/* Blocks per SM the registers are capped for: the words (FPT / 2) and 16
+ * more for the row's pointers, m, d and the loop, rounded up to the 8
+ * registers a thread is given at a time, within 64K registers and 2048
+ * threads an SM (sm_80, sm_90; where an SM holds fewer threads the cap
+ * only leaves registers unused). nvcc then fits every class without a
+ * spill (ptxas -v, sm_90): 32 registers a thread up to 32 elements, 4
+ * blocks of 512 x 32 where the kernel above fits 2. */
+static constexpr int fx_rows16_min_blocks(int fpt, int block)
+{
+    return 65536 / (block * ((fpt / 2 + 16 + 7) / 8 * 8)) < 2048 / block
+               ? 65536 / (block * ((fpt / 2 + 16 + 7) / 8 * 8))
+               : 2048 / block;
+}
+
+template <int FPT, int BLOCK, class T>
+__global__ void __launch_bounds__(BLOCK, fx_rows16_min_blocks(FPT, BLOCK))
+fastest_rows16_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, long long rows,
+                      int cols)
+{
+    static_assert(FPT % 8 == 0, "whole 16-byte words per thread");
+    constexpr int ITEMS = FPT / 8;
+    __shared__ float red_m[32], red_d[32];
+    const unsigned pad = vec16_narrow2(-INFINITY, -INFINITY, x); /* exp(pad - m) = 0 */
+    const int nvec = cols / 8;
+
+    for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+        const T *xr = x + row * ldx;
+        unsigned w[ITEMS][4];
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++) {
+            const int k = i * BLOCK + (int)threadIdx.x;
+            if (k < nvec) {
+                vec16_load_words<8>(xr + (long long)k * 8, w[i]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; j++) w[i][j] = pad;
+            }
+        }
+        unsigned mw = pad;
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++)
+#pragma unroll
+            for (int j = 0; j < 4; j++) mw = fx_max2(mw, w[i][j], x);
+        const float2 mf = vec16_widen2(mw, x);
+        float m = fmaxf(mf.x, mf.y); /* all -inf row: NaN below, as the kernel above */
+        m = row_reduce<BLOCK>(m, red_m, op_max());
+        float d = 0.0f;
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++)
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const float2 f = vec16_widen2(w[i][j], x);
+                d += fx_exp<T>(f.x - m);
+                d += fx_exp<T>(f.y - m);
+            }
+        d = row_reduce<BLOCK>(d, red_d, op_sum());
+        const float scale = 1.0f / d;
+        T *yr = y + row * ldy;
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++) {
+            const int k = i * BLOCK + (int)threadIdx.x;
+            if (k < nvec) {
+                unsigned o[4];
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    const float2 f = vec16_widen2(w[i][j], x);
+                    o[j] = vec16_narrow2(fx_exp<T>(f.x - m) * scale, fx_exp<T>(f.y - m) * scale, x);
+                }
+                vec16_store_words<8>(yr + (long long)k * 8, o);
+            }
+        }
+    }
+}
+
 template <int VEC, bool PEEL, int I, class T = float>
 static void fx_launch_rows(const T *x, long long ldx, T *y, long long ldy, long long rows,
                            long long cols, cudaStream_t stream)
@@ -174,11 +276,43 @@ void fx_run_rows(const fastest_plan *p, const float *x, long long ldx, float *y,
 /* Lesson 9: the same kernels for 16-bit storage; vec4 means 16-byte
  * vectors of 8 elements, peel that they are cut out of misaligned rows
  * (the plan peels only rows of 16 threads or more: 14 extras). */
+template <int I, class T>
+static void fx_launch_rows16(const T *x, long long ldx, T *y, long long ldy, long long rows, long long cols,
+                             cudaStream_t stream)
+{
+    constexpr fx_reg_config C = fx_reg_for(I, 8);
+    static_assert(C.tpr == C.block, "path 2's classes: one row per block");
+    void (*kernel)(const T *, long long, T *, long long, long long, int) = fastest_rows16_kernel<C.fpt, C.block, T>;
+    kernel<<<fx_grid(rows, 1), C.block, 0, stream>>>(x, ldx, y, ldy, rows, (int)cols);
+    CUDA_CHECK_LAUNCH();
+}
+
+template <class T, int I = FX_NWARP>
+static void fx_run_rows16_at(int i, const T *x, long long ldx, T *y, long long ldy, long long rows, long long cols,
+                             cudaStream_t s)
+{
+    if constexpr (I < FX_NREG) {
+        if (i == I) fx_launch_rows16<I>(x, ldx, y, ldy, rows, cols, s);
+        else fx_run_rows16_at<T, I + 1>(i, x, ldx, y, ldy, rows, cols, s);
+    } else {
+        (void)i, (void)x, (void)ldx, (void)y, (void)ldy, (void)rows, (void)cols, (void)s;
+    }
+}
+
 template <class T>
 static void fx_run_rows_t(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
                           long long cols, cudaStream_t stream)
 {
     const int i = fx_reg_index(cols, p->path == FASTEST_WARP ? 0 : FX_NWARP);
+    /* The row held as loaded where the widened row leaves an SM at most
+     * two blocks (512 threads and up): H200, float16, M x N = 2^26, time
+     * widened -> held (2026-11-26, two runs each): N = 12288 78.3 -> 69.7
+     * us, 16384 71.7 -> 69.7, 24576 100 -> 70.5, 32768 87.6 -> 71.0; at
+     * 8192 (four 256-thread blocks an SM already) 68.8 -> 69.8. */
+    if (p->path == FASTEST_BLOCK && p->vec4 && !p->peel && fx_reg_blocks_per_sm(i) <= 2) {
+        fx_run_rows16_at(i, x, ldx, y, ldy, rows, cols, stream);
+        return;
+    }
     if (p->peel) fx_run_rows_at<8, true>(i, x, ldx, y, ldy, rows, cols, stream);
     else if (p->vec4) fx_run_rows_at<8, false>(i, x, ldx, y, ldy, rows, cols, stream);
     else fx_run_rows_at<1, false>(i, x, ldx, y, ldy, rows, cols, stream);

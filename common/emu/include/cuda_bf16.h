@@ -17,6 +17,7 @@
  *   moving halves: __low2bfloat16, __high2bfloat16, __halves2bfloat162,
  *                  __bfloat162bfloat162, __lows2bfloat162, __highs2bfloat162
  *   bits:          __ushort_as_bfloat16, __bfloat16_as_ushort
+ *   comparing:     __hmax2 (exact: it picks one of its inputs)
  *   constants:     CUDART_INF_BF16, CUDART_NAN_BF16, CUDART_MAX_NORMAL_BF16,
  *                  CUDART_MIN_DENORM_BF16, CUDART_ZERO_BF16,
  *                  CUDART_NEG_ZERO_BF16, CUDART_ONE_BF16
@@ -139,6 +140,23 @@ static inline float __high2float(const __nv_bfloat162 a) { return __bfloat162flo
 static inline float2 __bfloat1622float2(const __nv_bfloat162 a)
 {
     return make_float2(__low2float(a), __high2float(a));
+}
+
+/* __hmax2: the larger of each pair of halves, as CUDA defines it: a NaN
+ * loses to a number, two NaNs give the canonical NaN 0x7FFF, and +0 is
+ * larger than -0. Exact: the result is one of the inputs (the GPU's
+ * VHMNMX / HMNMX2; tests/test_half.cu compares the two). */
+static inline __nv_bfloat16 emu_hmax_bf16(const __nv_bfloat16 a, const __nv_bfloat16 b)
+{
+    const float fa = __bfloat162float(a), fb = __bfloat162float(b);
+    if (fa != fa) return fb != fb ? __ushort_as_bfloat16((unsigned short)0x7FFFU) : b;
+    if (fb != fb) return a;
+    if (fa == fb) return std::signbit(fa) ? b : a; /* +0 against -0 */
+    return fa > fb ? a : b;
+}
+static inline __nv_bfloat162 __hmax2(const __nv_bfloat162 a, const __nv_bfloat162 b)
+{
+    return __nv_bfloat162(emu_hmax_bf16(a.x, b.x), emu_hmax_bf16(a.y, b.y));
 }
 
 #define CUDART_INF_BF16 __ushort_as_bfloat16((unsigned short)0x7F80U)

@@ -15,12 +15,13 @@
  *   moving halves: __low2half, __high2half, __halves2half2, __half2half2,
  *                  __lows2half2, __highs2half2
  *   bits:          __ushort_as_half, __half_as_ushort
+ *   comparing:     __hmax2 (exact: it picks one of its inputs)
  *   constants:     CUDART_INF_FP16, CUDART_NAN_FP16, CUDART_MAX_NORMAL_FP16,
  *                  CUDART_MIN_DENORM_FP16, CUDART_ZERO_FP16,
  *                  CUDART_NEG_ZERO_FP16, CUDART_ONE_FP16
  * __CUDA_NO_HALF_CONVERSIONS__ removes the implicit conversions, as in CUDA.
  *
- * Not here: half arithmetic (__hadd, __hmul2, hexp, __hmax, ...) and the
+ * Not here: half arithmetic (__hadd, __hmul2, hexp, __hmax, ...; __hmax2 is here) and the
  * other rounding modes (_rz, _rd, _ru) and integer conversions. Calling one
  * is a compile error naming it ("was not declared"). `a + b` on two
  * __half values is a compile error too (the deleted operators below): on
@@ -33,6 +34,7 @@
 #include "../cuda_emu.h"
 #include "../../f16.h"
 
+#include <cmath>
 #include <type_traits>
 
 typedef struct __align__(2) {
@@ -129,6 +131,23 @@ static inline __half2 __float22half2_rn(const float2 a) { return __floats2half2_
 static inline float __low2float(const __half2 a) { return __half2float(a.x); }
 static inline float __high2float(const __half2 a) { return __half2float(a.y); }
 static inline float2 __half22float2(const __half2 a) { return make_float2(__low2float(a), __high2float(a)); }
+
+/* __hmax2: the larger of each pair of halves, as CUDA defines it: a NaN
+ * loses to a number, two NaNs give the canonical NaN 0x7FFF, and +0 is
+ * larger than -0. Exact: the result is one of the inputs (the GPU's
+ * VHMNMX / HMNMX2; tests/test_half.cu compares the two). */
+static inline __half emu_hmax_half(const __half a, const __half b)
+{
+    const float fa = __half2float(a), fb = __half2float(b);
+    if (fa != fa) return fb != fb ? __ushort_as_half((unsigned short)0x7FFFU) : b;
+    if (fb != fb) return a;
+    if (fa == fb) return std::signbit(fa) ? b : a; /* +0 against -0 */
+    return fa > fb ? a : b;
+}
+static inline __half2 __hmax2(const __half2 a, const __half2 b)
+{
+    return __half2(emu_hmax_half(a.x, b.x), emu_hmax_half(a.y, b.y));
+}
 
 #define CUDART_INF_FP16 __ushort_as_half((unsigned short)0x7C00U)
 #define CUDART_NAN_FP16 __ushort_as_half((unsigned short)0x7FFFU)
