@@ -8,7 +8,9 @@
  * N = 32, 64, 128 (path 1); at 2048 x 32768 97.1-97.4 % against path 3's
  * 95.5-96.1 %, at 132 x 32768 88.7-90.3 against 78.6-78.8 % (H100,
  * 2026-11-23). The row-length classes are FX_REG (fastest_paths.h), one
- * kernel instance each. */
+ * kernel instance each. Lesson 9's 16-bit rows in path 2's larger classes
+ * take a second kernel, fastest_rows16_kernel, that holds the row as
+ * loaded (below). */
 #include <math.h>
 
 #include "check.h"
