@@ -43,9 +43,11 @@ static const long long LENS[NP][22] = {
     {1, 33, 4097, 16387, 32768, 65537, 100003, 262144, 524291, 1LL << 20, 0},
     {1, 33, 4097, 16387, 65537, 100003, 524291, 1LL << 20, (1LL << 20) + 3, 0},
     {1, 31, 1000, 4097, 65537, 100003, (1LL << 20) + 3, 0},
-    /* path 3b: whole float4s, 2 ... 8 CTAs of at most 64 KB: 16388 just
-     * past one piece (2 CTAs), 100000 on 7, 131072 on 8 */
-    {16388, 32768, 65536, 100000, 131072, 0},
+    /* path 3b, 2 ... 8 CTAs of at most 64 KB: 16388 just past one piece
+     * (2 CTAs), 100000 on 7, 131072 on 8; peeled (N % 4 != 0: row r starts
+     * r % 4 floats past 16 bytes, heads and tails of 0 ... 3): 16387 on 2,
+     * 50257 (GPT-2's vocabulary) on 4, 100003 on 7 */
+    {16387, 16388, 32768, 50257, 65536, 100000, 100003, 131072, 0},
 };
 
 static int g_have_gpu;
@@ -169,8 +171,7 @@ static void check_masked(void)
 {
     char name[512], desc[512];
     for (int p = 1; p < NP; p++) {
-        /* path 3b: whole float4s only (100000 on 7 CTAs) */
-        const long long n = p == 2 ? 40001 : p == 1 ? 30001 : PATHS[p] == FASTEST_BULK ? 100000 : 100003;
+        const long long n = p == 2 ? 40001 : p == 1 ? 30001 : 100003;
         const long long rows = 3;
         snprintf(name, sizeof name,
                  "lesson8 path %s forced: 3x%lld, middle row's first half -inf, large magnitudes elsewhere", PATH_NAMES[p],
@@ -244,8 +245,8 @@ static void check_views(void)
                     !EMULATED)
                     test_skip(name, "no thread-block clusters on this device");
                 else if (PATHS[p] == FASTEST_BULK)
-                    test_skip(name, "path 3b takes aligned views of 2 ... 8 pieces only (check_dispatch checks "
-                                    "which); the path that runs instead checks this view");
+                    test_skip(name, "path 3b takes aligned and peeled views of 2 ... 8 pieces only (check_dispatch "
+                                    "checks which); the path that runs instead checks this view");
                 else if (PATHS[p] == FASTEST_GRID && !softmax_fastest_has_grid() && !EMULATED)
                     test_skip(name, "this device cannot hold a row's CTAs at once");
                 else if (c->cols > path_max_cols(PATHS[p]))
@@ -364,27 +365,32 @@ static void check_dispatch(void)
                     "lesson8 grid path covers 64 x 2^20 with 64 KB pieces, each float once",
                     "%lld pieces of %lld, %lld bytes of shared memory", pg.splits, pg.segment, pg.smem_bytes);
     }
-    /* Path 3b: aligned views only, its pieces whole float4s covering the
-     * row once, at most 64 KB on the GPUs measured; a view that bulk
-     * copies cannot take goes to path 3. */
+    /* Path 3b: aligned and peeled views, its pieces whole float4s covering
+     * the row (or, peeled, its body) once, at most 64 KB on the GPUs
+     * measured; a view whose x and y rows are misaligned against each
+     * other goes to path 3. */
     if (cl) {
         const fastest_plan b1 = softmax_fastest_plan(FASTEST_AUTO, a, 65536, a, 65536, 1024, 65536);
         const fastest_plan b2 = softmax_fastest_plan(FASTEST_AUTO, a + 1, 65536, a + 1, 65536, 1024, 65536);
-        const fastest_plan b3 = softmax_fastest_plan(FASTEST_AUTO, a, 65537, a, 65537, 1024, 65536);
+        const fastest_plan b3 = softmax_fastest_plan(FASTEST_AUTO, a, 50257, a, 50257, 1335, 50257);
         const fastest_plan b4 = softmax_fastest_plan(FASTEST_BULK, a, 100000, a, 100000, 3, 100000);
         const fastest_plan b5 = softmax_fastest_plan(FASTEST_BULK, a, 262144, a, 262144, 256, 262144);
+        const fastest_plan b6 = softmax_fastest_plan(FASTEST_AUTO, a + 1, 65536, a + 2, 65536, 1024, 65536);
         test_expect(b1.path == FASTEST_BULK && b1.cluster * b1.segment >= 65536 && b1.segment % 4 == 0 &&
-                        b1.smem_bytes == b1.segment * 4 && b2.path == FASTEST_CLUSTER && b2.peel &&
-                        b3.path == FASTEST_CLUSTER && b4.path == FASTEST_BULK && b4.cluster == 7 &&
-                        b4.segment * 7 >= 100000 && b4.segment * 6 < 100000 && b4.segment % 4 == 0 &&
-                        b5.path != FASTEST_BULK,
-                    "lesson8 bulk path takes aligned views of 2 ... 8 pieces only, in whole float4s covering each "
-                    "row once",
+                        b1.smem_bytes == b1.segment * 4 && !b1.peel && b2.path == FASTEST_BULK && b2.peel &&
+                        b3.path == FASTEST_BULK && b3.peel && b3.cluster == 4 && b3.segment * 4 >= 50257 &&
+                        b4.path == FASTEST_BULK && b4.cluster == 7 && b4.segment * 7 >= 100000 &&
+                        b4.segment * 6 < 100000 && b4.segment % 4 == 0 && b5.path != FASTEST_BULK &&
+                        b6.path == FASTEST_CLUSTER,
+                    "lesson8 bulk path takes aligned and peeled views of 2 ... 8 pieces only, in whole float4s "
+                    "covering each row once",
                     "1024 x 65536 aligned: %s, %d CTAs x %lld floats, %lld bytes; bases 1 float in: %s (peel %d); "
-                    "stride 65537: %s; forced on 3 x 100000: %s, %d CTAs x %lld; forced on 2^18 (16 pieces): %s",
+                    "1335 x 50257: %s (peel %d), %d CTAs x %lld; forced on 3 x 100000: %s, %d CTAs x %lld; forced "
+                    "on 2^18 (16 pieces): %s; x and y 1 and 2 floats in: %s",
                     fastest_path_name(b1.path), b1.cluster, b1.segment, b1.smem_bytes, fastest_path_name(b2.path),
-                    b2.peel, fastest_path_name(b3.path), fastest_path_name(b4.path), b4.cluster, b4.segment,
-                    fastest_path_name(b5.path));
+                    b2.peel, fastest_path_name(b3.path), b3.peel, b3.cluster, b3.segment,
+                    fastest_path_name(b4.path), b4.cluster, b4.segment, fastest_path_name(b5.path),
+                    fastest_path_name(b6.path));
     }
     /* Path 3 past a class's top: one CTA more of the same shape, not
      * twice as many half-empty ones. */

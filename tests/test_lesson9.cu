@@ -350,7 +350,8 @@ static void check_fastest(void)
                                   "fastest, path 3g (grid) forced",   "fastest, path 4 (split) forced",
                                   "fastest, path 3b (bulk) forced"};
     /* Path 3b: whole 8-element vectors in 2 ... 8 CTAs of at most 64 KB:
-     * 32776 just past one piece, 100000 on 4 CTAs (2^18 below). */
+     * 32776 just past one piece, 100000 on 4 CTAs (2^18 below); peeled
+     * (N % 8 != 0, heads and tails of 0 ... 7): 32777, 50257, 100003. */
     static const long long lens[7][8] = {
         {1, 7, 8, 9, 33, 129, 1000, 1024},
         {1, 9, 1025, 16385, 20480, 20483, 32768, 0},
@@ -358,7 +359,7 @@ static void check_fastest(void)
         {1, 9, 16387, 65544, 100003, 0},
         {1, 9, 16387, 65544, 100003, 0},
         {1, 9, 1000, 65537, 100003, (1LL << 20) + 3, 0},
-        {32776, 65536, 100000, 0},
+        {32776, 32777, 50257, 65536, 100000, 100003, 0},
     };
     for (int p = 0; p < 7; p++) {
         int n = 0;
@@ -407,28 +408,31 @@ static void check_fastest_plan(void)
                         name, "%s, vec4 %d, %g bytes per element, segment %lld", fastest_path_name(p.path), p.vec4,
                         p.bytes_per_elem, p.segment);
         }
-        /* Path 3b (bulk copies) for aligned long rows: twice a float row's
-         * elements per 64 KB piece, up to 8 CTAs (2^18); path 3 for views
-         * a bulk copy cannot take, and for 2^19. */
+        /* Path 3b (bulk copies) for aligned and peeled long rows: twice a
+         * float row's elements per 64 KB piece, up to 8 CTAs (2^18); path 3
+         * for x and y misaligned against each other, and for 2^19. */
         if (softmax_fastest_has_clusters()) {
             const fastest_plan b1 = softmax_half_fastest_plan(FASTEST_AUTO, a, 65536, a, 65536, 1024, 65536, t);
             const fastest_plan b2 = softmax_half_fastest_plan(FASTEST_AUTO, a, 1 << 18, a, 1 << 18, 256, 1 << 18, t);
             const fastest_plan b5 = softmax_half_fastest_plan(FASTEST_AUTO, a, 1 << 19, a, 1 << 19, 128, 1 << 19, t);
             const fastest_plan b3 = softmax_half_fastest_plan(FASTEST_AUTO, a + 2, 65536, a + 2, 65536, 1024, 65536, t);
             const fastest_plan b4 = softmax_half_fastest_plan(FASTEST_AUTO, a, 1 << 20, a, 1 << 20, 64, 1 << 20, t);
+            const fastest_plan b6 = softmax_half_fastest_plan(FASTEST_AUTO, a + 2, 65536, a + 4, 65536, 1024, 65536, t);
             char bname[256];
             snprintf(bname, sizeof bname,
-                     "lesson9 fastest %s plan: bulk path for aligned rows of 2^16 (2 CTAs) to 2^18 (8), not for "
-                     "misaligned views, 2^19 or 2^20",
+                     "lesson9 fastest %s plan: bulk path for aligned and peeled rows of 2^16 (2 CTAs) to 2^18 (8), "
+                     "not for x and y misaligned against each other, 2^19 or 2^20",
                      dtype_name(t));
             test_expect(b1.path == FASTEST_BULK && b1.cluster == 2 && b1.segment == 32768 &&
                             b1.smem_bytes == 65536 && b2.path == FASTEST_BULK && b2.cluster == 8 &&
-                            b3.path != FASTEST_BULK && b3.peel && b4.path != FASTEST_BULK && b5.path != FASTEST_BULK,
+                            b3.path == FASTEST_BULK && b3.peel && b4.path != FASTEST_BULK && b5.path != FASTEST_BULK &&
+                            b6.path != FASTEST_BULK,
                         bname,
-                        "2^16: %s, %d CTAs x %lld, %lld bytes; 2^18: %s, %d CTAs; bases + 2 bytes: %s; 2^19: %s; "
-                        "2^20: %s",
+                        "2^16: %s, %d CTAs x %lld, %lld bytes; 2^18: %s, %d CTAs; bases + 2 bytes: %s (peel %d); "
+                        "2^19: %s; 2^20: %s; x + 2 and y + 4 bytes: %s",
                         fastest_path_name(b1.path), b1.cluster, b1.segment, b1.smem_bytes, fastest_path_name(b2.path),
-                        b2.cluster, fastest_path_name(b3.path), fastest_path_name(b5.path), fastest_path_name(b4.path));
+                        b2.cluster, fastest_path_name(b3.path), b3.peel, fastest_path_name(b5.path),
+                        fastest_path_name(b4.path), fastest_path_name(b6.path));
         }
         /* 16-byte vectors throughout when every row starts 16-byte aligned;
          * peeled (0-7 head and tail elements one at a time) when each row

@@ -175,7 +175,7 @@ void fx_run_split(const fastest_plan *p, const float *x, long long ldx, float *y
                   long long cols, cudaStream_t stream); /* path 4: path4_split.cu */
 /* Path 3b, every storage type t (path3b_bulk.cu): its cluster size and
  * segment for rows of cols elements (0: no cluster of 2 ... FX_BULK_MAX_C
- * CTAs holds the row here), and its launcher. Aligned views only. */
+ * CTAs holds the row here), and its launcher. Aligned and peeled views. */
 int fx_bulk_shape(dtype t, long long cols, int *c_out, long long *seg_out);
 void fx_bulk_plan(fastest_plan *p, int c, long long seg, int esize); /* the plan's launch shape, from fx_bulk_shape's */
 void fx_run_bulk(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,

@@ -60,7 +60,7 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
      * 79.9 -> 89.8, 2^18 83.2 -> 87.7 (path3b_bulk.cu has the H200's). */
     int bsize = 0;
     long long bseg = 0;
-    const int bulk16 = mode16 == 1 && softmax_fastest_has_clusters() && fx_bulk_shape(t, cols, &bsize, &bseg);
+    const int bulk16 = mode16 != 0 && softmax_fastest_has_clusters() && fx_bulk_shape(t, cols, &bsize, &bseg);
     if (want == FASTEST_BULK && !bulk16) /* forced where it does not fit: the dispatcher's choice */
         path = softmax_fastest_plan(FASTEST_AUTO, a, ld, a, ld, rows, cols).path;
     const int long_row = path == FASTEST_CLUSTER || path == FASTEST_GRID || path == FASTEST_BULK;

@@ -17,10 +17,16 @@
  * 82.1 -> 93.5 (71.9 -> 81.3), 2^17 79.9 -> 89.8 (67.2 -> 76.4), 2^18
  * 83.2 -> 87.7 (70.8 -> 74.0).
  *
- * Only rows whose every piece is whole 16-byte vectors at 16-byte aligned
- * addresses (aligned views, N a multiple of 4 floats or 8 16-bit values):
- * a bulk copy moves multiples of 16 bytes between 16-byte aligned
- * addresses. Everything else takes path 3. Compiled for sm_90 and up and
+ * A bulk copy moves multiples of 16 bytes between 16-byte aligned
+ * addresses, so the pieces are whole 16-byte vectors. Aligned views cut
+ * their rows into pieces as they are; peeled views (PEEL: each row of x
+ * starts where the same row of y does, N of any length) cut the row's body
+ * of whole vectors (lesson 5's view_cut) into pieces, and CTA 0's first
+ * threads take the head and tail, at most 6 floats or 14 16-bit values,
+ * one element each, as path 3 does. Measured against path 3, which took
+ * these rows before (H100 and H200, float32, 2026-11-26, in lesson 8's
+ * README.md, "Rows that are not powers of two"). Views whose x and y rows
+ * are misaligned against each other take path 3. Compiled for sm_90 and up and
  * for the CPU emulator, where the copy is a memcpy by the thread that
  * would have started it; older targets get an empty body, never launched.
  * The copies and the fold are bulk_copy.cuh's, shared with lesson 10. */
@@ -34,11 +40,13 @@
 #include <cooperative_groups.h>
 
 /* One row per cluster; CTA `rank` holds elements [rank x seg, ...) of the
- * row, at most seg, all in dynamic shared memory. VEC: elements per
- * 16-byte vector (4 floats, 8 16-bit values). */
-template <int VEC, class T>
+ * row's body, at most seg, all in dynamic shared memory. VEC: elements per
+ * 16-byte vector (4 floats, 8 16-bit values). mis: x's offset from 16
+ * bytes in elements (PEEL only). */
+template <int VEC, bool PEEL, class T>
 __global__ void __launch_bounds__(FX_BULK_BLOCK)
-fastest_bulk_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, int cols, int seg)
+fastest_bulk_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, int cols, int seg,
+                    int mis)
 {
 #if FX_CLUSTER_CODE
     namespace cg = cooperative_groups;
@@ -56,11 +64,20 @@ fastest_bulk_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     const int C = (int)cluster.num_blocks();
     const int rank = (int)cluster.block_rank();
     const long long row = (long long)blockIdx.x / C;
-    const int nvec = fx_piece_len(cols, rank, seg) / VEC;
-    const long long begin = (long long)rank * seg;
-    if (threadIdx.x == 0) fx_bulk_start<VEC>(landed, srow, x + row * ldx + begin, nvec);
+    const T *xr = x + row * ldx;
+    const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
+    const int nvec = fx_piece_len((int)(cut.nvec * VEC), rank, seg) / VEC;
+    const long long begin = cut.head + (long long)rank * seg;
+    if (threadIdx.x == 0) fx_bulk_start<VEC>(landed, srow, xr + begin, nvec);
     __syncthreads(); /* the barriers are initialised before anyone waits on them */
-    const online_md s = fx_bulk_fold<VEC>(landed, srow, nvec);
+    online_md s = fx_bulk_fold<VEC>(landed, srow, nvec);
+    /* PEEL: CTA 0's first threads fold one head or tail element each. */
+    const bool has_extra = PEEL && rank == 0 && (int)threadIdx.x < cut.nextra;
+    float extra = -INFINITY;
+    if (has_extra) {
+        extra = elem_load(xr + fx_extra_at<T>(cut, threadIdx.x));
+        s = fx_push<fx_bulk_exp_type, 1>(s, &extra);
+    }
     const online_md r = fx_cluster_exchange(online_md_row_merge<FX_BULK_BLOCK>(s, red_m, red_d), C);
 
     /* The way out, as path 3's shared-memory part (fx_piece_write),
@@ -68,15 +85,18 @@ fastest_bulk_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
      * in flight: float16 at 1024 x 65536, 92.0 -> 93.4 % of the copy
      * (H100, 2026-11-26, two runs of the kernel in a standalone program). */
     const float shift = online_md_shift(r.m), inv = 1.0f / r.d;
-    T *yr = y + row * ldy + begin;
+    T *yr = y + row * ldy;
+    T *yb = yr + begin;
 #pragma unroll 4
     for (int i = threadIdx.x; i < nvec; i += FX_BULK_BLOCK) {
         float w[VEC];
         load_vec<VEC>(srow + i * VEC, w);
 #pragma unroll
         for (int j = 0; j < VEC; j++) w[j] = fx_exp<fx_bulk_exp_type>(w[j] - shift) * inv;
-        store_vec<VEC>(yr + i * VEC, w);
+        if constexpr (PEEL) fx_store_peel<VEC>(yb + i * VEC, w);
+        else store_vec<VEC>(yb + i * VEC, w);
     }
+    if (has_extra) elem_store(yr + fx_extra_at<T>(cut, threadIdx.x), fx_exp<fx_bulk_exp_type>(extra - shift) * inv);
     cluster.barrier_wait(); /* nobody reads this CTA's state any more */
 #else
     (void)x;
@@ -85,16 +105,17 @@ fastest_bulk_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     (void)ldy;
     (void)cols;
     (void)seg;
+    (void)mis;
 #endif
 }
 
 template <class T>
-using fx_bulk_fn_t = void (*)(const T *, long long, T *, long long, int, int);
+using fx_bulk_fn_t = void (*)(const T *, long long, T *, long long, int, int, int);
 
 template <class T>
-static fx_bulk_fn_t<T> fx_bulk_kernel(void)
+static fx_bulk_fn_t<T> fx_bulk_kernel(bool peel)
 {
-    return fastest_bulk_kernel<(int)(16 / sizeof(T)), T>;
+    return peel ? fastest_bulk_kernel<(int)(16 / sizeof(T)), true, T> : fastest_bulk_kernel<(int)(16 / sizeof(T)), false, T>;
 }
 
 /* Path 3b's cluster for a row of cols elements of type T: c = the fewest
@@ -107,8 +128,15 @@ static int fx_bulk_shape_t(long long cols, int *c_out, long long *seg_out)
 {
     static long long piece = -1;
     static int fits[FX_BULK_MAX_C + 1]; /* 0: not asked yet; the answer + 1 */
-    const fx_bulk_fn_t<T> k = fx_bulk_kernel<T>();
-    if (piece < 0) piece = fx_bulk_max_piece(k);
+    const fx_bulk_fn_t<T> k = fx_bulk_kernel<T>(false);
+    if (piece < 0) {
+        piece = fx_bulk_max_piece(k);
+        /* The peeled kernel: the same shared memory, and the same fit
+         * (its registers do not limit 3 CTAs of 256 threads an SM). */
+        if (piece > 0)
+            CUDA_CHECK(cudaFuncSetAttribute(fx_bulk_kernel<T>(true), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            (int)piece));
+    }
     const long long bytes = cols * (long long)sizeof(T);
     const long long c = piece > 0 ? (bytes + piece - 1) / piece : 0;
     if (c < 2 || c > FX_BULK_MAX_C) return 0;
@@ -147,8 +175,8 @@ static void fx_run_bulk_t(const fastest_plan *p, const T *x, long long ldx, T *y
         cudaLaunchAttribute attr[1];
         cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(n * p->cluster), p->block, p->cluster,
                                                   (size_t)p->smem_bytes, stream, attr);
-        CUDA_CHECK(cudaLaunchKernelEx(&lc, fx_bulk_kernel<T>(), x + r0 * ldx, ldx, y + r0 * ldy, ldy, (int)cols,
-                                      (int)p->segment));
+        CUDA_CHECK(cudaLaunchKernelEx(&lc, fx_bulk_kernel<T>(p->peel), x + r0 * ldx, ldx, y + r0 * ldy, ldy,
+                                      (int)cols, (int)p->segment, fx_mis(x + r0 * ldx)));
         CUDA_CHECK_LAUNCH();
     }
 }

@@ -166,12 +166,14 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
     const int fits_shared = !rows_only && cols <= softmax_fastest_shared_capacity() &&
                             (want == FASTEST_SHARED || (want == FASTEST_AUTO && !block_always &&
                                                         fx_shared_blocks_per_sm(cols) >= FX_MIN_RESIDENT));
-    /* Path 3b: aligned views only (bulk copies move whole 16-byte
-     * vectors), rows of 2 ... FX_BULK_MAX_C pieces (bulk_copy.cuh). */
+    /* Path 3b: aligned and peeled views (bulk copies move whole 16-byte
+     * vectors of the rows' bodies), rows of 2 ... FX_BULK_MAX_C pieces
+     * (bulk_copy.cuh). */
     int bsize = 0;
     long long bseg = 0;
-    const int fits_bulk = !rows_only && (want == FASTEST_BULK || want == FASTEST_AUTO) && align == FX_ALIGNED &&
-                          softmax_fastest_has_clusters() && fx_bulk_shape(DTYPE_F32, cols, &bsize, &bseg);
+    const int fits_bulk = !rows_only && (want == FASTEST_BULK || want == FASTEST_AUTO) &&
+                          (align == FX_ALIGNED || align == FX_PEELED) && softmax_fastest_has_clusters() &&
+                          fx_bulk_shape(DTYPE_F32, cols, &bsize, &bseg);
     long long gpieces = 0, gseg = 0;
     if (!rows_only) fx_grid_shape(rows, cols, sizeof(float), &gpieces, &gseg);
     const int fits_grid = !rows_only && (want == FASTEST_GRID || want == FASTEST_AUTO) &&

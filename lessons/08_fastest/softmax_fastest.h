@@ -17,7 +17,7 @@
  *                            CTA's segment in registers and shared memory,
  *                            the (m, d) states exchanged through
  *                            distributed shared memory
- *   path 3b FASTEST_BULK     path 3's cluster for aligned views on sm_90,
+ *   path 3b FASTEST_BULK     path 3's cluster for aligned and peeled views on sm_90,
  *                            N <= 2^17 (16-bit: 2^18) with enough rows: each
  *                            CTA's piece all in shared memory, loaded by the
  *                            copy engine (bulk copies) instead of the threads
@@ -86,7 +86,7 @@ void softmax_fastest_strided(const float *x, long long ldx, float *y, long long 
 
 /* The plan for this shape and these pointers. `want` forces a path when
  * the shape fits it (FASTEST_SPLIT always fits; FASTEST_BULK an aligned
- * view whose row fits 2 ... 8 CTAs of path 3b; FASTEST_CLUSTER needs a
+ * or peeled view whose row fits 2 ... 8 CTAs of path 3b; FASTEST_CLUSTER needs a
  * GPU with clusters and cols <= FASTEST_CLUSTER_MAX_COLS; FASTEST_GRID a
  * GPU that holds a row's pieces at once); otherwise, and
  * for FASTEST_AUTO, the dispatcher's choice. Queries the device. */
