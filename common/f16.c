@@ -4,6 +4,7 @@
  * compiler's or the CPU's floating-point settings. */
 #include "f16.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Shifts m right by s (1 <= s <= 31), rounding to nearest, ties to even:
@@ -86,3 +87,15 @@ uint16_t bf16_from_float(float x)
      * result; infinity itself stays; the sign bit is never reached. */
     return (uint16_t)(shift_right_rne(u & 0x7FFFFFFFu, 16) | ((u >> 16) & 0x8000u));
 }
+
+static uint16_t max16(uint16_t a, uint16_t b, float (*widen)(uint16_t))
+{
+    const float fa = widen(a), fb = widen(b);
+    if (isnan(fa)) return isnan(fb) ? F16_NAN : b;
+    if (isnan(fb)) return a;
+    if (fa == fb) return signbit(fa) ? b : a; /* +0 against -0 */
+    return fa > fb ? a : b;
+}
+
+uint16_t f16_max(uint16_t a, uint16_t b) { return max16(a, b, f16_to_float); }
+uint16_t bf16_max(uint16_t a, uint16_t b) { return max16(a, b, bf16_to_float); }

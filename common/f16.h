@@ -61,6 +61,12 @@ float f16_to_float(uint16_t h);    /* exact */
 uint16_t f16_from_float(float x);  /* round to nearest even */
 float bf16_to_float(uint16_t b);   /* exact */
 uint16_t bf16_from_float(float x); /* round to nearest even */
+/* The larger of two patterns, as CUDA's __hmax and __hmax2 define it: a
+ * NaN loses to a number, two NaNs give F16_NAN, +0 beats -0. Exact: the
+ * result is one of its inputs (the emulator's __hmax2; tests/test_half.cu
+ * compares it with a GPU's). */
+uint16_t f16_max(uint16_t a, uint16_t b);
+uint16_t bf16_max(uint16_t a, uint16_t b);
 
 /* A float's 32 bits and back. memcpy, not a union or a pointer cast: the
  * one bit copy C defines (the tests use these too). */

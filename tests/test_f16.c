@@ -237,9 +237,36 @@ static void random_floats(const format *f, long n)
     test_expect(bad == 0, name, "%ld differ, the first %a -> 0x%04X, want %a", bad, (double)first, got, want);
 }
 
+/* f16_max and bf16_max, CUDA's __hmax rule, on the cases that define it. */
+static void known_maxima(void)
+{
+    static const struct {
+        uint16_t a, b, want_f16, want_bf16;
+        const char *what;
+    } C[] = {
+        {0x3C00, 0x4000, 0x4000, 0x4000, "the larger of two numbers"},
+        {0xC000, 0xBC00, 0xBC00, 0xBC00, "the larger of two negative numbers"},
+        {0x0000, 0x8000, 0x0000, 0x0000, "+0 over -0"},
+        {0x8000, 0x0000, 0x0000, 0x0000, "+0 over -0, either order"},
+        {0x7E00, 0xBC00, 0xBC00, 0x7E00, "a number over a NaN (0x7E00 is a float16 NaN, a bfloat16 number)"},
+        {0xFF80, 0x7FC0, 0x7FFF, 0xFF80, "two NaNs give the canonical NaN (float16); -inf beats a NaN (bfloat16)"},
+        {0x7C00, 0x7BFF, 0x7C00, 0x7C00, "+inf over the largest finite"},
+        {0xFC00, 0x0001, 0x0001, 0x0001, "the smallest subnormal over -inf (float16), over -2^121 (bfloat16)"},
+    };
+    for (int i = 0; i < (int)(sizeof C / sizeof C[0]); i++) {
+        const uint16_t gf = f16_max(C[i].a, C[i].b), gb = bf16_max(C[i].a, C[i].b);
+        char name[160];
+        snprintf(name, sizeof name, "f16_max and bf16_max: %s", C[i].what);
+        test_expect(gf == C[i].want_f16 && gb == C[i].want_bf16, name,
+                    "max(0x%04X, 0x%04X): float16 0x%04X (want 0x%04X), bfloat16 0x%04X (want 0x%04X)", C[i].a,
+                    C[i].b, gf, C[i].want_f16, gb, C[i].want_bf16);
+    }
+}
+
 int main(void)
 {
     known_patterns();
+    known_maxima();
     every_pattern(&F16);
     every_pattern(&BF16);
     every_halfway_point(&F16);

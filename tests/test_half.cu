@@ -365,23 +365,15 @@ static void check_shared(void)
     CUDA_CHECK(cudaFree(d_bo));
 }
 
-/* CUDA's __hmax2, one half: a NaN loses to a number, +0 beats -0, two
- * NaNs give a NaN (CUDA: the canonical one; only NaN-ness is checked). */
-static uint16_t max_ref(const format *f, uint16_t a, uint16_t b)
-{
-    const float fa = f->widen(a), fb = f->widen(b);
-    if (isnan(fa)) return isnan(fb) ? 0x7FFF : b;
-    if (isnan(fb)) return a;
-    if (fa == fb) return signbit(fa) ? b : a;
-    return fa > fb ? a : b;
-}
-
-static long max_bad(const format *f, const unsigned short *spec, const unsigned *got)
+/* CUDA's __hmax2 against common/f16.c's f16_max / bf16_max, bit for bit
+ * but for two NaNs, which must give a NaN (CUDA: the canonical one). */
+static long max_bad(uint16_t (*max_ref)(uint16_t, uint16_t), const format *f, const unsigned short *spec,
+                    const unsigned *got)
 {
     long bad = 0;
     for (long t = 0; t < (long)NPAT * NSPEC; t++) {
         const int i = (int)(t / NSPEC), k = (int)(t % NSPEC);
-        const uint16_t want[2] = {max_ref(f, (uint16_t)i, spec[k]), max_ref(f, (uint16_t)(i ^ 0x8001), spec[NSPEC - 1 - k])};
+        const uint16_t want[2] = {max_ref((uint16_t)i, spec[k]), max_ref((uint16_t)(i ^ 0x8001), spec[NSPEC - 1 - k])};
         const uint16_t have[2] = {(uint16_t)(got[t] & 0xFFFFu), (uint16_t)(got[t] >> 16)};
         for (int h = 0; h < 2; h++) {
             const int both_nan = isnan(f->widen(want[h])) && isnan(f->widen(have[h]));
@@ -406,7 +398,7 @@ static void check_max2(void)
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaDeviceSynchronize());
     unsigned *h = (unsigned *)to_host(d_h, bytes), *b = (unsigned *)to_host(d_b, bytes);
-    const long bad_h = max_bad(&HALF, spec, h), bad_b = max_bad(&BF16, spec, b);
+    const long bad_h = max_bad(f16_max, &HALF, spec, h), bad_b = max_bad(bf16_max, &BF16, spec, b);
     test_expect(bad_h == 0, "half: __hmax2 keeps the larger half, a number over a NaN, +0 over -0",
                 "%ld of %ld halves differ", bad_h, 2L * NPAT * NSPEC);
     test_expect(bad_b == 0, "bf16: __hmax2 keeps the larger half, a number over a NaN, +0 over -0",

@@ -142,21 +142,12 @@ static inline float2 __bfloat1622float2(const __nv_bfloat162 a)
     return make_float2(__low2float(a), __high2float(a));
 }
 
-/* __hmax2: the larger of each pair of halves, as CUDA defines it: a NaN
- * loses to a number, two NaNs give the canonical NaN 0x7FFF, and +0 is
- * larger than -0. Exact: the result is one of the inputs (the GPU's
- * VHMNMX / HMNMX2; tests/test_half.cu compares the two). */
-static inline __nv_bfloat16 emu_hmax_bf16(const __nv_bfloat16 a, const __nv_bfloat16 b)
-{
-    const float fa = __bfloat162float(a), fb = __bfloat162float(b);
-    if (fa != fa) return fb != fb ? __ushort_as_bfloat16((unsigned short)0x7FFFU) : b;
-    if (fb != fb) return a;
-    if (fa == fb) return std::signbit(fa) ? b : a; /* +0 against -0 */
-    return fa > fb ? a : b;
-}
+/* __hmax2: the larger of each pair of halves, as CUDA defines it
+ * (common/f16.c's bf16_max). */
 static inline __nv_bfloat162 __hmax2(const __nv_bfloat162 a, const __nv_bfloat162 b)
 {
-    return __nv_bfloat162(emu_hmax_bf16(a.x, b.x), emu_hmax_bf16(a.y, b.y));
+    return __nv_bfloat162(__ushort_as_bfloat16(bf16_max(__bfloat16_as_ushort(a.x), __bfloat16_as_ushort(b.x))),
+                          __ushort_as_bfloat16(bf16_max(__bfloat16_as_ushort(a.y), __bfloat16_as_ushort(b.y))));
 }
 
 #define CUDART_INF_BF16 __ushort_as_bfloat16((unsigned short)0x7F80U)

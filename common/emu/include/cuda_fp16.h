@@ -34,7 +34,6 @@
 #include "../cuda_emu.h"
 #include "../../f16.h"
 
-#include <cmath>
 #include <type_traits>
 
 typedef struct __align__(2) {
@@ -132,21 +131,12 @@ static inline float __low2float(const __half2 a) { return __half2float(a.x); }
 static inline float __high2float(const __half2 a) { return __half2float(a.y); }
 static inline float2 __half22float2(const __half2 a) { return make_float2(__low2float(a), __high2float(a)); }
 
-/* __hmax2: the larger of each pair of halves, as CUDA defines it: a NaN
- * loses to a number, two NaNs give the canonical NaN 0x7FFF, and +0 is
- * larger than -0. Exact: the result is one of the inputs (the GPU's
- * VHMNMX / HMNMX2; tests/test_half.cu compares the two). */
-static inline __half emu_hmax_half(const __half a, const __half b)
-{
-    const float fa = __half2float(a), fb = __half2float(b);
-    if (fa != fa) return fb != fb ? __ushort_as_half((unsigned short)0x7FFFU) : b;
-    if (fb != fb) return a;
-    if (fa == fb) return std::signbit(fa) ? b : a; /* +0 against -0 */
-    return fa > fb ? a : b;
-}
+/* __hmax2: the larger of each pair of halves, as CUDA defines it
+ * (common/f16.c's f16_max). */
 static inline __half2 __hmax2(const __half2 a, const __half2 b)
 {
-    return __half2(emu_hmax_half(a.x, b.x), emu_hmax_half(a.y, b.y));
+    return __half2(__ushort_as_half(f16_max(__half_as_ushort(a.x), __half_as_ushort(b.x))),
+                   __ushort_as_half(f16_max(__half_as_ushort(a.y), __half_as_ushort(b.y))));
 }
 
 #define CUDART_INF_FP16 __ushort_as_half((unsigned short)0x7C00U)
