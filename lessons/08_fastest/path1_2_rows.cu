@@ -282,16 +282,16 @@ void fx_run_rows(const fastest_plan *p, const float *x, long long ldx, float *y,
     else fx_run_rows_at<1, false>(i, x, ldx, y, ldy, rows, cols, stream);
 }
 
-/* Lesson 9: the same kernels for 16-bit storage; vec4 means 16-byte
- * vectors of 8 elements, peel that they are cut out of misaligned rows
- * (the plan peels only rows of 16 threads or more: 14 extras). */
+/* Launches the 16-bit kernel of register configuration I (a recursive
+ * template, as fx_run_rows_at). */
 template <int I, class T>
 static void fx_launch_rows16(const T *x, long long ldx, T *y, long long ldy, long long rows, long long cols,
                              cudaStream_t stream)
 {
     constexpr fx_reg_config C = fx_reg_for(I, 8);
     static_assert(C.tpr == C.block, "path 2's classes: one row per block");
-    void (*kernel)(const T *, long long, T *, long long, long long, int) = fastest_rows16_kernel<C.fpt, C.block, T>;
+    void (*kernel)(const T *, long long, T *, long long, long long, int) =
+        fastest_rows16_kernel<C.fpt, C.block, T>;
     kernel<<<fx_grid(rows, 1), C.block, 0, stream>>>(x, ldx, y, ldy, rows, (int)cols);
     CUDA_CHECK_LAUNCH();
 }
@@ -308,6 +308,9 @@ static void fx_run_rows16_at(int i, const T *x, long long ldx, T *y, long long l
     }
 }
 
+/* Lesson 9: the same kernels for 16-bit storage; vec4 means 16-byte
+ * vectors of 8 elements, peel that they are cut out of misaligned rows
+ * (the plan peels only rows of 16 threads or more: 14 extras). */
 template <class T>
 static void fx_run_rows_t(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
                           long long cols, cudaStream_t stream)

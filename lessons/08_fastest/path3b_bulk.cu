@@ -23,9 +23,11 @@
  * starts where the same row of y does, N of any length) cut the row's body
  * of whole vectors (lesson 5's view_cut) into pieces, and CTA 0's first
  * threads take the head and tail, at most 6 floats or 14 16-bit values,
- * one element each, as path 3 does. Measured against path 3, which took
- * these rows before (H100 and H200, float32, 2026-11-26, in lesson 8's
- * README.md, "Rows that are not powers of two"). Views whose x and y rows
+ * one element each, as path 3 does. Against path 3 or 3g, which took
+ * these rows before (make bench, 2026-11-26, % of copy, H100 and H200):
+ * float32 N = 32769 90.8 -> 96.2 and 79.5 -> 85.6, 50257 (GPT-2's
+ * vocabulary) 88.3 -> 93.9 and 77.5 -> 82.1; float16 at 32769 121.6 ->
+ * 105.0 us on the H100 (README.md, "Path 3b"). Views whose x and y rows
  * are misaligned against each other take path 3. Compiled for sm_90 and up and
  * for the CPU emulator, where the copy is a memcpy by the thread that
  * would have started it; older targets get an empty body, never launched.
@@ -115,7 +117,8 @@ using fx_bulk_fn_t = void (*)(const T *, long long, T *, long long, int, int, in
 template <class T>
 static fx_bulk_fn_t<T> fx_bulk_kernel(bool peel)
 {
-    return peel ? fastest_bulk_kernel<(int)(16 / sizeof(T)), true, T> : fastest_bulk_kernel<(int)(16 / sizeof(T)), false, T>;
+    constexpr int VEC = (int)(16 / sizeof(T));
+    return peel ? fastest_bulk_kernel<VEC, true, T> : fastest_bulk_kernel<VEC, false, T>;
 }
 
 /* Path 3b's cluster for a row of cols elements of type T: c = the fewest
