@@ -131,27 +131,26 @@ __device__ __forceinline__ unsigned fx_max2(unsigned a, unsigned b, const __nv_b
 
 /* Blocks per SM the registers are capped for: the words (FPT / 2) and 16
  * more for the row's pointers, m, d and the loop, rounded up to the 8
- * registers a thread is given at a time, within the SM's 64K registers
- * and its threads (ptxas rejects a cap above what the SM holds). nvcc then
- * fits every class without a spill (ptxas -v, sm_90): 32 registers a
- * thread up to 32 elements, 4 blocks of 512 x 32 where the kernel above
- * fits 2. */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
-#define FX_SM_THREADS 1024 /* Turing */
-#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 890)
-#define FX_SM_THREADS 1536 /* GA10x, Ada */
+ * registers a thread is given at a time, within 64K registers and 2048
+ * threads an SM. nvcc then fits every class without a spill (ptxas -v,
+ * sm_90): 32 registers a thread up to 32 elements, 4 blocks of 512 x 32
+ * where the kernel above fits 2. Measured on sm_90 only, so below it no
+ * cap (as path 3's FX_CLUSTER_MIN_CTAS; ptxas rejects a cap above what an
+ * SM holds, 1024 or 1536 threads on sm_75, sm_86, sm_89). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define FX_ROWS16_MIN_BLOCKS(FPT, BLOCK) 0
 #else
-#define FX_SM_THREADS 2048 /* sm_80, sm_90 (and the host pass, which ignores it) */
-#endif
 static constexpr int fx_rows16_min_blocks(int fpt, int block)
 {
-    return 65536 / (block * ((fpt / 2 + 16 + 7) / 8 * 8)) < FX_SM_THREADS / block
+    return 65536 / (block * ((fpt / 2 + 16 + 7) / 8 * 8)) < 2048 / block
                ? 65536 / (block * ((fpt / 2 + 16 + 7) / 8 * 8))
-               : FX_SM_THREADS / block;
+               : 2048 / block;
 }
+#define FX_ROWS16_MIN_BLOCKS(FPT, BLOCK) fx_rows16_min_blocks(FPT, BLOCK)
+#endif
 
 template <int FPT, int BLOCK, class T>
-__global__ void __launch_bounds__(BLOCK, fx_rows16_min_blocks(FPT, BLOCK))
+__global__ void __launch_bounds__(BLOCK, FX_ROWS16_MIN_BLOCKS(FPT, BLOCK))
 fastest_rows16_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, long long rows,
                       int cols)
 {

@@ -191,7 +191,8 @@ static void fx_run_split_as(const T *x, long long ldx, T *y, long long ldy, long
         attr[0].val.programmaticStreamSerializationAllowed = 1;
         lc.attrs = attr;
         lc.numAttrs = dependent ? 1 : 0;
-        CUDA_CHECK(cudaLaunchKernelEx(&lc, k2, xb, ldx, yb, ldy, cols, splits, seg, fx_mis(xb), (const online_md *)work));
+        CUDA_CHECK(cudaLaunchKernelEx(&lc, k2, xb, ldx, yb, ldy, cols, splits, seg, fx_mis(xb),
+                                      (const online_md *)work));
         CUDA_CHECK_LAUNCH();
     }
 }
