@@ -45,9 +45,10 @@ static const long long LENS[NP][22] = {
     {1, 31, 1000, 4097, 65537, 100003, (1LL << 20) + 3, 0},
     /* path 3b, 2 ... 8 CTAs of at most 64 KB: 16388 just past one piece
      * (2 CTAs), 100000 on 7, 131072 on 8; peeled (N % 4 != 0: row r starts
-     * r % 4 floats past 16 bytes, heads and tails of 0 ... 3): 16387 on 2,
-     * 50257 (GPT-2's vocabulary) on 4, 100003 on 7 */
-    {16387, 16388, 32768, 50257, 65536, 100000, 100003, 131072, 0},
+     * r % 4 floats past 16 bytes, heads and tails of 0 ... 3; pieces of
+     * the body): 16389 on 2, 50257 (GPT-2's vocabulary) on 4, 100003 on 7,
+     * 131073 on 8 */
+    {16388, 16389, 32768, 50257, 65536, 100000, 100003, 131072, 131073, 0},
 };
 
 static int g_have_gpu;
@@ -378,7 +379,7 @@ static void check_dispatch(void)
         const fastest_plan b6 = softmax_fastest_plan(FASTEST_AUTO, a + 1, 65536, a + 2, 65536, 1024, 65536);
         test_expect(b1.path == FASTEST_BULK && b1.cluster * b1.segment >= 65536 && b1.segment % 4 == 0 &&
                         b1.smem_bytes == b1.segment * 4 && !b1.peel && b2.path == FASTEST_BULK && b2.peel &&
-                        b3.path == FASTEST_BULK && b3.peel && b3.cluster == 4 && b3.segment * 4 >= 50257 &&
+                        b3.path == FASTEST_BULK && b3.peel && b3.cluster == 4 && b3.segment * 4 >= 50256 &&
                         b4.path == FASTEST_BULK && b4.cluster == 7 && b4.segment * 7 >= 100000 &&
                         b4.segment * 6 < 100000 && b4.segment % 4 == 0 && b5.path != FASTEST_BULK &&
                         b6.path == FASTEST_CLUSTER,
@@ -393,17 +394,29 @@ static void check_dispatch(void)
                     fastest_path_name(b6.path));
     }
     /* Path 3 past a class's top: one CTA more of the same shape, not
-     * twice as many half-empty ones. */
+     * twice as many half-empty ones. A peeled row is sized by its body
+     * (fx_body_cols): 32769 floats, bases aligned, is a body of at most
+     * 32768 and one extra, and fits the 32768-float class's 4 CTAs; so
+     * for path 3b's pieces. */
     if (cl) {
         const fastest_plan c1 = softmax_fastest_plan(FASTEST_CLUSTER, a, 32768, a, 32768, 1024, 32768);
-        const fastest_plan c2 = softmax_fastest_plan(FASTEST_CLUSTER, a, 32769, a, 32769, 1024, 32769);
-        const fastest_plan c3 = softmax_fastest_plan(FASTEST_CLUSTER, a, 65537, a, 65537, 1024, 65537);
-        test_expect(c1.cluster == 4 && c2.cluster == 5 && c2.block == c1.block && c2.segment * 5 >= 32769 &&
-                        c2.segment * 4 < 32769 && c3.cluster == 5 && c3.segment * 5 >= 65537,
-                    "lesson8 cluster path sizes its cluster by the row: N = 32768 on 4 CTAs, 32769 on 5 of the "
-                    "same shape, 65537 on 5",
-                    "CTAs %d, %d (block %d, %d; segment %lld), %d (segment %lld)", c1.cluster, c2.cluster, c1.block,
-                    c2.block, c2.segment, c3.cluster, c3.segment);
+        const fastest_plan c2 = softmax_fastest_plan(FASTEST_CLUSTER, a, 32772, a, 32772, 1024, 32772);
+        const fastest_plan c3 = softmax_fastest_plan(FASTEST_CLUSTER, a, 65540, a, 65540, 1024, 65540);
+        const fastest_plan c4 = softmax_fastest_plan(FASTEST_CLUSTER, a, 32769, a, 32769, 1024, 32769);
+        const fastest_plan c5 = softmax_fastest_plan(FASTEST_AUTO, a, 262145, a, 262145, 255, 262145);
+        const fastest_plan c6 = softmax_fastest_plan(FASTEST_AUTO, a, 131073, a, 131073, 511, 131073);
+        test_expect(c1.cluster == 4 && c2.cluster == 5 && c2.block == c1.block && c2.segment * 5 >= 32772 &&
+                        c2.segment * 4 < 32772 && c3.cluster == 5 && c3.segment * 5 >= 65540 && c4.peel &&
+                        c4.cluster == 4 && c4.block == c1.block && c4.segment == 8192 && c5.path == FASTEST_CLUSTER &&
+                        c5.peel && c5.cluster == 16 && c5.segment == 16384 && c6.path == FASTEST_BULK &&
+                        c6.peel && c6.cluster == 8 && c6.segment == 16384,
+                    "lesson8 cluster path sizes its cluster by the row's body: N = 32768 on 4 CTAs, 32772 on 5 of "
+                    "the same shape, 65540 on 5; peeled, 32769 on 4, 262145 on 16 and 131073 on 8 bulk-loaded",
+                    "CTAs %d, %d (block %d, %d; segment %lld), %d (segment %lld); peeled: 32769 %d CTAs x %lld "
+                    "(peel %d), 262145 %s %d x %lld, 131073 %s %d x %lld",
+                    c1.cluster, c2.cluster, c1.block, c2.block, c2.segment, c3.cluster, c3.segment, c4.cluster,
+                    c4.segment, c4.peel, fastest_path_name(c5.path), c5.cluster, c5.segment,
+                    fastest_path_name(c6.path), c6.cluster, c6.segment);
     }
     /* The split path's pieces: whole rows covered, within the grid. */
     fastest_plan ps = softmax_fastest_plan(FASTEST_SPLIT, a, 1LL << 26, a, 1LL << 26, 1, 1LL << 26);

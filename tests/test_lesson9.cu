@@ -418,21 +418,25 @@ static void check_fastest_plan(void)
             const fastest_plan b3 = softmax_half_fastest_plan(FASTEST_AUTO, a + 2, 65536, a + 2, 65536, 1024, 65536, t);
             const fastest_plan b4 = softmax_half_fastest_plan(FASTEST_AUTO, a, 1 << 20, a, 1 << 20, 64, 1 << 20, t);
             const fastest_plan b6 = softmax_half_fastest_plan(FASTEST_AUTO, a + 2, 65536, a + 4, 65536, 1024, 65536, t);
+            /* peeled, sized by its body: 262145 elements in 8 pieces of 32768 */
+            const fastest_plan b7 = softmax_half_fastest_plan(FASTEST_AUTO, a, 262145, a, 262145, 255, 262145, t);
             char bname[256];
             snprintf(bname, sizeof bname,
                      "lesson9 fastest %s plan: bulk path for aligned and peeled rows of 2^16 (2 CTAs) to 2^18 (8), "
-                     "not for x and y misaligned against each other, 2^19 or 2^20",
+                     "2^18 + 1 peeled (8: its body), not for x and y misaligned against each other, 2^19 or 2^20",
                      dtype_name(t));
             test_expect(b1.path == FASTEST_BULK && b1.cluster == 2 && b1.segment == 32768 &&
                             b1.smem_bytes == 65536 && b2.path == FASTEST_BULK && b2.cluster == 8 &&
                             b3.path == FASTEST_BULK && b3.peel && b4.path != FASTEST_BULK && b5.path != FASTEST_BULK &&
-                            b6.path != FASTEST_BULK,
+                            b6.path != FASTEST_BULK && b7.path == FASTEST_BULK && b7.peel && b7.cluster == 8 &&
+                            b7.segment == 32768,
                         bname,
                         "2^16: %s, %d CTAs x %lld, %lld bytes; 2^18: %s, %d CTAs; bases + 2 bytes: %s (peel %d); "
-                        "2^19: %s; 2^20: %s; x + 2 and y + 4 bytes: %s",
+                        "2^19: %s; 2^20: %s; x + 2 and y + 4 bytes: %s; 2^18 + 1: %s, peel %d, %d CTAs x %lld",
                         fastest_path_name(b1.path), b1.cluster, b1.segment, b1.smem_bytes, fastest_path_name(b2.path),
                         b2.cluster, fastest_path_name(b3.path), b3.peel, fastest_path_name(b5.path),
-                        fastest_path_name(b4.path), fastest_path_name(b6.path));
+                        fastest_path_name(b4.path), fastest_path_name(b6.path), fastest_path_name(b7.path), b7.peel,
+                        b7.cluster, b7.segment);
         }
         /* 16-byte vectors throughout when every row starts 16-byte aligned;
          * peeled (0-7 head and tail elements one at a time) when each row

@@ -211,6 +211,23 @@ fastest_plan fx_run_typed(fastest_path want, dtype t, const void *x, long long l
 fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long ldx, const void *y, long long ldy,
                            long long rows, long long cols);
 
+/* The elements by which paths 3 and 3b size their CTAs: all cols, or, for
+ * a peeled view (peel), the most its body of whole vectors of vec
+ * elements can hold; the head and tail (at most vec - 1 each) ride in CTA
+ * 0's extra register. Sized by cols, a row a float past a class's top
+ * took a CTA more, or path 3g. % of copy (H100, 2026-11-26, cols -> body,
+ * two runs each): float 262145 (path 3, 9 -> 16 CTAs) 87.6 -> 88.8,
+ * 524289 (3g -> 3) 88.9 -> 89.9, 65537 (3b, 5 -> 4 CTAs) 93.8 -> 95.1,
+ * 32769 (3b, 3 -> 2) 96.4 -> 96.9, 131073 (3, 9 CTAs -> 3b, 8) 93.4 ->
+ * 92.7; float16 262145 (3 -> 3b) 86.1 -> 87.8, 65537 (3b, 3 -> 2 CTAs)
+ * 91.4 -> 93.2. Path 3g keeps cols: 64 pieces of 2^20 + 1 floats' body ran
+ * at 87.4 against 88.6 % for 65 of the row. */
+static inline long long fx_body_cols(long long cols, int peel, int vec)
+{
+    const long long body = cols / vec * vec;
+    return peel && body > 0 ? body : cols;
+}
+
 /* What the plan asks the paths about a shape. */
 int fx_reg_index(long long cols, int from);                   /* path1_2_rows.cu  */
 int fx_reg_blocks_per_sm(int i);                                         /* path1_2_rows.cu  */

@@ -44,11 +44,13 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
     if (cols < 1) cols = 1;
     if (rows < 1) rows = 1;
     int mode16 = fx_vec16(x, ldx, y, ldy, rows, cols) ? 1 : view16_can_peel(x, ldx, y, ldy, rows) ? 2 : 0;
-    /* The float plan of an aligned view of this shape picks the path. */
+    const long long body = fx_body_cols(cols, mode16 == 2, 8); /* paths 3 and 3b size their CTAs by it */
+    /* The float plan of an aligned view of this shape (its rows rounded up
+     * to whole float4s) picks the path. */
     const float *a = (const float *)(uintptr_t)256;
     const long long ld = (cols + 3) / 4 * 4;
     const fastest_path fw = fx_takes_16(want) ? want : FASTEST_AUTO;
-    fastest_path path = softmax_fastest_plan(fw, a, ld, a, ld, rows, cols).path;
+    fastest_path path = softmax_fastest_plan(fw, a, ld, a, ld, rows, ld).path;
 
     fastest_plan p = {};
     long long pieces = 0, seg = 0;
@@ -60,9 +62,9 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
      * 79.9 -> 89.8, 2^18 83.2 -> 87.7 (path3b_bulk.cu has the H200's). */
     int bsize = 0;
     long long bseg = 0;
-    const int bulk16 = mode16 != 0 && softmax_fastest_has_clusters() && fx_bulk_shape(t, cols, &bsize, &bseg);
+    const int bulk16 = mode16 != 0 && softmax_fastest_has_clusters() && fx_bulk_shape(t, body, &bsize, &bseg);
     if (want == FASTEST_BULK && !bulk16) /* forced where it does not fit: the dispatcher's choice */
-        path = softmax_fastest_plan(FASTEST_AUTO, a, ld, a, ld, rows, cols).path;
+        path = softmax_fastest_plan(FASTEST_AUTO, a, ld, a, ld, rows, ld).path;
     const int long_row = path == FASTEST_CLUSTER || path == FASTEST_GRID || path == FASTEST_BULK;
     if (bulk16 && (want == FASTEST_BULK || (want == FASTEST_AUTO && long_row && rows * bsize >= fx_sms() / 2)))
         path = FASTEST_BULK;
@@ -71,8 +73,8 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
     /* Path 3's 16-bit CTAs hold 1.75x the elements (fx_cl_cap): the
      * cluster is sized by them, and left for 3g below float's fill. */
     if (path == FASTEST_CLUSTER &&
-        (!fx_cluster_shape_16(t, mode16, cols, &ccfg, &csize) ||
-         (want != FASTEST_CLUSTER && cols * 100 < csize * fx_cl_cap(ccfg, 2) * FX_CLUSTER_MIN_FILL)))
+        (!fx_cluster_shape_16(t, mode16, body, &ccfg, &csize) ||
+         (want != FASTEST_CLUSTER && body * 100 < csize * fx_cl_cap(ccfg, 2) * FX_CLUSTER_MIN_FILL)))
         path = FASTEST_GRID;
     if (path == FASTEST_GRID) {
         fx_grid_shape(rows, cols, 2, &pieces, &seg);
@@ -106,7 +108,7 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
         p.block = p.threads_per_row = FX_CL[ccfg].block;
         p.floats_per_thread = FX_CL[ccfg].fpt;
         p.cluster = c;
-        p.segment = ((cols + c - 1) / c + 7) / 8 * 8; /* whole 8-element vectors: every CTA 16-byte aligned */
+        p.segment = ((body + c - 1) / c + 7) / 8 * 8; /* whole 8-element vectors: every CTA 16-byte aligned */
         p.smem_bytes = fx_cluster_smem(ccfg, p.segment, 2);
         break;
     }

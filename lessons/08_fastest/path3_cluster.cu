@@ -223,7 +223,7 @@ void fx_run_cluster(const fastest_plan *p, const float *x, long long ldx, float 
                     long long cols, cudaStream_t stream)
 {
     int cfg = 0, c = 0;
-    fx_cluster_shape(fx_plan_mode(p), cols, &cfg, &c); /* the plan's; its kernel has opted in */
+    fx_cluster_shape(fx_plan_mode(p), fx_body_cols(cols, p->peel, 4), &cfg, &c); /* the plan's; opted in */
     fx_cluster_batches(fx_cluster_kernel(fx_plan_mode(p), cfg), p, x, ldx, y, ldy, rows, cols, stream);
 }
 
@@ -284,7 +284,7 @@ static void fx_run_cluster_t(const fastest_plan *p, dtype t, const T *x, long lo
                              long long rows, long long cols, cudaStream_t stream)
 {
     int cfg = 0, c = 0;
-    fx_cluster_shape_16(t, fx_mode16(p), cols, &cfg, &c); /* the plan's; its kernel has opted in */
+    fx_cluster_shape_16(t, fx_mode16(p), fx_body_cols(cols, p->peel, 8), &cfg, &c); /* the plan's; opted in */
     fx_cluster_batches(fx_cluster_kernel_t<T>(fx_mode16(p), cfg), p, x, ldx, y, ldy, rows, cols, stream);
 }
 

@@ -145,6 +145,8 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
     if (cols < 1) cols = 1;
     if (rows < 1) rows = 1;
     const int sms = fx_sms();
+    /* paths 3 and 3b size their CTAs by the row's body (fx_body_cols) */
+    const long long body = fx_body_cols(cols, align == FX_PEELED || align == FX_YCUT, 4);
 
     /* Does the shape fit each path? */
     const int fits_warp = cols <= FASTEST_WARP_MAX_COLS;
@@ -159,10 +161,10 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
     int ccfg = 0, csize = 1;
     const int fits_cluster = !rows_only && (want == FASTEST_CLUSTER || want == FASTEST_AUTO) &&
                              cols <= FASTEST_CLUSTER_MAX_COLS && softmax_fastest_has_clusters() &&
-                             fx_cluster_shape(mode, cols, &ccfg, &csize);
+                             fx_cluster_shape(mode, body, &ccfg, &csize);
     const long long ccap = csize * fx_cl_cap(ccfg, sizeof(float)); /* the cluster's floats */
     const int cluster_auto = fits_cluster && fx_cluster_ctas_per_sm(mode, ccfg) >= FX_MIN_RESIDENT &&
-                             cols * 100 >= ccap * FX_CLUSTER_MIN_FILL;
+                             body * 100 >= ccap * FX_CLUSTER_MIN_FILL;
     const int fits_shared = !rows_only && cols <= softmax_fastest_shared_capacity() &&
                             (want == FASTEST_SHARED || (want == FASTEST_AUTO && !block_always &&
                                                         fx_shared_blocks_per_sm(cols) >= FX_MIN_RESIDENT));
@@ -173,7 +175,7 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
     long long bseg = 0;
     const int fits_bulk = !rows_only && (want == FASTEST_BULK || want == FASTEST_AUTO) &&
                           (align == FX_ALIGNED || align == FX_PEELED) && softmax_fastest_has_clusters() &&
-                          fx_bulk_shape(DTYPE_F32, cols, &bsize, &bseg);
+                          fx_bulk_shape(DTYPE_F32, body, &bsize, &bseg);
     long long gpieces = 0, gseg = 0;
     if (!rows_only) fx_grid_shape(rows, cols, sizeof(float), &gpieces, &gseg);
     const int fits_grid = !rows_only && (want == FASTEST_GRID || want == FASTEST_AUTO) &&
@@ -229,7 +231,7 @@ fastest_plan softmax_fastest_plan(fastest_path want, const float *x, long long l
         p.block = p.threads_per_row = FX_CL[ccfg].block;
         p.floats_per_thread = FX_CL[ccfg].fpt;
         p.cluster = csize;
-        long long seg = (cols + csize - 1) / csize;
+        long long seg = (body + csize - 1) / csize;
         p.segment = (seg + 3) / 4 * 4; /* whole float4s: every CTA starts 16-byte aligned */
         p.smem_bytes = fx_cluster_smem(ccfg, p.segment, sizeof(float));
         break;
