@@ -161,10 +161,11 @@ int softmax_fastest_has_clusters(void)
 
 /* Path 3's CTA shape and cluster size for cols: the first configuration
  * of FX_CL whose CTAs hold the row in at most its own c of them, with
- * C = ceil(cols / capacity) CTAs, not c: a row one float past a class's
+ * C = ceil(cols / capacity) CTAs, not c: a row a float4 past a class's
  * top takes one CTA more of the same shape, not twice as many half-empty
- * ones (C = 5 of 8192-float CTAs at N = 32769, not 8 of 4097). At each
- * class's top, C = c. 0 if no configuration holds the row on this GPU. */
+ * ones (C = 5 of 8192-float CTAs at N = 32772, not 8 of 4097). At each
+ * class's top, C = c. 0 if no configuration holds the row on this GPU.
+ * For a peeled view cols is the row's body (fx_body_cols). */
 int fx_cluster_shape(int mode, long long cols, int *cfg_out, int *c_out)
 {
     for (int cfg = 0; cfg < FX_NCL; cfg++) {

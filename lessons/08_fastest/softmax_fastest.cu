@@ -50,10 +50,10 @@
  * by the row (fx_cluster_shape): a row just past
  * a class's top fills its CTAs only partly, and below 85 % full path 3g's
  * 64 KB pieces win on both GPUs measured (% of copy, cluster against grid,
- * 2026-11-24): N = 32769 (5 CTAs, 80 % full) H100 88.9 / 90.5, H200 77.8 /
- * 78.9; N = 65537 (80 %) H100 85.9 / 90.3, H200 75.3 / 78.6. From 89 %
- * full the two are within 2 points either way (131073: 93.4 / 88.6;
- * 262145: 87.4 / 89.1 on the H100). */
+ * 2026-11-24, clusters sized by the whole row): N = 32769 (5 CTAs, 80 %
+ * full) H100 88.9 / 90.5, H200 77.8 / 78.9; N = 65537 (80 %) H100 85.9 /
+ * 90.3, H200 75.3 / 78.6. From 89 % full the two are within 2 points
+ * either way (131073: 93.4 / 88.6; 262145: 87.4 / 89.1 on the H100). */
 
 /* Blocks for `rows` rows at per_block a block; the kernels' grid-stride
  * loops take what lies beyond INT_MAX blocks. */
