@@ -425,8 +425,7 @@ static void test_targets(void)
     /* Many rows: the count and the loss sum run in several parts. 40000
      * rows of 5 take 1250 blocks, which finish the loss in the kernel;
      * 140000 take 4375, past the 4096 that do: the blocks' parts are
-     * added up by a second kernel, or (16-bit logits) 4096 blocks loop
-     * over the rows. */
+     * added up by a second kernel (a programmatic dependent on sm_90). */
     const long long many[2] = {40000, 140000}, n = 5;
     for (int k = 0; k < 2; k++) {
         const long long rows = many[k];
@@ -446,7 +445,7 @@ static void test_targets(void)
         free(x);
         free(tm);
         /* rows of 8: 16-byte vectors, and 140000 rows take 4375 groups of
-         * 32, so the capped 16-bit grid's blocks loop over more than one */
+         * 32, past the 4096 blocks that finish the loss themselves */
         const long long n8 = 8;
         x = (float *)malloc(rows * n8 * sizeof(float));
         tm = (int *)malloc(rows * sizeof(int));
