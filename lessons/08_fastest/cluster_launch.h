@@ -1,7 +1,9 @@
 /* Lesson 8, path 3's host side of a cluster launch: the launch
  * configuration (a 1-D grid in clusters of c CTAs) and whether this GPU
- * and this build can launch clusters at all. Lesson 10 launches its long
- * rows' clusters with the same two functions. */
+ * and this build can launch clusters at all; and path 4's launch of its
+ * second kernel as a programmatic dependent of the first. Lesson 10
+ * launches its long rows' clusters and its loss kernel with the same
+ * functions. */
 #ifndef LESSON08_CLUSTER_LAUNCH_H
 #define LESSON08_CLUSTER_LAUNCH_H
 
@@ -25,6 +27,25 @@ static inline cudaLaunchConfig_t fx_cluster_config(unsigned grid, int block, int
     attr[0].val.clusterDim.z = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
+    return cfg;
+}
+
+/* grid blocks of block threads, launched as a programmatic dependent of
+ * the kernel before them in the stream when `dependent` (sm_90: the
+ * kernel may start while that one's last blocks run, and waits for it in
+ * cudaGridDependencySynchronize), else an ordinary launch (attr: as
+ * above). */
+static inline cudaLaunchConfig_t fx_dependent_config(unsigned grid, int block, cudaStream_t stream,
+                                                     cudaLaunchAttribute *attr, int dependent)
+{
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(grid, 1, 1);
+    cfg.blockDim = dim3((unsigned)block, 1, 1);
+    cfg.stream = stream;
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = dependent ? 1 : 0;
     return cfg;
 }
 

@@ -182,15 +182,8 @@ static void fx_run_split_as(const T *x, long long ldx, T *y, long long ldy, long
          * process. */
         static int dependent = -1;
         if (dependent < 0) dependent = fx_can_launch_clusters((const void *)k2);
-        cudaLaunchConfig_t lc = {};
         cudaLaunchAttribute attr[1];
-        lc.gridDim = dim3(blocks, 1, 1);
-        lc.blockDim = dim3(FX_SPLIT_BLOCK, 1, 1);
-        lc.stream = stream;
-        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr[0].val.programmaticStreamSerializationAllowed = 1;
-        lc.attrs = attr;
-        lc.numAttrs = dependent ? 1 : 0;
+        const cudaLaunchConfig_t lc = fx_dependent_config(blocks, FX_SPLIT_BLOCK, stream, attr, dependent);
         CUDA_CHECK(cudaLaunchKernelEx(&lc, k2, xb, ldx, yb, ldy, cols, splits, seg, fx_mis(xb),
                                       (const online_md *)work));
         CUDA_CHECK_LAUNCH();

@@ -764,15 +764,9 @@ static void launch_classifier(T *logits, const int *targets, float *losses, long
      * 96.3. */
     static int dependent = -1;
     if (dependent < 0) dependent = fx_can_launch_clusters((const void *)classifier_loss_kernel);
-    cudaLaunchConfig_t lc = {};
     cudaLaunchAttribute attr[1];
-    lc.gridDim = dim3((unsigned)classifier_parts(grid), 1, 1);
-    lc.blockDim = dim3(CLS_BLOCK, 1, 1);
-    lc.stream = stream;
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    lc.attrs = attr;
-    lc.numAttrs = dependent ? 1 : 0;
+    const cudaLaunchConfig_t lc =
+        fx_dependent_config((unsigned)classifier_parts(grid), CLS_BLOCK, stream, attr, dependent);
     CUDA_CHECK(cudaLaunchKernelEx(&lc, classifier_loss_kernel, (const float *)block_parts, (long long)grid, loss_parts,
                                   fin.done, fin.reduction, (const classifier_scale *)fin.scale, fin.loss));
     CUDA_CHECK_LAUNCH();
