@@ -200,6 +200,16 @@ int fx_cluster_ctas_per_sm(int mode, int cfg)
     return *slot - 1;
 }
 
+/* The configuration plan p was made for: the first of FX_CL with its CTA
+ * shape (block, floats per thread), which is all that picks the kernel
+ * and its shared memory (classes 0 and 1 share both). */
+static int fx_cluster_cfg_of(const fastest_plan *p)
+{
+    int cfg = 0;
+    while (cfg < FX_NCL - 1 && (FX_CL[cfg].block != p->block || FX_CL[cfg].fpt != p->floats_per_thread)) cfg++;
+    return cfg;
+}
+
 /* Rows in batches so that one grid stays within 2^31 - 1 CTAs. cut_at_y:
  * the rows are cut at y's 16-byte boundaries (the plan's x32). */
 template <class T>
@@ -223,9 +233,9 @@ static void fx_cluster_batches(fx_cluster_fn_t<T> k, const fastest_plan *p, cons
 void fx_run_cluster(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
                     long long cols, cudaStream_t stream)
 {
-    int cfg = 0, c = 0;
-    fx_cluster_shape(fx_plan_mode(p), fx_body_cols(cols, p->peel, 4), &cfg, &c); /* the plan's; opted in */
-    fx_cluster_batches(fx_cluster_kernel(fx_plan_mode(p), cfg), p, x, ldx, y, ldy, rows, cols, stream);
+    /* the plan's kernel, opted in to its shared memory when the plan asked */
+    fx_cluster_batches(fx_cluster_kernel(fx_plan_mode(p), fx_cluster_cfg_of(p)), p, x, ldx, y, ldy, rows, cols,
+                       stream);
 }
 
 /* Lesson 9: 16-bit storage. mode16 (fx_mode16): 0 one element per
@@ -281,17 +291,17 @@ int fx_cluster_shape_16(dtype t, int mode16, long long cols, int *cfg_out, int *
 }
 
 template <class T>
-static void fx_run_cluster_t(const fastest_plan *p, dtype t, const T *x, long long ldx, T *y, long long ldy,
-                             long long rows, long long cols, cudaStream_t stream)
+static void fx_run_cluster_t(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
+                             long long cols, cudaStream_t stream)
 {
-    int cfg = 0, c = 0;
-    fx_cluster_shape_16(t, fx_mode16(p), fx_body_cols(cols, p->peel, 8), &cfg, &c); /* the plan's; opted in */
-    fx_cluster_batches(fx_cluster_kernel_t<T>(fx_mode16(p), cfg), p, x, ldx, y, ldy, rows, cols, stream);
+    /* the plan's kernel, as fx_run_cluster */
+    fx_cluster_batches(fx_cluster_kernel_t<T>(fx_mode16(p), fx_cluster_cfg_of(p)), p, x, ldx, y, ldy, rows, cols,
+                       stream);
 }
 
 void fx_run_cluster_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
                        long long rows, long long cols, cudaStream_t stream)
 {
-    if (t == DTYPE_F16) fx_run_cluster_t(p, t, (const __half *)x, ldx, (__half *)y, ldy, rows, cols, stream);
-    else fx_run_cluster_t(p, t, (const __nv_bfloat16 *)x, ldx, (__nv_bfloat16 *)y, ldy, rows, cols, stream);
+    if (t == DTYPE_F16) fx_run_cluster_t(p, (const __half *)x, ldx, (__half *)y, ldy, rows, cols, stream);
+    else fx_run_cluster_t(p, (const __nv_bfloat16 *)x, ldx, (__nv_bfloat16 *)y, ldy, rows, cols, stream);
 }
