@@ -33,7 +33,7 @@
  * is not timed (20 runs would take too long; one-thread-per-row kernels at
  * long rows), and the table says so.
  *
- * Usage: bench [--out DIR] [--quick] [--part K/P] [--lesson N]
+ * Usage: bench [--out DIR] [--quick] [--part K/P] [--lesson N] [--cols LIST]
  *                                      (--quick: N = 32, 1024, 2^15, 2^20,
  *                                      none between; --part: the K-th of P
  *                                      equal runs of the sweep's shapes, the
@@ -45,7 +45,8 @@
  *                                      measured, for a quick look after
  *                                      changing one lesson: give it its own
  *                                      --out, as its CSV holds only those
- *                                      rows)
+ *                                      rows; --cols N1,N2,...: only the
+ *                                      sweep's shapes of these row lengths)
  *        bench --only N [--shape RxC]  one untimed, unchecked launch of each
  *                                      kernel of lesson N (for `make
  *                                      profile-lessonN`: ncu sees only it) */
@@ -571,15 +572,31 @@ static int profile_lesson(int lesson_no, long long rows, long long cols)
 
 static void usage_error(const char *arg)
 {
-    fprintf(stderr, "bench: bad argument '%s' (usage: bench [--out DIR] [--quick] [--part K/P] [--lesson N] | "
-                    "bench --only N [--shape RxC])\n", arg);
+    fprintf(stderr, "bench: bad argument '%s' (usage: bench [--out DIR] [--quick] [--part K/P] [--lesson N] "
+                    "[--cols N1,N2,...] | bench --only N [--shape RxC])\n", arg);
     exit(2);
+}
+
+/* --cols: keeps the shapes whose N is in the comma list, in their order;
+ * a list that names no length of the sweep is a usage error. */
+static int keep_cols(long long shapes[][3], int n, const char *list)
+{
+    int kept = 0;
+    for (int s = 0; s < n; s++) {
+        int hit = 0;
+        for (const char *c = list; *c && !hit; c = strchr(c, ',') ? strchr(c, ',') + 1 : c + strlen(c))
+            hit = strtoll(c, NULL, 10) == shapes[s][1];
+        if (hit) memmove(shapes[kept++], shapes[s], sizeof shapes[s]);
+    }
+    if (!kept) usage_error(list);
+    return kept;
 }
 
 int main(int argc, char **argv)
 {
     const char *out_dir = "docs/results";
     int quick = 0, only = 0, part = 1, parts = 1, lesson = 0;
+    const char *cols_only = NULL;
     long long prof_rows = 16384, prof_cols = 4096;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];
@@ -595,6 +612,8 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
             only = atoi(argv[++i]);
             if (only < 1) usage_error(argv[i]);
+        } else if (!strcmp(argv[i], "--cols") && i + 1 < argc) {
+            cols_only = argv[++i];
         } else if (!strcmp(argv[i], "--shape") && i + 1 < argc) {
             i++;
             if (sscanf(argv[i], "%lldx%lld", &prof_rows, &prof_cols) != 2 || prof_rows < 1 ||
@@ -658,6 +677,7 @@ int main(int argc, char **argv)
     shapes[nshapes][1] = 512;
     shapes[nshapes][2] = 0;
     nshapes++;
+    if (cols_only) nshapes = keep_cols(shapes, nshapes, cols_only);
 
     float *hx = (float *)malloc((size_t)BENCH_ELEMS * sizeof(float));
     float *hy = (float *)malloc((size_t)BENCH_ELEMS * sizeof(float));

@@ -696,6 +696,102 @@ static void test_16bit(void)
     }
 }
 
+/* ---- 16-bit rows held as loaded ------------------------------------------ */
+
+/* float16 and bfloat16 rows of 1025 to 32768 elements in an aligned view
+ * take classifier_rows16_kernel (past 8192 only with a row per SM): every
+ * class, rows that fill part of their class's last word column, targets
+ * first, last, between, ignored and out of range, ignore_index inside the
+ * row, the mean and the sum, special rows, and more blocks than finish
+ * the loss themselves. */
+static void test_rows_held(void)
+{
+    char name[300];
+    const long long sms = device_sms();
+    /* the plan: held where it pays, never for float32 or a misaligned row */
+    const int h[8] = {classifier_rows_held(2, 1032, DTYPE_F16),      classifier_rows_held(sms, 8200, DTYPE_BF16),
+                      classifier_rows_held(sms, 32768, DTYPE_F16),   classifier_rows_held(2, 8192, DTYPE_F16),
+                      classifier_rows_held(sms, 1024, DTYPE_F16),    classifier_rows_held(sms, 32776, DTYPE_F16),
+                      classifier_rows_held(sms - 1, 8200, DTYPE_F16), classifier_rows_held(sms, 4096, DTYPE_F32)};
+    snprintf(name, sizeof name,
+             "16-bit rows are held as loaded at 2 x 1032, %lld x 8200, %lld x 32768 and 2 x 8192; not at 1024, 32776, "
+             "%lld rows of 8200, or in float32",
+             sms, sms, sms - 1);
+    test_expect(h[0] && h[1] && h[2] && h[3] && !h[4] && !h[5] && !h[6] && !h[7], name,
+                "%d %d %d %d / %d %d %d %d", h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]);
+    snprintf(name, sizeof name, "float16 rows of 1036 (no aligned view) are not held as loaded");
+    test_expect(!classifier_rows_held(sms, 1036, DTYPE_F16), name, "held");
+    const int bulk_few = classifier_bulk_size(sms, 8200, DTYPE_F16), bulk_past = classifier_bulk_size(sms, 32776, DTYPE_F16);
+    snprintf(name, sizeof name, "%lld float16 rows of 8200 take no bulk-loaded clusters (held), of 32776 clusters of 2",
+             sms);
+    int dev, major = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    if (major < 9) test_skip(name, "no clusters before sm_90");
+    else test_expect(bulk_few == 0 && bulk_past == 2, name, "%d and %d", bulk_few, bulk_past);
+
+    /* one length per class, and rows that end inside a thread's words */
+    static const long long LENS[] = {1032, 2048, 3000, 4096, 8192, 12296, 32768};
+    for (int st = 0; st < 2; st++) {
+        const dtype t = st ? DTYPE_BF16 : DTYPE_F16;
+        for (int l = 0; l < 7; l++) {
+            const long long n = LENS[l], rows = n > 8192 ? sms : 7;
+            float *x = (float *)malloc(rows * n * sizeof(float));
+            int *tg = (int *)malloc(rows * sizeof(int));
+            inputs_fill(x, rows, n, INPUT_NORMAL, 2400 + l);
+            make_targets(tg, rows, n, 2450 + l, 5, TRAIN_IGNORE_INDEX);
+            /* the target first, last, between, out of range (N, -1), ignored */
+            tg[0] = 0, tg[1] = (int)(n - 1), tg[2] = (int)(n / 2 + 3), tg[3] = (int)n, tg[4] = -1;
+            tg[5] = TRAIN_IGNORE_INDEX;
+            snprintf(name, sizeof name, "%s rows at %lld x %lld are held as loaded", dtype_name(t), rows, n);
+            test_expect(classifier_rows_held(rows, n, t), name, "not held");
+            for (int red = 0; red < 2; red++) {
+                snprintf(name, sizeof name,
+                         "classifier_fused_typed held as loaded (%s, %s) at %lld x %lld: targets first, last, between, "
+                         "ignored and out of range",
+                         dtype_name(t), red ? "sum" : "mean", rows, n);
+                check_classifier(name, x, tg, rows, n, TRAIN_IGNORE_INDEX, (train_reduction)red, t);
+            }
+            for (long long i = 0; i < rows; i++) tg[i] = (int)(i % 3 ? i % n : 0);
+            snprintf(name, sizeof name,
+                     "classifier_fused_typed held as loaded (%s) at %lld x %lld: ignore_index = 0, inside the row",
+                     dtype_name(t), rows, n);
+            check_classifier(name, x, tg, rows, n, 0, TRAIN_MEAN, t);
+            free(x);
+            free(tg);
+        }
+        /* special rows, each with the target that exercises it */
+        const long long n = 2056;
+        for (int r = 0; r < NSPECIAL; r++) {
+            float *x = (float *)malloc(3 * n * sizeof(float));
+            int tg[3] = {1, 0, (int)(n - 3)};
+            inputs_fill(x, 3, n, INPUT_NORMAL, 2500 + r);
+            tg[1] = special_row(x + n, n, r);
+            snprintf(name, sizeof name,
+                     "special values (%s, N = %lld, %s) held as loaded: the classifier's gradient and loss are the "
+                     "reference's",
+                     SPECIAL_NAMES[r], n, dtype_name(t));
+            check_classifier(name, x, tg, 3, n, TRAIN_IGNORE_INDEX, TRAIN_SUM, t);
+            free(x);
+        }
+    }
+    /* 4100 rows: 4100 blocks, past the 4096 that finish the loss
+     * themselves (their parts go to the loss kernel after) */
+    const long long rows = 4100, n = 1040;
+    float *x = (float *)malloc(rows * n * sizeof(float));
+    int *tg = (int *)malloc(rows * sizeof(int));
+    inputs_fill(x, rows, n, INPUT_NORMAL, 2600);
+    make_targets(tg, rows, n, 2601, 4, TRAIN_IGNORE_INDEX);
+    for (int red = 0; red < 2; red++) {
+        snprintf(name, sizeof name,
+                 "classifier_fused_typed held as loaded (f16, %s) at %lld x %lld: the loss over 4100 blocks' parts",
+                 red ? "sum" : "mean", rows, n);
+        check_classifier(name, x, tg, rows, n, TRAIN_IGNORE_INDEX, (train_reduction)red, DTYPE_F16);
+    }
+    free(x);
+    free(tg);
+}
+
 /* ---- the classifier's bulk-loaded clusters ------------------------------- */
 
 /* TRAIN_LONG_BULK puts every aligned row of 1 to 8 pieces of 64 KB past
@@ -777,11 +873,6 @@ static void test_classifier_bulk(void)
              "by default, rows of 8 pieces take bulk-loaded clusters in float16 (2^18), not in float32 (2^17)");
     if (major < 9) test_skip(name, "no clusters before sm_90");
     else test_expect(f8 == 0 && h8 == 8, name, "float32 %d, float16 %d", f8, h8);
-    const int past = classifier_bulk_size(sms, 8200, DTYPE_F16), at = classifier_bulk_size(sms, 8192, DTYPE_F16);
-    snprintf(name, sizeof name,
-             "by default, float16 rows of 8200 take one bulk-loaded block each, rows of 8192 stay in registers");
-    if (major < 9) test_skip(name, "no clusters before sm_90");
-    else test_expect(past == 1 && at == 0, name, "%d and %d", past, at);
     snprintf(name, sizeof name, "rows of 65538 floats (no aligned view) never take bulk-loaded clusters");
     test_expect(classifier_bulk_size(sms, 65538, DTYPE_F32) == 0, name, "clusters of %d",
                 classifier_bulk_size(sms, 65538, DTYPE_F32));
@@ -804,6 +895,7 @@ int main(void)
     test_finite_differences();
     test_in_place_and_read_pass();
     test_16bit();
+    test_rows_held();
     test_classifier_bulk();
     train_release(); /* memcheck's leak check: nothing left allocated */
     return test_exit_status();

@@ -127,6 +127,22 @@ __device__ __forceinline__ long long fx_extra_at(view_cut c, int j)
     else return view16_extra_at(c, j);
 }
 
+/* The larger of each pair of 16-bit values in two words (__hmax2:
+ * VHMNMX on sm_90), exact; of a NaN and a number, the number, as fmaxf.
+ * The max of 16-bit rows held as loaded (path1_2_rows.cu, and lesson
+ * 10's classifier). */
+__device__ __forceinline__ unsigned fx_max2(unsigned a, unsigned b, const __half *)
+{
+    __half2 r = __hmax2(*reinterpret_cast<const __half2 *>(&a), *reinterpret_cast<const __half2 *>(&b));
+    return *reinterpret_cast<const unsigned *>(&r);
+}
+__device__ __forceinline__ unsigned fx_max2(unsigned a, unsigned b, const __nv_bfloat16 *)
+{
+    __nv_bfloat162 r =
+        __hmax2(*reinterpret_cast<const __nv_bfloat162 *>(&a), *reinterpret_cast<const __nv_bfloat162 *>(&b));
+    return *reinterpret_cast<const unsigned *>(&r);
+}
+
 /* exp of one element, and a chunk of elements pushed into a state.
  * float rows: expf and lesson 6's online_md_push, what lesson 8 was
  * measured with. 16-bit rows: __expf's arithmetic (ex2.approx of

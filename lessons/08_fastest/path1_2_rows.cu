@@ -116,19 +116,8 @@ fastest_rows_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
  * the blocks per SM. The sum and the store compute what the kernel above
  * does, in the same order; the 16-bit max is the same value (both keep
  * the larger of two numbers and the number beside a NaN), so the same
- * bits come out. Aligned views only (VEC 8, no peel), one row per block. */
-__device__ __forceinline__ unsigned fx_max2(unsigned a, unsigned b, const __half *)
-{
-    __half2 r = __hmax2(*reinterpret_cast<const __half2 *>(&a), *reinterpret_cast<const __half2 *>(&b));
-    return *reinterpret_cast<const unsigned *>(&r);
-}
-__device__ __forceinline__ unsigned fx_max2(unsigned a, unsigned b, const __nv_bfloat16 *)
-{
-    __nv_bfloat162 r =
-        __hmax2(*reinterpret_cast<const __nv_bfloat162 *>(&a), *reinterpret_cast<const __nv_bfloat162 *>(&b));
-    return *reinterpret_cast<const unsigned *>(&r);
-}
-
+ * bits come out. Aligned views only (VEC 8, no peel), one row per block.
+ * fx_max2 is in fastest_device.cuh (lesson 10's classifier uses it too). */
 /* Blocks per SM the registers are capped for: the words (FPT / 2) and 16
  * more for the row's pointers, m, d and the loop, rounded up to the 8
  * registers a thread is given at a time, within 64K registers and 2048

@@ -13,7 +13,8 @@
  *
  *     1 read + 1 write = 8 bytes per element (4 for 16-bit logits)
  *
- * while the row fits in registers, and while a long row's pieces wait on
+ * while the row fits in registers (16-bit rows of up to 32768 held there
+ * as loaded, two elements a register), and while a long row's pieces wait on
  * chip for the row's (m, d) (train_grid.cuh); 12 (2 reads + 1 write) for
  * rows split: kernel 1 writes the pieces' (m, d) and x[t], kernel 2 merges
  * them in each block and writes its piece of the gradient.
@@ -235,7 +236,10 @@ __device__ __forceinline__ float classifier_grad(float p, bool is_t, bool ignore
  * threads per SM: 87.6 % of the copy at 32768 x 2048 against float16's
  * 91.4; with the minimum 90.6 (H100, 2026-11-26). The same minimum on the
  * 8-float classes (2048 threads) cost 1.2 points at N = 32. 0: none (with
- * 1, ptxas gave the float kernels up to 50 % more registers). */
+ * 1, ptxas gave the float kernels up to 50 % more registers). Aligned
+ * 16-bit rows past 1024 elements are now held as loaded
+ * (classifier_rows16_kernel, below): here the minimum serves the
+ * 512-element class and misaligned views. */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #define CLS_REG_MIN_BLOCKS(T, VEC, FPT, BLOCK) 0 /* measured on sm_90; sm_75 holds only 1024 threads per SM */
 #else
@@ -316,6 +320,152 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
     if (fin.loss && last_block_sum<BLOCK>(fin.parts, gridDim.x, fin.done, gridDim.x, red_sum, &total) &&
         threadIdx.x == 0)
         *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
+}
+
+/* ---- 16-bit rows held as loaded -------------------------------------------
+ * The kernel above widens each element on load, so a 16-bit row takes a
+ * float row's registers: 16 floats a thread, 48 KB of row in flight per
+ * SM. As lesson 8's fastest_rows16_kernel (path1_2_rows.cu, lesson 9's
+ * path 2), this one keeps the 16-byte words as they came, FPT / 2
+ * registers for FPT elements, and goes over them three times: the max in
+ * 16 bits (fx_max2, exact), the sum (widened, exp), the store (widened,
+ * exp again, scaled, rounded once). Twice the elements per register, so
+ * twice the bytes in flight. The gradient, the loss and the row's rules
+ * are the kernel above's, computed in the same order, so the same bits
+ * come out. One row per block; aligned views only (whole 16-byte
+ * vectors). % of the 16-bit copy, float16, the paths before (registers to
+ * 8192, then one bulk-loaded CTA) -> held (H100, bench --lesson 10,
+ * 2026-11-27, two runs each): N = 2048 92.3-92.6 -> 94.7-95.2, 4096
+ * 90.4-91.0 -> 94.5-94.8, 8192 87.0 -> 94.9-95.0, 16384 87.7-87.9 ->
+ * 96.3-96.5, 32768 90.1-90.3 -> 93.4; bfloat16 within half a point. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define CLS_ROWS16_MIN_BLOCKS(FPT, BLOCK) 0 /* measured on sm_90, as CLS_REG_MIN_BLOCKS */
+#else
+/* the words and 24 more registers (pointers, the target, m, d, the loss),
+ * in steps of 8, within 64K registers and 2048 threads an SM */
+static constexpr int cls_rows16_min_blocks(int fpt, int block)
+{
+    return 65536 / (block * ((fpt / 2 + 24 + 7) / 8 * 8)) < 2048 / block
+               ? 65536 / (block * ((fpt / 2 + 24 + 7) / 8 * 8))
+               : 2048 / block;
+}
+#define CLS_ROWS16_MIN_BLOCKS(FPT, BLOCK) cls_rows16_min_blocks(FPT, BLOCK)
+#endif
+template <class T, int FPT, int BLOCK>
+__global__ void __launch_bounds__(BLOCK, CLS_ROWS16_MIN_BLOCKS(FPT, BLOCK))
+classifier_rows16_kernel(T *logits, const int *__restrict__ targets, float *__restrict__ losses, long long rows,
+                         int cols, int ignore_index, classifier_finish fin)
+{
+    static_assert(FPT % 8 == 0, "whole 16-byte words per thread");
+    constexpr int ITEMS = FPT / 8;
+    __shared__ float red_max[32], red_sum[32];
+#if FX_CLUSTER_CODE
+    cudaTriggerProgrammaticLaunchCompletion(); /* as the kernel above */
+#endif
+    const unsigned pad = vec16_narrow2(-INFINITY, -INFINITY, logits); /* exp(pad - m) = 0 */
+    const int nvec = cols / 8;
+    const float dloss = classifier_dloss(&fin);
+    float mine = 0.0f;
+    for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+        const int t = targets[row];
+        const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols), plain = !ignored && !bad;
+        const bool owner = plain && (t / 8) % BLOCK == (int)threadIdx.x; /* its words hold column t */
+        T *xr = logits + row * cols;
+        unsigned w[ITEMS][4];
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++) {
+            const int k = i * BLOCK + (int)threadIdx.x;
+            if (k < nvec) {
+                vec16_load_words<8>(xr + (long long)k * 8, w[i]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; j++) w[i][j] = pad;
+            }
+        }
+        float xt = 0.0f;
+        if (owner) xt = elem_load(xr + t); /* after the row's loads */
+        unsigned mw = pad;
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++)
+#pragma unroll
+            for (int j = 0; j < 4; j++) mw = fx_max2(mw, w[i][j], logits);
+        const float2 mf = vec16_widen2(mw, logits);
+        const float m = row_reduce<BLOCK>(fmaxf(mf.x, mf.y), red_max, op_max());
+        float d = 0.0f;
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++)
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const float2 f = vec16_widen2(w[i][j], logits);
+                d += fx_exp<T>(f.x - m);
+                d += fx_exp<T>(f.y - m);
+            }
+        d = row_reduce<BLOCK>(d, red_sum, op_sum());
+        const float inv = 1.0f / d, scale = inv * dloss;
+        const float fixed = ignored ? 0.0f : __int_as_float(0x7fc00000);
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++) {
+            const int k = i * BLOCK + (int)threadIdx.x;
+            if (k < nvec) {
+                unsigned o[4];
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    const float2 f = vec16_widen2(w[i][j], logits);
+                    o[j] = vec16_narrow2(plain ? fx_exp<T>(f.x - m) * scale : fixed,
+                                         plain ? fx_exp<T>(f.y - m) * scale : fixed, logits);
+                }
+                vec16_store_words<8>(xr + (long long)k * 8, o);
+            }
+        }
+        if (owner) elem_store(xr + t, (fx_exp<T>(xt - m) * inv - 1.0f) * dloss); /* after its word: p - 1 */
+        if (plain ? owner : threadIdx.x == 0) {
+            const float l = ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(m, d, xt);
+            losses[row] = l;
+            mine += l;
+        }
+    }
+    __syncthreads(); /* a slow warp may still read red_sum */
+    mine = row_reduce<BLOCK>(mine, red_sum, op_sum());
+    if (threadIdx.x == 0) fin.parts[blockIdx.x] = mine;
+    float total;
+    if (fin.loss && last_block_sum<BLOCK>(fin.parts, gridDim.x, fin.done, gridDim.x, red_sum, &total) &&
+        threadIdx.x == 0)
+        *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
+}
+
+/* classifier_rows16_kernel's classes: X(class, max_cols, FPT, BLOCK),
+ * one row per block, for 16-bit rows past CLS_ROWS16_FROM (rows of 1024
+ * already run at 94 % in the kernel above). 32768 in 512 threads of 64
+ * elements: 61 registers, two blocks and 128 KB of row per SM; in 1024
+ * threads of 32 (55 registers, one block) 79.7 % against 93.4 (H100, the
+ * same runs). */
+#define CLS_ROWS16_CLASSES(X) \
+    X(0, 2048, 16, 128)       \
+    X(1, 4096, 16, 256)       \
+    X(2, 8192, 32, 256)       \
+    X(3, 16384, 32, 512)      \
+    X(4, 32768, 64, 512)
+#define CLS_ROWS16_FROM 1024
+#define CLS_ROWS16_MAX_COLS 32768
+
+/* The class of 16-bit rows x cols (an aligned view) held as loaded, or -1
+ * where they take the other paths: rows past CLS_ON_CHIP_FROM only by
+ * default (TRAIN_LONG_AUTO) and only with a row for every SM, as lesson
+ * 8's bulk-loaded clusters of one CTA. */
+static int classifier_rows16_class(long long rows, long long cols)
+{
+    if (cols <= CLS_ROWS16_FROM || cols > CLS_ROWS16_MAX_COLS) return -1;
+    if (cols > CLS_ON_CHIP_FROM && (!train_long_auto() || rows < device_sms())) return -1;
+#define CLS_ROWS16_CLASS_OF(c, maxc, fpt, block) \
+    if (cols <= (maxc)) return c;
+    CLS_ROWS16_CLASSES(CLS_ROWS16_CLASS_OF)
+#undef CLS_ROWS16_CLASS_OF
+    return -1;
+}
+
+int classifier_rows_held(long long rows, long long cols, dtype t)
+{
+    return t != DTYPE_F32 && cols % 8 == 0 && classifier_rows16_class(rows, cols) >= 0;
 }
 
 /* One element's gradient in the split path's kernel 2 (train_split_map's
@@ -616,7 +766,10 @@ long long classifier_bulk_seg(long long cols, int c, dtype t)
  *     workspace) and 4096 x 16384 (95.2 against 90.3) and tie at
  *     1024 x 65536 (93.5, 93.1). 16-bit rows take them at every length:
  *     float16 6144 x 12000 79.9 against 69.8, 4096 x 16384 88.4 against
- *     75.0, 256 x 262144 (8 pieces) 85.1 against 78.5. */
+ *     75.0, 256 x 262144 (8 pieces) 85.1 against 78.5; but rows of one
+ *     piece (up to 32768) with a row per SM are held as loaded in
+ *     registers instead (classifier_rows16_kernel: 96.4 % at 4096 x
+ *     16384). */
 template <class T>
 static int classifier_bulk_shape(long long rows, long long cols, long long *seg)
 {
@@ -624,7 +777,7 @@ static int classifier_bulk_shape(long long rows, long long cols, long long *seg)
     static long long piece = -1;
     static int fits[FX_BULK_MAX_C + 1]; /* 0: not asked yet; the answer + 1 */
     const int mode = train_long_bulk();
-    if (!mode || cols <= CLS_ON_CHIP_FROM) return 0;
+    if (!mode || cols <= CLS_ON_CHIP_FROM || (sizeof(T) == 2 && classifier_rows16_class(rows, cols) >= 0)) return 0;
     const auto k = classifier_bulk_kernel<T, VEC>;
     if (piece < 0) piece = fx_bulk_max_piece(k);
     const long long bytes = cols * (long long)sizeof(T), c = piece > 0 ? (bytes + piece - 1) / piece : 0;
@@ -683,6 +836,7 @@ int classifier_bulk_size(long long rows, long long cols, dtype t)
 
 int classifier_on_chip(long long rows, long long cols, dtype t)
 {
+    if (classifier_rows_held(rows, cols, t)) return 1; /* one block per row */
     const int bulk = classifier_bulk_size(rows, cols, t);
     if (bulk) return bulk;
     train_grid_plan p;
@@ -738,23 +892,27 @@ static void classifier_grid(const train_grid_plan *p, long long batch, T *logits
  * 91.3, 512 90.2 -> 92.9, 1024 91.3 -> 94.1, 2048 90.7 -> 92.5, 4096
  * 90.2 -> 90.8, 8192 87.7 -> 87.4 (bfloat16 the same within a point).
  * Why N = 64 loses 3 points we have not measured. */
-template <class T, int VEC, int FPT, int TPR, int BLOCK>
-static void launch_classifier(T *logits, const int *targets, float *losses, long long rows, long long cols,
-                              int ignore_index, classifier_finish fin, float *block_parts, float *loss_parts,
-                              cudaStream_t stream)
+template <class T>
+using classifier_rows_fn = void (*)(T *, const int *, float *, long long, int, int, classifier_finish);
+
+/* kernel: an instance of classifier_registers_kernel or
+ * classifier_rows16_kernel, of `block` threads and block / tpr rows a
+ * block. */
+template <class T>
+static void launch_classifier(classifier_rows_fn<T> kernel, int block, int tpr, T *logits, const int *targets,
+                              float *losses, long long rows, long long cols, int ignore_index, classifier_finish fin,
+                              float *block_parts, float *loss_parts, cudaStream_t stream)
 {
-    const unsigned grid = train_grid(rows, BLOCK / TPR);
+    const unsigned grid = train_grid(rows, block / tpr);
     if (grid <= CLS_MAX_BLOCKS) { /* finished in the kernel */
-        classifier_registers_kernel<T, VEC, FPT, TPR, BLOCK><<<grid, BLOCK, 0, stream>>>(logits, targets, losses, rows,
-                                                                                       (int)cols, ignore_index, fin);
+        kernel<<<grid, block, 0, stream>>>(logits, targets, losses, rows, (int)cols, ignore_index, fin);
         CUDA_CHECK_LAUNCH();
         return;
     }
     classifier_finish own = fin;
     own.parts = block_parts;
     own.loss = nullptr;
-    classifier_registers_kernel<T, VEC, FPT, TPR, BLOCK><<<grid, BLOCK, 0, stream>>>(logits, targets, losses, rows,
-                                                                                   (int)cols, ignore_index, own);
+    kernel<<<grid, block, 0, stream>>>(logits, targets, losses, rows, (int)cols, ignore_index, own);
     CUDA_CHECK_LAUNCH();
     /* The loss kernel as a programmatic dependent where the GPU and the
      * build have it (sm_90, lesson 8's path 4 does the same): launched
@@ -772,6 +930,23 @@ static void launch_classifier(T *logits, const int *targets, float *losses, long
     CUDA_CHECK_LAUNCH();
 }
 
+/* Class c of classifier_rows16_kernel on 16-bit logits. */
+template <class T>
+static void classifier_rows16(int c, T *logits, const int *targets, float *losses, long long rows, long long cols,
+                              int ignore_index, classifier_finish fin, float *block_parts, float *loss_parts,
+                              cudaStream_t stream)
+{
+    switch (c) {
+#define CLS_ROWS16_CASE(c, maxc, fpt, block)                                                                      \
+    case c:                                                                                                       \
+        launch_classifier<T>(classifier_rows16_kernel<T, fpt, block>, block, block, logits, targets, losses, rows, \
+                             cols, ignore_index, fin, block_parts, loss_parts, stream);                           \
+        break;
+        CLS_ROWS16_CLASSES(CLS_ROWS16_CASE)
+#undef CLS_ROWS16_CASE
+    }
+}
+
 /* T: float, __half or __nv_bfloat16. VW: the elements of a 16-byte vector
  * (4 floats, 8 16-bit values). */
 template <class T>
@@ -784,11 +959,13 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     /* a long row: in bulk-loaded clusters, on chip (pieces states) if its
      * pieces fit, else split */
     long long bseg = 0;
+    const int held = sizeof(T) == 2 && vec ? classifier_rows16_class(rows, cols) : -1; /* 16-bit, as loaded */
     const int bulk = vec ? classifier_bulk_shape<T>(rows, cols, &bseg) : 0;
     train_grid_plan gp = {0, 0, 0, 0, TRAIN_GRID_BLOCK};
-    const bool on_chip = !bulk && (vec ? classifier_grid_plan<T, VW>(rows, cols, &gp)
-                                       : classifier_grid_plan<T, 1>(rows, cols, &gp));
-    const long long splits = on_chip ? gp.pieces : bulk || cols <= TRAIN_REG_MAX_COLS ? 0 : train_splits(cols);
+    const bool on_chip = held < 0 && !bulk && (vec ? classifier_grid_plan<T, VW>(rows, cols, &gp)
+                                                   : classifier_grid_plan<T, 1>(rows, cols, &gp));
+    const long long splits =
+        on_chip ? gp.pieces : held >= 0 || bulk || cols <= TRAIN_REG_MAX_COLS ? 0 : train_splits(cols);
     const long long batch = !splits ? rows : on_chip ? train_grid_batch(splits) : train_split_batch(splits);
     const long long nb = batch < rows ? batch : rows;
     /* workspace: the scale, the parts of the count and of the reduced loss
@@ -835,15 +1012,22 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     const bool finish_after = !bulk && splits != 0 && !(on_chip && rows <= CLS_ON_CHIP_FINISH_ROWS);
     const classifier_finish fin = {reduction == TRAIN_MEAN ? scale : nullptr, reduction, loss_parts, &done[1],
                                    finish_after ? nullptr : loss};
-    switch (on_chip || bulk ? -1 : train_class(cols)) {
+    switch (held >= 0 || on_chip || bulk ? -1 : train_class(cols)) {
 #define CLS_CASE(c, maxc, fpt, tpr, block)                                                                        \
     case c:                                                                                                       \
-        if (vec) launch_classifier<T, VW, fpt, tpr, block>(logits, targets, losses, rows, cols, ignore_index, fin, xt, loss_parts, stream); \
-        else launch_classifier<T, 1, fpt, tpr, block>(logits, targets, losses, rows, cols, ignore_index, fin, xt, loss_parts, stream);      \
+        launch_classifier<T>(vec ? classifier_registers_kernel<T, VW, fpt, tpr, block>                                 \
+                                 : classifier_registers_kernel<T, 1, fpt, tpr, block>,                                 \
+                             block, tpr, logits, targets, losses, rows, cols, ignore_index, fin, xt, loss_parts, stream); \
         break;
         TRAIN_CLASSES(CLS_CASE)
 #undef CLS_CASE
     default:
+        if constexpr (sizeof(T) == 2) {
+            if (held >= 0) {
+                classifier_rows16<T>(held, logits, targets, losses, rows, cols, ignore_index, fin, xt, loss_parts, stream);
+                break;
+            }
+        }
         if (bulk) {
             classifier_bulk<T>(bulk, bseg, logits, targets, losses, rows, cols, ignore_index, fin, stream);
             break;

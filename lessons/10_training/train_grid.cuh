@@ -363,6 +363,9 @@ typedef struct {
 unsigned *train_sync_counters(long long count);
 /* Whether long rows may go on chip (train_set_long_rows). */
 int train_long_on_chip(void);
+/* Whether long rows go where they pay (TRAIN_LONG_AUTO), not where a
+ * test forces them. */
+int train_long_auto(void);
 /* How many CTAs of kernel k (TRAIN_GRID_BLOCK threads, TRAIN_GRID_SMEM of
  * shared memory) the GPU holds at once; opts k in to that shared memory. */
 long long train_grid_resident(const void *k);

@@ -72,6 +72,7 @@ long long train_grid_resident(const void *k)
 static train_long_rows long_mode = TRAIN_LONG_AUTO;
 void train_set_long_rows(train_long_rows mode) { long_mode = mode; }
 int train_long_on_chip(void) { return long_mode != TRAIN_LONG_SPLIT; }
+int train_long_auto(void) { return long_mode == TRAIN_LONG_AUTO; }
 
 /* A kernel of this file's build, for the target the GPU runs. */
 __global__ void train_target_probe(void) {}

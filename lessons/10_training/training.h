@@ -130,6 +130,10 @@ int train_cluster_size(train_kernel k, long long rows, long long cols);
  * floats or 8 16-bit values, the logits 16-byte aligned), in the
  * long-row mode set now; 0 where it does not take them. */
 int classifier_bulk_size(long long rows, long long cols, dtype t);
+/* Whether the classifier holds rows x cols of 16-bit logits (t float16
+ * or bfloat16) in an aligned view as loaded, one row per block: rows of
+ * 1025 to 32768 elements, past 8192 by default and with a row per SM. */
+int classifier_rows_held(long long rows, long long cols, dtype t);
 /* The elements of each of those c blocks' pieces (whole 16-byte vectors;
  * the last piece may be shorter). */
 long long classifier_bulk_seg(long long cols, int c, dtype t);
