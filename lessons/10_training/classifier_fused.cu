@@ -438,7 +438,12 @@ classifier_rows16_kernel(T *logits, const int *__restrict__ targets, float *__re
  * already run at 94 % in the kernel above). 32768 in 512 threads of 64
  * elements: 61 registers, two blocks and 128 KB of row per SM; in 1024
  * threads of 32 (55 registers, one block) 79.7 % against 93.4 (H100, the
- * same runs). */
+ * same runs). Longer rows keep the bulk-loaded clusters: held as loaded
+ * in clusters of 2, 4 and 8 such blocks, meeting through lesson 8's
+ * fx_cluster_exchange, float16 ran at 83.9-84.1 / 83.0-83.5 / 81.3-81.4 %
+ * at 2^16 / 2^17 / 2^18 against their 89.1-89.2 / 87.0-87.8 / 85.5-85.8
+ * (H100, 2026-11-27, two runs each): three 64 KB pieces in flight per SM
+ * against two. */
 #define CLS_ROWS16_CLASSES(X) \
     X(0, 2048, 16, 128)       \
     X(1, 4096, 16, 256)       \
