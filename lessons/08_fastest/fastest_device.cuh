@@ -178,6 +178,69 @@ __device__ __forceinline__ float fx_exp(float x)
 #endif
     }
 }
+
+/* The blocks per SM that a kernel holding 16-bit rows as loaded caps its
+ * registers for (__launch_bounds__, sm_90): its FPT / 2 words and `extra`
+ * registers more (pointers, m, d, the loop), rounded up to the 8
+ * registers a thread is given at a time, within 64K registers and 2048
+ * threads an SM. */
+static constexpr int fx_rows16_min_blocks(int fpt, int block, int extra)
+{
+    return 65536 / (block * ((fpt / 2 + extra + 7) / 8 * 8)) < 2048 / block
+               ? 65536 / (block * ((fpt / 2 + extra + 7) / 8 * 8))
+               : 2048 / block;
+}
+
+/* A 16-bit row held as loaded, one row per block of BLOCK threads
+ * (path1_2_rows.cu's fastest_rows16_kernel, lesson 10's classifier):
+ * this thread's words are vectors k = i * BLOCK + threadIdx.x of the
+ * row's nvec, four 32-bit words (8 elements) each, and pad (two -inf)
+ * past the row. Every load is issued before any word is used. Why C++
+ * references to arrays: the words stay a register array of compile-time
+ * size. */
+template <int ITEMS, int BLOCK, class T>
+__device__ __forceinline__ void fx_words16_load(const T *r, int nvec, unsigned pad, unsigned (&w)[ITEMS][4])
+{
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        const int k = i * BLOCK + (int)threadIdx.x;
+        if (k < nvec) {
+            vec16_load_words<8>(r + (long long)k * 8, w[i]);
+        } else {
+#pragma unroll
+            for (int j = 0; j < 4; j++) w[i][j] = pad;
+        }
+    }
+}
+
+/* The largest of this thread's words, found in 16 bits (exact), widened. */
+template <int ITEMS, class T>
+__device__ __forceinline__ float fx_words16_max(const unsigned (&w)[ITEMS][4], unsigned pad, const T *tag)
+{
+    unsigned mw = pad;
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) mw = fx_max2(mw, w[i][j], tag);
+    const float2 mf = vec16_widen2(mw, tag);
+    return fmaxf(mf.x, mf.y);
+}
+
+/* The sum of exp(x - shift) over this thread's words, each pair widened. */
+template <int ITEMS, class T>
+__device__ __forceinline__ float fx_words16_sum_exp(const unsigned (&w)[ITEMS][4], float shift, const T *tag)
+{
+    float d = 0.0f;
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const float2 f = vec16_widen2(w[i][j], tag);
+            d += fx_exp<T>(f.x - shift);
+            d += fx_exp<T>(f.y - shift);
+        }
+    return d;
+}
 template <class T, int N>
 __device__ __forceinline__ online_md fx_push(online_md s, const float *v)
 {

@@ -117,7 +117,8 @@ fastest_rows_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
  * does, in the same order; the 16-bit max is the same value (both keep
  * the larger of two numbers and the number beside a NaN), so the same
  * bits come out. Aligned views only (VEC 8, no peel), one row per block.
- * fx_max2 is in fastest_device.cuh (lesson 10's classifier uses it too). */
+ * The three passes' helpers (fx_words16_*) are in fastest_device.cuh:
+ * lesson 10's classifier holds its 16-bit rows the same way. */
 /* Blocks per SM the registers are capped for: the words (FPT / 2) and 16
  * more for the row's pointers, m, d and the loop, rounded up to the 8
  * registers a thread is given at a time, within 64K registers and 2048
@@ -129,13 +130,7 @@ fastest_rows_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #define FX_ROWS16_MIN_BLOCKS(FPT, BLOCK) 0
 #else
-static constexpr int fx_rows16_min_blocks(int fpt, int block)
-{
-    return 65536 / (block * ((fpt / 2 + 16 + 7) / 8 * 8)) < 2048 / block
-               ? 65536 / (block * ((fpt / 2 + 16 + 7) / 8 * 8))
-               : 2048 / block;
-}
-#define FX_ROWS16_MIN_BLOCKS(FPT, BLOCK) fx_rows16_min_blocks(FPT, BLOCK)
+#define FX_ROWS16_MIN_BLOCKS(FPT, BLOCK) fx_rows16_min_blocks(FPT, BLOCK, 16) /* fastest_device.cuh */
 #endif
 
 template <int FPT, int BLOCK, class T>
@@ -152,34 +147,10 @@ fastest_rows16_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y,
     for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
         const T *xr = x + row * ldx;
         unsigned w[ITEMS][4];
-#pragma unroll
-        for (int i = 0; i < ITEMS; i++) {
-            const int k = i * BLOCK + (int)threadIdx.x;
-            if (k < nvec) {
-                vec16_load_words<8>(xr + (long long)k * 8, w[i]);
-            } else {
-#pragma unroll
-                for (int j = 0; j < 4; j++) w[i][j] = pad;
-            }
-        }
-        unsigned mw = pad;
-#pragma unroll
-        for (int i = 0; i < ITEMS; i++)
-#pragma unroll
-            for (int j = 0; j < 4; j++) mw = fx_max2(mw, w[i][j], x);
-        const float2 mf = vec16_widen2(mw, x);
-        float m = fmaxf(mf.x, mf.y); /* all -inf row: NaN below, as the kernel above */
-        m = row_reduce<BLOCK>(m, red_m, op_max());
-        float d = 0.0f;
-#pragma unroll
-        for (int i = 0; i < ITEMS; i++)
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const float2 f = vec16_widen2(w[i][j], x);
-                d += fx_exp<T>(f.x - m);
-                d += fx_exp<T>(f.y - m);
-            }
-        d = row_reduce<BLOCK>(d, red_d, op_sum());
+        fx_words16_load<ITEMS, BLOCK>(xr, nvec, pad, w);
+        /* all -inf row: NaN below, as the kernel above */
+        const float m = row_reduce<BLOCK>(fx_words16_max(w, pad, x), red_m, op_max());
+        const float d = row_reduce<BLOCK>(fx_words16_sum_exp(w, m, x), red_d, op_sum());
         const float scale = 1.0f / d;
         T *yr = y + row * ldy;
 #pragma unroll

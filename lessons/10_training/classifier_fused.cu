@@ -210,6 +210,29 @@ __device__ __forceinline__ float classifier_grad(float p, bool is_t, bool ignore
     return (p - (is_t ? 1.0f : 0.0f)) * dloss;
 }
 
+/* A row's loss by the rules of training.h: 0 for an ignored row, NaN for
+ * a target out of range. */
+__device__ __forceinline__ float classifier_row_loss(bool ignored, bool bad, float m, float d, float xt)
+{
+    return ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(m, d, xt);
+}
+
+/* The end of a kernel of rows in registers: the block's part of the
+ * reduced loss (mine: the losses this thread wrote; any thread may hold a
+ * row's), then, with fin->loss, the last block's total. red: 32 floats of
+ * shared memory that a slow warp may still be reading. */
+template <int BLOCK>
+__device__ __forceinline__ void classifier_block_finish(float mine, const classifier_finish *fin, float *red)
+{
+    __syncthreads();
+    mine = row_reduce<BLOCK>(mine, red, op_sum());
+    if (threadIdx.x == 0) fin->parts[blockIdx.x] = mine;
+    float total;
+    if (fin->loss && last_block_sum<BLOCK>(fin->parts, gridDim.x, fin->done, gridDim.x, red, &total) &&
+        threadIdx.x == 0)
+        *fin->loss = classifier_reduced(total, fin->reduction, fin->scale);
+}
+
 /* Rows in registers. Per element only what the forward softmax does
  * (widen, max, exp, sum, scale, narrow) and one select: the row's rules
  * (ignored, target out of range) are folded into a scale or a fixed
@@ -306,20 +329,12 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
         train_store<VEC, FPT, TPR>(xr, cols, sub, live, v);
         if (!PICK && owner) elem_store(xr + t, (fx_exp<T>(xt - m) * inv - 1.0f) * dloss); /* p - 1 first: no cancellation */
         if (live && (plain && !PICK ? owner : sub == 0)) {
-            const float l = ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(m, d, xt);
+            const float l = classifier_row_loss(ignored, bad, m, d, xt);
             losses[row] = l;
             mine += l;
         }
     }
-    /* The block's part of the reduced loss (any thread may hold a row's
-     * loss), then the last block's total. */
-    __syncthreads(); /* a slow warp may still read red_sum */
-    mine = row_reduce<BLOCK>(mine, red_sum, op_sum());
-    if (threadIdx.x == 0) fin.parts[blockIdx.x] = mine;
-    float total;
-    if (fin.loss && last_block_sum<BLOCK>(fin.parts, gridDim.x, fin.done, gridDim.x, red_sum, &total) &&
-        threadIdx.x == 0)
-        *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
+    classifier_block_finish<BLOCK>(mine, &fin, red_sum);
 }
 
 /* ---- 16-bit rows held as loaded -------------------------------------------
@@ -340,16 +355,8 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
  * 96.3-96.5, 32768 90.1-90.3 -> 93.4; bfloat16 within half a point. */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #define CLS_ROWS16_MIN_BLOCKS(FPT, BLOCK) 0 /* measured on sm_90, as CLS_REG_MIN_BLOCKS */
-#else
-/* the words and 24 more registers (pointers, the target, m, d, the loss),
- * in steps of 8, within 64K registers and 2048 threads an SM */
-static constexpr int cls_rows16_min_blocks(int fpt, int block)
-{
-    return 65536 / (block * ((fpt / 2 + 24 + 7) / 8 * 8)) < 2048 / block
-               ? 65536 / (block * ((fpt / 2 + 24 + 7) / 8 * 8))
-               : 2048 / block;
-}
-#define CLS_ROWS16_MIN_BLOCKS(FPT, BLOCK) cls_rows16_min_blocks(FPT, BLOCK)
+#else /* the words and 24 registers more: pointers, the target, m, d, the loss (lesson 8's rule) */
+#define CLS_ROWS16_MIN_BLOCKS(FPT, BLOCK) fx_rows16_min_blocks(FPT, BLOCK, 24)
 #endif
 template <class T, int FPT, int BLOCK>
 __global__ void __launch_bounds__(BLOCK, CLS_ROWS16_MIN_BLOCKS(FPT, BLOCK))
@@ -372,35 +379,11 @@ classifier_rows16_kernel(T *logits, const int *__restrict__ targets, float *__re
         const bool owner = plain && (t / 8) % BLOCK == (int)threadIdx.x; /* its words hold column t */
         T *xr = logits + row * cols;
         unsigned w[ITEMS][4];
-#pragma unroll
-        for (int i = 0; i < ITEMS; i++) {
-            const int k = i * BLOCK + (int)threadIdx.x;
-            if (k < nvec) {
-                vec16_load_words<8>(xr + (long long)k * 8, w[i]);
-            } else {
-#pragma unroll
-                for (int j = 0; j < 4; j++) w[i][j] = pad;
-            }
-        }
+        fx_words16_load<ITEMS, BLOCK>(xr, nvec, pad, w); /* lesson 8's three passes (fastest_device.cuh) */
         float xt = 0.0f;
         if (owner) xt = elem_load(xr + t); /* after the row's loads */
-        unsigned mw = pad;
-#pragma unroll
-        for (int i = 0; i < ITEMS; i++)
-#pragma unroll
-            for (int j = 0; j < 4; j++) mw = fx_max2(mw, w[i][j], logits);
-        const float2 mf = vec16_widen2(mw, logits);
-        const float m = row_reduce<BLOCK>(fmaxf(mf.x, mf.y), red_max, op_max());
-        float d = 0.0f;
-#pragma unroll
-        for (int i = 0; i < ITEMS; i++)
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const float2 f = vec16_widen2(w[i][j], logits);
-                d += fx_exp<T>(f.x - m);
-                d += fx_exp<T>(f.y - m);
-            }
-        d = row_reduce<BLOCK>(d, red_sum, op_sum());
+        const float m = row_reduce<BLOCK>(fx_words16_max(w, pad, logits), red_max, op_max());
+        const float d = row_reduce<BLOCK>(fx_words16_sum_exp(w, m, logits), red_sum, op_sum());
         const float inv = 1.0f / d, scale = inv * dloss;
         const float fixed = ignored ? 0.0f : __int_as_float(0x7fc00000);
 #pragma unroll
@@ -419,18 +402,12 @@ classifier_rows16_kernel(T *logits, const int *__restrict__ targets, float *__re
         }
         if (owner) elem_store(xr + t, (fx_exp<T>(xt - m) * inv - 1.0f) * dloss); /* after its word: p - 1 */
         if (plain ? owner : threadIdx.x == 0) {
-            const float l = ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(m, d, xt);
+            const float l = classifier_row_loss(ignored, bad, m, d, xt);
             losses[row] = l;
             mine += l;
         }
     }
-    __syncthreads(); /* a slow warp may still read red_sum */
-    mine = row_reduce<BLOCK>(mine, red_sum, op_sum());
-    if (threadIdx.x == 0) fin.parts[blockIdx.x] = mine;
-    float total;
-    if (fin.loss && last_block_sum<BLOCK>(fin.parts, gridDim.x, fin.done, gridDim.x, red_sum, &total) &&
-        threadIdx.x == 0)
-        *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
+    classifier_block_finish<BLOCK>(mine, &fin, red_sum);
 }
 
 /* classifier_rows16_kernel's classes: X(class, max_cols, FPT, BLOCK),
