@@ -873,7 +873,9 @@ static void classifier_grid(const train_grid_plan *p, long long batch, T *logits
  * N = 32 85.0 -> 88.8, 64 87.3 -> 84.5, 128 86.7 -> 89.5, 256 88.1 ->
  * 91.3, 512 90.2 -> 92.9, 1024 91.3 -> 94.1, 2048 90.7 -> 92.5, 4096
  * 90.2 -> 90.8, 8192 87.7 -> 87.4 (bfloat16 the same within a point).
- * Why N = 64 loses 3 points we have not measured. */
+ * Why N = 64 loses 3 points we have not measured. On the H200 float16
+ * lost 2.5-6 points at N = 32 ... 256 between the sweeps before and
+ * after (2026-11-26, 2026-11-27; not measured apart). */
 template <class T>
 using classifier_rows_fn = void (*)(T *, const int *, float *, long long, int, int, classifier_finish);
 
