@@ -721,14 +721,14 @@ static void test_rows_held(void)
                 "%d %d %d %d / %d %d %d %d", h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]);
     snprintf(name, sizeof name, "float16 rows of 1036 (no aligned view) are not held as loaded");
     test_expect(!classifier_rows_held(sms, 1036, DTYPE_F16), name, "held");
-    const int bulk_few = classifier_bulk_size(sms, 8200, DTYPE_F16), bulk_past = classifier_bulk_size(sms, 32776, DTYPE_F16);
+    const int bulk_held = classifier_bulk_size(sms, 8200, DTYPE_F16), bulk_past = classifier_bulk_size(sms, 32776, DTYPE_F16);
     snprintf(name, sizeof name, "%lld float16 rows of 8200 take no bulk-loaded clusters (held), of 32776 clusters of 2",
              sms);
     int dev, major = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
     CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     if (major < 9) test_skip(name, "no clusters before sm_90");
-    else test_expect(bulk_few == 0 && bulk_past == 2, name, "%d and %d", bulk_few, bulk_past);
+    else test_expect(bulk_held == 0 && bulk_past == 2, name, "%d and %d", bulk_held, bulk_past);
 
     /* one length per class, and rows that end inside a thread's words */
     static const long long LENS[] = {1032, 2048, 3000, 4096, 8192, 12296, 32768};

@@ -432,8 +432,8 @@ classifier_rows16_kernel(T *logits, const int *__restrict__ targets, float *__re
 
 /* The class of 16-bit rows x cols (an aligned view) held as loaded, or -1
  * where they take the other paths: rows past CLS_ON_CHIP_FROM only by
- * default (TRAIN_LONG_AUTO) and only with a row for every SM, as lesson
- * 8's bulk-loaded clusters of one CTA. */
+ * default (TRAIN_LONG_AUTO) and only with a row for every SM, the rule
+ * of the bulk-loaded clusters (classifier_bulk_shape) they replace. */
 static int classifier_rows16_class(long long rows, long long cols)
 {
     if (cols <= CLS_ROWS16_FROM || cols > CLS_ROWS16_MAX_COLS) return -1;
@@ -876,6 +876,8 @@ static void classifier_grid(const train_grid_plan *p, long long batch, T *logits
  * Why N = 64 loses 3 points we have not measured. On the H200 float16
  * lost 2.5-6 points at N = 32 ... 256 between the sweeps before and
  * after (2026-11-26, 2026-11-27; not measured apart). */
+/* The row kernels' pointer type (an alias template: it depends on the
+ * storage type T). */
 template <class T>
 using classifier_rows_fn = void (*)(T *, const int *, float *, long long, int, int, classifier_finish);
 
