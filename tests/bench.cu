@@ -577,6 +577,18 @@ static void usage_error(const char *arg)
     exit(2);
 }
 
+/* --cols: a comma list of positive row lengths, nothing else. */
+static int cols_list_ok(const char *list)
+{
+    for (const char *c = list;;) {
+        char *end;
+        if (!isdigit((unsigned char)*c) || strtoll(c, &end, 10) <= 0) return 0;
+        if (*end == '\0') return 1;
+        if (*end != ',') return 0;
+        c = end + 1;
+    }
+}
+
 /* --cols: keeps the shapes whose N is in the comma list, in their order;
  * a list that names no length of the sweep is a usage error. */
 static int keep_cols(long long shapes[][3], int n, const char *list)
@@ -614,6 +626,7 @@ int main(int argc, char **argv)
             if (only < 1) usage_error(argv[i]);
         } else if (!strcmp(argv[i], "--cols") && i + 1 < argc) {
             cols_only = argv[++i];
+            if (!cols_list_ok(cols_only)) usage_error(cols_only);
         } else if (!strcmp(argv[i], "--shape") && i + 1 < argc) {
             i++;
             if (sscanf(argv[i], "%lldx%lld", &prof_rows, &prof_cols) != 2 || prof_rows < 1 ||
