@@ -762,6 +762,8 @@ static void test_rows_held(void)
         }
         /* special rows, each with the target that exercises it */
         const long long n = 2056;
+        snprintf(name, sizeof name, "%s rows at 3 x %lld are held as loaded", dtype_name(t), n);
+        test_expect(classifier_rows_held(3, n, t), name, "not held");
         for (int r = 0; r < NSPECIAL; r++) {
             float *x = (float *)malloc(3 * n * sizeof(float));
             int tg[3] = {1, 0, (int)(n - 3)};
@@ -778,6 +780,7 @@ static void test_rows_held(void)
     /* 4100 rows: 4100 blocks, past the 4096 that finish the loss
      * themselves (their parts go to the loss kernel after) */
     const long long rows = 4100, n = 1040;
+    test_expect(classifier_rows_held(rows, n, DTYPE_F16), "f16 rows at 4100 x 1040 are held as loaded", "not held");
     float *x = (float *)malloc(rows * n * sizeof(float));
     int *tg = (int *)malloc(rows * sizeof(int));
     inputs_fill(x, rows, n, INPUT_NORMAL, 2600);

@@ -241,6 +241,30 @@ __device__ __forceinline__ float fx_words16_sum_exp(const unsigned (&w)[ITEMS][4
         }
     return d;
 }
+
+/* Stores this thread's words to row r as exp(x - shift) * scale, rounded
+ * once to T; a row that is not `live` gets `fixed` in every element
+ * (lesson 10's ignored rows and targets out of range; path 2 passes
+ * true, and the select folds away). */
+template <int ITEMS, int BLOCK, class T>
+__device__ __forceinline__ void fx_words16_store(T *r, int nvec, const unsigned (&w)[ITEMS][4], float shift,
+                                                 float scale, bool live, float fixed)
+{
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        const int k = i * BLOCK + (int)threadIdx.x;
+        if (k < nvec) {
+            unsigned o[4];
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const float2 f = vec16_widen2(w[i][j], r);
+                o[j] = vec16_narrow2(live ? fx_exp<T>(f.x - shift) * scale : fixed,
+                                     live ? fx_exp<T>(f.y - shift) * scale : fixed, r);
+            }
+            vec16_store_words<8>(r + (long long)k * 8, o);
+        }
+    }
+}
 template <class T, int N>
 __device__ __forceinline__ online_md fx_push(online_md s, const float *v)
 {

@@ -152,20 +152,7 @@ fastest_rows16_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y,
         const float m = row_reduce<BLOCK>(fx_words16_max(w, pad, x), red_m, op_max());
         const float d = row_reduce<BLOCK>(fx_words16_sum_exp(w, m, x), red_d, op_sum());
         const float scale = 1.0f / d;
-        T *yr = y + row * ldy;
-#pragma unroll
-        for (int i = 0; i < ITEMS; i++) {
-            const int k = i * BLOCK + (int)threadIdx.x;
-            if (k < nvec) {
-                unsigned o[4];
-#pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    const float2 f = vec16_widen2(w[i][j], x);
-                    o[j] = vec16_narrow2(fx_exp<T>(f.x - m) * scale, fx_exp<T>(f.y - m) * scale, x);
-                }
-                vec16_store_words<8>(yr + (long long)k * 8, o);
-            }
-        }
+        fx_words16_store<ITEMS, BLOCK>(y + row * ldy, nvec, w, m, scale, true, 0.0f);
     }
 }
 

@@ -386,20 +386,7 @@ classifier_rows16_kernel(T *logits, const int *__restrict__ targets, float *__re
         const float d = row_reduce<BLOCK>(fx_words16_sum_exp(w, m, logits), red_sum, op_sum());
         const float inv = 1.0f / d, scale = inv * dloss;
         const float fixed = ignored ? 0.0f : __int_as_float(0x7fc00000);
-#pragma unroll
-        for (int i = 0; i < ITEMS; i++) {
-            const int k = i * BLOCK + (int)threadIdx.x;
-            if (k < nvec) {
-                unsigned o[4];
-#pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    const float2 f = vec16_widen2(w[i][j], logits);
-                    o[j] = vec16_narrow2(plain ? fx_exp<T>(f.x - m) * scale : fixed,
-                                         plain ? fx_exp<T>(f.y - m) * scale : fixed, logits);
-                }
-                vec16_store_words<8>(xr + (long long)k * 8, o);
-            }
-        }
+        fx_words16_store<ITEMS, BLOCK>(xr, nvec, w, m, scale, plain, fixed); /* in place: the row is in w */
         if (owner) elem_store(xr + t, (fx_exp<T>(xt - m) * inv - 1.0f) * dloss); /* after its word: p - 1 */
         if (plain ? owner : threadIdx.x == 0) {
             const float l = classifier_row_loss(ignored, bad, m, d, xt);
