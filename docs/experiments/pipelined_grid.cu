@@ -102,6 +102,7 @@ __global__ void __launch_bounds__(BLOCK) pipe_kernel(const float *__restrict__ x
             if (threadIdx.x == 0) {
                 wr[piece] = R;
                 fx_grid_arrive_wait(&sync[row], (unsigned)pieces);
+                fx_grid_leave(&sync[row], fx_grid_count_out(&sync[row]), (unsigned)pieces);
             }
             __syncthreads();
             online_md q = online_md_identity();

@@ -52,15 +52,31 @@ __device__ __forceinline__ void fx_grid_ticket(unsigned *counter, unsigned *tick
 }
 
 /* Thread 0 of a CTA, after writing its piece's state: counts itself in at
- * *count (the state visible GPU-wide before the count), waits until all
- * `pieces` CTAs of the row have, then counts out; the last of the row's
- * 2 x pieces counts leaves *count at 0, when no CTA of the row is still
- * reading it. */
+ * *count (the state visible GPU-wide before the count) and waits until
+ * all `pieces` CTAs of the row have. */
 __device__ __forceinline__ void fx_grid_arrive_wait(unsigned *count, unsigned pieces)
 {
     fx_add_release(count, 1u);
     while (fx_load_acquire(count) < pieces) __nanosleep(32);
-    if (atomicAdd(count, 1u) == 2u * pieces - 1u) *count = 0;
+}
+
+/* Thread 0, once past the wait: counts the CTA out, and at the kernel's
+ * end, fx_grid_leave: the last of the row's 2 x pieces counts puts *count
+ * back to 0, when no CTA of the row still waits on it. The add returns
+ * the count from L2, a round trip; only fx_grid_leave uses it, so the
+ * trip overlaps the CTA's way out. Counting out inside the wait, before
+ * the block's barrier, held every thread of the CTA for that trip: % of
+ * copy, path 3g, in the wait -> deferred (2026-11-27, two runs each):
+ * H200 64 x 2^20 77.8-77.9 -> 78.7, 32 x 2^21 74.7 -> 76.1, 8 x 2^23
+ * 62.6-62.7 -> 63.2-63.3; H100 64 x 2^20 88.0-88.2 -> 88.3-88.7,
+ * 8 x 2^23 72.9-73.0 -> 73.4-73.5. */
+__device__ __forceinline__ unsigned fx_grid_count_out(unsigned *count)
+{
+    return atomicAdd(count, 1u);
+}
+__device__ __forceinline__ void fx_grid_leave(unsigned *count, unsigned before, unsigned pieces)
+{
+    if (before == 2u * pieces - 1u) *count = 0;
 }
 
 #endif

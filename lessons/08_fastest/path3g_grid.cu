@@ -66,7 +66,7 @@ fastest_grid_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     online_md *wr = work + row * pieces;
     if (threadIdx.x == 0) {
         wr[piece] = b;
-        fx_grid_arrive_wait(&sync[1 + row], (unsigned)pieces); /* count in, wait for the row, count out */
+        fx_grid_arrive_wait(&sync[1 + row], (unsigned)pieces); /* count in, wait for the row */
     }
     __syncthreads(); /* thread 0's acquire covers the block's reads after the barrier */
     /* Every warp merging all P states itself (no second block-wide merge)
@@ -78,9 +78,11 @@ fastest_grid_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
         q = online_md_merge(q, o);
     }
     const online_md R = online_md_row_merge<BLOCK>(q, red_m, red_d);
+    const unsigned before = threadIdx.x == 0 ? fx_grid_count_out(&sync[1 + row]) : 0u;
     T *yr = y + row * ldy;
     fx_piece_write<VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, R,
                                           has_extra ? yr + fx_extra_at<T>(cut, threadIdx.x) : nullptr);
+    if (threadIdx.x == 0) fx_grid_leave(&sync[1 + row], before, (unsigned)pieces);
 }
 
 /* A path 3g kernel over storage type T (float: lesson 8; 16-bit: lesson 9). */

@@ -589,8 +589,9 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     const bool owner = !ignored && !bad && owner_t<VEC, B>(t - begin, len);
     const float xt = owner ? elem_load(xs + (t - begin)) : 0.0f;
     s = online_md_row_merge<B>(s, red_m, red_d);
-    const online_md r =
-        train_onchip_exchange<CLUSTER>(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m, red_d);
+    unsigned before = 0;
+    const online_md r = train_onchip_exchange<CLUSTER>(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m,
+                                                       red_d, &before);
     const float dloss = classifier_dloss(&fin);
     classifier_onchip_store<VEC, TRAIN_GRID_FPT, T, B>(xs, len, v, srow, m_regs, r, dloss, ignored, bad, chunk_shift);
     if (owner) { /* p - 1 first: no cancellation */
@@ -607,7 +608,7 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
             threadIdx.x == 0)
             *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
     }
-    train_onchip_leave<CLUSTER>();
+    train_onchip_leave<CLUSTER>(&sync[1 + row], before, pieces);
 }
 
 /* Long rows of aligned logits, each CTA's piece loaded by bulk copies
@@ -920,6 +921,51 @@ static void classifier_rows16(int c, T *logits, const int *targets, float *losse
     }
 }
 
+/* 16-bit rows of up to 256 elements: classifier_registers_kernel with
+ * more elements a thread than TRAIN_CLASSES gives them (8: one 16-byte
+ * vector), so more bytes in flight per SM. X(class, max_cols, FPT, TPR,
+ * BLOCK). % of the 16-bit copy, float16 (bfloat16 within 2 points),
+ * bench --lesson 10, two runs each, 2026-11-27, 8 elements a thread -> 16
+ * -> 32 (rows of 1, 2, 4 ... lanes fewer each time):
+ *   H200: N = 32 73.7-75.1 -> 81.4-81.7 -> 52.0-52.5,
+ *         64 68.6-69.1 -> 81.7-83.0 -> 70.7-71.3,
+ *         128 72.8-73.2 -> 79.7-81.5 -> 85.6-86.2,
+ *         256 75.0-75.1 -> 82.3-83.6 -> 82.1-83.5.
+ * Each length takes its best; float rows keep TRAIN_CLASSES (within half
+ * a point in the same runs). */
+#define CLS_SHORT16_CLASSES(X)  \
+    X(0, 32, 16, 2, 128)        \
+    X(1, 64, 16, 4, 128)        \
+    X(2, 128, 32, 4, 128)       \
+    X(3, 256, 16, 16, 128)
+
+static int cls_short16_class(long long cols)
+{
+#define CLS_SHORT16_OF(c, maxc, fpt, tpr, block) \
+    if (cols <= (maxc)) return c;
+    CLS_SHORT16_CLASSES(CLS_SHORT16_OF)
+#undef CLS_SHORT16_OF
+    return -1;
+}
+
+template <class T>
+static void classifier_short16(int c, bool vec, T *logits, const int *targets, float *losses, long long rows,
+                               long long cols, int ignore_index, classifier_finish fin, float *block_parts,
+                               float *loss_parts, cudaStream_t stream)
+{
+    switch (c) {
+#define CLS_SHORT16_CASE(c, maxc, fpt, tpr, block)                                                                 \
+    case c:                                                                                                       \
+        launch_classifier<T>(vec ? classifier_registers_kernel<T, 8, fpt, tpr, block>                             \
+                                 : classifier_registers_kernel<T, 1, fpt, tpr, block>,                            \
+                             block, tpr, logits, targets, losses, rows, cols, ignore_index, fin, block_parts,     \
+                             loss_parts, stream);                                                                 \
+        break;
+        CLS_SHORT16_CLASSES(CLS_SHORT16_CASE)
+#undef CLS_SHORT16_CASE
+    }
+}
+
 /* T: float, __half or __nv_bfloat16. VW: the elements of a 16-byte vector
  * (4 floats, 8 16-bit values). */
 template <class T>
@@ -985,7 +1031,8 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     const bool finish_after = !bulk && splits != 0 && !(on_chip && rows <= CLS_ON_CHIP_FINISH_ROWS);
     const classifier_finish fin = {reduction == TRAIN_MEAN ? scale : nullptr, reduction, loss_parts, &done[1],
                                    finish_after ? nullptr : loss};
-    switch (held >= 0 || on_chip || bulk ? -1 : train_class(cols)) {
+    const int short16 = sizeof(T) == 2 ? cls_short16_class(cols) : -1;
+    switch (short16 >= 0 ? -1 : held >= 0 || on_chip || bulk ? -1 : train_class(cols)) {
 #define CLS_CASE(c, maxc, fpt, tpr, block)                                                                        \
     case c:                                                                                                       \
         launch_classifier<T>(vec ? classifier_registers_kernel<T, VW, fpt, tpr, block>                                 \
@@ -996,6 +1043,11 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
 #undef CLS_CASE
     default:
         if constexpr (sizeof(T) == 2) {
+            if (short16 >= 0) {
+                classifier_short16<T>(short16, vec, logits, targets, losses, rows, cols, ignore_index, fin, xt,
+                                      loss_parts, stream);
+                break;
+            }
             if (held >= 0) {
                 classifier_rows16<T>(held, logits, targets, losses, rows, cols, ignore_index, fin, xt, loss_parts, stream);
                 break;

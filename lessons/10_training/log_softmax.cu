@@ -90,11 +90,12 @@ log_softmax_grid_kernel(const float *__restrict__ x, float *__restrict__ out, lo
     online_md s = train_onchip_load<VEC, TRAIN_GRID_FPT, true, float, false, B>(x + row * cols + begin, len, v, srow,
                                                                                 -INFINITY);
     s = online_md_row_merge<B>(s, red_m, red_d);
-    const online_md r =
-        train_onchip_exchange<CLUSTER>(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m, red_d);
+    unsigned before = 0;
+    const online_md r = train_onchip_exchange<CLUSTER>(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m,
+                                                       red_d, &before);
     const log_softmax_op op = {r.m, logf(r.d)};
     train_onchip_store<VEC, TRAIN_GRID_FPT, float, log_softmax_op, B>(out + row * cols + begin, len, v, srow, op);
-    train_onchip_leave<CLUSTER>();
+    train_onchip_leave<CLUSTER>(&sync[1 + row], before, pieces);
 }
 
 /* The on-chip plan for rows x cols (false: the pieces do not fit), in

@@ -165,7 +165,8 @@ backward_grid_kernel(const float *__restrict__ y, const float *dy, float *dx, lo
         for (int j = 0; j < VEC; j++) s += u[j] * w[j];
     }
     s = row_reduce<TRAIN_GRID_BLOCK>(s, red, op_sum());
-    const float S = train_grid_exchange_sum(s, work + row * pieces, piece, pieces, &sync[1 + row], red);
+    unsigned before = 0;
+    const float S = train_grid_exchange_sum(s, work + row * pieces, piece, pieces, &sync[1 + row], red, &before);
     /* dx may be dy: this CTA read its whole piece of dy before the exchange */
     const int nvec_r = (len < BACKWARD_GRID_RCAP ? len : BACKWARD_GRID_RCAP) / VEC;
 #pragma unroll
@@ -186,6 +187,7 @@ backward_grid_kernel(const float *__restrict__ y, const float *dy, float *dx, lo
         for (int j = 0; j < VEC; j++) u[j] *= w[j] - S;
         store_vec<VEC>(ds + k * VEC, u);
     }
+    train_onchip_leave<false>(&sync[1 + row], before, pieces);
 }
 
 /* The on-chip plan for rows x cols (false: the pieces do not fit). */

@@ -287,7 +287,8 @@ __device__ __forceinline__ void train_onchip_store(T *dst, int len, const float 
  * never a stale L1 line. red_m, red_d: the block merge's shared arrays,
  * free again (the caller's merge is behind the barrier). */
 __device__ __forceinline__ online_md train_grid_exchange(online_md b, online_md *work, int piece, int pieces,
-                                                         unsigned *count, float *red_m, float *red_d)
+                                                         unsigned *count, float *red_m, float *red_d,
+                                                         unsigned *before)
 {
     if (threadIdx.x == 0) {
         work[piece] = b;
@@ -300,7 +301,9 @@ __device__ __forceinline__ online_md train_grid_exchange(online_md b, online_md 
         const online_md o = {w.x, w.y};
         q = online_md_merge(q, o);
     }
-    return online_md_row_merge<TRAIN_GRID_BLOCK>(q, red_m, red_d);
+    const online_md r = online_md_row_merge<TRAIN_GRID_BLOCK>(q, red_m, red_d);
+    if (threadIdx.x == 0) *before = fx_grid_count_out(count); /* used at the end: train_onchip_leave */
+    return r;
 }
 
 /* The row's (m, d) from the CTA's: through the cluster (lesson 8's
@@ -310,32 +313,43 @@ __device__ __forceinline__ online_md train_grid_exchange(online_md b, online_md 
  * never launches them (train_has_clusters). */
 template <bool CLUSTER>
 __device__ __forceinline__ online_md train_onchip_exchange(online_md b, online_md *work, int piece, int pieces,
-                                                           unsigned *count, float *red_m, float *red_d)
+                                                           unsigned *count, float *red_m, float *red_d,
+                                                           unsigned *before)
 {
     if constexpr (CLUSTER) {
+        (void)before;
 #if FX_CLUSTER_CODE
         return fx_cluster_exchange(b, pieces); /* the row's pieces are its cluster */
 #else
         return b;
 #endif
     } else {
-        return train_grid_exchange(b, work, piece, pieces, count, red_m, red_d);
+        return train_grid_exchange(b, work, piece, pieces, count, red_m, red_d, before);
     }
 }
 
 /* The end of an on-chip kernel: in a cluster, wait until no CTA reads
- * this one's state any more. */
+ * this one's state any more; in the workspace, thread 0 puts the row's
+ * counter back to 0 if its count out was the row's last (fx_grid_leave;
+ * before: what train_onchip_exchange's count out returned). */
 template <bool CLUSTER>
-__device__ __forceinline__ void train_onchip_leave(void)
+__device__ __forceinline__ void train_onchip_leave(unsigned *count, unsigned before, int pieces)
 {
+    if constexpr (CLUSTER) {
+        (void)count;
+        (void)before;
+        (void)pieces;
 #if FX_CLUSTER_CODE
-    if constexpr (CLUSTER) cooperative_groups::this_cluster().barrier_wait();
+        cooperative_groups::this_cluster().barrier_wait();
 #endif
+    } else if (threadIdx.x == 0) {
+        fx_grid_leave(count, before, (unsigned)pieces);
+    }
 }
 
 /* The same for a sum (the backward's <y, dy>). */
 __device__ __forceinline__ float train_grid_exchange_sum(float b, float *work, int piece, int pieces, unsigned *count,
-                                                         float *red)
+                                                         float *red, unsigned *before)
 {
     if (threadIdx.x == 0) {
         work[piece] = b;
@@ -344,7 +358,9 @@ __device__ __forceinline__ float train_grid_exchange_sum(float b, float *work, i
     __syncthreads();
     float q = 0.0f;
     for (int i = threadIdx.x; i < pieces; i += TRAIN_GRID_BLOCK) q += __ldcg(work + i);
-    return row_reduce<TRAIN_GRID_BLOCK>(q, red, op_sum());
+    const float r = row_reduce<TRAIN_GRID_BLOCK>(q, red, op_sum());
+    if (threadIdx.x == 0) *before = fx_grid_count_out(count); /* used at the end: train_onchip_leave<false> */
+    return r;
 }
 
 /* ---- the host side ---------------------------------------------------------- */
