@@ -67,7 +67,7 @@ __device__ __forceinline__ void fx_grid_arrive_wait(unsigned *count, unsigned pi
  * trip overlaps the CTA's way out. Counting out inside the wait, before
  * the block's barrier, held every thread of the CTA for that trip: % of
  * copy, path 3g, in the wait -> deferred (2026-11-27, two runs each):
- * H200 64 x 2^20 77.8-77.9 -> 78.7, 32 x 2^21 74.7 -> 76.1, 8 x 2^23
+ * H200 64 x 2^20 77.7-77.9 -> 78.7, 32 x 2^21 74.7 -> 76.1, 8 x 2^23
  * 62.6-62.7 -> 63.2-63.3; H100 64 x 2^20 88.0-88.2 -> 88.3-88.7,
  * 8 x 2^23 72.9-73.0 -> 73.4-73.5. */
 __device__ __forceinline__ unsigned fx_grid_count_out(unsigned *count)

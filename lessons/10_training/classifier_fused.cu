@@ -956,6 +956,7 @@ static void classifier_short16(int c, bool vec, T *logits, const int *targets, f
     switch (c) {
 #define CLS_SHORT16_CASE(c, maxc, fpt, tpr, block)                                                                 \
     case c:                                                                                                       \
+        static_assert((fpt) * (tpr) >= (maxc) && (block) % (tpr) == 0, "a class holds its longest row");           \
         launch_classifier<T>(vec ? classifier_registers_kernel<T, 8, fpt, tpr, block>                             \
                                  : classifier_registers_kernel<T, 1, fpt, tpr, block>,                            \
                              block, tpr, logits, targets, losses, rows, cols, ignore_index, fin, block_parts,     \
