@@ -922,17 +922,20 @@ static void classifier_rows16(int c, T *logits, const int *targets, float *losse
 }
 
 /* 16-bit rows of up to 256 elements: classifier_registers_kernel with
- * more elements a thread than TRAIN_CLASSES gives them (8: one 16-byte
- * vector), so more bytes in flight per SM. X(class, max_cols, FPT, TPR,
- * BLOCK). % of the 16-bit copy, float16 (bfloat16 within 2 points),
+ * more elements a thread than TRAIN_CLASSES gives them. There a thread
+ * holds 8 elements: two float4s of a float row, but one 16-byte vector of
+ * a 16-bit row, half the bytes in flight per SM. X(class, max_cols, FPT,
+ * TPR, BLOCK). % of the 16-bit copy, float16 (bfloat16 within 2 points),
  * bench --lesson 10, two runs each, 2026-11-27, 8 elements a thread -> 16
- * -> 32 (rows of 1, 2, 4 ... lanes fewer each time):
+ * -> 32 (each step halves the lanes of a row):
  *   H200: N = 32 73.7-75.1 -> 81.4-81.7 -> 52.0-52.5,
  *         64 68.6-69.1 -> 81.7-83.0 -> 70.7-71.3,
  *         128 72.8-73.2 -> 79.7-81.5 -> 85.6-86.2,
- *         256 75.0-75.1 -> 82.3-83.6 -> 82.1-83.5.
- * Each length takes its best; float rows keep TRAIN_CLASSES (within half
- * a point in the same runs). */
+ *         256 75.0-75.1 -> 82.3-83.6 -> 82.1-83.5;
+ *   H100, 8 -> the class below: N = 32 88.7-88.8 -> 89.1-89.2, 64
+ *         84.3-84.6 -> 91.2-91.5, 128 89.5-89.6 -> 92.2-92.4, 256
+ *         91.0-91.6 -> 92.2-92.5.
+ * Each length takes its best on the H200. */
 #define CLS_SHORT16_CLASSES(X)  \
     X(0, 32, 16, 2, 128)        \
     X(1, 64, 16, 4, 128)        \
