@@ -204,18 +204,24 @@ for n in "${@:2}"; do
         expect_usage_error "$L --target without a value"        "$prog" --target
         expect_usage_error "$L a --target beyond 32 bits"       "$prog" --target 4294967296
         expect_usage_error "$L --long-rows twice"               "$prog" --long-rows twice
+        expect_usage_error "$L --logits f64"                    "$prog" --logits f64
         if [ -x "$runner" ]; then
             expect_usage_error "$L --target N (out of range)"       env EMU_QUIET=1 "$runner" --rows 2 --cols 10 --target 10
             expect_usage_error "$L --target -1 (not the ignore index)" env EMU_QUIET=1 "$runner" --rows 2 --cols 10 --target -1
             for args in "--rows 5 --cols 40 --target 3 --ignore-index 3 --reduction mean" \
                         "--rows 5 --cols 40 --target -100 --reduction sum" "--rows 3 --cols 20000 --reduction sum" \
                         "--rows 3 --cols 20000 --long-rows split" "--rows 3 --cols 20000 --long-rows cluster" \
-                        "--rows 3 --cols 40000 --long-rows grid" "--rows 3 --cols 40000 --long-rows bulk"; do
+                        "--rows 3 --cols 40000 --long-rows grid" "--rows 3 --cols 40000 --long-rows bulk" \
+                        "--rows 5 --cols 40 --logits f16" "--rows 3 --cols 2000 --logits bf16" \
+                        "--rows 3 --cols 20000 --logits f16 --reduction sum" "--rows 2 --cols 33 --logits bf16"; do
                 name="lesson10 $args: its four kernels pass their checks"
+                # --logits f16 / bf16: the classifier ran on them (its line says so)
+                typed=yes
                 EMU_QUIET=1 "$runner" $args --iters 20 --warmup 1 >"$tmp/out" 2>&1
                 status=$?
-                if [ $status -eq 0 ] && [ "$(grep -c 'check *PASS' "$tmp/out")" -eq 4 ]; then pass "$name"
-                else fail "$name" "status $status: $(grep -a 'check' "$tmp/out" | tr '\n' ' ')"; fi
+                case "$args" in *--logits*) grep -q 'over the 16-bit logits' "$tmp/out" || typed=no ;; esac
+                if [ $status -eq 0 ] && [ "$(grep -c 'check *PASS' "$tmp/out")" -eq 4 ] && [ $typed = yes ]; then pass "$name"
+                else fail "$name" "status $status, 16-bit logits: $typed: $(grep -a 'check' "$tmp/out" | tr '\n' ' ')"; fi
             done
         fi
     fi

@@ -696,6 +696,36 @@ static void test_16bit(void)
     }
 }
 
+/* 16-bit rows of up to 256 elements take classes of their own, with 16
+ * or 32 elements a thread (CLS_SHORT16_CLASSES): every class, rows that
+ * fill it and rows that fill part of it, in 16-byte vectors and not, many
+ * rows per block; the program's path name says which class ran. */
+static void test_short16(void)
+{
+    static const long long S[][2] = {{300, 32}, {300, 31}, {200, 64}, {200, 57}, {150, 128},
+                                     {150, 100}, {100, 256}, {100, 250}, {70, 129}};
+    char name[300];
+    for (int tt = 0; tt < 2; tt++) {
+        const dtype st = tt ? DTYPE_BF16 : DTYPE_F16;
+        for (int s = 0; s < 9; s++) {
+            const long long rows = S[s][0], cols = S[s][1];
+            float *x = (float *)malloc(rows * cols * sizeof(float));
+            int *t = (int *)malloc(rows * sizeof(int));
+            inputs_fill(x, rows, cols, INPUT_NORMAL, 1800 + s);
+            make_targets(t, rows, cols, 1850 + s, 5, TRAIN_IGNORE_INDEX);
+            const char *path = train_path_name_typed(TRAIN_K_CLASSIFIER, rows, cols, st);
+            snprintf(name, sizeof name, "classifier_fused_typed (%s logits) at %lld x %lld, a short class (%s)",
+                     dtype_name(st), rows, cols, path);
+            if (!strstr(path, "elements each") || (!strstr(path, "16 elements") && !strstr(path, "32 elements")))
+                test_fail(name, "the path is not one of the short 16-bit classes");
+            else
+                check_classifier(name, x, t, rows, cols, TRAIN_IGNORE_INDEX, s % 2 ? TRAIN_SUM : TRAIN_MEAN, st);
+            free(x);
+            free(t);
+        }
+    }
+}
+
 /* ---- 16-bit rows held as loaded ------------------------------------------ */
 
 /* float16 and bfloat16 rows of 1025 to 32768 elements in an aligned view
@@ -898,6 +928,7 @@ int main(void)
     test_finite_differences();
     test_in_place_and_read_pass();
     test_16bit();
+    test_short16();
     test_rows_held();
     test_classifier_bulk();
     train_release(); /* memcheck's leak check: nothing left allocated */

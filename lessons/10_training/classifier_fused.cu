@@ -970,6 +970,35 @@ static void classifier_short16(int c, bool vec, T *logits, const int *targets, f
     }
 }
 
+/* The path name of the classifier's 16-bit-only paths at rows x cols
+ * (train_path_name_typed), or NULL where 16-bit rows take a path that
+ * float rows take too. */
+const char *classifier_path16(long long rows, long long cols, dtype t)
+{
+    static char name[128];
+    if (t == DTYPE_F32) return NULL;
+    switch (cls_short16_class(cols)) {
+#define CLS_SHORT16_NAME(c, maxc, fpt, tpr, block)                                                                 \
+    case c:                                                                                                       \
+        snprintf(name, sizeof name, "registers, %d lanes per row, %d elements each", tpr, fpt);                   \
+        return name;
+        CLS_SHORT16_CLASSES(CLS_SHORT16_NAME)
+#undef CLS_SHORT16_NAME
+    }
+    if (classifier_rows_held(rows, cols, t)) {
+        switch (classifier_rows16_class(rows, cols)) {
+#define CLS_ROWS16_NAME(c, maxc, fpt, block)                                                                       \
+    case c:                                                                                                       \
+        snprintf(name, sizeof name, "registers as loaded (two elements a register), one block of %d threads per row, " \
+                 "%d elements each", block, fpt);                                                                 \
+        return name;
+            CLS_ROWS16_CLASSES(CLS_ROWS16_NAME)
+#undef CLS_ROWS16_NAME
+        }
+    }
+    return NULL;
+}
+
 /* T: float, __half or __nv_bfloat16. VW: the elements of a 16-byte vector
  * (4 floats, 8 16-bit values). */
 template <class T>

@@ -13,8 +13,10 @@
  * Options of every lesson, plus --ignore-index N (default -100),
  * --reduction mean|sum (default mean), --target T (every row's target;
  * default: a column drawn from the seed for each row, every 16th row the
- * ignore index) and --long-rows on-chip|grid|cluster|bulk|split (how rows past
- * 16384 run).
+ * ignore index), --long-rows on-chip|grid|cluster|bulk|split (how rows past
+ * 16384 run) and --logits f32|f16|bf16 (the classifier's logits and
+ * gradient in that storage type, timed against a copy of the same bytes;
+ * the other three kernels are float32 only).
  * --output writes the log-softmax. The CSV rows (one per
  * kernel) carry each kernel's bound in the copy columns. */
 #include <errno.h>
@@ -46,6 +48,7 @@ typedef struct {
     train_reduction reduction;
     int target, target_set;
     train_long_rows long_rows;
+    dtype logits; /* the classifier's storage type */
 } train_options;
 
 static void usage_extra(void)
@@ -59,6 +62,8 @@ static void usage_extra(void)
            "                      per row where that pays: the default), grid (on chip, never in clusters),\n"
            "                      cluster (in clusters wherever they fit), bulk (the classifier's clusters\n"
            "                      loaded by bulk copies wherever they fit) or split (read twice), to compare\n"
+           "  --logits TYPE       the classifier's logits and gradient: f32 (the default), f16 or bf16 (lesson 9's\n"
+           "                      storage, float32 arithmetic), timed against a copy of the same bytes\n"
            "  --output FILE.npy   holds the log-softmax\n");
 }
 
@@ -90,17 +95,18 @@ static int parse_signed(const char *flag, const char *s)
  * parser); returns the new argc. */
 static int parse_train_options(int argc, char **argv, train_options *t)
 {
-    static const char *const FLAGS[] = {"--ignore-index", "--reduction", "--target", "--long-rows"};
+    static const char *const FLAGS[] = {"--ignore-index", "--reduction", "--target", "--long-rows", "--logits"};
     t->ignore_index = TRAIN_IGNORE_INDEX;
     t->reduction = TRAIN_MEAN;
     t->target = 0;
     t->target_set = 0;
     t->long_rows = TRAIN_LONG_AUTO;
+    t->logits = DTYPE_F32;
     int out = 1;
     for (int i = 1; i < argc; i++) {
         const char *value;
         /* a negative number is a value here (--ignore-index -100), another flag is not */
-        const int f = options_take(argc, argv, &i, FLAGS, 4, &value);
+        const int f = options_take(argc, argv, &i, FLAGS, 5, &value);
         if (f < 0) {
             argv[out++] = argv[i];
             continue;
@@ -119,6 +125,12 @@ static int parse_train_options(int argc, char **argv, train_options *t)
         } else if (f == 2) {
             t->target = parse_signed(FLAGS[f], value);
             t->target_set = 1;
+        } else if (f == 4) {
+            if (dtype_parse(value, &t->logits) != 0) {
+                char buf[120];
+                snprintf(buf, sizeof buf, "--logits: '%.40s' is not f32, f16 or bf16", value);
+                fail_usage(buf, NULL);
+            }
         } else {
             if (strcmp(value, "on-chip") == 0) t->long_rows = TRAIN_LONG_AUTO;
             else if (strcmp(value, "grid") == 0) t->long_rows = TRAIN_LONG_GRID;
@@ -246,6 +258,19 @@ static void run_classifier(const float *a, float *b, long long rows, long long c
     classifier_fused((float *)a, g_targets, s, s + rows, rows, cols, g_to.ignore_index, g_to.reduction, st);
 }
 
+/* The classifier on 16-bit logits (--logits f16 or bf16): A[s] holds them
+ * as stored; b, the output buffer of the copy it is timed against, is
+ * not used. */
+static void run_classifier16(const void *a, long long lda, void *b, long long ldb, long long rows, long long cols,
+                             dtype t, cudaStream_t st)
+{
+    (void)lda;
+    (void)b;
+    (void)ldb;
+    float *s = small_of((const float *)a);
+    classifier_fused_typed((void *)a, g_targets, s, s + rows, rows, cols, g_to.ignore_index, g_to.reduction, t, st);
+}
+
 typedef struct {
     const char *name, *what;
     softmax_fn run;
@@ -307,6 +332,18 @@ int main(int argc, char **argv)
         inputs_fill(ydy + n, rows, cols, INPUT_UNIFORM, o.seed + 1);
     }
     make_targets(targets, rows, cols, &o, &to);
+    /* --logits f16 / bf16: the classifier's input as stored (x rounded
+     * once), and the same widened back, exactly, for its check */
+    const dtype lt = to.logits;
+    void *h16 = NULL;
+    float *hw = NULL;
+    if (lt != DTYPE_F32) {
+        h16 = malloc(n * dtype_size(lt));
+        hw = (float *)malloc(bytes);
+        if (!h16 || !hw) fail_usage("out of host memory for this shape", NULL);
+        storage_narrow(x, h16, n, lt);
+        storage_widen(h16, hw, n, lt);
+    }
 
     /* ---- device buffers ---- */
     size_t free_b, total_b;
@@ -344,6 +381,9 @@ int main(int argc, char **argv)
            sets > 1 ? ", rotated over buffer sets so L2 starts cold" : "",
            to.target_set ? "all the same (--target)" : "from the seed, every 16th row ignored", to.ignore_index,
            to.reduction == TRAIN_MEAN ? "mean" : "sum");
+    if (lt != DTYPE_F32)
+        printf("  logits         the classifier's in %s (x rounded once; its check runs on them widened)\n",
+               lt == DTYPE_F16 ? "float16" : "bfloat16");
 
     /* ---- the bounds, measured in this process ---- */
     timing copy, readp;
@@ -361,7 +401,8 @@ int main(int argc, char **argv)
     /* once: the row in registers or on chip across blocks; else split */
     const int once_b = train_reads_once(TRAIN_K_BACKWARD, rows, cols, DTYPE_F32);
     const int once_l = train_reads_once(TRAIN_K_LOG_SOFTMAX, rows, cols, DTYPE_F32);
-    const int once_c = train_reads_once(TRAIN_K_CLASSIFIER, rows, cols, DTYPE_F32);
+    const int once_c = train_reads_once(TRAIN_K_CLASSIFIER, rows, cols, lt);
+    const double es = (double)dtype_size(lt); /* the classifier's bytes per element read or written */
     kernel_row K[4] = {
         {"softmax_backward", "dx = y * (dy - <y, dy>)", run_backward, 12.0, once_b ? 12.0 : 20.0,
          once_b ? "2 reads + 1 write" : "4 reads (y and dy twice) + 1 write (split)", "1.5 x copy", 1.5, 0},
@@ -369,20 +410,28 @@ int main(int argc, char **argv)
          once_l ? "1 read + 1 write" : "2 reads + 1 write (split)", "copy", 1.0, 0},
         {"cross_entropy_forward", "(m - x[t]) + log(d) per row", run_loss, 4.0, 4.0, "1 read, M floats out",
          "read pass", 1.0, 1},
-        {"classifier_fused", "loss, and (softmax - one_hot) * dloss over the logits", run_classifier, 8.0,
-         once_c ? 8.0 : 12.0, once_c ? "1 read + 1 write, in place" : "2 reads + 1 write, in place (split)", "copy", 1.0, 0},
+        {"classifier_fused",
+         lt == DTYPE_F32 ? "loss, and (softmax - one_hot) * dloss over the logits"
+                         : "loss, and (softmax - one_hot) * dloss over the 16-bit logits",
+         run_classifier, 2.0 * es, (once_c ? 2.0 : 3.0) * es,
+         once_c ? "1 read + 1 write, in place" : "2 reads + 1 write, in place (split)",
+         lt == DTYPE_F32 ? "copy" : "16-bit copy", 1.0, 0},
     };
     int status = 0;
-    timing T[4];
+    timing T[4], Bd[4]; /* each kernel's time and its bound's */
     char check[4][700];
+    memset(Bd, 0, sizeof Bd);
     for (int k = 0; k < 4; k++) {
+        const int typed = k == 3 && lt != DTYPE_F32; /* the classifier on 16-bit logits */
         /* inputs into every set, outputs poisoned (NaN) */
         for (int s = 0; s < sets; s++) {
-            CUDA_CHECK(cudaMemcpy(A[s], k == 0 ? ydy : x, k == 0 ? 2 * bytes : bytes, cudaMemcpyHostToDevice));
+            if (typed) CUDA_CHECK(cudaMemcpy(A[s], h16, n * dtype_size(lt), cudaMemcpyHostToDevice));
+            else CUDA_CHECK(cudaMemcpy(A[s], k == 0 ? ydy : x, k == 0 ? 2 * bytes : bytes, cudaMemcpyHostToDevice));
             CUDA_CHECK(cudaMemset(B[s], 0xFF, bytes));
             CUDA_CHECK(cudaMemset(S[s], 0xFF, (size_t)nsmall * sizeof(float)));
         }
-        K[k].run(A[0], B[0], rows, cols, 0);
+        if (typed) run_classifier16(A[0], cols, B[0], cols, rows, cols, lt, 0);
+        else K[k].run(A[0], B[0], rows, cols, 0);
         CUDA_CHECK_LAUNCH();
         CUDA_CHECK(cudaDeviceSynchronize());
         train_report r;
@@ -399,10 +448,15 @@ int main(int argc, char **argv)
                 CUDA_CHECK(cudaMemcpy(small_h, S[0], (size_t)rows * sizeof(float), cudaMemcpyDeviceToHost));
                 pass = train_check_loss(x, targets, small_h, rows, cols, to.ignore_index, &r);
             } else {
-                CUDA_CHECK(cudaMemcpy(out, A[0], bytes, cudaMemcpyDeviceToHost));
+                if (typed) { /* the gradient as stored, widened exactly */
+                    CUDA_CHECK(cudaMemcpy(h16, A[0], n * dtype_size(lt), cudaMemcpyDeviceToHost));
+                    storage_widen(h16, out, n, lt);
+                } else {
+                    CUDA_CHECK(cudaMemcpy(out, A[0], bytes, cudaMemcpyDeviceToHost));
+                }
                 CUDA_CHECK(cudaMemcpy(small_h, S[0], ((size_t)rows + 1) * sizeof(float), cudaMemcpyDeviceToHost));
-                pass = train_check_classifier(x, targets, out, small_h, small_h[rows], rows, cols, to.ignore_index,
-                                              to.reduction, DTYPE_F32, &r);
+                pass = train_check_classifier(typed ? hw : x, targets, out, small_h, small_h[rows], rows, cols,
+                                              to.ignore_index, to.reduction, lt, &r);
             }
             char desc[600];
             train_describe(&r, rows, cols, desc, sizeof desc);
@@ -418,19 +472,24 @@ int main(int argc, char **argv)
         }
 
         printf("\n  kernel         %s: %s\n", K[k].name, K[k].what);
-        printf("  path           %s\n", train_path_name((train_kernel)k, rows, cols)); /* K[] is in train_kernel's order */
+        printf("  path           %s\n", train_path_name_typed((train_kernel)k, rows, cols, lt)); /* K[] is in train_kernel's order */
         printf("  design traffic %s = %g bytes per element\n", K[k].traffic, K[k].design_bytes);
         memset(&T[k], 0, sizeof T[k]);
 #ifdef CUDA_EMU
         printf("  time           not measured: the kernel ran on the CPU emulator, where timings are "
                "not meaningful (run on a GPU for them)\n");
 #else
-        T[k] = time_runs(K[k].run, A, B, sets, rows, cols, o.warmup, o.iters);
-        const double base = K[k].read_bound ? readp.median_ms : copy.median_ms;
         timing bound = K[k].read_bound ? readp : copy;
-        bound.median_ms = base * K[k].bound_scale;
+        if (typed) { /* against a copy of the same 16-bit bytes, timed here */
+            bound = time_runs_typed(NULL, lt, (void **)A, (void **)B, sets, rows, cols, o.warmup, o.iters);
+            T[k] = time_runs_typed(run_classifier16, lt, (void **)A, (void **)B, sets, rows, cols, o.warmup, o.iters);
+        } else {
+            T[k] = time_runs(K[k].run, A, B, sets, rows, cols, o.warmup, o.iters);
+        }
+        bound.median_ms *= K[k].bound_scale;
         bound.min_ms *= K[k].bound_scale;
         bound.max_ms *= K[k].bound_scale;
+        Bd[k] = bound;
         printf("  time           %.4f ms median (min %.4f, max %.4f, %d runs after %d warm-up)\n", T[k].median_ms,
                T[k].min_ms, T[k].max_ms, T[k].runs, o.warmup);
         printf("  effective      %.1f GB/s  (%g bytes per element / time: the least such a kernel moves)\n",
@@ -438,8 +497,8 @@ int main(int argc, char **argv)
         printf("  bound          %.4f ms  (%s, same process)\n", bound.median_ms, K[k].bound);
         printf("  %% of bound     %.1f %%\n", 100.0 * bound.median_ms / T[k].median_ms);
         if (o.csv_path)
-            csv_append(o.csv_path, 10, K[k].name, rows, cols, &T[k], &bound, K[k].design_bytes,
-                       o.check ? (pass ? "yes" : "FAILED") : "no", &p);
+            csv_append_typed(o.csv_path, 10, K[k].name, rows, cols, &T[k], &bound, K[k].design_bytes,
+                             o.check ? (pass ? "yes" : "FAILED") : "no", &p, typed ? lt : DTYPE_F32);
 #endif
         printf("  check          %s\n", check[k]);
     }
@@ -448,7 +507,7 @@ int main(int argc, char **argv)
     printf("\n  %-22s %6s %10s %9s %-12s %10s  %s\n", "kernel", "B/elem", "time (ms)", "GB/s", "bound", "% of bound",
            "check");
     for (int k = 0; k < 4; k++) {
-        const double bms = (K[k].read_bound ? readp.median_ms : copy.median_ms) * K[k].bound_scale;
+        const double bms = Bd[k].median_ms;
         printf("  %-22s %6g %10.4f %9.1f %-12s %9.1f %%  %s\n", K[k].name, K[k].design_bytes, T[k].median_ms,
                K[k].least_bytes * n / (T[k].median_ms * 1e6), K[k].bound, 100.0 * bms / T[k].median_ms,
                strncmp(check[k], "PASS", 4) == 0 ? "PASS" : strncmp(check[k], "FAIL", 4) == 0 ? "FAIL" : "-");
@@ -462,6 +521,8 @@ int main(int argc, char **argv)
     }
     CUDA_CHECK(cudaFree(dt));
     train_release();
+    free(h16);
+    free(hw);
     free(x);
     free(ydy);
     free(out);

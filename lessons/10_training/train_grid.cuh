@@ -492,6 +492,8 @@ static void train_onchip_launch(const train_grid_plan *p, long long n, cudaStrea
 int backward_on_chip(long long rows, long long cols);
 int log_softmax_on_chip(long long rows, long long cols);
 int classifier_on_chip(long long rows, long long cols, dtype t);
+/* The classifier's 16-bit-only paths, by name (classifier_fused.cu). */
+const char *classifier_path16(long long rows, long long cols, dtype t);
 
 /* Rows per launch: at most 2^30 CTAs. */
 static inline long long train_grid_batch(long long pieces)

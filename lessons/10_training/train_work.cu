@@ -140,42 +140,55 @@ int train_cluster_size(train_kernel k, long long rows, long long cols)
     return c >= 2 ? c : 0;
 }
 
-const char *train_path_name(train_kernel k, long long rows, long long cols)
+const char *train_path_name_typed(train_kernel k, long long rows, long long cols, dtype t)
 {
     static char name[128];
+    if (k != TRAIN_K_CLASSIFIER) t = DTYPE_F32; /* the other kernels are float32 only */
+    const char *own = k == TRAIN_K_CLASSIFIER ? classifier_path16(rows, cols, t) : NULL;
+    if (own) return own;
+    const char *elems = t == DTYPE_F32 ? "floats" : "elements";
     int on_chip = 0; /* the classifier goes on chip from 8193 floats, the backward and log-softmax past 16384 */
-    if (k == TRAIN_K_CLASSIFIER) on_chip = classifier_on_chip(rows, cols, DTYPE_F32);
+    if (k == TRAIN_K_CLASSIFIER) on_chip = classifier_on_chip(rows, cols, t);
     else if (k != TRAIN_K_LOSS && cols > TRAIN_REG_MAX_COLS) on_chip = train_reads_once(k, rows, cols, DTYPE_F32);
-    const int bulk = k == TRAIN_K_CLASSIFIER ? classifier_bulk_size(rows, cols, DTYPE_F32) : 0;
+    const int bulk = k == TRAIN_K_CLASSIFIER ? classifier_bulk_size(rows, cols, t) : 0;
     if (bulk) {
-        const long long seg = classifier_bulk_seg(cols, bulk, DTYPE_F32);
+        const long long seg = classifier_bulk_seg(cols, bulk, t);
         if (bulk == 1)
-            snprintf(name, sizeof name, "on chip, one block per row, its %lld floats loaded by bulk copies", cols);
+            snprintf(name, sizeof name, "on chip, one block per row, its %lld %s loaded by bulk copies", cols, elems);
         else
-            snprintf(name, sizeof name, "on chip in clusters of %d blocks: pieces of %lld floats loaded by bulk copies",
-                     bulk, seg);
+            snprintf(name, sizeof name, "on chip in clusters of %d blocks: pieces of %lld %s loaded by bulk copies",
+                     bulk, seg, elems);
         return name;
     }
-    const int cluster = train_cluster_size(k, rows, cols);
+    const int cluster = t == DTYPE_F32 ? train_cluster_size(k, rows, cols) : 0;
     if (cluster) {
         const long long seg = ((cols + cluster - 1) / cluster + 7) / 8 * 8;
         snprintf(name, sizeof name, "on chip in clusters of %d blocks: pieces of %lld floats, states met in distributed shared memory",
                  cluster, seg);
         return name;
     }
-    if (on_chip)
-        return k == TRAIN_K_BACKWARD
-                   ? "on chip across blocks: pieces of up to 8192 elements of y and of dy, states met in a workspace"
-                   : "on chip across blocks: pieces of up to 16384 floats, states met in a workspace";
+    if (on_chip) {
+        if (k == TRAIN_K_BACKWARD)
+            return "on chip across blocks: pieces of up to 8192 elements of y and of dy, states met in a workspace";
+        snprintf(name, sizeof name, "on chip across blocks: pieces of up to %lld %s, states met in a workspace",
+                 (long long)TRAIN_GRID_BLOCK * TRAIN_GRID_FPT + TRAIN_GRID_SMEM / (long long)dtype_size(t), elems);
+        return name;
+    }
     switch (train_class(cols)) {
 #define TRAIN_CLASS_NAME(c, maxc, fpt, tpr, block)                                                            \
     case c:                                                                                                   \
-        snprintf(name, sizeof name, "registers, %d %s per row, %d floats each", tpr, tpr < 32 ? "lanes" : "threads", fpt); \
+        snprintf(name, sizeof name, "registers, %d %s per row, %d %s each", tpr, tpr < 32 ? "lanes" : "threads", fpt, elems); \
         return name;
         TRAIN_CLASSES(TRAIN_CLASS_NAME)
 #undef TRAIN_CLASS_NAME
     default:
         return k == TRAIN_K_LOSS ? "pieces of 32768 floats, their states merged by a second kernel: read once"
-                                 : "split: pieces of 32768 floats, one block each, read twice";
+                                 : t == DTYPE_F32 ? "split: pieces of 32768 floats, one block each, read twice"
+                                                  : "split: pieces of 32768 elements, one block each, read twice";
     }
+}
+
+const char *train_path_name(train_kernel k, long long rows, long long cols)
+{
+    return train_path_name_typed(k, rows, cols, DTYPE_F32);
 }

@@ -119,6 +119,9 @@ typedef enum { TRAIN_K_BACKWARD, TRAIN_K_LOG_SOFTMAX, TRAIN_K_LOSS, TRAIN_K_CLAS
 /* Which path kernel k takes at rows x cols (float32): "registers, 4 lanes
  * per row, 8 floats each" ... */
 const char *train_path_name(train_kernel k, long long rows, long long cols);
+/* The same for the classifier on logits of storage type t (the other
+ * kernels are float32 only, whatever t). */
+const char *train_path_name_typed(train_kernel k, long long rows, long long cols, dtype t);
 
 /* The blocks of the thread-block cluster that holds each row when kernel
  * k runs at rows x cols (float32) in the long-row mode set now; 0 when
