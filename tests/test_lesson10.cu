@@ -188,6 +188,20 @@ static void check_classifier(const char *name, const float *x32, const int *targ
     free(losses);
 }
 
+/* check_classifier on rows x cols of normal logits (seed) and targets
+ * (seed + 100, every ignore_every-th row ignored). */
+static void check_classifier_drawn(const char *name, long long rows, long long cols, unsigned long long seed,
+                                   int ignore_every, train_reduction red, dtype st)
+{
+    float *x = (float *)malloc((size_t)(rows * cols) * sizeof(float));
+    int *t = (int *)malloc((size_t)rows * sizeof(int));
+    inputs_fill(x, rows, cols, INPUT_NORMAL, seed);
+    make_targets(t, rows, cols, seed + 100, ignore_every, TRAIN_IGNORE_INDEX);
+    check_classifier(name, x, t, rows, cols, TRAIN_IGNORE_INDEX, red, st);
+    free(x);
+    free(t);
+}
+
 /* ---- shapes ------------------------------------------------------------ */
 
 static const long long SHAPES[][2] = {
@@ -672,16 +686,10 @@ static void test_16bit(void)
         const dtype st = tt ? DTYPE_BF16 : DTYPE_F16;
         for (int s = 0; s < 6; s++) {
             const long long rows = S[s][0], cols = S[s][1];
-            float *x = (float *)malloc(rows * cols * sizeof(float));
-            int *t = (int *)malloc(rows * sizeof(int));
-            inputs_fill(x, rows, cols, INPUT_NORMAL, 1500 + s);
-            make_targets(t, rows, cols, 1600 + s, 4, TRAIN_IGNORE_INDEX);
             snprintf(name, sizeof name,
                      "classifier_fused_typed (%s logits): the gradient, rounded once, in place, and the loss at %lld x %lld",
                      dtype_name(st), rows, cols);
-            check_classifier(name, x, t, rows, cols, TRAIN_IGNORE_INDEX, s % 2 ? TRAIN_SUM : TRAIN_MEAN, st);
-            free(x);
-            free(t);
+            check_classifier_drawn(name, rows, cols, 1500 + s, 4, s % 2 ? TRAIN_SUM : TRAIN_MEAN, st);
         }
         /* special rows in 16 bits: -inf, NaN, a value past float16's range (inf there) */
         float x[3 * 64];
@@ -709,19 +717,13 @@ static void test_short16(void)
         const dtype st = tt ? DTYPE_BF16 : DTYPE_F16;
         for (int s = 0; s < 9; s++) {
             const long long rows = S[s][0], cols = S[s][1];
-            float *x = (float *)malloc(rows * cols * sizeof(float));
-            int *t = (int *)malloc(rows * sizeof(int));
-            inputs_fill(x, rows, cols, INPUT_NORMAL, 1800 + s);
-            make_targets(t, rows, cols, 1850 + s, 5, TRAIN_IGNORE_INDEX);
             const char *path = train_path_name_typed(TRAIN_K_CLASSIFIER, rows, cols, st);
             snprintf(name, sizeof name, "classifier_fused_typed (%s logits) at %lld x %lld, a short class (%s)",
                      dtype_name(st), rows, cols, path);
             if (!strstr(path, "elements each") || (!strstr(path, "16 elements") && !strstr(path, "32 elements")))
                 test_fail(name, "the path is not one of the short 16-bit classes");
             else
-                check_classifier(name, x, t, rows, cols, TRAIN_IGNORE_INDEX, s % 2 ? TRAIN_SUM : TRAIN_MEAN, st);
-            free(x);
-            free(t);
+                check_classifier_drawn(name, rows, cols, 1800 + s, 5, s % 2 ? TRAIN_SUM : TRAIN_MEAN, st);
         }
     }
 }
