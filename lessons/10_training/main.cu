@@ -62,8 +62,9 @@ static void usage_extra(void)
            "                      per row where that pays: the default), grid (on chip, never in clusters),\n"
            "                      cluster (in clusters wherever they fit), bulk (the classifier's clusters\n"
            "                      loaded by bulk copies wherever they fit) or split (read twice), to compare\n"
-           "  --logits TYPE       the classifier's logits and gradient: f32 (the default), f16 or bf16 (lesson 9's\n"
-           "                      storage, float32 arithmetic), timed against a copy of the same bytes\n"
+           "  --logits TYPE       the classifier's logits and gradient: f32 (the default), f16 or bf16\n"
+           "                      (lesson 9's storage, float32 arithmetic), timed against a copy of\n"
+           "                      the same bytes\n"
            "  --output FILE.npy   holds the log-softmax\n");
 }
 
