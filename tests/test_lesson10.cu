@@ -339,6 +339,23 @@ static int special_row(float *x, long long n, int r)
     }
 }
 
+/* The classifier on 3 rows of n logits of type t, special row r (with
+ * its target) between two normal rows (seed), summed; `where` names the
+ * path the caller has set up ("held as loaded"). */
+static void check_classifier_special(const char *where, long long n, int r, unsigned long long seed, dtype t)
+{
+    char name[300];
+    float *x = (float *)malloc(3 * n * sizeof(float));
+    int tg[3] = {1, 0, (int)(n - 3)};
+    inputs_fill(x, 3, n, INPUT_NORMAL, seed);
+    tg[1] = special_row(x + n, n, r);
+    snprintf(name, sizeof name,
+             "special values (%s, N = %lld, %s) %s: the classifier's gradient and loss are the reference's",
+             SPECIAL_NAMES[r], n, dtype_name(t), where);
+    check_classifier(name, x, tg, 3, n, TRAIN_IGNORE_INDEX, TRAIN_SUM, t);
+    free(x);
+}
+
 static void test_special_values(void)
 {
     static const long long LENS[] = {8, 100, 5000, 20000};
@@ -796,35 +813,18 @@ static void test_rows_held(void)
         const long long n = 2056;
         snprintf(name, sizeof name, "%s rows at 3 x %lld are held as loaded", dtype_name(t), n);
         test_expect(classifier_rows_held(3, n, t), name, "not held");
-        for (int r = 0; r < NSPECIAL; r++) {
-            float *x = (float *)malloc(3 * n * sizeof(float));
-            int tg[3] = {1, 0, (int)(n - 3)};
-            inputs_fill(x, 3, n, INPUT_NORMAL, 2500 + r);
-            tg[1] = special_row(x + n, n, r);
-            snprintf(name, sizeof name,
-                     "special values (%s, N = %lld, %s) held as loaded: the classifier's gradient and loss are the "
-                     "reference's",
-                     SPECIAL_NAMES[r], n, dtype_name(t));
-            check_classifier(name, x, tg, 3, n, TRAIN_IGNORE_INDEX, TRAIN_SUM, t);
-            free(x);
-        }
+        for (int r = 0; r < NSPECIAL; r++) check_classifier_special("held as loaded", n, r, 2500 + r, t);
     }
     /* 4100 rows: 4100 blocks, past the 4096 that finish the loss
      * themselves (their parts go to the loss kernel after) */
     const long long rows = 4100, n = 1040;
     test_expect(classifier_rows_held(rows, n, DTYPE_F16), "f16 rows at 4100 x 1040 are held as loaded", "not held");
-    float *x = (float *)malloc(rows * n * sizeof(float));
-    int *tg = (int *)malloc(rows * sizeof(int));
-    inputs_fill(x, rows, n, INPUT_NORMAL, 2600);
-    make_targets(tg, rows, n, 2601, 4, TRAIN_IGNORE_INDEX);
     for (int red = 0; red < 2; red++) {
         snprintf(name, sizeof name,
                  "classifier_fused_typed held as loaded (f16, %s) at %lld x %lld: the loss over 4100 blocks' parts",
                  red ? "sum" : "mean", rows, n);
-        check_classifier(name, x, tg, rows, n, TRAIN_IGNORE_INDEX, (train_reduction)red, DTYPE_F16);
+        check_classifier_drawn(name, rows, n, 2600, 4, (train_reduction)red, DTYPE_F16);
     }
-    free(x);
-    free(tg);
 }
 
 /* ---- the classifier's bulk-loaded clusters ------------------------------- */
@@ -882,17 +882,7 @@ static void test_classifier_bulk(void)
     for (int st = 0; st < 2 && major >= 9; st++) {
         const long long n = st ? 32776 : 32768; /* 2 pieces of floats, or of float16 values */
         const dtype t16 = st ? DTYPE_F16 : DTYPE_F32;
-        for (int r = 0; r < NSPECIAL; r++) {
-            float *x = (float *)malloc(3 * n * sizeof(float));
-            int t[3] = {1, 0, (int)(n - 3)};
-            inputs_fill(x, 3, n, INPUT_NORMAL, 2100 + r);
-            t[1] = special_row(x + n, n, r);
-            snprintf(name, sizeof name,
-                     "special values (%s, N = %lld, %s) in bulk-loaded clusters: the classifier's gradient and loss are the reference's",
-                     SPECIAL_NAMES[r], n, dtype_name(t16));
-            check_classifier(name, x, t, 3, n, TRAIN_IGNORE_INDEX, TRAIN_SUM, t16);
-            free(x);
-        }
+        for (int r = 0; r < NSPECIAL; r++) check_classifier_special("in bulk-loaded clusters", n, r, 2100 + r, t16);
     }
     train_set_long_rows(TRAIN_LONG_AUTO);
     /* the default: where every SM gets a block; aligned views only */

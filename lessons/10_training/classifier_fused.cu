@@ -1065,7 +1065,7 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     const classifier_finish fin = {reduction == TRAIN_MEAN ? scale : nullptr, reduction, loss_parts, &done[1],
                                    finish_after ? nullptr : loss};
     const int short16 = sizeof(T) == 2 ? cls_short16_class(cols) : -1;
-    switch (short16 >= 0 ? -1 : held >= 0 || on_chip || bulk ? -1 : train_class(cols)) {
+    switch (short16 >= 0 || held >= 0 || on_chip || bulk ? -1 : train_class(cols)) {
 #define CLS_CASE(c, maxc, fpt, tpr, block)                                                                        \
     case c:                                                                                                       \
         launch_classifier<T>(vec ? classifier_registers_kernel<T, VW, fpt, tpr, block>                                 \
