@@ -2,7 +2,9 @@
  * place that times anything, so every lesson is measured the same way:
  *
  *   - CUDA events around each run, after warm-up runs; the median of
- *     o->iters runs (min and max reported too);
+ *     o->iters runs (min and max reported too), queued in batches, each
+ *     behind a kernel that holds the stream until it is queued
+ *     (time_batch);
  *   - when the input and output fit in L2 (50 MB on an H100), several
  *     copies of both are rotated so that each run starts from DRAM, as it
  *     would inside a real network;
