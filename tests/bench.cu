@@ -643,6 +643,10 @@ int main(int argc, char **argv)
         } else usage_error(argv[i]);
     }
     require_gpu("bench");
+#ifdef HAVE_CUDNN
+    CUDNN_CHECK(cudnnCreate(&cudnn)); /* --only 8 launches cuDNN too */
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(&cudnn_desc));
+#endif
     if (only) return profile_lesson(only, prof_rows, prof_cols);
 
     provenance p;
@@ -656,11 +660,6 @@ int main(int argc, char **argv)
         return 2;
     }
     fclose(f);
-
-#ifdef HAVE_CUDNN
-    CUDNN_CHECK(cudnnCreate(&cudnn));
-    CUDNN_CHECK(cudnnCreateTensorDescriptor(&cudnn_desc));
-#endif
 
     /* The shapes, by N: N = 2^5 ... 2^26 at M x N = 2^26, with the points
      * between (shapes[s][2] = 1: lesson 8's entry point only), then 1024 x

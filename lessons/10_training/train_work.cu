@@ -182,9 +182,9 @@ const char *train_path_name_typed(train_kernel k, long long rows, long long cols
         TRAIN_CLASSES(TRAIN_CLASS_NAME)
 #undef TRAIN_CLASS_NAME
     default:
-        return k == TRAIN_K_LOSS ? "pieces of 32768 floats, their states merged by a second kernel: read once"
-                                 : t == DTYPE_F32 ? "split: pieces of 32768 floats, one block each, read twice"
-                                                  : "split: pieces of 32768 elements, one block each, read twice";
+        if (k == TRAIN_K_LOSS) return "pieces of 32768 floats, their states merged by a second kernel: read once";
+        snprintf(name, sizeof name, "split: pieces of 32768 %s, one block each, read twice", elems);
+        return name;
     }
 }
 
