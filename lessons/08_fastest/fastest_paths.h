@@ -35,9 +35,15 @@
 struct fx_reg_config {
     int max_cols, tpr, fpt, block;
 };
-/* Up to 128 floats, one float4 per lane (fpt 4) and more lanes per row:
- * 99.9 % of copy at N = 32, 64, 128 on the H100, against 99.1-99.5 % with
- * two float4 per lane (README.md, "Path 1"; H100, 2026-11-22).
+/* Up to 64 floats, one float4 per lane (fpt 4) and more lanes per row:
+ * 99.9 % of copy at N = 32 and 64 on the H100, against 99.1-99.5 % with
+ * two float4 per lane (README.md, "Path 1"; H100, 2026-11-22). Rows of
+ * 65-128 floats take two float4s a lane, 16 lanes a row, twice the bytes
+ * in flight per warp, which the H200's faster memory needs: at 524288 x
+ * 128 (% of copy, 2026-11-27) the one-float4 class ran at 98.7-99.1 on
+ * the H200 against cuDNN's 98.8-99.3, this one at 99.0-99.3 against
+ * 98.8-99.1; on the H100 99.4-99.8 against cuDNN's 99.0-99.4 (nine runs),
+ * where the one-float4 class reached 99.7-100.0.
  * Path 2's classes step by at most 1.5x, not 2x: a row one float past a
  * power of two in a class twice its size holds half the registers it
  * occupies, so fewer rows fit per SM and fewer bytes are in flight. The
@@ -56,7 +62,7 @@ struct fx_reg_config {
  * 128 x 20 (12, by registers) 94.8 -> 98.9 on the H200. */
 static constexpr fx_reg_config FX_REG[] = {
     {4, 1, 4, 128},         {8, 2, 4, 128},          {16, 4, 4, 128},          {32, 8, 4, 128},
-    {64, 16, 4, 128},       {128, 32, 4, 128},       {256, 32, 8, 128},        {512, 32, 16, 128},
+    {64, 16, 4, 128},       {128, 16, 8, 128},       {256, 32, 8, 128},        {512, 32, 16, 128},
     {1024, 32, 32, 128},    {1536, 128, 12, 128},    {2048, 128, 16, 128},     {2560, 128, 20, 128},
     {3072, 256, 12, 256},   {4096, 256, 16, 256},    {6144, 256, 24, 256},     {8192, 256, 32, 256},
     {9216, 256, 36, 256},   {12288, 512, 24, 512},   {16384, 512, 32, 512},    {18432, 512, 36, 512},
@@ -65,7 +71,7 @@ static constexpr fx_reg_config FX_REG[] = {
 #define FX_NREG (int)(sizeof FX_REG / sizeof FX_REG[0])
 #define FX_NWARP 9 /* the first 9 are path 1 */
 /* Class i for accesses of vec elements. A 16-bit row's 16-byte vector is
- * 8 elements (lesson 9): the classes of 4 floats per lane (up to 128) get
+ * 8 elements (lesson 9): the classes of 4 floats per lane (up to 64) get
  * 8 elements per lane and half the lanes, the 20-float class 24. */
 static constexpr fx_reg_config fx_reg_for(int i, int vec)
 {
