@@ -4,8 +4,8 @@
  * barrier at all), or a whole block of 128 ... 1024 threads does (path 2,
  * N <= 32768). Each element is read once and written once with nothing
  * but registers in between, so these paths take every row up to 16384
- * floats, and up to 32768 with at least SMs/4 rows: 99.9 % of copy at
- * N = 32, 64, 128 (path 1); at 2048 x 32768 97.1-97.4 % against path 3's
+ * floats, and up to 32768 with at least SMs/4 rows: 99.4-99.9 % of copy
+ * at N = 32, 64, 128 (path 1); at 2048 x 32768 97.1-97.4 % against path 3's
  * 95.5-96.1 %, at 132 x 32768 88.7-90.3 against 78.6-78.8 % (H100,
  * 2026-11-23). The row-length classes are FX_REG (fastest_paths.h), one
  * kernel instance each. Lesson 9's 16-bit rows in path 2's larger classes
