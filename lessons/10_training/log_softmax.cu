@@ -75,7 +75,7 @@ log_softmax_split_write_kernel(const float *__restrict__ x, float *__restrict__ 
  * exchange (CLUSTER: the row is a cluster, train_grid.cuh), then
  * (x - m) - log d from the raw values it kept. */
 template <int VEC, bool CLUSTER, int B = TRAIN_GRID_BLOCK>
-__global__ void __launch_bounds__(B, B == TRAIN_GRID_BLOCK ? TRAIN_GRID_MIN_CTAS : 2)
+__global__ void __launch_bounds__(B) /* no minimum: train_grid.cuh, TRAIN_GRID_MIN_CTAS */
 log_softmax_grid_kernel(const float *__restrict__ x, float *__restrict__ out, long long cols, int pieces, int seg,
                         unsigned *sync, online_md *work)
 {

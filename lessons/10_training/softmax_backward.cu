@@ -138,7 +138,7 @@ static void backward_split(const float *y, const float *dy, float *dx, long long
 #define BACKWARD_GRID_FPT (TRAIN_GRID_FPT / 2)
 #define BACKWARD_GRID_RCAP (TRAIN_GRID_BLOCK * BACKWARD_GRID_FPT)
 template <int VEC>
-__global__ void __launch_bounds__(TRAIN_GRID_BLOCK, TRAIN_GRID_MIN_CTAS)
+__global__ void __launch_bounds__(TRAIN_GRID_BLOCK) /* no minimum: train_grid.cuh, TRAIN_GRID_MIN_CTAS */
 backward_grid_kernel(const float *__restrict__ y, const float *dy, float *dx, long long cols, int pieces, int seg,
                      unsigned *sync, float *work)
 {
