@@ -76,16 +76,21 @@
 #define TRAIN_GRID_BLOCK 256
 #define TRAIN_GRID_FPT 16
 #define TRAIN_GRID_SMEM (48 * 1024)
-/* __launch_bounds__'s minimum for the classifier's CTAs: at most 64
- * registers a thread, so that four CTAs fit (it takes 62-63 either way).
- * Log-softmax and the backward leave it out: held to 64, ptxas gave their
- * kernels 61-64 registers where they need 40-57 without spilling, and
- * they ran slower at the same four CTAs per SM. % of copy, H100,
- * 2026-11-27, three runs each, with the minimum -> without: log-softmax
- * 86.7-87.2 -> 88.3-88.8 at 64 x 2^20, 84.2-85.1 -> 86.3-86.5 at
- * 32 x 2^21; the backward 91.2-91.6 -> 92.2-92.5 at 64 x 2^20, 95.7-95.8
- * -> 96.6-96.8 at 2048 x 32768, the same or better at every on-chip
- * length measured. */
+/* __launch_bounds__'s minimum of CTAs per SM, for the classifier's
+ * kernels on misaligned rows (one element per access), whose float
+ * kernel spills without it on sm_90. The other kernels ask for none (0):
+ * held to 64 registers a thread, ptxas gave log-softmax's and the
+ * backward's kernels 61-64 where they need 40-57 without spilling, and
+ * they ran slower at the same four CTAs per SM. (A minimum of 1 is not
+ * the same as none: it let ptxas give the classifier's aligned kernels
+ * 95 registers, two CTAs per SM.) % of copy, H100, 2026-11-27, three
+ * runs each, with the minimum -> without: log-softmax 86.7-87.2 ->
+ * 88.3-88.8 at 64 x 2^20, 84.2-85.1 -> 86.3-86.5 at 32 x 2^21; the
+ * backward 91.2-91.6 -> 92.2-92.5 at 64 x 2^20, 95.7-95.8 -> 96.6-96.8
+ * at 2048 x 32768, the same or better at every on-chip length measured;
+ * the float32 classifier's aligned kernel (62 -> 63 registers)
+ * 89.2-89.5 -> 89.8-90.0 at 128 x 2^19, 87.5-88.2 -> 88.0-88.2 at
+ * 64 x 2^20. */
 #define TRAIN_GRID_MIN_CTAS 4
 /* When a few rows would leave SMs without a CTA, their pieces shrink to
  * give every SM one, down to this many elements. */
