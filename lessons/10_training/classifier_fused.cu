@@ -573,9 +573,10 @@ __device__ __forceinline__ bool owner_t(long long tl, int len)
  * loss; thread 0 of piece 0 writes it for an ignored row or a target out
  * of range. With fin.loss, the CTA that wrote a row's loss counts in
  * (one per row, over all batches: all_rows), and the last adds up the
- * all_rows losses (all_losses) into the reduced loss. */
+ * all_rows losses (all_losses) into the reduced loss. A minimum of CTAs
+ * per SM in __launch_bounds__ for one element per access only, 0 (none)
+ * for vectors (train_grid.cuh, TRAIN_GRID_MIN_CTAS). */
 template <class T, int VEC, bool CLUSTER, int B = TRAIN_GRID_BLOCK>
-/* a minimum for one element per access only (0: none; train_grid.cuh, TRAIN_GRID_MIN_CTAS) */
 __global__ void __launch_bounds__(B, VEC == 1 ? (B == TRAIN_GRID_BLOCK ? TRAIN_GRID_MIN_CTAS : 2) : 0)
 classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__restrict__ losses, long long cols,
                        int pieces, int seg, int ignore_index, classifier_finish fin, unsigned *sync, online_md *work,
