@@ -32,7 +32,12 @@
  * clusters of larger CTAs (TRAIN_BIG_BLOCK, below): log-softmax's up to
  * 32 pieces of 64 KB (2^19 floats), the classifier's up to 16. Longer
  * rows keep the ticket: 2^19 in 16 CTAs of 128 KB, one per SM, ran the
- * classifier at 57.5 % against 89.1.
+ * classifier at 57.5 % against 89.1; log-softmax's rows of 2^20 in 2
+ * clusters of 16 CTAs of 128 KB, which met in the workspace (a ticket
+ * per cluster), at 75.5 % against 88.2-88.8, 2^21 in 4 at 71 against
+ * 86-87, 2^22 in 8 at 53 against 83-84 (H100, 2026-11-27, two runs
+ * each): a row's clusters start apart, and each waits for the last with
+ * 16 CTAs' slots held.
  *
  * A row whose P pieces do not fit on the GPU at once (past about 8.6 M
  * floats on an H100) takes the split path. */
