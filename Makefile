@@ -79,7 +79,7 @@ help:
 	@echo "  make lessons      run every lesson in order at $(COMPARE_ARGS), then compare them in one table"
 	@echo "  make exerciseN    build your exercise for lesson N (lessons/NN_*/exercise.cu) and check it"
 	@echo "  make bench        time every kernel over N = 32 ... 2^26 at M x N = 2^26 (+ cuDNN) into docs/results/<gpu>.csv"
-	@echo "  make test-large   every kernel on 1 x (2^31+17) and (2^17+1) x (2^14+3): 64-bit indexing (GPU, ~18 GB)"
+	@echo "  make test-large   every kernel on 1 x (2^31+17) and (2^17+1) x (2^14+3): 64-bit indexing (GPU, ~35 GB)"
 	@echo "  make sanitize     compute-sanitizer memcheck/racecheck/synccheck/initcheck on every kernel, odd shapes"
 	@echo "  make profile-lessonN  Nsight Compute: DRAM bytes and throughput of lesson N at PROFILE_SHAPE=$(PROFILE_SHAPE)"
 	@echo "  make plots        draw docs/img/*.png from docs/results/*.csv (python3's matplotlib, else installs it into .venv)"
@@ -202,7 +202,7 @@ SANITIZE_TESTS := $(filter-out %/test_lesson3 %/test_lesson4,$(filter $(BUILD)/t
 sanitize: $(BUILD)/odd_shapes $(SANITIZE_TESTS)
 	@tests/sanitize.sh $(BUILD) $(BUILD)/odd_shapes $(SANITIZE_TESTS)
 
-# More than 2^31 elements (a GPU with ~18 GB free is needed).
+# More than 2^31 elements (a GPU with ~35 GB free for lesson 10, ~18 GB for the others).
 $(BUILD)/large: $(BUILD)/tests/large.o $(KERNEL_OBJS) $(COMMON_OBJS)
 	$(NVCC) $(ARCH) -o $@ $^ $(LDLIBS)
 test-large: $(BUILD)/large

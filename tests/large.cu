@@ -12,7 +12,16 @@
  *
  * One-thread-per-row kernels (lessons 1-2) are skipped on the single long
  * row, where they would run for minutes; their indexing is 64-bit and the
- * second shape checks it. */
+ * second shape checks it.
+ *
+ * Lesson 10's four kernels (run_training) take the same shapes and inputs
+ * and lesson 10's own rules (train_check.h): every element of the long
+ * row, and of 1024 rows spread over the second shape (its last row, past
+ * 2^31 elements, included); every row's loss. They need 4 x 8.6 GB of
+ * GPU and of host memory.
+ *
+ * Usage: large [N]: only lesson N's kernels (exit 2 for anything else). */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +32,9 @@
 #include "verify.h"
 #include "kernels.h"
 #include "test.h"
+#include "../lessons/08_fastest/softmax_fastest.h"
+#include "../lessons/10_training/training.h"
+#include "../lessons/10_training/train_check.h"
 
 #define LEVELS 1024
 
@@ -64,8 +76,13 @@ static long long check_row(const float *x, const float *y, long long cols, rtol_
     return bad;
 }
 
+static int only_lesson; /* 0: every lesson */
+
 static void run_shape(long long rows, long long cols)
 {
+    int any = 0;
+    for (int k = 0; k < NKERNELS; k++) any |= !only_lesson || KERNELS[k].lesson == only_lesson;
+    if (!any) return;
     size_t n = (size_t)rows * (size_t)cols, bytes = n * sizeof(float);
     float *x = (float *)malloc(bytes), *y = (float *)malloc(bytes), *dx, *dy;
     size_t free_b, total_b;
@@ -87,6 +104,7 @@ static void run_shape(long long rows, long long cols)
     CUDA_CHECK(cudaMemcpy(dx, x, bytes, cudaMemcpyHostToDevice));
     for (int k = 0; k < NKERNELS; k++) {
         const kernel *K = &KERNELS[k];
+        if (only_lesson && K->lesson != only_lesson) continue;
         snprintf(name, sizeof name, "lesson%d %s is right at %lld x %lld (%.2f x 2^31 elements)",
                  K->lesson, K->name, rows, cols, (double)n / 2147483648.0);
         if (K->max_cols && cols > K->max_cols) {
@@ -115,10 +133,124 @@ static void run_shape(long long rows, long long cols)
     free(y);
 }
 
-int main(void)
+/* ---- lesson 10 ------------------------------------------------------------ */
+
+/* One kernel's verdict by train_check.h's rules. */
+static void training_verdict(const char *kernel_name, long long rows, long long cols, int ok, const train_report *r)
 {
+    char name[200], what[400];
+    snprintf(name, sizeof name, "lesson10 %s is right at %lld x %lld (%.2f x 2^31 elements)", kernel_name, rows, cols,
+             (double)rows * (double)cols / 2147483648.0);
+    train_describe(r, rows, cols, what, sizeof what);
+    test_expect(ok, name, "%s", what);
+    if (ok) printf("     %s\n", what);
+}
+
+/* The backward (y = softmax(x) from lesson 8, dy a second hash of the same
+ * levels), log-softmax, the loss and the classifier (the sum, in place,
+ * last), each output poisoned with NaN before its run. */
+static void run_training(long long rows, long long cols)
+{
+    static const char *NAMES[4] = {"log_softmax_forward", "cross_entropy_forward", "softmax_backward",
+                                   "classifier_fused"};
+    const size_t n = (size_t)rows * (size_t)cols, bytes = n * sizeof(float);
+    float *hx = (float *)malloc(bytes), *hy = (float *)malloc(bytes), *hdy = (float *)malloc(bytes);
+    float *hout = (float *)malloc(bytes), *hl = (float *)malloc(((size_t)rows + 1) * sizeof(float));
+    int *ht = (int *)malloc((size_t)rows * sizeof(int));
+    size_t free_b, total_b;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    if (!hx || !hy || !hdy || !hout || !hl || !ht || 4 * bytes + (size_t)rows * 8 + 4096 > free_b) {
+        char name[200];
+        for (int k = 0; k < 4; k++) {
+            snprintf(name, sizeof name, "lesson10 %s is right at %lld x %lld", NAMES[k], rows, cols);
+            test_skip(name, !hx || !hy || !hdy || !hout || !hl || !ht ? "not enough host memory"
+                                                                        : "not enough GPU memory");
+        }
+        free(hx), free(hy), free(hdy), free(hout), free(hl), free(ht);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        hx[i] = level_value(level_of(i));
+        hdy[i] = level_value(level_of(i ^ 0x5bd1e9955bd1e995ULL));
+    }
+    train_make_targets(ht, rows, cols, 1, TRAIN_IGNORE_INDEX);
+    if (rows == 1) ht[0] = INT_MAX - 1; /* targets are ints: the last column one can name, past 2^31 - 2 floats */
+    float *dx, *dy_, *dd, *dout;
+    int *dt;
+    CUDA_CHECK(cudaMalloc(&dx, bytes));
+    CUDA_CHECK(cudaMalloc(&dy_, bytes));
+    CUDA_CHECK(cudaMalloc(&dd, bytes));
+    CUDA_CHECK(cudaMalloc(&dout, bytes));
+    CUDA_CHECK(cudaMalloc(&dt, (size_t)rows * sizeof(int)));
+    CUDA_CHECK(cudaMemcpy(dx, hx, bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dd, hdy, bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dt, ht, (size_t)rows * sizeof(int), cudaMemcpyHostToDevice));
+    train_report r;
+
+    /* log-softmax */
+    CUDA_CHECK(cudaMemset(dout, 0xFF, bytes)); /* NaN until written */
+    log_softmax_forward(dx, dout, rows, cols, 0);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaMemcpy(hout, dout, bytes, cudaMemcpyDeviceToHost));
+    train_report_init(&r);
+    training_verdict(NAMES[0], rows, cols, train_check_log_softmax(hx, hout, rows, cols, &r), &r);
+
+    /* the loss */
+    CUDA_CHECK(cudaMemset(dout, 0xFF, (size_t)rows * sizeof(float)));
+    cross_entropy_forward(dx, dt, dout, rows, cols, TRAIN_IGNORE_INDEX, 0);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaMemcpy(hl, dout, (size_t)rows * sizeof(float), cudaMemcpyDeviceToHost));
+    train_report_init(&r);
+    training_verdict(NAMES[1], rows, cols, train_check_loss(hx, ht, hl, rows, cols, TRAIN_IGNORE_INDEX, &r), &r);
+
+    /* the backward: y = softmax(x), so that <y, dy> is a sum of probabilities */
+    softmax_fastest(dx, dy_, rows, cols, 0);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaMemcpy(hy, dy_, bytes, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemset(dout, 0xFF, bytes));
+    softmax_backward(dy_, dd, dout, rows, cols, 0);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaMemcpy(hout, dout, bytes, cudaMemcpyDeviceToHost));
+    train_report_init(&r);
+    training_verdict(NAMES[2], rows, cols, train_check_backward(hy, hdy, hout, rows, cols, &r), &r);
+
+    /* the classifier, in place over x: the gradient, every row's loss and their sum */
+    CUDA_CHECK(cudaMemset(dout, 0xFF, ((size_t)rows + 1) * sizeof(float)));
+    classifier_fused(dx, dt, dout, dout + rows, rows, cols, TRAIN_IGNORE_INDEX, TRAIN_SUM, 0);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaMemcpy(hout, dx, bytes, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(hl, dout, ((size_t)rows + 1) * sizeof(float), cudaMemcpyDeviceToHost));
+    train_report_init(&r);
+    training_verdict(NAMES[3], rows, cols,
+                     train_check_classifier(hx, ht, hout, hl, hl[rows], rows, cols, TRAIN_IGNORE_INDEX, TRAIN_SUM,
+                                            DTYPE_F32, &r),
+                     &r);
+
+    CUDA_CHECK(cudaFree(dx));
+    CUDA_CHECK(cudaFree(dy_));
+    CUDA_CHECK(cudaFree(dd));
+    CUDA_CHECK(cudaFree(dout));
+    CUDA_CHECK(cudaFree(dt));
+    train_release();
+    free(hx), free(hy), free(hdy), free(hout), free(hl), free(ht);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2) {
+        char *end;
+        const long v = strtol(argv[1], &end, 10);
+        only_lesson = *end || end == argv[1] || v < 1 || v > 99 ? -1 : (int)v;
+    }
+    if (argc > 2 || only_lesson < 0) {
+        fprintf(stderr, "large: bad argument '%s' (usage: large [LESSON], a lesson number)\n", argv[argc - 1]);
+        return 2;
+    }
     require_gpu("test-large");
-    run_shape(1, (1LL << 31) + 17);
-    run_shape((1LL << 17) + 1, (1LL << 14) + 3);
+    const long long SHAPES[2][2] = {{1, (1LL << 31) + 17}, {(1LL << 17) + 1, (1LL << 14) + 3}};
+    for (int s = 0; s < 2; s++) {
+        run_shape(SHAPES[s][0], SHAPES[s][1]);
+        if (!only_lesson || only_lesson == 10) run_training(SHAPES[s][0], SHAPES[s][1]);
+    }
     return test_exit_status();
 }
