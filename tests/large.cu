@@ -174,63 +174,63 @@ static void run_training(long long rows, long long cols)
         hdy[i] = level_value(level_of(i ^ 0x5bd1e9955bd1e995ULL));
     }
     train_make_targets(ht, rows, cols, 1, TRAIN_IGNORE_INDEX);
-    if (rows == 1) ht[0] = INT_MAX - 1; /* targets are ints: the last column one can name, past 2^31 - 2 floats */
-    float *dx, *dy_, *dd, *dout;
-    int *dt;
-    CUDA_CHECK(cudaMalloc(&dx, bytes));
-    CUDA_CHECK(cudaMalloc(&dy_, bytes));
-    CUDA_CHECK(cudaMalloc(&dd, bytes));
-    CUDA_CHECK(cudaMalloc(&dout, bytes));
-    CUDA_CHECK(cudaMalloc(&dt, (size_t)rows * sizeof(int)));
-    CUDA_CHECK(cudaMemcpy(dx, hx, bytes, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(dd, hdy, bytes, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(dt, ht, (size_t)rows * sizeof(int), cudaMemcpyHostToDevice));
+    if (rows == 1) ht[0] = INT_MAX - 1; /* column 2^31 - 2: targets are ints */
+    float *d_x, *d_y, *d_dy, *d_out;
+    int *d_t;
+    CUDA_CHECK(cudaMalloc(&d_x, bytes));
+    CUDA_CHECK(cudaMalloc(&d_y, bytes));
+    CUDA_CHECK(cudaMalloc(&d_dy, bytes));
+    CUDA_CHECK(cudaMalloc(&d_out, bytes));
+    CUDA_CHECK(cudaMalloc(&d_t, (size_t)rows * sizeof(int)));
+    CUDA_CHECK(cudaMemcpy(d_x, hx, bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(d_dy, hdy, bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(d_t, ht, (size_t)rows * sizeof(int), cudaMemcpyHostToDevice));
     train_report r;
 
     /* log-softmax */
-    CUDA_CHECK(cudaMemset(dout, 0xFF, bytes)); /* NaN until written */
-    log_softmax_forward(dx, dout, rows, cols, 0);
+    CUDA_CHECK(cudaMemset(d_out, 0xFF, bytes)); /* NaN until written */
+    log_softmax_forward(d_x, d_out, rows, cols, 0);
     CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaMemcpy(hout, dout, bytes, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(hout, d_out, bytes, cudaMemcpyDeviceToHost));
     train_report_init(&r);
     training_verdict(NAMES[0], rows, cols, train_check_log_softmax(hx, hout, rows, cols, &r), &r);
 
     /* the loss */
-    CUDA_CHECK(cudaMemset(dout, 0xFF, (size_t)rows * sizeof(float)));
-    cross_entropy_forward(dx, dt, dout, rows, cols, TRAIN_IGNORE_INDEX, 0);
+    CUDA_CHECK(cudaMemset(d_out, 0xFF, (size_t)rows * sizeof(float)));
+    cross_entropy_forward(d_x, d_t, d_out, rows, cols, TRAIN_IGNORE_INDEX, 0);
     CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaMemcpy(hl, dout, (size_t)rows * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(hl, d_out, (size_t)rows * sizeof(float), cudaMemcpyDeviceToHost));
     train_report_init(&r);
     training_verdict(NAMES[1], rows, cols, train_check_loss(hx, ht, hl, rows, cols, TRAIN_IGNORE_INDEX, &r), &r);
 
     /* the backward: y = softmax(x), so that <y, dy> is a sum of probabilities */
-    softmax_fastest(dx, dy_, rows, cols, 0);
+    softmax_fastest(d_x, d_y, rows, cols, 0);
     CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaMemcpy(hy, dy_, bytes, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemset(dout, 0xFF, bytes));
-    softmax_backward(dy_, dd, dout, rows, cols, 0);
+    CUDA_CHECK(cudaMemcpy(hy, d_y, bytes, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemset(d_out, 0xFF, bytes));
+    softmax_backward(d_y, d_dy, d_out, rows, cols, 0);
     CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaMemcpy(hout, dout, bytes, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(hout, d_out, bytes, cudaMemcpyDeviceToHost));
     train_report_init(&r);
     training_verdict(NAMES[2], rows, cols, train_check_backward(hy, hdy, hout, rows, cols, &r), &r);
 
     /* the classifier, in place over x: the gradient, every row's loss and their sum */
-    CUDA_CHECK(cudaMemset(dout, 0xFF, ((size_t)rows + 1) * sizeof(float)));
-    classifier_fused(dx, dt, dout, dout + rows, rows, cols, TRAIN_IGNORE_INDEX, TRAIN_SUM, 0);
+    CUDA_CHECK(cudaMemset(d_out, 0xFF, ((size_t)rows + 1) * sizeof(float)));
+    classifier_fused(d_x, d_t, d_out, d_out + rows, rows, cols, TRAIN_IGNORE_INDEX, TRAIN_SUM, 0);
     CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaMemcpy(hout, dx, bytes, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(hl, dout, ((size_t)rows + 1) * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(hout, d_x, bytes, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(hl, d_out, ((size_t)rows + 1) * sizeof(float), cudaMemcpyDeviceToHost));
     train_report_init(&r);
     training_verdict(NAMES[3], rows, cols,
                      train_check_classifier(hx, ht, hout, hl, hl[rows], rows, cols, TRAIN_IGNORE_INDEX, TRAIN_SUM,
                                             DTYPE_F32, &r),
                      &r);
 
-    CUDA_CHECK(cudaFree(dx));
-    CUDA_CHECK(cudaFree(dy_));
-    CUDA_CHECK(cudaFree(dd));
-    CUDA_CHECK(cudaFree(dout));
-    CUDA_CHECK(cudaFree(dt));
+    CUDA_CHECK(cudaFree(d_x));
+    CUDA_CHECK(cudaFree(d_y));
+    CUDA_CHECK(cudaFree(d_dy));
+    CUDA_CHECK(cudaFree(d_out));
+    CUDA_CHECK(cudaFree(d_t));
     train_release();
     free(hx), free(hy), free(hdy), free(hout), free(hl), free(ht);
 }
