@@ -62,6 +62,7 @@ COMPARE_ARGS ?= --rows 16384 --cols 4096
 # with g++ and runs their kernels on the CPU; `make test` does so by itself
 # when no GPU is found (EMU=0 keeps it on nvcc builds only).
 TEST_EMU := $(if $(filter 1,$(EMU)),1,$(if $(filter 0,$(EMU)),,$(if $(GPU_CC),,1)))
+NPROC := $(shell nproc 2>/dev/null || echo 1)
 include common/emu/emu.mk
 EMU_TEST_LINE = kernels run on the CPU emulator ($(if $(GPU_CC),EMU=1,no GPU found)): the GPU tests, \
   lessons and exercises are built by g++ against common/emu and checked at the same shapes as on a GPU; no timings
@@ -247,9 +248,11 @@ MEASURED_TEXTS := README.md $(wildcard lessons/*/README.md) $(wildcard docs/*.md
 tables:
 	awk -f tests/tables.awk $(wildcard docs/results/*.csv) $(MEASURED_TEXTS)
 
+# On the CPU emulator (one core per program) the test programs run NPROC
+# at a time; on a GPU, one at a time (tests/run.sh, TEST_JOBS).
 test: all
 	@$(if $(TEST_EMU),echo "$(EMU_TEST_LINE)";) \
-	tests/run.sh $(CPU_TESTS:%=$(BUILD)/tests/%) \
+	TEST_JOBS=$(if $(TEST_EMU),$(NPROC),1) tests/run.sh $(CPU_TESTS:%=$(BUILD)/tests/%) \
 	  $(if $(TEST_EMU),$(EMU_GPU_TESTS),$(GPU_TESTS:%=$(BUILD)/tests/%)) $(EMU_SELF_TEST) $(EMU_NATIVE_TEST) \
 	  "tests/cli.sh $(BUILD) $(LESSON_NUMS)" "tests/exercises.sh $(if $(TEST_EMU),$(EMU_DIR),$(BUILD)) $(LESSON_NUMS)" \
 	  $(if $(TEST_EMU),"tests/emu/lessons.sh $(EMU_DIR) $(LESSON_NUMS)") \

@@ -3,12 +3,28 @@
 # the lines that start with PASS, FAIL or SKIP. A command that exits non-zero
 # without printing a FAIL line counts as one failure (a crash, say).
 # Ends with "N passed, N failed, N skipped"; exit status 1 on any failure.
+# TEST_JOBS=J runs up to J commands at once (default 1); the outputs still
+# come in the order of the arguments, each whole. The Makefile sets it for
+# the CPU emulator's runs, which use one core each; GPU tests run one at a
+# time.
 set -u
+jobs_max=${TEST_JOBS:-1}
+case $jobs_max in '' | *[!0-9]* | 0) jobs_max=1 ;; esac
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
 passed=0 failed=0 skipped=0
-for cmd in "$@"; do
-    out=$(mktemp)
-    bash -c "$cmd" >"$out" 2>&1
-    status=$?
+
+# Command i's output and exit status, in $dir/i.out and $dir/i.status (the
+# status file appears whole, once the command has ended).
+run_one() {
+    bash -c "$2" >"$dir/$1.out" 2>&1
+    echo $? >"$dir/$1.tmp" && mv "$dir/$1.tmp" "$dir/$1.status"
+}
+
+# Shows command i's output and adds up its lines.
+report() {
+    local out="$dir/$1.out" cmd=$2 status
+    status=$(cat "$dir/$1.status")
     cat "$out"
     p=$(grep -c '^PASS ' "$out") f=$(grep -c '^FAIL ' "$out") s=$(grep -c '^SKIP ' "$out")
     if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
@@ -20,7 +36,30 @@ for cmd in "$@"; do
         f=1
     fi
     passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
-    rm -f "$out"
+}
+
+i=0 shown=0
+cmds=("$@")
+for cmd in "$@"; do
+    if [ "$jobs_max" -le 1 ]; then
+        run_one $i "$cmd"
+        report $i "$cmd"
+        shown=$((i + 1))
+    else
+        while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+        run_one $i "$cmd" &
+        # show, in order, every command that has finished
+        while [ $shown -le $i ] && [ -e "$dir/$shown.status" ]; do
+            report $shown "${cmds[$shown]}"
+            shown=$((shown + 1))
+        done
+    fi
+    i=$((i + 1))
+done
+wait
+while [ $shown -lt $i ]; do
+    report $shown "${cmds[$shown]}"
+    shown=$((shown + 1))
 done
 echo
 echo "$passed passed, $failed failed, $skipped skipped"

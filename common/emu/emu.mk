@@ -131,4 +131,4 @@ emu: $(EMU_SELF_TEST) $(EMU_GPU_TESTS) $(EMU_PROGRAMS)
 # (CI runs this once; the kernels' out-of-bounds accesses then fail).
 test-asan: $(EMU_ASAN_TESTS)
 	@echo "kernels run on the CPU emulator under AddressSanitizer: $(EMU_ASAN_TESTS)"
-	@ASAN_OPTIONS=detect_leaks=0 tests/run.sh $(EMU_ASAN_TESTS)
+	@ASAN_OPTIONS=detect_leaks=0 TEST_JOBS=$(NPROC) tests/run.sh $(EMU_ASAN_TESTS)
