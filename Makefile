@@ -256,7 +256,7 @@ test: all
 	  $(if $(TEST_EMU),$(EMU_GPU_TESTS),$(GPU_TESTS:%=$(BUILD)/tests/%)) $(EMU_SELF_TEST) $(EMU_NATIVE_TEST) \
 	  "tests/cli.sh $(BUILD) $(LESSON_NUMS)" "tests/exercises.sh $(if $(TEST_EMU),$(EMU_DIR),$(BUILD)) $(LESSON_NUMS)" \
 	  $(if $(TEST_EMU),"tests/emu/lessons.sh $(EMU_DIR) $(LESSON_NUMS)") \
-	  "tests/plots.sh $(BUILD) $(VENV)/bin/python" "tests/tables.sh $(BUILD)"
+	  "tests/plots.sh $(BUILD) $(VENV)/bin/python" "tests/tables.sh $(BUILD)" tests/runner.sh
 
 # The tests' bug-catch rate: realistic kernel bugs, one at a time, on the
 # CPU emulator (tests/mutants.sh; long, so not part of `make test`).
