@@ -488,6 +488,30 @@ static void test_targets(void)
         free(x);
         free(tm);
     }
+    /* Rows in registers finish the reduced loss through the loss slots up
+     * to 2048 rows (CLS_SLOT_ROWS), and by the last block to count in
+     * past it; both with warps of one row (N = 100) and with blocks of
+     * one row (N = 1100), both reductions, and 16-bit logits. */
+    const long long slot_rows[2] = {2048, 2049}, slot_cols[2] = {100, 1100};
+    for (int k = 0; k < 2; k++)
+        for (int c = 0; c < 2; c++) {
+            const long long rows = slot_rows[k], ns = slot_cols[c];
+            float *x = (float *)malloc(rows * ns * sizeof(float));
+            int *tm = (int *)malloc(rows * sizeof(int));
+            inputs_fill(x, rows, ns, INPUT_NORMAL, 1060 + 2 * k + c);
+            make_targets(tm, rows, ns, 1064 + 2 * k + c, 3, TRAIN_IGNORE_INDEX);
+            for (int red = 0; red < 2; red++) {
+                snprintf(name, sizeof name, "classifier_fused (%s) at %lld x %lld: every row and the reduced loss, %s",
+                         red ? "sum" : "mean", rows, ns,
+                         k ? "added up by the last block to count in" : "through the loss slots");
+                check_classifier(name, x, tm, rows, ns, TRAIN_IGNORE_INDEX, (train_reduction)red, DTYPE_F32);
+            }
+            snprintf(name, sizeof name, "classifier_fused_typed (f16 logits, sum) at %lld x %lld: the reduced loss %s",
+                     rows, ns, k ? "added up by the last block to count in" : "through the loss slots");
+            check_classifier(name, x, tm, rows, ns, TRAIN_IGNORE_INDEX, TRAIN_SUM, DTYPE_F16);
+            free(x);
+            free(tm);
+        }
     /* Rows on chip finish the reduced loss in the kernel up to 2048 rows
      * (CLS_ON_CHIP_FINISH_ROWS) and in a second launch past it: the first
      * averaged, the second summed, every third row ignored. */

@@ -22,7 +22,9 @@
  * The reduced loss is finished inside the same kernel when the grid has
  * at most CLS_MAX_BLOCKS blocks: each block adds up the losses it wrote,
  * and the last block to finish adds up the blocks' parts
- * (last_block_sum); so it is for up to CLS_ON_CHIP_FINISH_ROWS rows on
+ * (last_block_sum), or for up to CLS_SLOT_ROWS rows in registers, the
+ * last block to start adds up the rows' losses as they come out
+ * (classifier_slots_finish); so it is for up to CLS_ON_CHIP_FINISH_ROWS rows on
  * chip, and for any number in bulk-loaded clusters, where the CTA that
  * wrote a row's loss counts in. Larger grids,
  * more rows on chip and split rows leave the sum to one small launch
@@ -53,6 +55,7 @@ typedef struct {
     float *parts;
     unsigned *done;
     float *loss;
+    unsigned long long *slots; /* small grids: a row's loss and a flag (classifier_slot_put) */
 } classifier_finish;
 
 __device__ __forceinline__ float classifier_dloss(const classifier_finish *f) { return f->scale ? f->scale->dloss : 1.0f; }
@@ -77,19 +80,25 @@ __device__ __forceinline__ float classifier_dloss(const classifier_finish *f) { 
  * rows, and leave it to classifier_loss_kernel past it (classifier_run). */
 #define CLS_ON_CHIP_FINISH_ROWS 2048
 
+/* Register kernels of up to this many rows finish the reduced loss
+ * through the loss slots (classifier_slots_finish): 16 KB of them. */
+#define CLS_SLOT_ROWS 2048
+
 /* Thread 0 only: counts its block in at *done and returns true in the
  * last of `blocks` blocks to get here. The fence makes thread 0's own
  * writes before the call visible GPU-wide before the count.
  *
  * The count puts trips to L2 in a row at the kernel's end (the fence, the
- * count, the read of the parts). Measured without them and not kept:
- * each row's loss also written to a slot of its own with the launch's
- * epoch in the same 8-byte store, and the grid's last block reading the
- * slots until all carry that epoch. Float32, 1024 x 512, the sum (H100,
- * 2026-11-27, three runs each): the fastest run went from 7.1-7.2 to
- * 6.4-6.6 us, the median stayed at 8.0-8.3 us (72-73 % of the copy), and
- * the extra register in the row loop cost 16-bit rows of 32 ten points
- * (89 -> 79 % at 2097152 x 32). Counting in before the last rows' stores
+ * count, the read of the parts), so small grids take the loss slots
+ * instead (below). A first form of them was measured and not kept: each
+ * row's loss written to its slot after the row's gradient, stamped with
+ * the launch's epoch from the host, and the grid's last block by index
+ * reading the slots until all carry that epoch. Float32, 1024 x 512, the
+ * sum (H100, 2026-11-27, three runs each): the fastest run went from
+ * 7.1-7.2 to 6.4-6.6 us, the median stayed at 8.0-8.3 us (72-73 % of the
+ * copy), and the extra register in the row loop (every grid size then)
+ * cost 16-bit rows of 32 ten points (89 -> 79 % at 2097152 x 32).
+ * Counting in before the last rows' stores
  * instead of after them (a block barrier before the stores) lost 1-3
  * points at 1024 x 512, and the sum in classifier_loss_kernel launched
  * as a programmatic dependent (launch_classifier's other branch) took
@@ -235,6 +244,83 @@ __device__ __forceinline__ float classifier_row_loss(bool ignored, bool bad, flo
     return ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(m, d, xt);
 }
 
+/* ---- small grids: the loss slots -----------------------------------------
+ * Counting the blocks in at the end (last_block_sum) puts three trips to
+ * L2 in a row after the last block's stores: its fence, the count, the
+ * read of the parts. With slots, a row's loss goes out as soon as it is
+ * known, before the row's gradient: one 8-byte store of the value and a
+ * flag (one store, so no fence orders them). Each block draws a ticket
+ * as it starts, and the block with the last ticket, once its own rows
+ * are done, reads every slot until it is flagged, adds them up in a fixed
+ * order and puts the slots back to 0. Every other block has started by
+ * then and waits on nothing, so the wait always ends; and the slots were
+ * written while the gradients were still on their way. Its own template
+ * instance (SLOTS), so the kernel of larger grids keeps its registers.
+ * % of the copy at 1024 x 512, the sum, last_block_sum -> slots (H100,
+ * bench --lesson 10, 2026-11-27, three and four runs): float32 72.5-73.3
+ * -> 81.4-82.3 (8.0 -> 7.1-7.2 us), float16 70.7-72.1 -> 80.0-81.0. Of
+ * that, x[t] picked out of the registers (PICK, below) gives 2 points
+ * of float32 and 3-4 of float16. Not kept: one warp more in every block,
+ * whose last-ticket warp polls the slots from the start, sharing no
+ * barrier with the rows: 77.7-78.8 float32, 74.3-76.8 float16 (four runs
+ * each, the same machine). The slots live in the counters' words
+ * (classifier_run), which every kernel leaves at 0. */
+__device__ __forceinline__ void classifier_slot_put(unsigned long long *p, float l)
+{
+    const unsigned long long v = 1ull << 32 | __float_as_uint(l);
+#ifdef FASTEST_GPU_CODE
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*p).store(v, cuda::memory_order_relaxed);
+#endif
+}
+__device__ __forceinline__ unsigned long long classifier_slot_get(const unsigned long long *p)
+{
+#ifdef FASTEST_GPU_CODE
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+#else
+    return cuda::atomic_ref<const unsigned long long, cuda::thread_scope_device>(*p).load(cuda::memory_order_relaxed);
+#endif
+}
+
+/* Every thread: the end of a kernel with slots. ticket: what thread 0
+ * drew at *fin->done as the block started. */
+template <int BLOCK>
+__device__ __forceinline__ void classifier_slots_finish(unsigned ticket, const classifier_finish *fin, long long rows,
+                                                        float *red)
+{
+    constexpr int K = (CLS_SLOT_ROWS + BLOCK - 1) / BLOCK;
+    static_assert(K <= 32, "a bit of `waiting` per slot");
+    if (!__syncthreads_or(threadIdx.x == 0 && ticket == gridDim.x - 1)) return;
+    unsigned long long v[K];
+    unsigned waiting = 0;
+#pragma unroll
+    for (int k = 0; k < K; k++)
+        if (threadIdx.x + (long long)k * BLOCK < rows) waiting |= 1u << k;
+    while (waiting) { /* each round loads every slot still waited for: one trip to L2 */
+#pragma unroll
+        for (int k = 0; k < K; k++)
+            if (waiting >> k & 1u) v[k] = classifier_slot_get(fin->slots + threadIdx.x + k * BLOCK);
+#pragma unroll
+        for (int k = 0; k < K; k++)
+            if ((waiting >> k & 1u) && (v[k] >> 32) != 0) waiting &= ~(1u << k);
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < K; k++)
+        if (threadIdx.x + (long long)k * BLOCK < rows) {
+            s += __uint_as_float((unsigned)v[k]);
+            fin->slots[threadIdx.x + k * BLOCK] = 0; /* for the next launch */
+        }
+    s = row_reduce<BLOCK>(s, red, op_sum());
+    if (threadIdx.x == 0) {
+        *fin->loss = classifier_reduced(s, fin->reduction, fin->scale);
+        *fin->done = 0;
+    }
+}
+
 /* The end of a kernel of rows in registers: the block's part of the
  * reduced loss (mine: the losses this thread wrote; any thread may hold a
  * row's), then, with fin->loss, the last block's total. red: 32 floats of
@@ -268,7 +354,10 @@ __device__ __forceinline__ void classifier_block_finish(float mine, const classi
  * lengthens it: 91.4 against 83.2 % of copy at N = 32, 92.3 against 86.3
  * at 256. From 512 floats on, float rows come within two points either
  * way (row-once minus per-element: -0.7 at 512, +0.8 at 1024, +2.6 at
- * 2048, -1.9 at 4096, +1.0 at 8192), and take the row-once way.
+ * 2048, -1.9 at 4096, +1.0 at 8192), and take the row-once way, except
+ * in the kernels with loss slots (few rows, 16-bit ones too): there the
+ * whole kernel is short, and the dependent load cost 2 points of float32
+ * and 3-4 of float16 at 1024 x 512 (the slots' comment, above).
  *
  * CLS_REG_MIN_BLOCKS: 16-bit rows in 16-byte vectors, 16 floats a
  * thread, in blocks of up to 512 threads, keep 1536 threads per SM (40
@@ -287,13 +376,13 @@ __device__ __forceinline__ void classifier_block_finish(float mine, const classi
 #define CLS_REG_MIN_BLOCKS(T, VEC, FPT, BLOCK) \
     (sizeof(T) == 2 && (VEC) == 8 && (FPT) == 16 && (BLOCK) <= 512 ? 1536 / (BLOCK) : 0)
 #endif
-template <class T, int VEC, int FPT, int TPR, int BLOCK>
+template <class T, int VEC, int FPT, int TPR, int BLOCK, bool SLOTS>
 __global__ void __launch_bounds__(BLOCK, CLS_REG_MIN_BLOCKS(T, VEC, FPT, BLOCK))
 classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *__restrict__ losses, long long rows,
                             int cols, int ignore_index, classifier_finish fin)
 {
     constexpr int ROWS_PER_BLOCK = BLOCK / TPR;
-    constexpr bool PICK = sizeof(T) == 4 && FPT <= 8 && TPR <= 32;
+    constexpr bool PICK = SLOTS || (sizeof(T) == 4 && FPT <= 8 && TPR <= 32);
     __shared__ float red_max[32], red_sum[32], red_t[32];
 #if FX_CLUSTER_CODE
     /* the loss kernel after it may be launched once every block has begun
@@ -302,6 +391,9 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
 #endif
     const int sub = threadIdx.x % TPR;
     const float dloss = classifier_dloss(&fin);
+    unsigned ticket = 0;
+    if constexpr (SLOTS)
+        if (threadIdx.x == 0) ticket = atomicAdd(fin.done, 1u); /* used at the end only: the trip overlaps the row */
     float mine = 0.0f; /* the losses this thread wrote, in the order of its rows */
     for (long long first = (long long)blockIdx.x * ROWS_PER_BLOCK; first < rows;
          first += (long long)gridDim.x * ROWS_PER_BLOCK) {
@@ -336,6 +428,10 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
         d = row_reduce<TPR>(d, red_sum, op_sum());
         const float inv = 1.0f / d, scale = inv * dloss;
         const float fixed = ignored ? 0.0f : __int_as_float(0x7fc00000); /* 0 whatever an ignored row holds */
+        const bool writer = live && (plain && !PICK ? owner : sub == 0); /* writes the row's loss */
+        const float l = classifier_row_loss(ignored, bad, m, d, xt);
+        if constexpr (SLOTS)
+            if (writer) classifier_slot_put(fin.slots + row, l); /* before the row's gradient */
 #pragma unroll
         for (int p = 0; p < FPT; p++) {
             if constexpr (PICK)
@@ -346,13 +442,15 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
         /* In place: every element was read above, by this same thread. */
         train_store<VEC, FPT, TPR>(xr, cols, sub, live, v);
         if (!PICK && owner) elem_store(xr + t, (fx_exp<T>(xt - m) * inv - 1.0f) * dloss); /* p - 1 first: no cancellation */
-        if (live && (plain && !PICK ? owner : sub == 0)) {
-            const float l = classifier_row_loss(ignored, bad, m, d, xt);
+        if (writer) {
             losses[row] = l;
             mine += l;
         }
     }
-    classifier_block_finish<BLOCK>(mine, &fin, red_sum);
+    if constexpr (SLOTS)
+        classifier_slots_finish<BLOCK>(ticket, &fin, rows, red_sum);
+    else
+        classifier_block_finish<BLOCK>(mine, &fin, red_sum);
 }
 
 /* ---- 16-bit rows held as loaded -------------------------------------------
@@ -980,8 +1078,8 @@ static void classifier_short16(int c, bool vec, T *logits, const int *targets, f
 #define CLS_SHORT16_CASE(c, maxc, fpt, tpr, block)                                                                 \
     case c:                                                                                                       \
         static_assert((fpt) * (tpr) >= (maxc) && (block) % (tpr) == 0, "a class holds its longest row");           \
-        launch_classifier<T>(vec ? classifier_registers_kernel<T, 8, fpt, tpr, block>                             \
-                                 : classifier_registers_kernel<T, 1, fpt, tpr, block>,                            \
+        launch_classifier<T>(vec ? classifier_registers_kernel<T, 8, fpt, tpr, block, false>                      \
+                                 : classifier_registers_kernel<T, 1, fpt, tpr, block, false>,                     \
                              block, tpr, logits, targets, losses, rows, cols, ignore_index, fin, block_parts,     \
                              loss_parts, stream);                                                                 \
         break;
@@ -1047,7 +1145,8 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
      * path's. */
     constexpr size_t HEAD = 256 + (CLS_MAX_PARTS + CLS_MAX_BLOCKS) * sizeof(float);
     char *w = (char *)train_workspace(HEAD + (size_t)nb * splits * sizeof(online_md) + (size_t)nb * sizeof(float));
-    unsigned *done = train_sync_counters(2 + (on_chip ? nb + 1 : 0));
+    /* counters, then the slots (after the two, 8-byte aligned) or the on-chip path's */
+    unsigned *done = train_sync_counters(2 + (on_chip && nb + 1 > 2 * CLS_SLOT_ROWS ? nb + 1 : 2 * CLS_SLOT_ROWS));
     classifier_scale *scale = (classifier_scale *)w;
     unsigned *count_parts = (unsigned *)(w + 256);
     float *loss_parts = (float *)(w + 256 + CLS_MAX_PARTS * sizeof(unsigned));
@@ -1083,13 +1182,16 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
      * (H100, 2026-11-26). */
     const bool finish_after = !bulk && splits != 0 && !(on_chip && rows <= CLS_ON_CHIP_FINISH_ROWS);
     const classifier_finish fin = {reduction == TRAIN_MEAN ? scale : nullptr, reduction, loss_parts, &done[1],
-                                   finish_after ? nullptr : loss};
+                                   finish_after ? nullptr : loss, (unsigned long long *)(done + 2)};
+    const bool slots = rows <= CLS_SLOT_ROWS;
     const int short16 = sizeof(T) == 2 ? cls_short16_class(cols) : -1;
     switch (short16 >= 0 || held >= 0 || on_chip || bulk ? -1 : train_class(cols)) {
 #define CLS_CASE(c, maxc, fpt, tpr, block)                                                                        \
     case c:                                                                                                       \
-        launch_classifier<T>(vec ? classifier_registers_kernel<T, VW, fpt, tpr, block>                                 \
-                                 : classifier_registers_kernel<T, 1, fpt, tpr, block>,                                 \
+        launch_classifier<T>(vec ? (slots ? classifier_registers_kernel<T, VW, fpt, tpr, block, true>                  \
+                                          : classifier_registers_kernel<T, VW, fpt, tpr, block, false>)                \
+                                 : (slots ? classifier_registers_kernel<T, 1, fpt, tpr, block, true>                   \
+                                          : classifier_registers_kernel<T, 1, fpt, tpr, block, false>),                \
                              block, tpr, logits, targets, losses, rows, cols, ignore_index, fin, xt, loss_parts, stream); \
         break;
         TRAIN_CLASSES(CLS_CASE)
