@@ -22,9 +22,10 @@
  * The reduced loss is finished inside the same kernel when the grid has
  * at most CLS_MAX_BLOCKS blocks: each block adds up the losses it wrote,
  * and the last block to finish adds up the blocks' parts
- * (last_block_sum), or for up to CLS_SLOT_ROWS rows in registers, the
- * last block to start adds up the rows' losses as they come out
- * (classifier_slots_finish); so it is for up to CLS_ON_CHIP_FINISH_ROWS rows on
+ * (last_block_sum), or for up to CLS_SLOT_ROWS rows in registers and
+ * rows on chip in clusters, the last block to start adds up the rows'
+ * losses as they come out (classifier_slots_finish); so it is for up to
+ * CLS_ON_CHIP_FINISH_ROWS rows on
  * chip, and for any number in bulk-loaded clusters, where the CTA that
  * wrote a row's loss counts in. Larger grids,
  * more rows on chip and split rows leave the sum to one small launch
@@ -673,9 +674,15 @@ __device__ __forceinline__ bool owner_t(long long tl, int len)
  * owner of column t reads x[t] first (no CTA writes column t before the
  * exchange), stores p - 1 there after the piece, and writes the row's
  * loss; thread 0 of piece 0 writes it for an ignored row or a target out
- * of range. With fin.loss, the CTA that wrote a row's loss counts in
- * (one per row, over all batches: all_rows), and the last adds up the
- * all_rows losses (all_losses) into the reduced loss. A minimum of CTAs
+ * of range. With fin.loss (one launch of all_rows rows), in clusters the
+ * loss goes to the row's slot before the gradient and the CTA that
+ * starts last adds up the slots (classifier_slots_finish); through the
+ * ticket, the CTA that wrote a row's loss counts in and the last adds up
+ * the all_rows losses (all_losses). % of the copy, float32, the sum,
+ * counting in -> slots (H100, bench --lesson 10, 2026-11-27, two runs
+ * each): clusters at 256 x 2^18 92.2-92.5 -> 93.6; the ticket at
+ * 128 x 2^19 89.7-90.1 -> 88.7-88.8 and 64 x 2^20 87.9-88.2 ->
+ * 86.3-86.8, so it counts in. A minimum of CTAs
  * per SM in __launch_bounds__ for one element per access only, 0 (none)
  * for vectors (train_grid.cuh, TRAIN_GRID_MIN_CTAS). */
 template <class T, int VEC, bool CLUSTER, int B = TRAIN_GRID_BLOCK>
@@ -690,6 +697,8 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     __shared__ float red_m[32], red_d[32];
     long long row, begin;
     int piece, len;
+    unsigned ticket = 0;
+    if (CLUSTER && fin.loss && threadIdx.x == 0) ticket = atomicAdd(fin.done, 1u); /* the last to start adds up the slots */
     train_onchip_take<CLUSTER>(sync, pieces, seg, cols, &row, &piece, &begin, &len);
     const long long t = targets[row];
     const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols);
@@ -711,20 +720,31 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     const online_md r = train_onchip_exchange<CLUSTER>(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m,
                                                        red_d, &before);
     const float dloss = classifier_dloss(&fin);
-    classifier_onchip_store<VEC, TRAIN_GRID_FPT, T, B>(xs, len, v, srow, m_regs, r, dloss, ignored, bad, chunk_shift);
-    if (owner) { /* p - 1 first: no cancellation */
-        elem_store(xs + (t - begin), (fx_exp<T>(xt - online_md_shift(r.m)) * (1.0f / r.d) - 1.0f) * dloss);
-        losses[row] = train_row_loss(r.m, r.d, xt);
-        if (fin.loss) __threadfence(); /* a fence orders its own thread's writes: the loss before the count */
-    }
-    if ((ignored || bad) && piece == 0 && threadIdx.x == 0) losses[row] = ignored ? 0.0f : __int_as_float(0x7fc00000);
-    const bool loss_cta = ignored || bad ? piece == 0 : t >= begin && t < begin + len; /* the same in all threads */
-    if (fin.loss && loss_cta) {
-        __syncthreads(); /* the owner's loss and fence come before thread 0's count */
-        float total;
-        if (last_block_sum<B>(all_losses, all_rows, fin.done, (unsigned)all_rows, red_m, &total) &&
-            threadIdx.x == 0)
-            *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
+    if constexpr (CLUSTER) { /* the loss slots (classifier_slots_finish) */
+        const bool writer = owner || ((ignored || bad) && piece == 0 && threadIdx.x == 0);
+        const float l = owner ? train_row_loss(r.m, r.d, xt) : ignored ? 0.0f : __int_as_float(0x7fc00000);
+        if (writer && fin.loss) classifier_slot_put(fin.slots + row, l); /* before the gradient */
+        classifier_onchip_store<VEC, TRAIN_GRID_FPT, T, B>(xs, len, v, srow, m_regs, r, dloss, ignored, bad, chunk_shift);
+        if (owner) /* p - 1 first: no cancellation */
+            elem_store(xs + (t - begin), (fx_exp<T>(xt - online_md_shift(r.m)) * (1.0f / r.d) - 1.0f) * dloss);
+        if (writer) losses[row] = l;
+        if (fin.loss) classifier_slots_finish<B>(ticket, &fin, all_rows, red_m);
+    } else { /* the CTA that wrote a row's loss counts in (last_block_sum) */
+        classifier_onchip_store<VEC, TRAIN_GRID_FPT, T, B>(xs, len, v, srow, m_regs, r, dloss, ignored, bad, chunk_shift);
+        if (owner) { /* p - 1 first: no cancellation */
+            elem_store(xs + (t - begin), (fx_exp<T>(xt - online_md_shift(r.m)) * (1.0f / r.d) - 1.0f) * dloss);
+            losses[row] = train_row_loss(r.m, r.d, xt);
+            if (fin.loss) __threadfence(); /* a fence orders its own thread's writes: the loss before the count */
+        }
+        if ((ignored || bad) && piece == 0 && threadIdx.x == 0) losses[row] = ignored ? 0.0f : __int_as_float(0x7fc00000);
+        const bool loss_cta = ignored || bad ? piece == 0 : t >= begin && t < begin + len; /* the same in all threads */
+        if (fin.loss && loss_cta) {
+            __syncthreads(); /* the owner's loss and fence come before thread 0's count */
+            float total;
+            if (last_block_sum<B>(all_losses, all_rows, fin.done, (unsigned)all_rows, red_m, &total) &&
+                threadIdx.x == 0)
+                *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
+        }
     }
     train_onchip_leave<CLUSTER>(&sync[1 + row], before, pieces);
 }
@@ -1145,8 +1165,8 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
      * path's. */
     constexpr size_t HEAD = 256 + (CLS_MAX_PARTS + CLS_MAX_BLOCKS) * sizeof(float);
     char *w = (char *)train_workspace(HEAD + (size_t)nb * splits * sizeof(online_md) + (size_t)nb * sizeof(float));
-    /* counters, then the slots (after the two, 8-byte aligned) or the on-chip path's */
-    unsigned *done = train_sync_counters(2 + (on_chip && nb + 1 > 2 * CLS_SLOT_ROWS ? nb + 1 : 2 * CLS_SLOT_ROWS));
+    /* two counters, the slots (8-byte aligned after the two), then the on-chip path's counters */
+    unsigned *done = train_sync_counters(2 + 2 * CLS_SLOT_ROWS + (on_chip ? nb + 1 : 0));
     classifier_scale *scale = (classifier_scale *)w;
     unsigned *count_parts = (unsigned *)(w + 256);
     float *loss_parts = (float *)(w + 256 + CLS_MAX_PARTS * sizeof(unsigned));
@@ -1180,7 +1200,7 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
      * (classifier_bulk_kernel says how): float16 at 4096 x 16384 ran at
      * 87.7 % of the copy with the launch after and 87.5-87.9 without
      * (H100, 2026-11-26). */
-    const bool finish_after = !bulk && splits != 0 && !(on_chip && rows <= CLS_ON_CHIP_FINISH_ROWS);
+    const bool finish_after = !bulk && splits != 0 && !(on_chip && rows <= CLS_ON_CHIP_FINISH_ROWS && rows <= batch); /* one launch */
     const classifier_finish fin = {reduction == TRAIN_MEAN ? scale : nullptr, reduction, loss_parts, &done[1],
                                    finish_after ? nullptr : loss, (unsigned long long *)(done + 2)};
     const bool slots = rows <= CLS_SLOT_ROWS;
@@ -1213,8 +1233,8 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
             break;
         }
         if (on_chip) {
-            if (vec) classifier_grid<T, VW>(&gp, batch, logits, targets, losses, rows, cols, ignore_index, fin, state, done + 2, stream);
-            else classifier_grid<T, 1>(&gp, batch, logits, targets, losses, rows, cols, ignore_index, fin, state, done + 2, stream);
+            if (vec) classifier_grid<T, VW>(&gp, batch, logits, targets, losses, rows, cols, ignore_index, fin, state, done + 2 + 2 * CLS_SLOT_ROWS, stream);
+            else classifier_grid<T, 1>(&gp, batch, logits, targets, losses, rows, cols, ignore_index, fin, state, done + 2 + 2 * CLS_SLOT_ROWS, stream);
             break;
         }
         for (long long r0 = 0; r0 < rows; r0 += batch) {
