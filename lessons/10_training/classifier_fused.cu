@@ -81,9 +81,11 @@ __device__ __forceinline__ float classifier_dloss(const classifier_finish *f) { 
  * rows, and leave it to classifier_loss_kernel past it (classifier_run). */
 #define CLS_ON_CHIP_FINISH_ROWS 2048
 
-/* Register kernels of up to this many rows finish the reduced loss
+/* Register kernels of up to this many rows, and rows on chip in clusters
+ * (at most CLS_ON_CHIP_FINISH_ROWS of them), finish the reduced loss
  * through the loss slots (classifier_slots_finish): 16 KB of them. */
 #define CLS_SLOT_ROWS 2048
+static_assert(CLS_ON_CHIP_FINISH_ROWS <= CLS_SLOT_ROWS, "a slot for every row that finishes in the kernel");
 
 /* Thread 0 only: counts its block in at *done and returns true in the
  * last of `blocks` blocks to get here. The fence makes thread 0's own
@@ -264,8 +266,8 @@ __device__ __forceinline__ float classifier_row_loss(bool ignored, bool bad, flo
  * of float32 and 3-4 of float16. Not kept: one warp more in every block,
  * whose last-ticket warp polls the slots from the start, sharing no
  * barrier with the rows: 77.7-78.8 float32, 74.3-76.8 float16 (four runs
- * each, the same machine). The slots live in the counters' words
- * (classifier_run), which every kernel leaves at 0. */
+ * each, the same machine). The slots follow the two counters in the
+ * words that train_sync_counters zeroes once (classifier_run). */
 __device__ __forceinline__ void classifier_slot_put(unsigned long long *p, float l)
 {
     const unsigned long long v = 1ull << 32 | __float_as_uint(l);
