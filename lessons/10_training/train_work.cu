@@ -38,6 +38,12 @@ unsigned *train_sync_counters(long long count)
     return sync_words;
 }
 
+const unsigned *train_sync_words(long long *count)
+{
+    *count = sync_count;
+    return sync_words;
+}
+
 void train_release(void)
 {
     if (work) CUDA_CHECK(cudaFree(work)); /* synchronises: no kernel still uses it */

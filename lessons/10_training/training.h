@@ -91,6 +91,12 @@ void classifier_fused_typed(void *logits, const int *targets, float *losses, flo
 /* Frees the workspace (the next call that needs one allocates it again). */
 void train_release(void);
 
+/* For the tests: the workspace's synchronisation words (the on-chip
+ * path's counters, the classifier's count and loss slots) and how many
+ * (*count; NULL and 0 before a kernel needed them). Every launch leaves
+ * them at 0, so that the next one needs no memset. */
+const unsigned *train_sync_words(long long *count);
+
 /* How rows longer than TRAIN_REG_MAX_COLS run: TRAIN_LONG_AUTO on chip
  * when their pieces fit on the GPU at once (float rows of 2 to 16 pieces
  * in a thread-block cluster each where that pays, on sm_90), else split.
