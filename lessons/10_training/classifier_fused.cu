@@ -722,26 +722,22 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     const online_md r = train_onchip_exchange<CLUSTER>(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m,
                                                        red_d, &before);
     const float dloss = classifier_dloss(&fin);
-    if constexpr (CLUSTER) { /* the loss slots (classifier_slots_finish) */
-        const bool writer = owner || ((ignored || bad) && piece == 0 && threadIdx.x == 0);
-        const float l = owner ? train_row_loss(r.m, r.d, xt) : ignored ? 0.0f : __int_as_float(0x7fc00000);
-        if (writer && fin.loss) classifier_slot_put(fin.slots + row, l); /* before the gradient */
-        classifier_onchip_store<VEC, TRAIN_GRID_FPT, T, B>(xs, len, v, srow, m_regs, r, dloss, ignored, bad, chunk_shift);
-        if (owner) /* p - 1 first: no cancellation */
-            elem_store(xs + (t - begin), (fx_exp<T>(xt - online_md_shift(r.m)) * (1.0f / r.d) - 1.0f) * dloss);
-        if (writer) losses[row] = l;
+    /* the row's loss: from the owner of column t, or from thread 0 of
+     * piece 0 for an ignored row or a target out of range */
+    const bool writer = owner || ((ignored || bad) && piece == 0 && threadIdx.x == 0);
+    const float l = owner ? train_row_loss(r.m, r.d, xt) : ignored ? 0.0f : __int_as_float(0x7fc00000);
+    if (CLUSTER && writer && fin.loss) classifier_slot_put(fin.slots + row, l); /* before the gradient */
+    classifier_onchip_store<VEC, TRAIN_GRID_FPT, T, B>(xs, len, v, srow, m_regs, r, dloss, ignored, bad, chunk_shift);
+    if (owner) /* p - 1 first: no cancellation */
+        elem_store(xs + (t - begin), (fx_exp<T>(xt - online_md_shift(r.m)) * (1.0f / r.d) - 1.0f) * dloss);
+    if (writer) losses[row] = l;
+    if constexpr (CLUSTER) {
         if (fin.loss) classifier_slots_finish<B>(ticket, &fin, all_rows, red_m);
     } else { /* the CTA that wrote a row's loss counts in (last_block_sum) */
-        classifier_onchip_store<VEC, TRAIN_GRID_FPT, T, B>(xs, len, v, srow, m_regs, r, dloss, ignored, bad, chunk_shift);
-        if (owner) { /* p - 1 first: no cancellation */
-            elem_store(xs + (t - begin), (fx_exp<T>(xt - online_md_shift(r.m)) * (1.0f / r.d) - 1.0f) * dloss);
-            losses[row] = train_row_loss(r.m, r.d, xt);
-            if (fin.loss) __threadfence(); /* a fence orders its own thread's writes: the loss before the count */
-        }
-        if ((ignored || bad) && piece == 0 && threadIdx.x == 0) losses[row] = ignored ? 0.0f : __int_as_float(0x7fc00000);
         const bool loss_cta = ignored || bad ? piece == 0 : t >= begin && t < begin + len; /* the same in all threads */
         if (fin.loss && loss_cta) {
-            __syncthreads(); /* the owner's loss and fence come before thread 0's count */
+            if (writer) __threadfence(); /* a fence orders its own thread's writes: the loss before the count */
+            __syncthreads();             /* and the writer's fence before thread 0's count */
             float total;
             if (last_block_sum<B>(all_losses, all_rows, fin.done, (unsigned)all_rows, red_m, &total) &&
                 threadIdx.x == 0)
@@ -1009,6 +1005,15 @@ static void classifier_grid(const train_grid_plan *p, long long batch, T *logits
 template <class T>
 using classifier_rows_fn = void (*)(T *, const int *, float *, long long, int, int, classifier_finish);
 
+/* classifier_registers_kernel for `rows` rows: with the loss slots up to
+ * CLS_SLOT_ROWS of them. */
+template <class T, int VEC, int FPT, int TPR, int BLOCK>
+static classifier_rows_fn<T> classifier_registers(long long rows)
+{
+    return rows <= CLS_SLOT_ROWS ? classifier_registers_kernel<T, VEC, FPT, TPR, BLOCK, true>
+                                 : classifier_registers_kernel<T, VEC, FPT, TPR, BLOCK, false>;
+}
+
 /* kernel: an instance of classifier_registers_kernel or
  * classifier_rows16_kernel, of `block` threads and block / tpr rows a
  * block. */
@@ -1205,15 +1210,12 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     const bool finish_after = !bulk && splits != 0 && !(on_chip && rows <= CLS_ON_CHIP_FINISH_ROWS && rows <= batch); /* one launch */
     const classifier_finish fin = {reduction == TRAIN_MEAN ? scale : nullptr, reduction, loss_parts, &done[1],
                                    finish_after ? nullptr : loss, (unsigned long long *)(done + 2)};
-    const bool slots = rows <= CLS_SLOT_ROWS;
     const int short16 = sizeof(T) == 2 ? cls_short16_class(cols) : -1;
     switch (short16 >= 0 || held >= 0 || on_chip || bulk ? -1 : train_class(cols)) {
 #define CLS_CASE(c, maxc, fpt, tpr, block)                                                                        \
     case c:                                                                                                       \
-        launch_classifier<T>(vec ? (slots ? classifier_registers_kernel<T, VW, fpt, tpr, block, true>                  \
-                                          : classifier_registers_kernel<T, VW, fpt, tpr, block, false>)                \
-                                 : (slots ? classifier_registers_kernel<T, 1, fpt, tpr, block, true>                   \
-                                          : classifier_registers_kernel<T, 1, fpt, tpr, block, false>),                \
+        launch_classifier<T>(vec ? classifier_registers<T, VW, fpt, tpr, block>(rows)                             \
+                                 : classifier_registers<T, 1, fpt, tpr, block>(rows),                             \
                              block, tpr, logits, targets, losses, rows, cols, ignore_index, fin, xt, loss_parts, stream); \
         break;
         TRAIN_CLASSES(CLS_CASE)
