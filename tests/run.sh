@@ -38,26 +38,23 @@ report() {
     passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 }
 
-i=0 shown=0
 cmds=("$@")
-for cmd in "$@"; do
+shown=0
+for i in "${!cmds[@]}"; do
     if [ "$jobs_max" -le 1 ]; then
-        run_one $i "$cmd"
-        report $i "$cmd"
-        shown=$((i + 1))
+        run_one $i "${cmds[$i]}"
     else
         while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
-        run_one $i "$cmd" &
-        # show, in order, every command that has finished
-        while [ $shown -le $i ] && [ -e "$dir/$shown.status" ]; do
-            report $shown "${cmds[$shown]}"
-            shown=$((shown + 1))
-        done
+        run_one $i "${cmds[$i]}" &
     fi
-    i=$((i + 1))
+    # show, in order, every command that has finished
+    while [ $shown -le $i ] && [ -e "$dir/$shown.status" ]; do
+        report $shown "${cmds[$shown]}"
+        shown=$((shown + 1))
+    done
 done
 wait
-while [ $shown -lt $i ]; do
+while [ $shown -lt ${#cmds[@]} ]; do
     report $shown "${cmds[$shown]}"
     shown=$((shown + 1))
 done
