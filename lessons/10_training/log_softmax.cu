@@ -73,7 +73,21 @@ log_softmax_split_write_kernel(const float *__restrict__ x, float *__restrict__ 
 
 /* Long rows on chip: a CTA's piece, its (m, d), the row's from the
  * exchange (CLUSTER: the row is a cluster, train_grid.cuh), then
- * (x - m) - log d from the raw values it kept. */
+ * (x - m) - log d from the raw values it kept.
+ *
+ * Through the workspace, the ticket and the exchange are written out here
+ * as lesson 8's path 3g writes them (path3g_grid.cu), not through
+ * train_onchip_take and train_onchip_exchange. The two forms differ in
+ * the PTX only in where the counter's address and the piece's length are
+ * computed, yet ptxas scheduled the helpers' form 2 us slower at
+ * 64 x 2^20 (log-softmax 204 us, lesson 8 200 us). In a standalone 2 x 2
+ * of frame and body, only helpers + this kernel's load and store was
+ * slow; either half with lesson 8's other half ran at lesson 8's speed.
+ * % of copy, helpers -> written out (H100, bench --lesson 10,
+ * 2026-11-27, three runs each): 64 x 2^20 88.4-89.0 -> 90.6-91.6,
+ * 32 x 2^21 86.3 -> 87.5-88.1. The same change to the classifier's
+ * kernel moved nothing (87.7-88.4 % at 64 x 2^20 either way), so it
+ * keeps the helpers. */
 template <int VEC, bool CLUSTER, int B = TRAIN_GRID_BLOCK>
 __global__ void __launch_bounds__(B) /* no minimum: train_grid.cuh, TRAIN_GRID_MIN_CTAS */
 log_softmax_grid_kernel(const float *__restrict__ x, float *__restrict__ out, long long cols, int pieces, int seg,
@@ -85,17 +99,45 @@ log_softmax_grid_kernel(const float *__restrict__ x, float *__restrict__ out, lo
     __shared__ float red_m[32], red_d[32];
     long long row, begin;
     int piece, len;
-    train_onchip_take<CLUSTER>(sync, pieces, seg, cols, &row, &piece, &begin, &len);
+    if constexpr (CLUSTER) {
+        train_onchip_take<true>(sync, pieces, seg, cols, &row, &piece, &begin, &len);
+    } else {
+        __shared__ unsigned ticket;
+        if (threadIdx.x == 0) fx_grid_ticket(&sync[0], &ticket);
+        __syncthreads();
+        row = ticket / (unsigned)pieces;
+        piece = (int)(ticket % (unsigned)pieces);
+        len = fx_piece_len((int)cols, piece, seg); /* int: a row on chip fits the GPU, far below 2^31 */
+        begin = (long long)piece * seg;
+    }
     float v[TRAIN_GRID_FPT];
     online_md s = train_onchip_load<VEC, TRAIN_GRID_FPT, true, float, false, B>(x + row * cols + begin, len, v, srow,
                                                                                 -INFINITY);
     s = online_md_row_merge<B>(s, red_m, red_d);
     unsigned before = 0;
-    const online_md r = train_onchip_exchange<CLUSTER>(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m,
-                                                       red_d, &before);
+    online_md r;
+    if constexpr (CLUSTER) {
+        r = train_onchip_exchange<true>(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m, red_d, &before);
+    } else {
+        online_md *wr = work + row * pieces;
+        if (threadIdx.x == 0) {
+            wr[piece] = s;
+            fx_grid_arrive_wait(&sync[1 + row], (unsigned)pieces);
+        }
+        __syncthreads();
+        online_md q = online_md_identity();
+        for (int i = threadIdx.x; i < pieces; i += B) {
+            const float2 w = __ldcg(reinterpret_cast<const float2 *>(wr + i));
+            const online_md o = {w.x, w.y};
+            q = online_md_merge(q, o);
+        }
+        r = online_md_row_merge<B>(q, red_m, red_d);
+        before = threadIdx.x == 0 ? fx_grid_count_out(&sync[1 + row]) : 0u;
+    }
     const log_softmax_op op = {r.m, logf(r.d)};
     train_onchip_store<VEC, TRAIN_GRID_FPT, float, log_softmax_op, B>(out + row * cols + begin, len, v, srow, op);
-    train_onchip_leave<CLUSTER>(&sync[1 + row], before, pieces);
+    if constexpr (CLUSTER) train_onchip_leave<true>(&sync[1 + row], before, pieces);
+    else if (threadIdx.x == 0) fx_grid_leave(&sync[1 + row], before, (unsigned)pieces);
 }
 
 /* The on-chip plan for rows x cols (false: the pieces do not fit), in
