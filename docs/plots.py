@@ -58,6 +58,7 @@ import argparse
 import csv
 import os
 import sys
+import textwrap
 
 import matplotlib
 
@@ -146,7 +147,8 @@ def caption(rows):
     def once(key):
         return ", ".join(dict.fromkeys(r[key][:10] if key == "date" else r[key] for r in rows))
     commits = once("commit")
-    return f"{rows[0]['gpu']}, {once('date')}, commit{'s' if ',' in commits else ''} {commits}"
+    text = f"{rows[0]['gpu']}, {once('date')}, commit{'s' if ',' in commits else ''} {commits}"
+    return textwrap.fill(text, 80)  # a long list of commits would run off the figure's sides
 
 
 def main_kernels(rows):

@@ -79,10 +79,11 @@ log_softmax_split_write_kernel(const float *__restrict__ x, float *__restrict__ 
  * as lesson 8's path 3g writes them (path3g_grid.cu), not through
  * train_onchip_take and train_onchip_exchange. The two forms differ in
  * the PTX only in where the counter's address and the piece's length are
- * computed, yet ptxas scheduled the helpers' form 2 us slower at
+ * computed, yet ptxas scheduled the helpers' form 4 us slower at
  * 64 x 2^20 (log-softmax 204 us, lesson 8 200 us). In a standalone 2 x 2
- * of frame and body, only helpers + this kernel's load and store was
- * slow; either half with lesson 8's other half ran at lesson 8's speed.
+ * of frame and body (docs/experiments/frame_body.cu), only the helpers
+ * with this kernel's load and store were slow; either half with lesson
+ * 8's other half ran at lesson 8's speed.
  * % of copy, helpers -> written out (H100, bench --lesson 10,
  * 2026-11-27, three runs each): 64 x 2^20 88.4-89.0 -> 90.6-91.6,
  * 32 x 2^21 86.3 -> 87.5-88.1. The same change to the classifier's
