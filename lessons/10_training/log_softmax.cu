@@ -123,12 +123,12 @@ log_softmax_grid_kernel(const float *__restrict__ x, float *__restrict__ out, lo
         online_md *wr = work + row * pieces;
         if (threadIdx.x == 0) {
             wr[piece] = s;
-            fx_grid_arrive_wait(&sync[1 + row], (unsigned)pieces);
+            fx_grid_arrive_wait(&sync[1 + row], (unsigned)pieces); /* count in, wait for the row */
         }
-        __syncthreads();
+        __syncthreads(); /* thread 0's acquire covers the block's reads after the barrier */
         online_md q = online_md_identity();
         for (int i = threadIdx.x; i < pieces; i += B) {
-            const float2 w = __ldcg(reinterpret_cast<const float2 *>(wr + i));
+            const float2 w = __ldcg(reinterpret_cast<const float2 *>(wr + i)); /* from L2, never a stale L1 line */
             const online_md o = {w.x, w.y};
             q = online_md_merge(q, o);
         }
