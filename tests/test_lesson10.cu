@@ -64,13 +64,36 @@ static void to_host(void *h, const void *d, size_t bytes)
     CUDA_CHECK(cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost));
 }
 
-/* PASS, or FAIL with the first bad element. */
+/* Fails `name` if a launch left a synchronisation word of the workspace
+ * (a counter, a loss slot) other than 0: the next launch would start
+ * from it (training.h, train_sync_words). Silent when they are all 0. */
+static void check_sync_words_zero(const char *name)
+{
+    long long count;
+    const unsigned *d = train_sync_words(&count);
+    if (!d) return;
+    unsigned *h = (unsigned *)malloc((size_t)count * sizeof(unsigned));
+    to_host(h, d, (size_t)count * sizeof(unsigned));
+    long long first = -1;
+    for (long long i = 0; i < count && first < 0; i++)
+        if (h[i]) first = i;
+    free(h);
+    if (first >= 0) {
+        char after[400];
+        snprintf(after, sizeof after, "the workspace's sync words are left at 0 after: %s", name);
+        test_fail(after, "word %lld of %lld is not", first, count);
+    }
+}
+
+/* PASS, or FAIL with the first bad element; then the sync words, which
+ * every kernel of the check must have left at 0. */
 static void report(const char *name, const train_report *r, long long rows, long long cols)
 {
     char desc[600];
     train_describe(r, rows, cols, desc, sizeof desc);
     if (r->bad == 0 && r->checked > 0) test_pass(name);
     else test_fail(name, "%s", r->checked ? desc : "nothing was compared");
+    check_sync_words_zero(name);
 }
 
 /* Reproducible targets: row i gets a column from a fixed hash, every
@@ -153,27 +176,6 @@ static void check_loss(const char *name, const float *x, const int *targets, lon
     free(loss);
 }
 
-/* Fails `name` if a launch left a synchronisation word of the workspace
- * (a counter, a loss slot) other than 0: the next launch would start
- * from it (training.h, train_sync_words). Silent when they are all 0. */
-static void check_sync_words_zero(const char *name)
-{
-    long long count;
-    const unsigned *d = train_sync_words(&count);
-    if (!d) return;
-    unsigned *h = (unsigned *)malloc((size_t)count * sizeof(unsigned));
-    to_host(h, d, (size_t)count * sizeof(unsigned));
-    long long first = -1;
-    for (long long i = 0; i < count && first < 0; i++)
-        if (h[i]) first = i;
-    free(h);
-    if (first >= 0) {
-        char after[400];
-        snprintf(after, sizeof after, "the workspace's sync words are left at 0 after: %s", name);
-        test_fail(after, "word %lld of %lld is not", first, count);
-    }
-}
-
 /* The fused classifier in storage type st: logits (made in float32, rounded
  * to st; the reference runs on them widened) overwritten by the gradient;
  * losses and the reduced loss poisoned first. */
@@ -199,7 +201,6 @@ static void check_classifier(const char *name, const float *x32, const int *targ
     train_report_init(&rep);
     train_check_classifier(xw, targets, g, losses, loss, rows, cols, ignore_index, red, st, &rep);
     report(name, &rep, rows, cols);
-    check_sync_words_zero(name);
     CUDA_CHECK(cudaFree(dl));
     CUDA_CHECK(cudaFree(dt));
     CUDA_CHECK(cudaFree(dlosses));
