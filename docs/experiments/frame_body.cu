@@ -13,7 +13,8 @@
  * Aligned rows (N % 4 == 0) of at least 64 KB; rows 0 and M - 1 of each
  * kernel are checked against float64. Prints % of a device-to-device
  * copy timed in the same process (medians of 120 back-to-back runs).
- *   nvcc -std=c++17 -O3 -arch=sm_90 -Icommon -o /tmp/frame_body docs/experiments/frame_body.cu
+ *   nvcc -std=c++17 -O3 -arch=sm_90 -Icommon -o /tmp/frame_body docs/experiments/frame_body.cu \
+ *        common/reference.c
  *   /tmp/frame_body [M N]     (default 64 1048576)
  * Measured on an H100 80GB HBM3 (2026-11-27, one run of this program
  * per shape), the same registers (48) and CTAs per SM (4) in all four,
@@ -31,11 +32,12 @@
 #include <stdlib.h>
 #include <algorithm>
 #include <vector>
+#include "check.h"     /* CUDA_CHECK */
+#include "reference.h" /* the float64 rows */
 #include "../../lessons/10_training/train_grid.cuh"
 
 #define BLK 256
 #define FPT 16
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(1);} } while (0)
 
 struct log_op {
     float m, lse;
@@ -103,17 +105,17 @@ __global__ void __launch_bounds__(BLK) frame_body_kernel(const float *__restrict
 
 typedef void (*kfn)(const float *, float *, long long, int, int, unsigned *, online_md *);
 
-/* Largest |error| of row r of y against float64, relative to the largest
- * |reference| (log-softmax) or absolute on probabilities (softmax). */
-static double row_error(const float *hx, const float *hy, long long cols, bool log_softmax)
+/* Largest |error| of one row y of x against common/reference.c's
+ * float64 rows: relative (floored at 1) for the log-softmax, absolute on
+ * the softmax's probabilities; NaN counts as infinite. */
+static double row_error(const float *x, const float *y, double *ref, long long cols, bool log_softmax)
 {
-    double m = -INFINITY, d = 0.0, err = 0.0;
-    for (long long j = 0; j < cols; j++) m = fmax(m, (double)hx[j]);
-    for (long long j = 0; j < cols; j++) d += exp((double)hx[j] - m);
+    if (log_softmax) ref_log_softmax_row(x, ref, cols);
+    else ref_softmax_row(x, ref, cols);
+    double err = 0.0;
     for (long long j = 0; j < cols; j++) {
-        const double ref = log_softmax ? (double)hx[j] - m - log(d) : exp((double)hx[j] - m) / d;
-        const double e = log_softmax ? fabs(hy[j] - ref) / fmax(1.0, fabs(ref)) : fabs(hy[j] - ref);
-        if (!(e <= err)) err = e != e ? INFINITY : e; /* NaN counts as infinite */
+        const double e = fabs(y[j] - ref[j]) / (log_softmax ? fmax(1.0, fabs(ref[j])) : 1.0);
+        if (!(e <= err)) err = e != e ? INFINITY : e;
     }
     return err;
 }
@@ -128,7 +130,8 @@ int main(int argc, char **argv)
         return 2;
     }
     float *hx = (float *)malloc(n * 4), *hy = (float *)malloc((size_t)C * 4);
-    if (!hx || !hy) { fprintf(stderr, "out of host memory\n"); return 1; }
+    double *ref = (double *)malloc((size_t)C * sizeof(double));
+    if (!hx || !hy || !ref) { fprintf(stderr, "out of host memory\n"); return 1; }
     unsigned long long st = 88172645463325252ull; /* xorshift: values in [-4, 4), never all zeros */
     for (size_t i = 0; i < n; i++) {
         st ^= st << 13; st ^= st >> 7; st ^= st << 17;
@@ -137,12 +140,12 @@ int main(int argc, char **argv)
     float *X, *Y;
     unsigned *S;
     online_md *W;
-    CK(cudaMalloc(&X, n * 4));
-    CK(cudaMalloc(&Y, n * 4));
-    CK(cudaMalloc(&S, (R + 1) * 4));
-    CK(cudaMemset(S, 0, (R + 1) * 4)); /* the kernels leave the counters at 0 */
-    CK(cudaMalloc(&W, R * P * sizeof(online_md)));
-    CK(cudaMemcpy(X, hx, n * 4, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMalloc(&X, n * 4));
+    CUDA_CHECK(cudaMalloc(&Y, n * 4));
+    CUDA_CHECK(cudaMalloc(&S, (R + 1) * 4));
+    CUDA_CHECK(cudaMemset(S, 0, (R + 1) * 4)); /* the kernels leave the counters at 0 */
+    CUDA_CHECK(cudaMalloc(&W, R * P * sizeof(online_md)));
+    CUDA_CHECK(cudaMemcpy(X, hx, n * 4, cudaMemcpyHostToDevice));
     kfn ks[5] = {nullptr, frame_body_kernel<true, true>, frame_body_kernel<false, false>,
                  frame_body_kernel<true, false>, frame_body_kernel<false, true>};
     const char *names[5] = {"copy", "helpers + lesson 10's body", "written out + lesson 8's", "helpers + lesson 8's",
@@ -150,18 +153,18 @@ int main(int argc, char **argv)
     printf("%lld x %lld: %d pieces of %d floats\n", R, C, P, seg);
     int bad = 0;
     for (int i = 1; i < 5; i++) {
-        CK(cudaFuncSetAttribute(ks[i], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        CUDA_CHECK(cudaFuncSetAttribute(ks[i], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         cudaFuncAttributes a;
-        CK(cudaFuncGetAttributes(&a, ks[i]));
+        CUDA_CHECK(cudaFuncGetAttributes(&a, ks[i]));
         int per = 0;
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, ks[i], BLK, smem));
-        CK(cudaMemset(Y, 0xFF, n * 4)); /* NaN: an unwritten element fails the check */
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, ks[i], BLK, smem));
+        CUDA_CHECK(cudaMemset(Y, 0xFF, n * 4)); /* NaN: an unwritten element fails the check */
         ks[i]<<<(unsigned)(R * P), BLK, smem>>>(X, Y, C, P, seg, S, W);
-        CK(cudaGetLastError());
+        CUDA_CHECK_LAUNCH();
         double err = 0.0;
         for (long long r : {0LL, R - 1}) {
-            CK(cudaMemcpy(hy, Y + r * C, (size_t)C * 4, cudaMemcpyDeviceToHost));
-            err = fmax(err, row_error(hx + r * C, hy, C, i == 1 || i == 4));
+            CUDA_CHECK(cudaMemcpy(hy, Y + r * C, (size_t)C * 4, cudaMemcpyDeviceToHost));
+            err = fmax(err, row_error(hx + r * C, hy, ref, C, i == 1 || i == 4));
         }
         const bool ok = err < 1e-5;
         bad |= !ok;
@@ -170,21 +173,21 @@ int main(int argc, char **argv)
     }
     const int N = 40, reps = 3;
     std::vector<cudaEvent_t> ev(2 * N);
-    for (auto &e : ev) CK(cudaEventCreate(&e));
+    for (auto &e : ev) CUDA_CHECK(cudaEventCreate(&e));
     std::vector<std::vector<float>> t(5);
     for (int rep = 0; rep < reps; rep++)
         for (int i = 0; i < 5; i++) {
             for (int j = -3; j < N; j++) { /* 3 untimed runs first */
-                if (j >= 0) CK(cudaEventRecord(ev[2 * j], 0));
-                if (i == 0) CK(cudaMemcpyAsync(Y, X, n * 4, cudaMemcpyDeviceToDevice, 0));
+                if (j >= 0) CUDA_CHECK(cudaEventRecord(ev[2 * j], 0));
+                if (i == 0) CUDA_CHECK(cudaMemcpyAsync(Y, X, n * 4, cudaMemcpyDeviceToDevice, 0));
                 else ks[i]<<<(unsigned)(R * P), BLK, smem>>>(X, Y, C, P, seg, S, W);
-                CK(cudaGetLastError());
-                if (j >= 0) CK(cudaEventRecord(ev[2 * j + 1], 0));
+                CUDA_CHECK_LAUNCH();
+                if (j >= 0) CUDA_CHECK(cudaEventRecord(ev[2 * j + 1], 0));
             }
-            CK(cudaDeviceSynchronize());
+            CUDA_CHECK(cudaDeviceSynchronize());
             for (int j = 0; j < N; j++) {
                 float ms;
-                CK(cudaEventElapsedTime(&ms, ev[2 * j], ev[2 * j + 1]));
+                CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * j], ev[2 * j + 1]));
                 t[i].push_back(ms);
             }
         }
