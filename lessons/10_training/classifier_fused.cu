@@ -615,50 +615,34 @@ struct classifier_raw_op {
 
 /* The on-chip path's gradient of a piece, written in place: from v, the
  * register part as exp(x - m_regs) (train_onchip_load with KEEP_EXP), and
- * from srow, the shared part: float rows in float4s as exp(x - the
- * chunk's shift), others as raw values. Against classifier_op: no exp for
- * the register part (lesson 8's fx_scale turns exp(x - m_regs) into p),
- * and per element one multiply and one select, as the register kernel:
- * the owner of column t (the thread that stored its vector, owner_t)
- * stores it again as p - 1. Ignored rows write 0, targets out of range
- * NaN (training.h). */
+ * from srow, the shared part as raw values. Against classifier_op: no exp
+ * for the register part (lesson 8's fx_scale turns exp(x - m_regs) into
+ * p), and per element one multiply and one select, as the register
+ * kernel: the owner of column t (the thread that stored its vector,
+ * owner_t) stores it again as p - 1. Ignored rows write 0, targets out of
+ * range NaN (training.h).
+ *
+ * The shared part of float rows was kept as exps too (each chunk of 4
+ * float4s a thread as exp(x - its running max), one shift per chunk
+ * kept beside it): one multiply per element on the way out instead of an
+ * exp, and slower. % of the copy, the sum, exps -> raw (H100,
+ * bench --lesson 10, 2026-11-27, two runs each, alternately): 89.8 ->
+ * 90.2-90.5 at 128 x 2^19, 87.2-87.8 -> 89.5-89.6 at 64 x 2^20, within
+ * 0.3 points of each other from 2^14 to 2^18. */
 template <int VEC, int FPT, class T, int B = TRAIN_GRID_BLOCK>
 __device__ __forceinline__ void classifier_onchip_store(T *dst, int len, const float *v, const T *srow, float m_regs,
-                                                        online_md R, float dloss, bool ignored, bool bad,
-                                                        const float (*chunk_shift)[B])
+                                                        online_md R, float dloss, bool ignored, bool bad)
 {
     constexpr int RCAP = B * FPT;
     const int rlen = len < RCAP ? len : RCAP;
-    const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
     const bool plain = !ignored && !bad;
     const float fixed = ignored ? 0.0f : __int_as_float(0x7fc00000);
     const float shift = online_md_shift(R.m), inv = 1.0f / R.d;
     const float scale = fx_scale(m_regs, R) * dloss, inv_d = inv * dloss;
     const classifier_kept_op rop = {scale, fixed, plain};
-    train_onchip_store_regs<VEC, FPT, T, classifier_kept_op, B>(dst, nvec_r, v, rop);
-    T *ds = dst + RCAP;
-    if constexpr (TRAIN_KEEPS_EXPS(T, VEC, B)) { /* exp(x - chunk's shift), chunks of U = 4 vectors a thread */
-        constexpr int U = 4;
-        int c = 0;
-        for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * B, c++) {
-            const float cs = expf(chunk_shift[c][threadIdx.x] - shift) * inv_d;
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int k = k0 + u * B;
-                if (k < nvec_s) {
-                    float w[VEC];
-                    load_vec<VEC>(srow + k * VEC, w);
-#pragma unroll
-                    for (int j = 0; j < VEC; j++) w[j] = plain ? w[j] * cs : fixed;
-                    store_vec<VEC>(ds + k * VEC, w);
-                }
-            }
-        }
-    } else {
-        (void)chunk_shift;
-        const classifier_raw_op<T> op = {shift, inv_d, fixed, plain};
-        train_onchip_store_shared<VEC, T, classifier_raw_op<T>, B>(ds, nvec_s, srow, RCAP, op);
-    }
+    train_onchip_store_regs<VEC, FPT, T, classifier_kept_op, B>(dst, rlen / VEC, v, rop);
+    const classifier_raw_op<T> op = {shift, inv_d, fixed, plain};
+    train_onchip_store_shared<VEC, T, classifier_raw_op<T>, B>(dst + RCAP, (len - rlen) / VEC, srow, RCAP, op);
 }
 
 /* Whether this thread stores the vector that holds column tl of a piece
@@ -705,13 +689,8 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     const long long t = targets[row];
     const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols);
     T *xs = logits + row * cols + begin;
-    /* float rows in float4s keep their shared part as exps, one shift per
-     * chunk (train_onchip_load), in 64 KB CTAs (TRAIN_KEEPS_EXPS) */
-    constexpr int NCH = TRAIN_KEEPS_EXPS(T, VEC, B) ? TRAIN_GRID_CHUNKS : 1;
-    __shared__ float chunk_shift[NCH][B];
     float v[TRAIN_GRID_FPT], m_regs;
-    online_md s = train_onchip_load<VEC, TRAIN_GRID_FPT, true, T, true, B>(xs, len, v, srow, -INFINITY, &m_regs,
-                                                                           chunk_shift);
+    online_md s = train_onchip_load<VEC, TRAIN_GRID_FPT, true, T, true, B>(xs, len, v, srow, -INFINITY, &m_regs);
     /* x[t] after the piece's loads, not before: warp 0 then issues its share
      * of the row without first waiting for targets[row] (H100: +0.4 to +1.2
      * points of copy at N = 16384 ... 2^20). */
@@ -727,7 +706,7 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     const bool writer = owner || ((ignored || bad) && piece == 0 && threadIdx.x == 0);
     const float l = owner ? train_row_loss(r.m, r.d, xt) : ignored ? 0.0f : __int_as_float(0x7fc00000);
     if (CLUSTER && writer && fin.loss) classifier_slot_put(fin.slots + row, l); /* before the gradient */
-    classifier_onchip_store<VEC, TRAIN_GRID_FPT, T, B>(xs, len, v, srow, m_regs, r, dloss, ignored, bad, chunk_shift);
+    classifier_onchip_store<VEC, TRAIN_GRID_FPT, T, B>(xs, len, v, srow, m_regs, r, dloss, ignored, bad);
     if (owner) /* p - 1 first: no cancellation */
         elem_store(xs + (t - begin), (fx_exp<T>(xt - online_md_shift(r.m)) * (1.0f / r.d) - 1.0f) * dloss);
     if (writer) losses[row] = l;
@@ -925,7 +904,7 @@ static bool classifier_grid_plan(long long rows, long long cols, train_grid_plan
         !train_grid_make_plan(rows, cols, CAP, RCAP, 1, ES,
                               train_grid_resident((const void *)classifier_grid_kernel<T, VEC, false>), p))
         return false;
-    if constexpr (ES == 4) /* 128 KB CTAs up to 16 pieces of 64 KB (TRAIN_KEEPS_EXPS) */
+    if constexpr (ES == 4) /* 128 KB CTAs up to 16 pieces of 64 KB (train_grid.cuh, TRAIN_BIG_BLOCK) */
         train_float_cluster_plan(rows, cols, 16, (const void *)classifier_grid_kernel<T, VEC, true>,
                                  (const void *)classifier_grid_kernel<T, VEC, true, TRAIN_BIG_BLOCK>, p);
     return true;

@@ -13,8 +13,9 @@
  * Lesson 8 keeps exp(x - m_t) in its registers; log-softmax and the
  * backward keep the raw values: log-softmax needs x itself (x - m - log d;
  * log of an underflowed exp cannot give it back), the backward y and dy,
- * and exp is computed again on the way out. The classifier needs only p,
- * and keeps exps as lesson 8 does (train_onchip_load with KEEP_EXP).
+ * and exp is computed again on the way out. The classifier needs only p:
+ * its register part keeps exps as lesson 8 does (train_onchip_load with
+ * KEEP_EXP), its shared part raw values, as the others.
  *
  * Float rows of 2 to 16 pieces meet in a thread-block cluster instead
  * (sm_90, lesson 8's path 3): the row's P CTAs are one cluster, started
@@ -60,18 +61,11 @@
  * CTAs per SM. Log-softmax, % of copy (H100, 2026-11-26, make bench): 92.1 at
  * 128 x 2^19 (C = 16) against 89.3 through global memory; 94.5 at
  * 256 x 2^18 (C = 8) against 93.1 in 16 CTAs of 64 KB. The classifier
- * takes them for 9 to 16 pieces of 64 KB only, with raw values in shared
- * memory (TRAIN_KEEPS_EXPS). */
+ * takes them for 9 to 16 pieces of 64 KB only: 92.2 % at 256 x 2^18
+ * (8 CTAs) against 90.1 in 64 KB CTAs, but 88.9 at 128 x 2^19 (16)
+ * against 89.3 (H100, 2026-11-26, mean of two runs). */
 #define TRAIN_BIG_BLOCK 512
 #define TRAIN_BIG_SMEM (96 * 1024)
-/* Whether a CTA of B threads keeps a float shared part as exps
- * (train_onchip_load with KEEP_EXP; the classifier reads them back): the
- * 64 KB CTAs do. The 128 KB CTAs keep raw values and take the exp on the
- * way out: with kept exps the classifier ran at 89.2 % of the copy at
- * 256 x 2^18 (8 CTAs) and 85.4 at 128 x 2^19 (16), raw at 92.2 and 88.9,
- * against 90.1 and 89.3 in 64 KB CTAs (H100, 2026-11-26, mean of two
- * runs). So the classifier takes them only for 9 to 16 pieces of 64 KB. */
-#define TRAIN_KEEPS_EXPS(T, VEC, B) (sizeof(T) == 4 && (VEC) == 4 && (B) == TRAIN_GRID_BLOCK)
 
 /* A CTA: 256 threads, 64 KB of the row (16 floats a thread in registers,
  * 48 KB of shared memory), four CTAs per SM: lesson 8's path 3g shape,
@@ -135,10 +129,6 @@ __device__ __forceinline__ void train_onchip_take(unsigned *sync, int pieces, in
  * leaves it, for a kernel that needs no raw value of the register part
  * (the classifier): one exp per element of that part on the way out
  * fewer. */
-/* Chunks of the shared part a thread of train_onchip_load reads (U
- * vectors of 4 floats each): TRAIN_GRID_SMEM / (4 x 16 x 256) = 3. */
-#define TRAIN_GRID_CHUNKS (TRAIN_GRID_SMEM / (4 * 16 * TRAIN_GRID_BLOCK))
-
 /* Chunk k0 of a piece's shared part, U vectors of this thread: loaded
  * into w (-inf past the end with FILL, else left as it was), and stored
  * from w to srow. */
@@ -168,8 +158,7 @@ __device__ __forceinline__ void train_chunk_store(T *srow, int k0, int nvec_s, c
 
 template <int VEC, int FPT, bool MD, class T, bool KEEP_EXP = false, int B = TRAIN_GRID_BLOCK>
 __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src, int len, float *v, T *srow,
-                                                       float fill, float *m_regs = nullptr,
-                                                       float (*chunk_shift)[B] = nullptr)
+                                                       float fill, float *m_regs = nullptr)
 {
     constexpr int RCAP = B * FPT, U = 4;
     const int rlen = len < RCAP ? len : RCAP;
@@ -210,30 +199,6 @@ __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src
                     }
                 }
             }
-        }
-    } else if constexpr (KEEP_EXP && TRAIN_KEEPS_EXPS(T, VEC, B)) {
-        /* Float rows for the classifier: each chunk goes to shared memory
-         * as exp(x - shift), shift its running max, kept per chunk in
-         * chunk_shift[c][thread]: the exps of the online update are the
-         * ones the gradient needs, and the way out computes none. */
-        int c = 0;
-        for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * B, c++) {
-            float w[U * VEC];
-            train_chunk_load<VEC, U, true, T, B>(xs, k0, nvec_s, w);
-            float cm = -INFINITY;
-#pragma unroll
-            for (int i = 0; i < U * VEC; i++) cm = fmaxf(cm, w[i]);
-            const float m = fmaxf(s.m, cm), shift = online_md_shift(m);
-            float acc = 0.0f;
-#pragma unroll
-            for (int i = 0; i < U * VEC; i++) {
-                w[i] = fx_exp<T>(w[i] - shift);
-                acc += w[i];
-            }
-            s.d = s.d * fx_exp<T>(s.m - shift) + acc;
-            s.m = m;
-            chunk_shift[c][threadIdx.x] = shift;
-            train_chunk_store<VEC, U, T, B>(srow, k0, nvec_s, w);
         }
     } else {
         for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * B) {
