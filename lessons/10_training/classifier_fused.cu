@@ -663,12 +663,20 @@ __device__ __forceinline__ bool owner_t(long long tl, int len)
  * of range. With fin.loss (one launch of all_rows rows), in clusters the
  * loss goes to the row's slot before the gradient and the CTA that
  * starts last adds up the slots (classifier_slots_finish); through the
- * ticket, the CTA that wrote a row's loss counts in and the last adds up
- * the all_rows losses (all_losses). % of the copy, float32, the sum,
- * counting in -> slots (H100, bench --lesson 10, 2026-11-27, two runs
- * each): clusters at 256 x 2^18 92.2-92.5 -> 93.6; the ticket at
+ * ticket, the thread that writes a row's loss counts in and the last CTA
+ * adds up the all_rows losses (all_losses). % of the copy, float32, the
+ * sum, counting in -> slots (H100, bench --lesson 10, 2026-11-27, two
+ * runs each): clusters at 256 x 2^18 92.2-92.5 -> 93.6; the ticket at
  * 128 x 2^19 89.7-90.1 -> 88.7-88.8 and 64 x 2^20 87.9-88.2 ->
- * 86.3-86.8, so it counts in. A minimum of CTAs
+ * 86.3-86.8, so it counts in. It counts in before the piece's gradient,
+ * as classifier_bulk_kernel does, so that its fence waits for the loss
+ * alone; counted in after the gradient (a barrier, then thread 0), the
+ * fence waited for thread 0's share of the stores: float32 89.1 ->
+ * 89.3-89.5 at 128 x 2^19, 87.0-87.7 -> 87.8-87.9 at 64 x 2^20,
+ * 85.9-86.2 -> 86.0-86.6 at 32 x 2^21, float16 within half a point
+ * (H100, bench --lesson 10, 2026-11-27, three runs each, alternately,
+ * on a machine 2 points slower than the one of the numbers above).
+ * A minimum of CTAs
  * per SM in __launch_bounds__ for one element per access only, 0 (none)
  * for vectors (train_grid.cuh, TRAIN_GRID_MIN_CTAS). */
 template <class T, int VEC, bool CLUSTER, int B = TRAIN_GRID_BLOCK>
@@ -705,22 +713,28 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
      * piece 0 for an ignored row or a target out of range */
     const bool writer = owner || ((ignored || bad) && piece == 0 && threadIdx.x == 0);
     const float l = owner ? train_row_loss(r.m, r.d, xt) : ignored ? 0.0f : __int_as_float(0x7fc00000);
-    if (CLUSTER && writer && fin.loss) classifier_slot_put(fin.slots + row, l); /* before the gradient */
+    __shared__ bool last;
+    if constexpr (CLUSTER) {
+        if (writer && fin.loss) classifier_slot_put(fin.slots + row, l); /* before the gradient */
+    } else if (writer) {
+        losses[row] = l;
+        if (fin.loss) last = last_block_count(fin.done, (unsigned)all_rows);
+    }
     classifier_onchip_store<VEC, TRAIN_GRID_FPT, T, B>(xs, len, v, srow, m_regs, r, dloss, ignored, bad);
     if (owner) /* p - 1 first: no cancellation */
         elem_store(xs + (t - begin), (fx_exp<T>(xt - online_md_shift(r.m)) * (1.0f / r.d) - 1.0f) * dloss);
-    if (writer) losses[row] = l;
     if constexpr (CLUSTER) {
+        if (writer) losses[row] = l;
         if (fin.loss) classifier_slots_finish<B>(ticket, &fin, all_rows, red_m);
-    } else { /* the CTA that wrote a row's loss counts in (last_block_sum) */
+    } else { /* the CTA that wrote a row's loss counted in */
         const bool loss_cta = ignored || bad ? piece == 0 : t >= begin && t < begin + len; /* the same in all threads */
         if (fin.loss && loss_cta) {
-            if (writer) __threadfence(); /* a fence orders its own thread's writes: the loss before the count */
-            __syncthreads();             /* and the writer's fence before thread 0's count */
-            float total;
-            if (last_block_sum<B>(all_losses, all_rows, fin.done, (unsigned)all_rows, red_m, &total) &&
-                threadIdx.x == 0)
-                *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
+            __syncthreads(); /* the writer's `last` */
+            if (last) {
+                float total;
+                last_block_total<B>(all_losses, all_rows, fin.done, red_m, &total);
+                if (threadIdx.x == 0) *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
+            }
         }
     }
     train_onchip_leave<CLUSTER>(&sync[1 + row], before, pieces);
