@@ -268,9 +268,7 @@ static void check_shape(int s)
     }
     if (cols > TRAIN_REG_MAX_COLS && s % 2 == 0) {
         snprintf(name, sizeof name, "classifier_fused_typed (f16 logits) at %lld x %lld (%s)", rows, cols,
-                 classifier_bulk_size(rows, cols, DTYPE_F16)              ? "bulk-loaded clusters"
-                 : train_reads_once(TRAIN_K_CLASSIFIER, rows, cols, DTYPE_F16) ? "on chip, never in clusters"
-                                                                               : "split");
+                 train_path_name_typed(TRAIN_K_CLASSIFIER, rows, cols, DTYPE_F16));
         check_classifier(name, x, t, rows, cols, TRAIN_IGNORE_INDEX, TRAIN_MEAN, DTYPE_F16);
     }
     free(x);
@@ -891,13 +889,13 @@ static void test_classifier_bulk(void)
     char name[300];
     /* pieces of 64 KB: floats 8196 (1 piece), 16388 (2), 32768 (2), 65544 (5), 100000 (7), 131072 (8);
      * 16-bit 8200 (1), 32768 (1), 32776 (2), 100000 (4), 262144 (8) */
-    static const long long LENS[2][6] = {{8196, 16388, 32768, 65544, 100000, 131072},
-                                         {8200, 32768, 32776, 100000, 262144, 0}};
-    static const int PIECES[2][6] = {{1, 2, 2, 5, 7, 8}, {1, 1, 2, 4, 8, 0}};
+    static const long long LENS[2][7] = {{8196, 16388, 32768, 65544, 100000, 131072, 0},
+                                         {8200, 32768, 32776, 100000, 262144, 300000, 0}};
+    static const int PIECES[2][7] = {{1, 2, 2, 5, 7, 8, 0}, {1, 1, 2, 4, 8, 10, 0}};
     train_set_long_rows(TRAIN_LONG_BULK);
     for (int st = 0; st < 3; st++) {
         const dtype t = st == 0 ? DTYPE_F32 : st == 1 ? DTYPE_F16 : DTYPE_BF16;
-        for (int l = 0; l < 6 && LENS[st > 0][l]; l++) {
+        for (int l = 0; l < 7 && LENS[st > 0][l]; l++) {
             const long long n = LENS[st > 0][l], rows = 6;
             const int c = classifier_bulk_size(rows, n, t);
             snprintf(name, sizeof name, "TRAIN_LONG_BULK takes %d bulk-loaded block%s per row of %lld %s logits", PIECES[st > 0][l],
@@ -911,16 +909,17 @@ static void test_classifier_bulk(void)
             inputs_fill(x, rows, n, INPUT_NORMAL, 2000 + l);
             /* the target first, last, in the middle; ignored; out of range (N, -1) */
             const int tg[6] = {0, (int)(n - 1), (int)(n / 2 + 3), TRAIN_IGNORE_INDEX, (int)n, -1};
+            const char *where = PIECES[st > 0][l] > 8 ? "bulk-loaded blocks meeting in the workspace" : "bulk-loaded clusters";
             for (int red = 0; red < 2; red++) {
                 snprintf(name, sizeof name,
-                         "classifier_fused_typed in bulk-loaded clusters (%s, %s) at 6 x %lld: targets first, last, "
+                         "classifier_fused_typed in %s (%s, %s) at 6 x %lld: targets first, last, "
                          "between, ignored and out of range",
-                         dtype_name(t), red ? "sum" : "mean", n);
+                         where, dtype_name(t), red ? "sum" : "mean", n);
                 check_classifier(name, x, tg, rows, n, TRAIN_IGNORE_INDEX, (train_reduction)red, t);
             }
             const int t0[6] = {0, 1, 0, (int)(n - 2), 0, 5};
             snprintf(name, sizeof name,
-                     "classifier_fused_typed in bulk-loaded clusters (%s) at 6 x %lld: ignore_index = 0, inside the row",
+                     "classifier_fused_typed in %s (%s) at 6 x %lld: ignore_index = 0, inside the row", where,
                      dtype_name(t), n);
             check_classifier(name, x, t0, rows, n, 0, TRAIN_MEAN, t);
             free(x);
@@ -931,6 +930,9 @@ static void test_classifier_bulk(void)
         const dtype t16 = st ? DTYPE_F16 : DTYPE_F32;
         for (int r = 0; r < NSPECIAL; r++) check_classifier_special("in bulk-loaded clusters", n, r, 2100 + r, t16);
     }
+    if (major >= 9) /* 10 pieces of float16 */
+        for (int r = 0; r < NSPECIAL; r++)
+            check_classifier_special("in bulk-loaded blocks meeting in the workspace", 300000, r, 2150 + r, DTYPE_F16);
     train_set_long_rows(TRAIN_LONG_AUTO);
     /* the default: where every SM gets a block; aligned views only */
     const int sms = device_sms();
@@ -948,6 +950,11 @@ static void test_classifier_bulk(void)
     snprintf(name, sizeof name, "rows of 65538 floats (no aligned view) never take bulk-loaded clusters");
     test_expect(classifier_bulk_size(sms, 65538, DTYPE_F32) == 0, name, "clusters of %d",
                 classifier_bulk_size(sms, 65538, DTYPE_F32));
+    const int h32 = classifier_bulk_size(64, 1 << 20, DTYPE_F16), f64 = classifier_bulk_size(64, 1 << 20, DTYPE_F32);
+    snprintf(name, sizeof name,
+             "by default, 64 rows of 2^20 take 32 bulk-loaded blocks meeting in the workspace in float16, none in float32");
+    if (major < 9) test_skip(name, "no bulk copies before sm_90");
+    else test_expect(h32 == 32 && f64 == 0, name, "float16 %d, float32 %d", h32, f64);
     snprintf(name, sizeof name, "rows of 2^18 floats (16 pieces of 64 KB) never take bulk-loaded clusters");
     test_expect(classifier_bulk_size(4 * sms, 1 << 18, DTYPE_F32) == 0, name, "clusters of %d",
                 classifier_bulk_size(4 * sms, 1 << 18, DTYPE_F32));

@@ -745,7 +745,17 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
  * cluster of C = 1 ... FX_BULK_MAX_C CTAs, each piece wholly in shared
  * memory, its chunks folded as they land; the row's (m, d) through the
  * cluster (fx_cluster_exchange); then the gradient from shared memory,
- * written in place. x[t] is read from the piece in shared memory, so no
+ * written in place. TICKET: 16-bit rows of more than FX_BULK_MAX_C
+ * pieces, one CTA each, meet through the workspace instead, as the
+ * on-chip path's (a ticket for the piece, then train_grid_exchange):
+ * still no load instruction, which is what 16-bit rows lack. % of the
+ * 16-bit copy, the threads' pieces -> bulk-loaded (H100, bench --lesson
+ * 10, 2026-11-27, two runs each, alternately): float16 79.5-80.0 ->
+ * 82.2-82.3 at 128 x 2^19, 79.6-79.9 -> 82.0-82.1 at 64 x 2^20,
+ * 78.2-78.9 -> 80.8 at 32 x 2^21; bfloat16 1 to 1.6 points. Float rows
+ * lost there (91.0-91.1 -> 88.0-88.3 at 2^19, 89.7-90.5 -> 86.1-86.9 at
+ * 2^20, 88.2-88.5 -> 83.0 at 2^21) and keep the threads' pieces. x[t]
+ * is read from the piece in shared memory, so no
  * thread waits on global memory for it. The CTA that holds column t
  * writes the row's loss (rank 0 for an ignored row or a target out of
  * range) and, with fin.loss, counts in, both by thread 0 before it
@@ -763,28 +773,42 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
  * target have a loop of their own: one expression for the three kinds
  * of row made the compiler branch around each element's exp, 83.0
  * against 87.2 % at the same shape (make bench). */
-template <class T, int VEC>
+template <class T, int VEC, bool TICKET>
 __global__ void __launch_bounds__(FX_BULK_BLOCK)
 classifier_bulk_kernel(T *logits, const int *__restrict__ targets, float *__restrict__ losses, int cols, int seg,
-                       int ignore_index, classifier_finish fin, const float *all_losses, long long all_rows)
+                       int ignore_index, classifier_finish fin, const float *all_losses, long long all_rows,
+                       int pieces, unsigned *sync, online_md *work)
 {
 #if FX_CLUSTER_CODE
-    namespace cg = cooperative_groups;
-    cg::cluster_group cluster = cg::this_cluster();
+    static_assert(FX_BULK_BLOCK == TRAIN_GRID_BLOCK, "train_grid_exchange's block");
     extern __shared__ __align__(128) float4 classifier_bulk_smem[]; /* 128 bytes: path3b_bulk.cu says why */
     T *srow = reinterpret_cast<T *>(classifier_bulk_smem);
     __shared__ unsigned long long landed[FX_BULK_CHUNKS];
     __shared__ float red_m[32], red_d[32];
-    const int C = (int)cluster.num_blocks(), rank = (int)cluster.block_rank();
-    const long long row = (long long)blockIdx.x / C;
+    /* the piece: the cluster rank, or the ticket's (thread 0 draws it and
+     * starts the copies; the others read it after the barrier) */
+    __shared__ unsigned ticket;
+    const int C = TICKET ? pieces : (int)cooperative_groups::this_cluster().num_blocks();
+    if (threadIdx.x == 0) {
+        if constexpr (TICKET) fx_grid_ticket(&sync[0], &ticket);
+        const unsigned id = TICKET ? ticket : blockIdx.x;
+        const int rank = TICKET ? (int)(id % (unsigned)C) : (int)cooperative_groups::this_cluster().block_rank();
+        fx_bulk_start<VEC>(landed, srow, logits + (long long)(id / (unsigned)C) * cols + (long long)rank * seg,
+                           fx_piece_len(cols, rank, seg) / VEC);
+    }
+    __syncthreads(); /* the barriers are initialised before anyone waits on them, and the ticket is there */
+    const unsigned id = TICKET ? ticket : blockIdx.x;
+    const long long row = id / (unsigned)C;
+    const int rank = TICKET ? (int)(id % (unsigned)C) : (int)cooperative_groups::this_cluster().block_rank();
     const int begin = rank * seg, len = fx_piece_len(cols, rank, seg), nvec = len / VEC;
     T *xs = logits + row * cols + begin;
-    if (threadIdx.x == 0) fx_bulk_start<VEC>(landed, srow, xs, nvec);
-    __syncthreads(); /* the barriers are initialised before anyone waits on them */
     const long long t = targets[row];
     const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols);
     const online_md s = fx_bulk_fold<VEC>(landed, srow, nvec);
-    const online_md r = fx_cluster_exchange(online_md_row_merge<FX_BULK_BLOCK>(s, red_m, red_d), C);
+    const online_md b = online_md_row_merge<FX_BULK_BLOCK>(s, red_m, red_d);
+    unsigned before = 0;
+    const online_md r = TICKET ? train_grid_exchange(b, work + row * C, rank, C, &sync[1 + row], red_m, red_d, &before)
+                               : fx_cluster_exchange(b, C);
 
     typedef fx_bulk_exp_type E;
     const bool plain = !ignored && !bad, here = plain && t >= begin && t < begin + len;
@@ -831,8 +855,12 @@ classifier_bulk_kernel(T *logits, const int *__restrict__ targets, float *__rest
             if (threadIdx.x == 0) *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
         }
     }
-    cluster.barrier_wait(); /* nobody reads this CTA's state any more */
+    if constexpr (TICKET) train_onchip_leave<false>(&sync[1 + row], before, C);
+    else cooperative_groups::this_cluster().barrier_wait(); /* nobody reads this CTA's state any more */
 #else
+    (void)pieces;
+    (void)sync;
+    (void)work;
     (void)logits;
     (void)targets;
     (void)losses;
@@ -868,18 +896,33 @@ long long classifier_bulk_seg(long long cols, int c, dtype t)
  *     75.0, 256 x 262144 (8 pieces) 85.1 against 78.5; but rows of one
  *     piece (up to 32768) with a row per SM are held as loaded in
  *     registers instead (classifier_rows16_kernel: 96.4 % at 4096 x
- *     16384). */
+ *     16384).
+ * Longer 16-bit rows take more CTAs than a cluster holds, meeting
+ * through the workspace (classifier_bulk_kernel's TICKET), while all of
+ * a row's pieces fit on the GPU at once. */
 template <class T>
 static int classifier_bulk_shape(long long rows, long long cols, long long *seg)
 {
     constexpr int VEC = 16 / (int)sizeof(T);
-    static long long piece = -1;
+    static long long piece = -1, resident = -1;
     static int fits[FX_BULK_MAX_C + 1]; /* 0: not asked yet; the answer + 1 */
     const int mode = train_long_bulk();
     if (!mode || cols <= CLS_ON_CHIP_FROM || (sizeof(T) == 2 && classifier_rows16_class(rows, cols) >= 0)) return 0;
-    const auto k = classifier_bulk_kernel<T, VEC>;
+    const auto k = classifier_bulk_kernel<T, VEC, false>;
     if (piece < 0) piece = fx_bulk_max_piece(k);
     const long long bytes = cols * (long long)sizeof(T), c = piece > 0 ? (bytes + piece - 1) / piece : 0;
+    if (sizeof(T) == 2 && c > FX_BULK_MAX_C) { /* 16-bit rows past a cluster: through the workspace */
+        if (resident < 0) {
+            const auto kt = classifier_bulk_kernel<T, VEC, true>;
+            int n = 0;
+            if (fx_bulk_max_piece(kt) >= piece) /* opts kt in to pieces of that size */
+                CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kt, FX_BULK_BLOCK, (size_t)piece));
+            resident = (long long)n * device_sms();
+        }
+        if (c > resident || (mode == 1 && rows * c < device_sms())) return 0;
+        *seg = classifier_bulk_seg(cols, (int)c, DTYPE_F16); /* by element size */
+        return (int)c;
+    }
     if (c < 1 || c > FX_BULK_MAX_C) return 0;
     if (mode == 1 && (rows * c < device_sms() || (sizeof(T) == 4 && c == FX_BULK_MAX_C))) return 0;
     if (!fits[c]) fits[c] = 1 + (fx_bulk_clusters(k, (int)c, piece) >= 1);
@@ -888,20 +931,31 @@ static int classifier_bulk_shape(long long rows, long long cols, long long *seg)
     return (int)c;
 }
 
-/* Rows in batches of at most 2^30 CTAs, in clusters of c. */
+/* Rows in batches of at most 2^30 CTAs, in clusters of c, or past
+ * FX_BULK_MAX_C through the workspace: sync, its counters (the ticket's,
+ * then one per row of a batch), and work, c states per row. */
 template <class T>
 static void classifier_bulk(int c, long long seg, T *logits, const int *targets, float *losses, long long rows,
-                            long long cols, int ignore_index, classifier_finish fin, cudaStream_t stream)
+                            long long cols, int ignore_index, classifier_finish fin, unsigned *sync, online_md *work,
+                            cudaStream_t stream)
 {
     const long long batch = train_grid_batch(c);
     for (long long r0 = 0; r0 < rows; r0 += batch) {
         const long long n = rows - r0 < batch ? rows - r0 : batch;
+        if (c > FX_BULK_MAX_C) { /* through the workspace */
+            classifier_bulk_kernel<T, 16 / (int)sizeof(T), true><<<(unsigned)(n * c), FX_BULK_BLOCK,
+                                                                   (size_t)seg * sizeof(T), stream>>>(
+                logits + r0 * cols, targets + r0, losses + r0, (int)cols, (int)seg, ignore_index, fin,
+                (const float *)losses, rows, c, sync, work);
+            CUDA_CHECK_LAUNCH();
+            continue;
+        }
         cudaLaunchAttribute attr[1];
         const cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(n * c), FX_BULK_BLOCK, c,
                                                         (size_t)seg * sizeof(T), stream, attr);
-        CUDA_CHECK(cudaLaunchKernelEx(&lc, classifier_bulk_kernel<T, 16 / (int)sizeof(T)>, logits + r0 * cols,
+        CUDA_CHECK(cudaLaunchKernelEx(&lc, classifier_bulk_kernel<T, 16 / (int)sizeof(T), false>, logits + r0 * cols,
                                       targets + r0, losses + r0, (int)cols, (int)seg, ignore_index, fin,
-                                      (const float *)losses, rows));
+                                      (const float *)losses, rows, c, (unsigned *)nullptr, (online_md *)nullptr));
         CUDA_CHECK_LAUNCH();
     }
 }
@@ -1154,9 +1208,12 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     train_grid_plan gp = {0, 0, 0, 0, TRAIN_GRID_BLOCK};
     const bool on_chip = held < 0 && !bulk && (vec ? classifier_grid_plan<T, VW>(rows, cols, &gp)
                                                    : classifier_grid_plan<T, 1>(rows, cols, &gp));
-    const long long splits =
-        on_chip ? gp.pieces : held >= 0 || bulk || cols <= TRAIN_REG_MAX_COLS ? 0 : train_splits(cols);
-    const long long batch = !splits ? rows : on_chip ? train_grid_batch(splits) : train_split_batch(splits);
+    const bool bulk_grid = bulk > FX_BULK_MAX_C; /* bulk-loaded CTAs meeting through the workspace */
+    const long long splits = on_chip || bulk_grid ? (on_chip ? gp.pieces : bulk)
+                             : held >= 0 || bulk || cols <= TRAIN_REG_MAX_COLS ? 0
+                                                                           : train_splits(cols);
+    const long long batch =
+        !splits ? rows : on_chip || bulk_grid ? train_grid_batch(splits) : train_split_batch(splits);
     const long long nb = batch < rows ? batch : rows;
     /* workspace: the scale, the parts of the count and of the reduced loss
      * (HEAD bytes), then (long rows) nb x splits states and nb floats: the
@@ -1166,7 +1223,7 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     constexpr size_t HEAD = 256 + (CLS_MAX_PARTS + CLS_MAX_BLOCKS) * sizeof(float);
     char *w = (char *)train_workspace(HEAD + (size_t)nb * splits * sizeof(online_md) + (size_t)nb * sizeof(float));
     /* two counters, the slots (8-byte aligned after the two), then the on-chip path's counters */
-    unsigned *done = train_sync_counters(2 + 2 * CLS_SLOT_ROWS + (on_chip ? nb + 1 : 0));
+    unsigned *done = train_sync_counters(2 + 2 * CLS_SLOT_ROWS + (on_chip || bulk_grid ? nb + 1 : 0));
     classifier_scale *scale = (classifier_scale *)w;
     unsigned *count_parts = (unsigned *)(w + 256);
     float *loss_parts = (float *)(w + 256 + CLS_MAX_PARTS * sizeof(unsigned));
@@ -1226,7 +1283,8 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
             }
         }
         if (bulk) {
-            classifier_bulk<T>(bulk, bseg, logits, targets, losses, rows, cols, ignore_index, fin, stream);
+            classifier_bulk<T>(bulk, bseg, logits, targets, losses, rows, cols, ignore_index, fin,
+                               done + 2 + 2 * CLS_SLOT_ROWS, state, stream);
             break;
         }
         if (on_chip) {

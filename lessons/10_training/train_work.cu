@@ -4,6 +4,7 @@
 
 #include "check.h"
 #include "train_grid.cuh"
+#include "../08_fastest/bulk_copy.cuh" /* FX_BULK_MAX_C: the largest bulk-loaded cluster */
 
 static void *work;
 static size_t work_bytes;
@@ -161,6 +162,10 @@ const char *train_path_name_typed(train_kernel k, long long rows, long long cols
         const long long seg = classifier_bulk_seg(cols, bulk, t);
         if (bulk == 1)
             snprintf(name, sizeof name, "on chip, one block per row, its %lld %s loaded by bulk copies", cols, elems);
+        else if (bulk > FX_BULK_MAX_C)
+            snprintf(name, sizeof name,
+                     "on chip across %d blocks: pieces of %lld %s loaded by bulk copies, states met in a workspace", bulk,
+                     seg, elems);
         else
             snprintf(name, sizeof name, "on chip in clusters of %d blocks: pieces of %lld %s loaded by bulk copies",
                      bulk, seg, elems);
