@@ -28,8 +28,10 @@
  * 16-bit logits keep the ticket: their CTAs are bound by issue, not by
  * the exchange (float16, 73.2 -> 75.4 at 2^15 but 74.0 -> 73.0 at 2^16,
  * 77.0 -> 72.7 at 2^18). (The classifier's aligned rows of up to 8 pieces
- * take clusters loaded by bulk copies instead, which issue no loads:
- * classifier_bulk_kernel, classifier_fused.cu.) Float rows of more than 8 pieces meet in
+ * take clusters loaded by bulk copies instead, which issue no loads, and
+ * its aligned 16-bit rows of more pieces take as many bulk-loaded CTAs
+ * meeting through the workspace: classifier_bulk_kernel,
+ * classifier_fused.cu.) Float rows of more than 8 pieces meet in
  * clusters of larger CTAs (TRAIN_BIG_BLOCK, below): log-softmax's up to
  * 32 pieces of 64 KB (2^19 floats), the classifier's up to 16. Longer
  * rows keep the ticket: 2^19 in 16 CTAs of 128 KB, one per SM, ran the
