@@ -1209,7 +1209,8 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     const bool on_chip = held < 0 && !bulk && (vec ? classifier_grid_plan<T, VW>(rows, cols, &gp)
                                                    : classifier_grid_plan<T, 1>(rows, cols, &gp));
     const bool bulk_grid = bulk > FX_BULK_MAX_C; /* bulk-loaded CTAs meeting through the workspace */
-    const long long splits = on_chip || bulk_grid ? (on_chip ? gp.pieces : bulk)
+    const long long splits = on_chip     ? gp.pieces
+                             : bulk_grid ? bulk
                              : held >= 0 || bulk || cols <= TRAIN_REG_MAX_COLS ? 0
                                                                            : train_splits(cols);
     const long long batch =
