@@ -740,6 +740,23 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     train_onchip_leave<CLUSTER>(&sync[1 + row], before, pieces);
 }
 
+/* A bulk-loaded CTA's piece: its row and its rank among the row's C CTAs,
+ * from its ticket (TICKET) or its place in its cluster (clusters of C
+ * consecutive blocks). */
+typedef struct {
+    long long row;
+    int rank;
+} classifier_piece;
+#if FX_CLUSTER_CODE
+template <bool TICKET>
+__device__ __forceinline__ classifier_piece classifier_bulk_piece(unsigned ticket, int C)
+{
+    const unsigned id = TICKET ? ticket : blockIdx.x;
+    const int rank = TICKET ? (int)(id % (unsigned)C) : (int)cooperative_groups::this_cluster().block_rank();
+    return {(long long)(id / (unsigned)C), rank};
+}
+#endif
+
 /* Long rows of aligned logits, each CTA's piece loaded by bulk copies
  * (lesson 8's path 3b, lessons/08_fastest/bulk_copy.cuh): one row per
  * cluster of C = 1 ... FX_BULK_MAX_C CTAs, each piece wholly in shared
@@ -785,21 +802,20 @@ classifier_bulk_kernel(T *logits, const int *__restrict__ targets, float *__rest
     T *srow = reinterpret_cast<T *>(classifier_bulk_smem);
     __shared__ unsigned long long landed[FX_BULK_CHUNKS];
     __shared__ float red_m[32], red_d[32];
-    /* the piece: the cluster rank, or the ticket's (thread 0 draws it and
-     * starts the copies; the others read it after the barrier) */
+    /* the piece: the ticket's (thread 0 draws it and starts the copies;
+     * the others read it after the barrier), or the cluster rank */
     __shared__ unsigned ticket;
     const int C = TICKET ? pieces : (int)cooperative_groups::this_cluster().num_blocks();
     if (threadIdx.x == 0) {
         if constexpr (TICKET) fx_grid_ticket(&sync[0], &ticket);
-        const unsigned id = TICKET ? ticket : blockIdx.x;
-        const int rank = TICKET ? (int)(id % (unsigned)C) : (int)cooperative_groups::this_cluster().block_rank();
-        fx_bulk_start<VEC>(landed, srow, logits + (long long)(id / (unsigned)C) * cols + (long long)rank * seg,
-                           fx_piece_len(cols, rank, seg) / VEC);
+        const classifier_piece q = classifier_bulk_piece<TICKET>(ticket, C);
+        fx_bulk_start<VEC>(landed, srow, logits + q.row * cols + (long long)q.rank * seg,
+                           fx_piece_len(cols, q.rank, seg) / VEC);
     }
     __syncthreads(); /* the barriers are initialised before anyone waits on them, and the ticket is there */
-    const unsigned id = TICKET ? ticket : blockIdx.x;
-    const long long row = id / (unsigned)C;
-    const int rank = TICKET ? (int)(id % (unsigned)C) : (int)cooperative_groups::this_cluster().block_rank();
+    const classifier_piece q = classifier_bulk_piece<TICKET>(ticket, C);
+    const long long row = q.row;
+    const int rank = q.rank;
     const int begin = rank * seg, len = fx_piece_len(cols, rank, seg), nvec = len / VEC;
     T *xs = logits + row * cols + begin;
     const long long t = targets[row];
