@@ -109,7 +109,10 @@ static_assert(CLS_ON_CHIP_FINISH_ROWS <= CLS_SLOT_ROWS, "a slot for every row th
  * atom.acq_rel.gpu in place of the fence and the add, or
  * fence.acq_rel.gpu before the add, took the same 7.9-8.2 us; built
  * without the last block's sum (timing only) the kernel took 6.5 us,
- * 89.2-89.7 % (H100, 2026-11-27, three runs each). */
+ * 89.2-89.7 % (H100, 2026-11-27, three runs each). The same ends on a
+ * bare copy of that shape (docs/experiments/copy_sum.cu) hold it to
+ * 80.4-82.1 % (this count) and 82.2-83.6 % (the slots, below), where
+ * the classifier ran at 81.3-82.7 % between them (H100, 2026-11-27). */
 __device__ __forceinline__ bool last_block_count(unsigned *done, unsigned blocks)
 {
     __threadfence();
