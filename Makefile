@@ -53,6 +53,7 @@ KERNEL_SRC   = $(filter-out $(NOT_KERNELS),$(wildcard lessons/$(1)/*.cu))
 KERNEL_OBJ   = $(patsubst %.cu,$(BUILD)/%.o,$(call KERNEL_SRC,$(1)))
 KERNEL_SRCS := $(foreach d,$(LESSON_DIRS),$(call KERNEL_SRC,$(d)))
 KERNEL_OBJS := $(foreach d,$(LESSON_DIRS),$(call KERNEL_OBJ,$(d)))
+EXPERIMENTS := $(basename $(notdir $(wildcard docs/experiments/*.cu)))
 
 # Shape shared by `make lessons` for its comparison table: 2^26 floats,
 # 256 MiB per tensor, far above any L2.
@@ -72,7 +73,8 @@ EMU_TEST_LINE = kernels run on the CPU emulator ($(if $(GPU_CC),EMU=1,no GPU fou
 
 all: $(LESSON_NUMS:%=$(BUILD)/lesson%) $(CPU_TESTS:%=$(BUILD)/tests/%) $(GPU_TESTS:%=$(BUILD)/tests/%) \
      $(LESSON_NUMS:%=$(BUILD)/exercise%) $(LESSON_NUMS:%=$(BUILD)/solution%) $(BUILD)/bench \
-     $(BUILD)/odd_shapes $(BUILD)/large $(if $(TEST_EMU),emu,$(EMU_SELF_TEST)) $(EMU_NATIVE_TEST)
+     $(BUILD)/odd_shapes $(BUILD)/large $(EXPERIMENTS:%=$(BUILD)/experiments/%) \
+     $(if $(TEST_EMU),emu,$(EMU_SELF_TEST)) $(EMU_NATIVE_TEST)
 
 help:
 	@echo "Softmax, from naive to fastest. Targets:"
@@ -257,6 +259,14 @@ test: all
 	  "tests/cli.sh $(BUILD) $(LESSON_NUMS)" "tests/exercises.sh $(if $(TEST_EMU),$(EMU_DIR),$(BUILD)) $(LESSON_NUMS)" \
 	  $(if $(TEST_EMU),"tests/emu/lessons.sh $(EMU_DIR) $(LESSON_NUMS)") \
 	  "tests/plots.sh $(BUILD) $(VENV)/bin/python" "tests/tables.sh $(BUILD)" tests/runner.sh
+
+# The experiments the lessons' texts cite (docs/experiments/*.cu): programs
+# of their own for sm_90 (Hopper), run by hand, e.g. build/experiments/copy_sum.
+# Built with everything, so that a change to the code they include cannot
+# leave them broken unnoticed.
+$(BUILD)/experiments/%: docs/experiments/%.cu $(COMMON_OBJS)
+	@mkdir -p $(@D)
+	$(NVCC) $(subst $(ARCH),-arch=sm_90,$(NVCCFLAGS)) -MF $@.d $< $(COMMON_OBJS) -o $@ $(LDLIBS)
 
 # The tests' bug-catch rate: realistic kernel bugs, one at a time, on the
 # CPU emulator (tests/mutants.sh; long, so not part of `make test`).

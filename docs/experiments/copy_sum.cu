@@ -23,11 +23,8 @@
  * against float64) and timed as `make bench` times lesson 10 at this
  * shape (common/harness: buffers rotated past L2, 200 warm-up runs,
  * median of 2000), as % of a device-to-device copy of the same bytes.
- * After `make` (for build/commit.h):
- *   nvcc -std=c++17 -O3 -arch=sm_90 -Icommon -Ibuild -o /tmp/copy_sum docs/experiments/copy_sum.cu \
- *        common/harness.cu common/options.c common/inputs.c common/npy.c common/reference.c \
- *        common/verify.c common/f16.c
- *   /tmp/copy_sum [M]     (M rows of 512 floats, 1 ... 2048; default 1024)
+ *   make build/experiments/copy_sum   (`make all` builds it too; sm_90)
+ *   build/experiments/copy_sum [M]    (M rows of 512 floats, 1 ... 2048; default 1024)
  * Measured on an H100 80GB HBM3 (2026-11-27; 1024 rows six runs, the
  * others one), % of the copy:
  *                  256 x 512   1024 x 512    2048 x 512

@@ -13,9 +13,8 @@
  * Aligned rows (N % 4 == 0) of at least 64 KB; rows 0 and M - 1 of each
  * kernel are checked against float64. Prints % of a device-to-device
  * copy timed in the same process (medians of 120 back-to-back runs).
- *   nvcc -std=c++17 -O3 -arch=sm_90 -Icommon -o /tmp/frame_body docs/experiments/frame_body.cu \
- *        common/reference.c
- *   /tmp/frame_body [M N]     (default 64 1048576)
+ *   make build/experiments/frame_body   (`make all` builds it too; sm_90)
+ *   build/experiments/frame_body [M N]  (default 64 1048576)
  * Measured on an H100 80GB HBM3 (2026-11-27, one run of this program
  * per shape), the same registers (48) and CTAs per SM (4) in all four,
  * % of the copy at 64 x 2^20 / 32 x 2^21 / 128 x 2^19:

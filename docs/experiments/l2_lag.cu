@@ -26,8 +26,8 @@
  * So L2 can hold what the second pass needs, but the ticket loop (two
  * passes per CTA, an exchange through global memory, a wait when the row
  * is late) costs more than holding the row on chip.
- *   nvcc -std=c++17 -O3 -arch=sm_90 -o /tmp/l2_lag docs/experiments/l2_lag.cu
- *   /tmp/l2_lag [log2 N from [log2 N to]]   (default 15 20) */
+ *   make build/experiments/l2_lag   (`make all` builds it too; sm_90)
+ *   build/experiments/l2_lag [log2 N from [log2 N to]]   (default 15 20) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,8 +6,8 @@
  * memory (lesson 8's grid_sync.cuh) and writes the current piece. Aligned
  * rows only (N % 4 == 0); three rows per shape checked against float64.
  * Prints % of a device-to-device copy timed in the same process.
- *   nvcc -std=c++17 -O3 -arch=sm_90 -o /tmp/pipelined docs/experiments/pipelined_grid.cu
- *   /tmp/pipelined [N [config]]
+ *   make build/experiments/pipelined_grid   (`make all` builds it too; sm_90)
+ *   build/experiments/pipelined_grid [N [config]]
  * Measured on an H200 (2026-11-25): at best 49-61 % of the copy at
  * N = 32768 ... 2^21 (the best of the configurations below at each N),
  * where lesson 8 reaches 74-94 % (`make bench`, same day). */
