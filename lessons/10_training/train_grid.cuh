@@ -398,9 +398,9 @@ static inline long long train_cut(long long cols, long long p, long long rcap, i
  * pieces do not all fit on the GPU at once (`resident` CTAs). Pieces: as
  * few full ones as hold the row, more when rows x pieces would leave SMs
  * idle (not below TRAIN_GRID_MIN_PIECE elements). Not more so that the
- * resident CTAs hold whole rows (the next divisor of the 528 resident
- * CTAs of an H100: the classifier's 32 and 64 pieces at 2^19 and 2^20
- * made 33 and 66, the backward's 64 and 128 made 66 and 132): % of the
+ * resident CTAs hold whole rows (P rounded up to a divisor of their
+ * count: the classifier's 32 and 64 pieces at 2^19 and 2^20 made 33 and
+ * 66, the backward's 64 and 128 made 66 and 132): % of the
  * bound, float32, 128 x 2^19 / 64 x 2^20 (H100, bench --lesson 10,
  * 2026-11-27, three runs each, alternately), the classifier 90.8-91.4 ->
  * 87.7-87.9 / 89.8-90.1 -> 86.6-87.1, the backward 95.7-95.9 ->
