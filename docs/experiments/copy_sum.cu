@@ -213,8 +213,9 @@ static int check_mode(int mode, const float *hx, const float *x0, float *y0, lon
 
 int main(int argc, char **argv)
 {
-    const long long rows = argc > 1 ? atoll(argv[1]) : 1024;
-    if (argc > 2 || rows < 1 || rows > MAX_ROWS) {
+    char *end = NULL;
+    const long long rows = argc > 1 ? strtoll(argv[1], &end, 10) : 1024;
+    if (argc > 2 || (argc > 1 && (end == argv[1] || *end != '\0')) || rows < 1 || rows > MAX_ROWS) {
         fprintf(stderr, "usage: copy_sum [M], 1 <= M <= %d rows of %d floats\n", MAX_ROWS, COLS);
         return 2;
     }
