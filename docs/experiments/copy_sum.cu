@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include "check.h"   /* CUDA_CHECK */
 #include "harness.h" /* time_runs, rotation_sets */
+#include "../../lessons/05_fused/row_reduce.cuh" /* row_reduce, op_sum */
 
 #define COLS 512
 #define BLK 128
@@ -74,21 +75,11 @@ __device__ __forceinline__ unsigned long long slot_get(const unsigned long long 
     return v;
 }
 
-/* Sum over the block's 128 threads, in a fixed tree: every thread gets it. */
-__device__ __forceinline__ float block_sum(float s, float *red)
-{
-    for (int off = 16; off > 0; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
-    __syncthreads(); /* red may still be read from an earlier call */
-    if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = s;
-    __syncthreads();
-    return (red[0] + red[1]) + (red[2] + red[3]);
-}
-
 template <int MODE>
 __global__ void __launch_bounds__(BLK) copy_sum_kernel(const float *__restrict__ x, float *__restrict__ y, int rows,
                                                        sum_state st)
 {
-    __shared__ float red[ROWS_PER_BLOCK];
+    __shared__ float red[ROWS_PER_BLOCK], red_total[32];
     __shared__ bool last;
     const int lane = threadIdx.x % 32, row = blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / 32;
     unsigned ticket = 0;
@@ -102,7 +93,7 @@ __global__ void __launch_bounds__(BLK) copy_sum_kernel(const float *__restrict__
     if (MODE != COPY) {
 #pragma unroll
         for (int i = 0; i < 4; i++) s += (v[i].x + v[i].y) + (v[i].z + v[i].w);
-        for (int off = 16; off > 0; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
+        s = row_reduce<32>(s, nullptr, op_sum()); /* a warp per row */
         if (MODE == SLOTS && live && lane == 0) slot_put(st.slots + row, s); /* before the row's stores */
     }
     if (live) {
@@ -124,7 +115,7 @@ __global__ void __launch_bounds__(BLK) copy_sum_kernel(const float *__restrict__
         if (!last) return;
         float t = 0.0f;
         for (unsigned b = threadIdx.x; b < gridDim.x; b += BLK) t += __ldcg(st.parts + b);
-        t = block_sum(t, red);
+        t = row_reduce<BLK>(t, red_total, op_sum());
         if (threadIdx.x == 0) {
             *st.total = t;
             *st.count = 0;
@@ -152,7 +143,7 @@ __global__ void __launch_bounds__(BLK) copy_sum_kernel(const float *__restrict__
                 t += __uint_as_float((unsigned)w[k]);
                 st.slots[threadIdx.x + k * BLK] = 0;
             }
-        t = block_sum(t, red);
+        t = row_reduce<BLK>(t, red_total, op_sum());
         if (threadIdx.x == 0) {
             *st.total = t;
             *st.count = 0;
