@@ -41,7 +41,11 @@ lesson_num   = $(patsubst 0%,%,$(firstword $(subst _, ,$(1))))
 LESSON_NUMS := $(foreach d,$(LESSON_DIRS),$(call lesson_num,$(d)))
 
 COMMON_C    := options inputs npy reference verify f16
-COMMON_OBJS := $(COMMON_C:%=$(BUILD)/common/%.o) $(BUILD)/common/harness.o
+# The device building blocks and the row engine (common/device, lessons
+# 5-8 teach them): one archive, from which each program links what it calls.
+DEVICE_SRCS := $(wildcard common/device/*.cu)
+DEVICE_LIB  := $(BUILD)/common/libdevice.a
+COMMON_OBJS := $(COMMON_C:%=$(BUILD)/common/%.o) $(BUILD)/common/harness.o $(BUILD)/common/timing.o $(DEVICE_LIB)
 CPU_TESTS   := $(basename $(notdir $(wildcard tests/test_*.c)))
 # GPU tests (tests/test_*.cu) link every lesson's kernels.
 GPU_TESTS   := $(basename $(notdir $(wildcard tests/test_*.cu)))
@@ -135,11 +139,9 @@ exercise$(2): $(if $(filter 1,$(EMU)),$(EMU_DIR),$(BUILD))/exercise$(2)
 endef
 $(foreach d,$(LESSON_DIRS),$(eval $(call LESSON_RULES,$(d),$(call lesson_num,$(d)))))
 
-# Lesson 9 times lesson 8's float32 softmax_fastest beside its own 16-bit
-# kernels, so its programs link lesson 8's kernels too (nvcc and emulator).
-LESSON9_ALSO := 08_fastest
-$(BUILD)/lesson9 $(BUILD)/exercise9 $(BUILD)/solution9: $(call KERNEL_OBJ,$(LESSON9_ALSO))
-$(EMU_DIR)/lesson9 $(EMU_DIR)/exercise9 $(EMU_DIR)/solution9: $(patsubst %.cu,$(EMU_DIR)/obj/%.o,$(call KERNEL_SRC,$(LESSON9_ALSO)))
+$(DEVICE_LIB): $(DEVICE_SRCS:%.cu=$(BUILD)/%.o)
+	@rm -f $@
+	ar rcs $@ $^
 
 # Lesson 11 joins GPUs through NCCL: the CUDA install's, the system's, or
 # the pip wheel nvidia-nccl-cu13's (site-packages/nvidia/nccl; NCCL_HOME=...
@@ -187,10 +189,10 @@ CUDNN_H := $(firstword $(wildcard $(if $(CUDNN_HOME),$(CUDNN_HOME)/include/cudnn
 CUDNN_SO := $(firstword $(wildcard $(if $(CUDNN_HOME),$(CUDNN_HOME)/lib/libcudnn.so $(CUDNN_HOME)/lib/libcudnn.so.[0-9]*) \
              $(CUDA_HOME)/lib64/libcudnn.so /usr/lib/x86_64-linux-gnu/libcudnn.so))
 ifneq ($(and $(CUDNN_H),$(CUDNN_SO)),)
-$(BUILD)/tests/bench.o: NVCCFLAGS += -DHAVE_CUDNN -I$(dir $(CUDNN_H))
+$(BUILD)/tests/bench.o $(BUILD)/tests/bench_cudnn.o: NVCCFLAGS += -DHAVE_CUDNN -I$(dir $(CUDNN_H))
 BENCH_LIBS := -L$(dir $(CUDNN_SO)) -Xlinker -l:$(notdir $(CUDNN_SO)) -Xlinker -rpath=$(dir $(CUDNN_SO))
 endif
-$(BUILD)/bench: $(BUILD)/tests/bench.o $(KERNEL_OBJS) $(COMMON_OBJS)
+$(BUILD)/bench: $(BUILD)/tests/bench.o $(BUILD)/tests/bench_training.o $(BUILD)/tests/bench_cudnn.o $(KERNEL_OBJS) $(COMMON_OBJS)
 	$(NVCC) $(ARCH) -o $@ $^ $(BENCH_LIBS) $(LDLIBS)
 
 bench: $(BUILD)/bench
@@ -248,7 +250,7 @@ plots:
 # (awk only; tests/tables.awk says which regions there are).
 MEASURED_TEXTS := README.md $(wildcard lessons/*/README.md) $(wildcard docs/*.md)
 tables:
-	awk -f tests/tables.awk $(wildcard docs/results/*.csv) $(MEASURED_TEXTS)
+	awk -f tests/tables.awk -f tests/tables_kinds.awk $(wildcard docs/results/*.csv) $(MEASURED_TEXTS)
 
 # On the CPU emulator (one core per program) the test programs run NPROC
 # at a time; on a GPU, one at a time (tests/run.sh, TEST_JOBS).

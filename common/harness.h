@@ -52,7 +52,8 @@ int lesson_run(const lesson *l, const options *o);
  * gives zeros for a row of only -inf: ref_row_softmax_masked_zeros). */
 int lesson_run_ref(const lesson *l, const options *o, ref_row_fn ref);
 
-/* ---- the measuring parts, shared with the benchmark (tests/bench.cu) ---- */
+/* ---- the measuring parts (common/timing.cu), shared with the benchmark
+ * (tests/bench.cu) ---------------------------------------------------------- */
 
 typedef struct {
     double median_ms, min_ms, max_ms;

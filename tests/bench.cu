@@ -22,7 +22,7 @@
  *
  * Lesson 10 (training) runs there too: a read-only pass of the same floats
  * (lesson 0, "read"), then each of its kernels against its own bound
- * (bench_training below).
+ * (tests/bench_training.cu).
  *
  * Every timed kernel is checked first, on a poisoned output, against the
  * float64 reference on up to BENCH_CHECK_ROWS rows spread over the matrix
@@ -34,23 +34,16 @@
  * long rows), and the table says so.
  *
  * Usage: bench [--out DIR] [--quick] [--part K/P] [--lesson N] [--cols LIST]
- *                                      (--quick: N = 32, 1024, 2^15, 2^20,
- *                                      none between; --part: the K-th of P
- *                                      equal runs of the sweep's shapes, the
- *                                      first starting the CSV afresh, the
- *                                      others appending: one sweep in P
- *                                      processes, for machines that limit a
- *                                      command's time; --lesson: lesson N's
- *                                      kernels only, each shape's copy still
- *                                      measured, for a quick look after
- *                                      changing one lesson (lesson 8 with
- *                                      cuDNN, its yardstick): give it its own
- *                                      --out, as its CSV holds only those
- *                                      rows; --cols N1,N2,...: only the
- *                                      sweep's shapes of these row lengths)
- *        bench --only N [--shape RxC]  one untimed, unchecked launch of each
- *                                      kernel of lesson N (for `make
- *                                      profile-lessonN`: ncu sees only it) */
+ *   --quick: N = 32, 1024, 2^15, 2^20, none between;
+ *   --part: the K-th of P equal runs of the sweep's shapes, the first starting
+ *     the CSV afresh, the others appending: one sweep in P processes, for
+ *     machines that limit a command's time;
+ *   --lesson: lesson N's kernels only, each shape's copy still measured, for a
+ *     quick look after changing one lesson (lesson 8 with cuDNN, its
+ *     yardstick): give it its own --out, as its CSV holds only those rows;
+ *   --cols N1,N2,...: only the sweep's shapes of these row lengths.
+ *        bench --only N [--shape RxC]: one untimed, unchecked launch of each
+ *   kernel of lesson N (for `make profile-lessonN`: ncu sees only it). */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -62,21 +55,14 @@
 #include "inputs.h"
 #include "verify.h"
 #include "kernels.h"
+#include "bench.h" /* BENCH_CHECK_ROWS, BENCH_CHECK_ELEMS; cuDNN (tests/bench_cudnn.cu) */
 #include "../lessons/09_half/softmax_half.h"
-#include "../lessons/10_training/training.h"
-#include "../lessons/10_training/train_check.h"
-
-#ifdef HAVE_CUDNN
-#include <cudnn.h>
-#endif
 
 /* Each may be given with -D: a dry run of the code on the CPU emulator
  * needs a tiny sweep and few runs. */
 #ifndef BENCH_ELEMS
 #define BENCH_ELEMS (1LL << 26)
 #endif
-#define BENCH_CHECK_ROWS 64
-#define BENCH_CHECK_ELEMS (1LL << 22)
 #define BENCH_BUDGET_MS 250.0
 #ifndef BENCH_WARMUP
 #define BENCH_WARMUP 5
@@ -103,57 +89,7 @@ static const long long VOCAB_COLS[] = {
     151936, /* Qwen2 */
 };
 
-#ifdef HAVE_CUDNN
-/* cuDNN's softmax as a softmax_fn, so it is timed by the same code. The
- * handle and descriptor are set up once per shape, outside the timing. */
-static cudnnHandle_t cudnn;
-static cudnnTensorDescriptor_t cudnn_desc;
-
-#define CUDNN_CHECK(call)                                                                   \
-    do {                                                                                    \
-        cudnnStatus_t s_ = (call);                                                          \
-        if (s_ != CUDNN_STATUS_SUCCESS) {                                                   \
-            fprintf(stderr, "%s:%d: cuDNN error: %s\n", __FILE__, __LINE__,                \
-                    cudnnGetErrorString(s_));                                               \
-            exit(1);                                                                        \
-        }                                                                                   \
-    } while (0)
-
-/* A status instead of an exit: a cuDNN without bfloat16 softmax is told
- * apart from an error, and its rows are skipped. */
-static cudnnStatus_t cudnn_status;
-
-static void softmax_cudnn_typed(const void *x, long long ldx, void *y, long long ldy, long long rows,
-                                long long cols, dtype t, cudaStream_t stream)
-{
-    (void)ldx; (void)ldy; (void)rows; (void)cols; (void)t; /* the descriptor holds shape and type */
-    const float one = 1.0f, zero = 0.0f; /* float scalars for float, half and bfloat16 data alike */
-    CUDNN_CHECK(cudnnSetStream(cudnn, stream));
-    cudnn_status = cudnnSoftmaxForward(cudnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one,
-                                       cudnn_desc, x, &zero, cudnn_desc, y);
-}
-
-static void softmax_cudnn(const float *x, float *y, long long rows, long long cols,
-                          cudaStream_t stream)
-{
-    softmax_cudnn_typed(x, cols, y, cols, rows, cols, DTYPE_F32, stream);
-    CUDNN_CHECK(cudnn_status);
-}
-
-/* cuDNN takes int dimensions: N = rows, C = cols, H = W = 1. */
-static int cudnn_shape_typed(long long rows, long long cols, dtype t)
-{
-    if (rows > 2147483647LL || cols > 2147483647LL) return 0;
-    const cudnnDataType_t d = t == DTYPE_F16 ? CUDNN_DATA_HALF : t == DTYPE_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(cudnn_desc, CUDNN_TENSOR_NCHW, d, (int)rows, (int)cols, 1, 1));
-    return 1;
-}
-
-static int cudnn_shape(long long rows, long long cols) { return cudnn_shape_typed(rows, cols, DTYPE_F32); }
-#endif
-
-/* One row of the sweep's output table (stdout). */
-static void print_line(const char *who, long long rows, long long cols, const char *what)
+void print_line(const char *who, long long rows, long long cols, const char *what)
 {
     char shape[48];
     snprintf(shape, sizeof shape, "%lld x %lld", rows, cols);
@@ -304,212 +240,6 @@ static void bench_half(dtype t, long long rows, long long cols, const float *hx,
     free(hy_wide);
 }
 
-/* ---- lesson 10: the training kernels, each against its own bound ----------
- * On each power-of-two shape: the read-only pass (the loss's bound, a CSV
- * row of lesson 0 named "read"), then the backward (against 1.5 x the
- * copy), log-softmax and the fused classifier (the copy), the loss (the
- * read pass), and the classifier on float16 and bfloat16 logits (the copy
- * of the same 16-bit bytes). In their CSV rows the copy columns hold that
- * bound, so pct_of_copy is the % of the kernel's own bound (as lesson 10's
- * program writes them). Targets as the program's (every 16th row ignored);
- * the classifier sums its loss (TRAIN_SUM: each row's gradient then
- * depends on its row alone). Checked first on the first rows (at most
- * 2^22 elements, as above) with the rules of lessons/10_training/
- * train_check.h: every row's loss and gradient of those rows; `make test`
- * checks the reduced loss and every element. The classifier's timed runs
- * overwrite their logits with the gradient, as in training. */
-static const int *tr_targets; /* device: M ints */
-
-static void tr_backward(const float *a, float *b, long long rows, long long cols, cudaStream_t st)
-{
-    softmax_backward(a, a + rows * cols, b, rows, cols, st); /* a: y, then dy */
-}
-static void tr_log_softmax(const float *a, float *b, long long rows, long long cols, cudaStream_t st)
-{
-    log_softmax_forward(a, b, rows, cols, st);
-}
-static void tr_loss(const float *a, float *b, long long rows, long long cols, cudaStream_t st)
-{
-    cross_entropy_forward(a, tr_targets, b, rows, cols, TRAIN_IGNORE_INDEX, st); /* b: the M losses */
-}
-static void tr_classifier(const float *a, float *b, long long rows, long long cols, cudaStream_t st)
-{
-    classifier_fused((float *)a, tr_targets, b, b + rows, rows, cols, TRAIN_IGNORE_INDEX, TRAIN_SUM, st);
-}
-static void tr_classifier_16(const void *a, long long lda, void *b, long long ldb, long long rows, long long cols,
-                             dtype t, cudaStream_t st)
-{
-    (void)lda;
-    (void)ldb;
-    classifier_fused_typed((void *)a, tr_targets, (float *)b, (float *)b + rows, rows, cols, TRAIN_IGNORE_INDEX,
-                           TRAIN_SUM, t, st);
-}
-
-/* One kernel: checked by `check` (NULL: the caller checked), timed on the
- * sets, reported against bound (scaled by `scale`), one CSV row. */
-static void tr_report(const char *label, const char *name, dtype t, long long rows, long long cols, const timing *tm,
-                      const timing *base, double scale, double least, double design, int ok, const char *csv,
-                      const provenance *p)
-{
-    timing bound = *base;
-    bound.median_ms *= scale;
-    bound.min_ms *= scale;
-    bound.max_ms *= scale;
-    char what[160];
-    snprintf(what, sizeof what, "%9.4f ms %8.1f GB/s %6.1f %% of its bound  %s", tm->median_ms,
-             least * (double)rows * (double)cols / (tm->median_ms * 1e6), 100.0 * bound.median_ms / tm->median_ms,
-             ok ? "checked" : "FAILED the check");
-    print_line(label, rows, cols, what);
-    csv_append_typed(csv, 10, name, rows, cols, tm, &bound, design, ok ? "yes" : "FAILED", p, t);
-}
-
-static void bench_training(long long rows, long long cols, const float *hx, int warmup, int iters, const char *csv,
-                           const provenance *p)
-{
-    const size_t n = (size_t)rows * (size_t)cols, bytes = n * sizeof(float);
-    long long crows = BENCH_CHECK_ELEMS / cols; /* the checked rows: the first crows */
-    if (crows > BENCH_CHECK_ROWS) crows = BENCH_CHECK_ROWS;
-    if (crows < 2) crows = 2;
-    if (crows > rows) crows = rows;
-    const size_t cn = (size_t)crows * (size_t)cols;
-    const int once_b = train_reads_once(TRAIN_K_BACKWARD, rows, cols, DTYPE_F32);
-    const int once_l = train_reads_once(TRAIN_K_LOG_SOFTMAX, rows, cols, DTYPE_F32);
-    const int once_c = train_reads_once(TRAIN_K_CLASSIFIER, rows, cols, DTYPE_F32);
-    int *ht = (int *)malloc((size_t)rows * sizeof(int));
-    float *hdy = (float *)malloc(cn * sizeof(float)), *hy = (float *)malloc(cn * sizeof(float));
-    float *hout = (float *)malloc(cn * sizeof(float)), *hl = (float *)malloc((size_t)rows * sizeof(float));
-    unsigned short *h16 = (unsigned short *)malloc(n * 2);
-    float *hw = (float *)malloc(cn * sizeof(float));
-    if (!ht || !hdy || !hy || !hout || !hl || !h16 || !hw) {
-        fprintf(stderr, "bench: out of host memory\n");
-        exit(1);
-    }
-    train_make_targets(ht, rows, cols, 1, TRAIN_IGNORE_INDEX);
-    int *dt;
-    CUDA_CHECK(cudaMalloc(&dt, (size_t)rows * sizeof(int)));
-    CUDA_CHECK(cudaMemcpy(dt, ht, (size_t)rows * sizeof(int), cudaMemcpyHostToDevice));
-    tr_targets = dt;
-    size_t free_b, total_b;
-    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    const int sets = rotation_sets(2 * bytes, free_b); /* a set: y and dy (2 M N floats), then dx */
-    float *A[64], *B[64];
-    for (int k = 0; k < sets; k++) {
-        CUDA_CHECK(cudaMalloc(&A[k], 2 * bytes));
-        CUDA_CHECK(cudaMalloc(&B[k], bytes));
-    }
-    /* the inputs of every set: x, or for the backward y = softmax(x) (lesson
-     * 8 on the GPU) and dy uniform in [-4, 4] */
-    float *hdy_all = (float *)malloc(bytes);
-    if (!hdy_all) {
-        fprintf(stderr, "bench: out of host memory\n");
-        exit(1);
-    }
-    inputs_fill(hdy_all, rows, cols, INPUT_UNIFORM, 2);
-    memcpy(hdy, hdy_all, cn * sizeof(float));
-    char label[64];
-    train_report r;
-
-    const timing copy = time_runs(NULL, A, B, sets, rows, cols, warmup, iters);
-    const timing readp = time_read_pass(A, B, sets, (long long)n, warmup, iters);
-    char what[160];
-    snprintf(what, sizeof what, "%9.4f ms %8.1f GB/s  (4 bytes per element: the loss's bound)", readp.median_ms,
-             4.0 * (double)n / (readp.median_ms * 1e6));
-    print_line("read pass", rows, cols, what);
-    csv_append(csv, 0, "read", rows, cols, &readp, &readp, 4.0, "yes", p);
-
-    /* the backward */
-    for (int k = 0; k < sets; k++) {
-        CUDA_CHECK(cudaMemcpy(B[k], hx, bytes, cudaMemcpyHostToDevice));
-        softmax_fastest(B[k], A[k], rows, cols, 0);
-        CUDA_CHECK_LAUNCH();
-        CUDA_CHECK(cudaMemcpy(A[k] + n, hdy_all, bytes, cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaMemset(B[k], 0xFF, bytes));
-    }
-    free(hdy_all);
-    tr_backward(A[0], B[0], rows, cols, 0);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaMemcpy(hy, A[0], cn * sizeof(float), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(hout, B[0], cn * sizeof(float), cudaMemcpyDeviceToHost));
-    train_report_init(&r);
-    int ok = train_check_backward(hy, hdy, hout, crows, cols, &r);
-    timing tm = time_runs(tr_backward, A, B, sets, rows, cols, warmup, iters);
-    tr_report("lesson10 softmax_backward", "softmax_backward", DTYPE_F32, rows, cols, &tm, &copy, 1.5, 12.0,
-              once_b ? 12.0 : 20.0, ok, csv, p);
-
-    /* log-softmax, the loss and the classifier read x */
-    const softmax_fn fn[3] = {tr_log_softmax, tr_loss, tr_classifier};
-    const char *names[3] = {"log_softmax_forward", "cross_entropy_forward", "classifier_fused"};
-    for (int f = 0; f < 3; f++) {
-        for (int k = 0; k < sets; k++) {
-            CUDA_CHECK(cudaMemcpy(A[k], hx, bytes, cudaMemcpyHostToDevice));
-            CUDA_CHECK(cudaMemset(B[k], 0xFF, bytes));
-        }
-        fn[f](A[0], B[0], rows, cols, 0);
-        CUDA_CHECK_LAUNCH();
-        train_report_init(&r);
-        if (f == 0) {
-            CUDA_CHECK(cudaMemcpy(hout, B[0], cn * sizeof(float), cudaMemcpyDeviceToHost));
-            ok = train_check_log_softmax(hx, hout, crows, cols, &r);
-        } else {
-            CUDA_CHECK(cudaMemcpy(hl, B[0], (size_t)crows * sizeof(float), cudaMemcpyDeviceToHost));
-            if (f == 1) {
-                ok = train_check_loss(hx, ht, hl, crows, cols, TRAIN_IGNORE_INDEX, &r);
-            } else { /* its rows' losses summed as the reduced loss: the sum over all rows is make test's */
-                double sum = 0.0;
-                for (long long i = 0; i < crows; i++) sum += hl[i];
-                CUDA_CHECK(cudaMemcpy(hout, A[0], cn * sizeof(float), cudaMemcpyDeviceToHost));
-                ok = train_check_classifier(hx, ht, hout, hl, (float)sum, crows, cols, TRAIN_IGNORE_INDEX, TRAIN_SUM,
-                                            DTYPE_F32, &r);
-            }
-        }
-        tm = time_runs(fn[f], A, B, sets, rows, cols, warmup, iters);
-        snprintf(label, sizeof label, "lesson10 %s", names[f]);
-        tr_report(label, names[f], DTYPE_F32, rows, cols, &tm, f == 1 ? &readp : &copy, 1.0, f == 1 ? 4.0 : 8.0,
-                  f == 1 ? 4.0 : (f == 0 ? once_l : once_c) ? 8.0 : 12.0, ok, csv, p);
-    }
-
-    /* the classifier on 16-bit logits, against the copy of the same bytes */
-    for (int t = DTYPE_F16; t <= DTYPE_BF16; t++) {
-        storage_narrow(hx, h16, n, (dtype)t);
-        storage_widen(h16, hw, cn, (dtype)t);
-        void **A16 = (void **)A, **B16 = (void **)B;
-        for (int k = 0; k < sets; k++) {
-            CUDA_CHECK(cudaMemcpy(A[k], h16, n * 2, cudaMemcpyHostToDevice));
-            CUDA_CHECK(cudaMemset(B[k], 0xFF, bytes));
-        }
-        const timing copy16 = time_runs_typed(NULL, (dtype)t, A16, B16, sets, rows, cols, warmup, iters);
-        for (int k = 0; k < sets; k++) CUDA_CHECK(cudaMemcpy(A[k], h16, n * 2, cudaMemcpyHostToDevice));
-        tr_classifier_16(A[0], cols, B[0], cols, rows, cols, (dtype)t, 0);
-        CUDA_CHECK_LAUNCH();
-        CUDA_CHECK(cudaMemcpy(hl, B[0], (size_t)crows * sizeof(float), cudaMemcpyDeviceToHost));
-        CUDA_CHECK(cudaMemcpy(h16, A[0], cn * 2, cudaMemcpyDeviceToHost)); /* the gradient, in place */
-        storage_widen(h16, hout, cn, (dtype)t);
-        double sum = 0.0;
-        for (long long i = 0; i < crows; i++) sum += hl[i];
-        train_report_init(&r);
-        ok = train_check_classifier(hw, ht, hout, hl, (float)sum, crows, cols, TRAIN_IGNORE_INDEX, TRAIN_SUM, (dtype)t,
-                                    &r);
-        tm = time_runs_typed(tr_classifier_16, (dtype)t, A16, B16, sets, rows, cols, warmup, iters);
-        snprintf(label, sizeof label, "lesson10 classifier_fused %s", dtype_name((dtype)t));
-        tr_report(label, "classifier_fused", (dtype)t, rows, cols, &tm, &copy16, 1.0, 4.0,
-                  train_reads_once(TRAIN_K_CLASSIFIER, rows, cols, (dtype)t) ? 4.0 : 6.0, ok, csv, p);
-    }
-
-    for (int k = 0; k < sets; k++) {
-        CUDA_CHECK(cudaFree(A[k]));
-        CUDA_CHECK(cudaFree(B[k]));
-    }
-    CUDA_CHECK(cudaFree(dt));
-    train_release();
-    free(ht);
-    free(hdy);
-    free(hy);
-    free(hout);
-    free(hl);
-    free(h16);
-    free(hw);
-}
-
 /* "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3" */
 static void slug(const char *name, char *out, size_t len)
 {
@@ -612,59 +342,51 @@ static int keep_cols(long long shapes[][3], int n, const char *list)
     return kept;
 }
 
-int main(int argc, char **argv)
+/* The command line (the top of this file lists the options). */
+typedef struct {
+    const char *out_dir, *cols_only;
+    int quick, only, part, parts, lesson;
+    long long prof_rows, prof_cols;
+} bench_args;
+
+static void parse_args(int argc, char **argv, bench_args *a)
 {
-    const char *out_dir = "docs/results";
-    int quick = 0, only = 0, part = 1, parts = 1, lesson = 0;
-    const char *cols_only = NULL;
-    long long prof_rows = 16384, prof_cols = 4096;
+    a->out_dir = "docs/results";
+    a->cols_only = NULL;
+    a->quick = 0, a->only = 0, a->part = 1, a->parts = 1, a->lesson = 0;
+    a->prof_rows = 16384, a->prof_cols = 4096;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];
-        else if (!strcmp(argv[i], "--quick")) quick = 1;
+        if (!strcmp(argv[i], "--out") && i + 1 < argc) a->out_dir = argv[++i];
+        else if (!strcmp(argv[i], "--quick")) a->quick = 1;
         else if (!strcmp(argv[i], "--part") && i + 1 < argc) {
             i++;
-            if (sscanf(argv[i], "%d/%d", &part, &parts) != 2 || parts < 1 || part < 1 || part > parts)
+            if (sscanf(argv[i], "%d/%d", &a->part, &a->parts) != 2 || a->parts < 1 || a->part < 1 ||
+                a->part > a->parts)
                 usage_error(argv[i]);
         }
         else if (!strcmp(argv[i], "--lesson") && i + 1 < argc) {
-            lesson = atoi(argv[++i]);
-            if (lesson < 1 || lesson > 10) usage_error(argv[i]);
+            a->lesson = atoi(argv[++i]);
+            if (a->lesson < 1 || a->lesson > 10) usage_error(argv[i]);
         } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
-            only = atoi(argv[++i]);
-            if (only < 1) usage_error(argv[i]);
+            a->only = atoi(argv[++i]);
+            if (a->only < 1) usage_error(argv[i]);
         } else if (!strcmp(argv[i], "--cols") && i + 1 < argc) {
-            cols_only = argv[++i];
-            if (!cols_list_ok(cols_only)) usage_error(cols_only);
+            a->cols_only = argv[++i];
+            if (!cols_list_ok(a->cols_only)) usage_error(a->cols_only);
         } else if (!strcmp(argv[i], "--shape") && i + 1 < argc) {
             i++;
-            if (sscanf(argv[i], "%lldx%lld", &prof_rows, &prof_cols) != 2 || prof_rows < 1 ||
-                prof_cols < 1 || prof_rows > (1LL << 40) / prof_cols)
+            if (sscanf(argv[i], "%lldx%lld", &a->prof_rows, &a->prof_cols) != 2 || a->prof_rows < 1 ||
+                a->prof_cols < 1 || a->prof_rows > (1LL << 40) / a->prof_cols)
                 usage_error(argv[i]);
         } else usage_error(argv[i]);
     }
-    require_gpu("bench");
-#ifdef HAVE_CUDNN
-    CUDNN_CHECK(cudnnCreate(&cudnn)); /* --only 8 launches cuDNN too */
-    CUDNN_CHECK(cudnnCreateTensorDescriptor(&cudnn_desc));
-#endif
-    if (only) return profile_lesson(only, prof_rows, prof_cols);
+}
 
-    provenance p;
-    get_provenance(&p);
-    char name[128], csv[512];
-    slug(p.gpu, name, sizeof name);
-    snprintf(csv, sizeof csv, "%s/%s.csv", out_dir, name);
-    FILE *f = fopen(csv, part == 1 ? "w" : "a"); /* a fresh file: one sweep, one provenance */
-    if (!f) {
-        fprintf(stderr, "bench: cannot write '%s'\n", csv);
-        return 2;
-    }
-    fclose(f);
-
-    /* The shapes, by N: N = 2^5 ... 2^26 at M x N = 2^26, with the points
-     * between (shapes[s][2] = 1: lesson 8's entry point only), then 1024 x
-     * 512. */
-    long long shapes[BENCH_MAX_SHAPES][3];
+/* The shapes, by N: N = 2^5 ... 2^26 at M x N = 2^26, with the points
+ * between (shapes[s][2] = 1: lesson 8's entry point only), then 1024 x
+ * 512. Returns how many. */
+static int sweep_shapes(long long shapes[][3], int quick)
+{
     int nshapes = 0;
     for (int e = 5; e <= 26; e++) {
         if (quick && e != 5 && e != 10 && e != 15 && e != 20) continue;
@@ -697,7 +419,143 @@ int main(int argc, char **argv)
     shapes[nshapes][1] = 512;
     shapes[nshapes][2] = 0;
     nshapes++;
-    if (cols_only) nshapes = keep_cols(shapes, nshapes, cols_only);
+    return nshapes;
+}
+
+/* What the sweep runs as float32 kernel k: an entry of tests/kernels.h,
+ * or cuDNN for k == NKERNELS. */
+typedef struct {
+    const char *who;
+    softmax_fn fn;
+    rtol_fn rtol;
+    int lesson_no;
+    double bpe;
+    char label[64];
+} float_entry;
+
+/* Fills e for kernel k at rows x cols; 0 where it does not run there (a
+ * line says why where the table would otherwise miss it). */
+static int float_entry_at(int k, int between, int lesson, const float *dx0, const float *dy0, long long rows,
+                          long long cols, float_entry *e)
+{
+    char what[160];
+    e->rtol = verify_rtol;
+    e->lesson_no = 0;
+    e->bpe = 8.0;
+    if (k < NKERNELS) {
+        const kernel *K = &KERNELS[k];
+        if (between && K->run != softmax_fastest) return 0;
+        if (lesson && K->lesson != lesson) return 0;
+        snprintf(e->label, sizeof e->label, "lesson%d %s", K->lesson, K->name);
+        e->who = K->name;
+        e->fn = K->run;
+        e->rtol = K->rtol;
+        e->lesson_no = K->lesson;
+        e->bpe = K->bytes_per_elem;
+        if (K->run == softmax_fastest) /* 8 or 12: the path its dispatcher takes here */
+            e->bpe = softmax_fastest_plan(FASTEST_AUTO, dx0, cols, dy0, cols, rows, cols).bytes_per_elem;
+        if (K->max_cols && cols > K->max_cols) {
+            snprintf(what, sizeof what, "skipped: N > %lld is hopeless for this design",
+                     K->max_cols);
+            print_line(e->label, rows, cols, what);
+            return 0;
+        }
+        /* Path 3b forced where it does not fit runs another path:
+         * no row under its name (the dispatcher decides, from the
+         * GPU's shared memory, which rows it takes). */
+        if (K->run == softmax_fastest_bulk &&
+            softmax_fastest_plan(FASTEST_BULK, dx0, cols, dy0, cols, rows, cols).path != FASTEST_BULK) {
+            print_line(e->label, rows, cols, "skipped: path 3b does not take this shape");
+            return 0;
+        }
+        return 1;
+    }
+#ifdef HAVE_CUDNN
+    if ((lesson && lesson != 8) || !cudnn_shape(rows, cols)) return 0; /* lesson 8's yardstick */
+    snprintf(e->label, sizeof e->label, "cuDNN %d.%d ACCURATE", CUDNN_MAJOR, CUDNN_MINOR);
+    e->who = "cudnn";
+    e->fn = softmax_cudnn;
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+/* One shape in float32: the copy, then every kernel of tests/kernels.h
+ * (of --lesson's only) and cuDNN, each checked, then timed, one CSV row
+ * each. hx: the shape's input; hy: host room for the checked rows. */
+static void bench_float(long long rows, long long cols, int between, int lesson, const float *hx, float *hy,
+                        int warmup, int iters, const char *csv, const provenance *p)
+{
+    size_t bytes = (size_t)rows * (size_t)cols * sizeof(float);
+    size_t free_b, total_b;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    int sets = rotation_sets(bytes, free_b);
+    float *dx[64], *dy[64];
+    for (int k = 0; k < sets; k++) {
+        CUDA_CHECK(cudaMalloc(&dx[k], bytes));
+        CUDA_CHECK(cudaMalloc(&dy[k], bytes));
+        CUDA_CHECK(cudaMemcpy(dx[k], hx, bytes, cudaMemcpyHostToDevice));
+    }
+
+    timing copy = time_runs(NULL, dx, dy, sets, rows, cols, warmup, iters);
+    char what[160];
+    snprintf(what, sizeof what, "%9.4f ms %8.1f GB/s  (the roofline)", copy.median_ms,
+             2.0 * (double)bytes / (copy.median_ms * 1e6));
+    printf("\n");
+    print_line("copy (cudaMemcpy D2D)", rows, cols, what);
+    csv_append(csv, 0, "copy", rows, cols, &copy, &copy, 8.0, "yes", p);
+
+    for (int k = 0; k <= NKERNELS; k++) {
+        float_entry e;
+        if (!float_entry_at(k, between, lesson, dx[0], dy[0], rows, cols, &e)) continue;
+        int ok;
+        double first = checked_run(e.fn, e.rtol, hx, hy, dx[0], dy[0], rows, cols, &ok);
+        if (first > BENCH_BUDGET_MS) {
+            snprintf(what, sizeof what, "skipped: one run took %.0f ms (budget %.0f ms)%s",
+                     first, BENCH_BUDGET_MS, ok ? "" : ", and it FAILED the check");
+            print_line(e.label, rows, cols, what);
+            continue;
+        }
+        timing t = time_runs(e.fn, dx, dy, sets, rows, cols, warmup, iters);
+        double gbps = 2.0 * (double)bytes / (t.median_ms * 1e6);
+        double copy_gbps = 2.0 * (double)bytes / (copy.median_ms * 1e6);
+        snprintf(what, sizeof what, "%9.4f ms %8.1f GB/s %6.1f %% of copy  %s", t.median_ms,
+                 gbps, 100.0 * gbps / copy_gbps, ok ? "checked" : "FAILED the check");
+        print_line(e.label, rows, cols, what);
+        csv_append(csv, e.lesson_no, e.who, rows, cols, &t, &copy, e.bpe, ok ? "yes" : "FAILED", p);
+    }
+    for (int k = 0; k < sets; k++) {
+        CUDA_CHECK(cudaFree(dx[k]));
+        CUDA_CHECK(cudaFree(dy[k]));
+    }
+}
+
+int main(int argc, char **argv)
+{
+    bench_args a;
+    parse_args(argc, argv, &a);
+    require_gpu("bench");
+#ifdef HAVE_CUDNN
+    cudnn_open(); /* --only 8 launches cuDNN too */
+#endif
+    if (a.only) return profile_lesson(a.only, a.prof_rows, a.prof_cols);
+
+    provenance p;
+    get_provenance(&p);
+    char name[128], csv[512];
+    slug(p.gpu, name, sizeof name);
+    snprintf(csv, sizeof csv, "%s/%s.csv", a.out_dir, name);
+    FILE *f = fopen(csv, a.part == 1 ? "w" : "a"); /* a fresh file: one sweep, one provenance */
+    if (!f) {
+        fprintf(stderr, "bench: cannot write '%s'\n", csv);
+        return 2;
+    }
+    fclose(f);
+
+    long long shapes[BENCH_MAX_SHAPES][3];
+    int nshapes = sweep_shapes(shapes, a.quick);
+    if (a.cols_only) nshapes = keep_cols(shapes, nshapes, a.cols_only);
 
     float *hx = (float *)malloc((size_t)BENCH_ELEMS * sizeof(float));
     float *hy = (float *)malloc((size_t)BENCH_ELEMS * sizeof(float));
@@ -711,100 +569,19 @@ int main(int argc, char **argv)
     printf("make bench on %s: median of %d runs after %d warm-up (%d after %d below %lld MiB); CSV %s\n",
            p.gpu, BENCH_ITERS, BENCH_WARMUP, BENCH_SMALL_ITERS, BENCH_SMALL_WARMUP, BENCH_SMALL_BYTES >> 20, csv);
 
-    const int s_first = (part - 1) * nshapes / parts, s_end = part * nshapes / parts;
+    const int s_first = (a.part - 1) * nshapes / a.parts, s_end = a.part * nshapes / a.parts;
     for (int s = s_first; s < s_end; s++) {
         long long rows = shapes[s][0], cols = shapes[s][1];
         const int between = (int)shapes[s][2];
         size_t bytes = (size_t)rows * (size_t)cols * sizeof(float);
         inputs_fill(hx, rows, cols, INPUT_NORMAL, 2026 + (unsigned long long)s);
-
-        size_t free_b, total_b;
-        CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-        int sets = rotation_sets(bytes, free_b);
-        float *dx[64], *dy[64];
-        for (int k = 0; k < sets; k++) {
-            CUDA_CHECK(cudaMalloc(&dx[k], bytes));
-            CUDA_CHECK(cudaMalloc(&dy[k], bytes));
-            CUDA_CHECK(cudaMemcpy(dx[k], hx, bytes, cudaMemcpyHostToDevice));
-        }
-
         const int small = (long long)bytes < BENCH_SMALL_BYTES;
         const int warmup = small ? BENCH_SMALL_WARMUP : BENCH_WARMUP, iters = small ? BENCH_SMALL_ITERS : BENCH_ITERS;
-        timing copy = time_runs(NULL, dx, dy, sets, rows, cols, warmup, iters);
-        char what[160];
-        snprintf(what, sizeof what, "%9.4f ms %8.1f GB/s  (the roofline)", copy.median_ms,
-                 2.0 * (double)bytes / (copy.median_ms * 1e6));
-        printf("\n");
-        print_line("copy (cudaMemcpy D2D)", rows, cols, what);
-        csv_append(csv, 0, "copy", rows, cols, &copy, &copy, 8.0, "yes", &p);
-
-        for (int k = 0; k <= NKERNELS; k++) {
-            const char *who;
-            softmax_fn fn;
-            rtol_fn rtol = verify_rtol;
-            int lesson_no = 0;
-            double bpe = 8.0;
-            char label[64];
-            if (k < NKERNELS) {
-                const kernel *K = &KERNELS[k];
-                if (between && K->run != softmax_fastest) continue;
-                if (lesson && K->lesson != lesson) continue;
-                snprintf(label, sizeof label, "lesson%d %s", K->lesson, K->name);
-                who = K->name;
-                fn = K->run;
-                rtol = K->rtol;
-                lesson_no = K->lesson;
-                bpe = K->bytes_per_elem;
-                if (K->run == softmax_fastest) /* 8 or 12: the path its dispatcher takes here */
-                    bpe = softmax_fastest_plan(FASTEST_AUTO, dx[0], cols, dy[0], cols, rows, cols).bytes_per_elem;
-                if (K->max_cols && cols > K->max_cols) {
-                    snprintf(what, sizeof what, "skipped: N > %lld is hopeless for this design",
-                             K->max_cols);
-                    print_line(label, rows, cols, what);
-                    continue;
-                }
-                /* Path 3b forced where it does not fit runs another path:
-                 * no row under its name (the dispatcher decides, from the
-                 * GPU's shared memory, which rows it takes). */
-                if (K->run == softmax_fastest_bulk &&
-                    softmax_fastest_plan(FASTEST_BULK, dx[0], cols, dy[0], cols, rows, cols).path != FASTEST_BULK) {
-                    print_line(label, rows, cols, "skipped: path 3b does not take this shape");
-                    continue;
-                }
-            } else {
-#ifdef HAVE_CUDNN
-                if ((lesson && lesson != 8) || !cudnn_shape(rows, cols)) continue; /* lesson 8's yardstick */
-                snprintf(label, sizeof label, "cuDNN %d.%d ACCURATE", CUDNN_MAJOR, CUDNN_MINOR);
-                who = "cudnn";
-                fn = softmax_cudnn;
-#else
-                continue;
-#endif
-            }
-            int ok;
-            double first = checked_run(fn, rtol, hx, hy, dx[0], dy[0], rows, cols, &ok);
-            if (first > BENCH_BUDGET_MS) {
-                snprintf(what, sizeof what, "skipped: one run took %.0f ms (budget %.0f ms)%s",
-                         first, BENCH_BUDGET_MS, ok ? "" : ", and it FAILED the check");
-                print_line(label, rows, cols, what);
-                continue;
-            }
-            timing t = time_runs(fn, dx, dy, sets, rows, cols, warmup, iters);
-            double gbps = 2.0 * (double)bytes / (t.median_ms * 1e6);
-            double copy_gbps = 2.0 * (double)bytes / (copy.median_ms * 1e6);
-            snprintf(what, sizeof what, "%9.4f ms %8.1f GB/s %6.1f %% of copy  %s", t.median_ms,
-                     gbps, 100.0 * gbps / copy_gbps, ok ? "checked" : "FAILED the check");
-            print_line(label, rows, cols, what);
-            csv_append(csv, lesson_no, who, rows, cols, &t, &copy, bpe, ok ? "yes" : "FAILED", &p);
-        }
-        for (int k = 0; k < sets; k++) {
-            CUDA_CHECK(cudaFree(dx[k]));
-            CUDA_CHECK(cudaFree(dy[k]));
-        }
+        bench_float(rows, cols, between, a.lesson, hx, hy, warmup, iters, csv, &p);
         if (!between) { /* lessons 9 and 10: the powers of two and 1024 x 512 */
-            for (int t = DTYPE_F16; t <= DTYPE_BF16 && (!lesson || lesson == 9); t++)
+            for (int t = DTYPE_F16; t <= DTYPE_BF16 && (!a.lesson || a.lesson == 9); t++)
                 bench_half((dtype)t, rows, cols, hx, hs, hw, hy16, warmup, iters, csv, &p);
-            if (!lesson || lesson == 10) bench_training(rows, cols, hx, warmup, iters, csv, &p);
+            if (!a.lesson || a.lesson == 10) bench_training(rows, cols, hx, warmup, iters, csv, &p);
         }
     }
     free(hx);
@@ -813,8 +590,7 @@ int main(int argc, char **argv)
     free(hy16);
     free(hw);
 #ifdef HAVE_CUDNN
-    CUDNN_CHECK(cudnnDestroyTensorDescriptor(cudnn_desc));
-    CUDNN_CHECK(cudnnDestroy(cudnn));
+    cudnn_close();
 #endif
     printf("\nwrote %s\n", csv);
     return 0;

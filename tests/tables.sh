@@ -14,6 +14,7 @@ md="$dir/README.md"
 
 pass() { echo "PASS tables: $1"; }
 fail() { echo "FAIL tables: $1: $2"; }
+tables_awk() { awk -f tests/tables.awk -f tests/tables_kinds.awk "$@"; }
 
 # A text with a lesson region left unclosed, and a README-style table.
 cat >"$md" <<'EOF'
@@ -37,7 +38,7 @@ EOF
 cp "$md" "$dir/original.md"
 
 name="a lesson region gets a table of its kernels per shape, closed by <!-- /measured -->"
-awk -f tests/tables.awk "$csv" "$md" >"$dir/log" 2>&1
+tables_awk "$csv" "$md" >"$dir/log" 2>&1
 if [ $? -ne 0 ]; then fail "$name" "exit status non-zero: $(head -c 300 "$dir/log")"
 elif ! grep -q '^| M x N | stable time | stable GB/s | stable % of copy |' "$md"; then fail "$name" "no table header"
 elif ! grep -q '^| 131072 x 512 | 2.46 ms | 219 | 7.4 % |' "$md"; then fail "$name" "no row for 131072 x 512 with the CSV's numbers"
@@ -56,12 +57,12 @@ else fail "$name" "$(diff "$dir/original.md" "$md" | head -c 300)"; fi
 
 name="a second run changes nothing"
 cp "$md" "$dir/first.md"
-awk -f tests/tables.awk "$csv" "$md" >/dev/null 2>&1
+tables_awk "$csv" "$md" >/dev/null 2>&1
 if cmp -s "$md" "$dir/first.md"; then pass "$name"; else fail "$name" "$(diff "$dir/first.md" "$md" | head -c 300)"; fi
 
 name="a row whose check did not pass is flagged in its cells and named under the table"
 sed 's/^2,stable,131072,512,\(.*\),yes,/2,stable,131072,512,\1,FAILED,/' "$csv" >"$dir/failed.csv"
-awk -f tests/tables.awk "$dir/failed.csv" "$md" >/dev/null 2>&1
+tables_awk "$dir/failed.csv" "$md" >/dev/null 2>&1
 if grep -q '^| 131072 x 512 | 2.46 ms ⚠ | 219 ⚠ | 7.4 % ⚠ |' "$md" &&
    grep -q 'stable at 131072 x 512 (verified = FAILED)' "$md" &&
    ! grep -q '^| 16384 x 4096 .*⚠' "$md"; then pass "$name"
@@ -70,7 +71,7 @@ else fail "$name" "$(grep -e '131072 x 512' -e 'verified =' "$md" | head -c 300)
 name="a CSV without the needed columns fails with one line on stderr and touches no file"
 printf 'lesson,name\n1,naive\n' >"$dir/bad.csv"
 cp "$md" "$dir/before-bad.md"
-awk -f tests/tables.awk "$dir/bad.csv" "$md" >"$dir/out" 2>"$dir/err"
+tables_awk "$dir/bad.csv" "$md" >"$dir/out" 2>"$dir/err"
 status=$?
 if [ $status -eq 0 ]; then fail "$name" "exit status 0"
 elif [ "$(wc -l <"$dir/err")" -ne 1 ]; then fail "$name" "$(wc -l <"$dir/err") lines on stderr: $(head -c 300 "$dir/err")"
@@ -79,7 +80,7 @@ else pass "$name"; fi
 
 name="an unknown region kind fails with one line on stderr"
 printf 'x\n<!-- measured: lessons -->\n' >"$dir/unknown.md"
-awk -f tests/tables.awk "$csv" "$dir/unknown.md" >/dev/null 2>"$dir/err"
+tables_awk "$csv" "$dir/unknown.md" >/dev/null 2>"$dir/err"
 status=$?
 if [ $status -ne 0 ] && [ "$(wc -l <"$dir/err")" -eq 1 ]; then pass "$name"
 else fail "$name" "exit status $status, stderr: $(head -c 300 "$dir/err")"; fi
@@ -89,7 +90,7 @@ md2="$dir/two.md"
 { cat "$dir/original.md"; printf '\n<!-- measured: gpus -->\n<!-- /measured -->\n'; } >"$md2"
 
 name="with two CSVs the README table gets both GPUs' columns, in the order the CSVs are given"
-awk -f tests/tables.awk "$csv" "$csv2" "$md2" >"$dir/log" 2>&1
+tables_awk "$csv" "$csv2" "$md2" >"$dir/log" 2>&1
 if [ $? -ne 0 ]; then fail "$name" "exit status non-zero: $(head -c 300 "$dir/log")"
 elif ! grep -q '^| # | lesson | idea | bytes / element | H100: GB/s | % of copy | H200: GB/s | % of copy |$' "$md2"; then
     fail "$name" "header: $(grep '^| # ' "$md2")"
@@ -121,12 +122,12 @@ else pass "$name"; fi
 
 name="with two CSVs a second run changes nothing"
 cp "$md2" "$dir/two-first.md"
-awk -f tests/tables.awk "$csv" "$csv2" "$md2" >"$dir/log" 2>&1
+tables_awk "$csv" "$csv2" "$md2" >"$dir/log" 2>&1
 if cmp -s "$md2" "$dir/two-first.md" && [ ! -s "$dir/log" ]; then pass "$name"
 else fail "$name" "$(diff "$dir/two-first.md" "$md2" | head -c 300) $(head -c 200 "$dir/log")"; fi
 
 name="with one CSV the gpus region says a second GPU is needed, and the run still succeeds"
-awk -f tests/tables.awk "$csv" "$md2" >"$dir/log" 2>&1
+tables_awk "$csv" "$md2" >"$dir/log" 2>&1
 status=$?
 if [ $status -eq 0 ] && grep -q 'the comparison needs `make bench` on a second GPU' "$md2" &&
    grep -q '^| # | lesson | idea | bytes / element | H100: GB/s | % of copy |$' "$md2"; then pass "$name"
@@ -135,7 +136,7 @@ else fail "$name" "exit status $status: $(grep -A3 'measured: gpus' "$md2" | hea
 name="in the gpus region a ratio from a run whose check did not pass is flagged and named"
 sed 's/^1,naive,16384,4096,\(.*\),yes,/1,naive,16384,4096,\1,FAILED,/' "$csv" >"$dir/failed2.csv"
 printf '<!-- measured: gpus -->\n' >"$dir/gpus.md"
-awk -f tests/tables.awk "$dir/failed2.csv" "$csv2" "$dir/gpus.md" >/dev/null 2>&1
+tables_awk "$dir/failed2.csv" "$csv2" "$dir/gpus.md" >/dev/null 2>&1
 if grep -q '^| 1 (naive) | – | 1.19× ⚠ |' "$dir/gpus.md" && grep -q 'naive at 16384 x 4096 (verified = FAILED)' "$dir/gpus.md" &&
    ! grep -q '^| 2 (stable) .*⚠' "$dir/gpus.md"; then pass "$name"
 else fail "$name" "$(grep -e '^| [12] (' -e 'verified =' "$dir/gpus.md" | head -c 300)"; fi
@@ -157,8 +158,8 @@ awk -F, 'NR == FNR { if ($3 == 16384 && $4 == 4096 && ($2 == "fastest" || $2 == 
          }' "$csv" "$csv" >"$dir/between.csv"
 printf '<!-- measured: lesson8 -->\n\n<!-- measured: lesson2 -->\n\n<!-- measured: readme -->\n| # | lesson | idea | bytes / element | GB/s | %% of copy |\n|---|---|---|---|---|---|\n| 8 | fastest | paths | 8 | old | old |\n<!-- /measured -->\n' >"$dir/between.md"
 cp "$dir/between.md" "$dir/between-pow2.md"
-awk -f tests/tables.awk "$dir/between.csv" "$dir/between.md" >"$dir/log" 2>&1
-awk -f tests/tables.awk "$csv" "$dir/between-pow2.md" >>"$dir/log" 2>&1
+tables_awk "$dir/between.csv" "$dir/between.md" >"$dir/log" 2>&1
+tables_awk "$csv" "$dir/between-pow2.md" >>"$dir/log" 2>&1
 l8=$(sed -n '/measured: lesson8/,/\/measured/p' "$dir/between.md")
 l2=$(sed -n '/measured: lesson2/,/\/measured/p' "$dir/between.md")
 if [ "$(grep -c '^| 16380 x 4097 (2^12 + 1) | [0-9.]* µs | [0-9]* | [0-9.]* % |' <<<"$l8")" -ne 1 ] ||
@@ -174,7 +175,7 @@ else pass "$name"; fi
 
 name="a 'lesson5 main' region shows the main kernel alone, with the copy and cuDNN"
 printf '# x\n\n<!-- measured: lesson5 main -->\n' >"$dir/main.md"
-awk -f tests/tables.awk "$csv" "$dir/main.md" >"$dir/log" 2>&1; status=$?
+tables_awk "$csv" "$dir/main.md" >"$dir/log" 2>&1; status=$?
 if [ $status -ne 0 ]; then fail "$name" "exit status $status: $(head -c 300 "$dir/log")"
 elif ! grep -q '^| M x N | fused time | fused GB/s | fused % of copy | copy GB/s | cuDNN GB/s |$' "$dir/main.md"; then
     fail "$name" "header: $(grep '^| M x N' "$dir/main.md")"
@@ -200,8 +201,8 @@ awk -F, -v OFS=, 'NR == 1 { print $0 ",dtype"; next } { print $0 ",f32" }
      }' "$csv" >"$dir/half.csv"
 printf '<!-- measured: lesson9 -->\n\n<!-- measured: lesson8 -->\n\n<!-- measured: readme -->\n| # | lesson | idea | bytes / element | GB/s | %% of copy |\n|---|---|---|---|---|---|\n| 8 | fastest | paths | 8 | old | old |\n| 9 | half | 16-bit storage | 4 | old | old |\n<!-- /measured -->\n' >"$dir/half.md"
 cp "$dir/half.md" "$dir/half-old.md"
-awk -f tests/tables.awk "$dir/half.csv" "$dir/half.md" >"$dir/log" 2>&1; status=$?
-awk -f tests/tables.awk "$csv" "$dir/half-old.md" >>"$dir/log" 2>&1
+tables_awk "$dir/half.csv" "$dir/half.md" >"$dir/log" 2>&1; status=$?
+tables_awk "$csv" "$dir/half-old.md" >>"$dir/log" 2>&1
 l9=$(sed -n '/measured: lesson9/,/\/measured/p' "$dir/half.md")
 # 0.181968 / 0.093 = 1.96 (lesson 8 in float32 over lesson 9 in float16); copies 0.181184 / 0.092 = 1.97
 if [ $status -ne 0 ]; then fail "$name" "exit status $status: $(head -c 300 "$dir/log")"
@@ -220,7 +221,7 @@ else pass "$name"; fi
 
 name="a CSV without lesson 9 rows gives its region a line saying so; with them a second run changes nothing"
 cp "$dir/half.md" "$dir/half-first.md"
-awk -f tests/tables.awk "$dir/half.csv" "$dir/half.md" >"$dir/log" 2>&1
+tables_awk "$dir/half.csv" "$dir/half.md" >"$dir/log" 2>&1
 if ! cmp -s "$dir/half.md" "$dir/half-first.md"; then fail "$name" "$(diff "$dir/half-first.md" "$dir/half.md" | head -c 300)"
 elif ! grep -q '^No lesson 9 rows in .* yet: run `make bench && make tables`.$' "$dir/half-old.md"; then
     fail "$name" "$(sed -n '/measured: lesson9/,/\/measured/p' "$dir/half-old.md" | head -c 300)"
@@ -250,7 +251,7 @@ awk -F, -v OFS=, 'NR == 1 { print $0 ",dtype"; next } { print $0 ",f32" }
      }' "$csv" >"$dir/train.csv"
 printf '<!-- measured: lesson10 -->\n\n<!-- measured: shape 16384x4096 -->\n\n<!-- measured: readme -->\n| # | lesson | idea | bytes / element | GB/s | %% of copy |\n|---|---|---|---|---|---|\n| 8 | fastest | paths | 8 | old | old |\n| 10 | training | its own bounds | 12 / 8 / 4 / 8 | old | old |\n<!-- /measured -->\n' >"$dir/train.md"
 cp "$dir/train.md" "$dir/train-none.md"
-awk -f tests/tables.awk "$dir/train.csv" "$dir/train.md" >"$dir/log" 2>&1; status=$?
+tables_awk "$dir/train.csv" "$dir/train.md" >"$dir/log" 2>&1; status=$?
 l10=$(sed -n '/measured: lesson10/,/\/measured/p' "$dir/train.md")
 # 8 x 2^26 bytes / 0.1874 ms = 2865 GB/s; the read pass 4 x 2^26 / 0.094 ms = 2856
 if [ $status -ne 0 ]; then fail "$name" "exit status $status: $(head -c 300 "$dir/log")"
@@ -280,8 +281,8 @@ else pass "$name"; fi
 
 name="a CSV without lesson 10 rows: one line in its region, dashes in README's row; with them a second run changes nothing"
 cp "$dir/train.md" "$dir/train-first.md"
-awk -f tests/tables.awk "$dir/train.csv" "$dir/train.md" >"$dir/log" 2>&1
-awk -f tests/tables.awk "$csv" "$dir/train-none.md" >>"$dir/log" 2>&1; status=$?
+tables_awk "$dir/train.csv" "$dir/train.md" >"$dir/log" 2>&1
+tables_awk "$csv" "$dir/train-none.md" >>"$dir/log" 2>&1; status=$?
 none10=$(sed -n '/measured: lesson10/,/\/measured/p' "$dir/train-none.md")
 if ! cmp -s "$dir/train.md" "$dir/train-first.md"; then fail "$name" "$(diff "$dir/train-first.md" "$dir/train.md" | head -c 300)"
 elif [ $status -ne 0 ]; then fail "$name" "exit status $status: $(head -c 300 "$dir/log")"

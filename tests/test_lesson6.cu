@@ -1,6 +1,6 @@
 /* Lesson 6's (m, d) merge and online kernel.
  *
- *   - The merge (lessons/06_online/online_md.cuh) on the host: the -inf
+ *   - The merge (common/device/online_md.cuh) on the host: the -inf
  *     trap, the identity, NaN, and the float64 reference merge
  *     (common/reference.h) reached in any order and grouping.
  *   - The same merge on the device: chunk states, then left fold, right
@@ -21,7 +21,7 @@
 #include "inputs.h"
 #include "reference.h"
 #include "verify.h"
-#include "../lessons/06_online/online_md.cuh"
+#include "device/online_md.cuh"
 #include "../lessons/06_online/softmax_online.h"
 #include "../tests/test.h"
 #include "../tests/views.h"

@@ -22,7 +22,7 @@
 #include "inputs.h"
 #include "reference.h"
 #include "verify.h"
-#include "../lessons/08_fastest/fastest_paths.h" /* FX_SPLIT_FPT, FX_SPLIT_BLOCK: a turn of path 4 */
+#include "device/fastest_paths.h" /* FX_SPLIT_FPT, FX_SPLIT_BLOCK: a turn of path 4 */
 #include "../lessons/08_fastest/softmax_fastest.h"
 #include "../tests/edge_rows.h"
 #include "../tests/test.h"
@@ -263,18 +263,13 @@ static void check_views(void)
         }
 }
 
-/* The dispatcher's choices (pointers only examined, never dereferenced). */
-static void check_dispatch(void)
+/* The dispatcher's choices (pointers only examined, never dereferenced):
+ * which path takes representative shapes, and how full it fills a register
+ * class. g: the path of path 3g's shapes on this device; cl: clusters. */
+static void check_dispatch_paths(const float *a, int cl, fastest_path g)
 {
     const char *name_base = "lesson8 dispatcher picks";
     char name[256];
-    if (!g_have_gpu) {
-        test_skip("lesson8 dispatcher picks the planned path for representative shapes", "no GPU");
-        return;
-    }
-    const int cl = softmax_fastest_has_clusters();
-    /* Without path 3g its shapes go to path 4. */
-    const fastest_path g = softmax_fastest_has_grid() ? FASTEST_GRID : FASTEST_SPLIT;
     const struct {
         long long rows, cols;
         fastest_path want;
@@ -299,7 +294,6 @@ static void check_dispatch(void)
         {1, 1LL << 26, FASTEST_SPLIT},
         {1, 100003, g},
     };
-    const float *a = (const float *)(uintptr_t)256;
     for (int i = 0; i < (int)(sizeof C / sizeof C[0]); i++) {
         fastest_plan p = softmax_fastest_plan(FASTEST_AUTO, a, C[i].cols, a, C[i].cols, C[i].rows, C[i].cols);
         snprintf(name, sizeof name, "%s %s for %lld x %lld", name_base, fastest_path_name(C[i].want), C[i].rows,
@@ -322,6 +316,11 @@ static void check_dispatch(void)
                 "N = %lld leaves its class more than a third empty (or is not on path 2); N = %lld takes a block of "
                 "more than 512 threads (-1: none)",
                 underfilled, big_block);
+}
+
+/* 128-bit or 32-bit accesses, peeled or not, on views. */
+static void check_dispatch_access(const float *a)
+{
     /* 128-bit accesses whenever the rows of x and y share their offset from
      * 16 bytes (heads and tails peeled), 32-bit when they do not, or when a
      * row's lanes are too few for its 6 possible extras. */
@@ -356,6 +355,11 @@ static void check_dispatch(void)
                 "misaligned differently",
                 "64 x 2^20 on %s: x32 %d vec4 %d; x32 elsewhere: %d %d %d %d (0 0 0 0)", fastest_path_name(p8.path),
                 p8.x32, p8.vec4, p1.x32, p4.x32, p2.x32, p7.x32);
+}
+
+/* How paths 3g, 3b, 3 and 4 cut rows into pieces. */
+static void check_dispatch_pieces(const float *a, int cl, fastest_path g)
+{
     /* Path 3g's pieces: whole rows covered, 64 KB at most, a whole row
      * resident at once (its CTAs wait for each other). */
     if (g == FASTEST_GRID) {
@@ -424,6 +428,21 @@ static void check_dispatch(void)
                     ps.splits > 100 && ps.segment % 64 == 0,
                 "lesson8 split path spreads 1 x 2^26 over the whole GPU, pieces covering the row exactly once",
                 "%lld pieces of %lld", ps.splits, ps.segment);
+}
+
+static void check_dispatch(void)
+{
+    if (!g_have_gpu) {
+        test_skip("lesson8 dispatcher picks the planned path for representative shapes", "no GPU");
+        return;
+    }
+    const int cl = softmax_fastest_has_clusters();
+    /* Without path 3g its shapes go to path 4. */
+    const fastest_path g = softmax_fastest_has_grid() ? FASTEST_GRID : FASTEST_SPLIT;
+    const float *a = (const float *)(uintptr_t)256;
+    check_dispatch_paths(a, cl, g);
+    check_dispatch_access(a);
+    check_dispatch_pieces(a, cl, g);
 }
 
 int main(void)

@@ -86,7 +86,10 @@ $(1)/obj/common/%.o: common/%.c
 	@mkdir -p $$(@D)
 	$(CC) $(CFLAGS) $(2) -c $$< -o $$@
 
-$(1)_COMMON := $(3) $(1)/obj/common/harness.o $(1)/obj/common/emu/emu.o
+$(1)/libdevice.a: $(patsubst %.cu,$(1)/obj/%.o,$(DEVICE_SRCS))
+	@rm -f $$@
+	ar rcs $$@ $$^
+$(1)_COMMON := $(3) $(1)/obj/common/harness.o $(1)/obj/common/timing.o $(1)/obj/common/emu/emu.o $(1)/libdevice.a
 $(1)_KERNELS := $(patsubst %.cu,$(1)/obj/%.o,$(KERNEL_SRCS))
 
 $(1)/tests/emu/test_emu: $(patsubst %.cu,$(1)/obj/%.o,$(EMU_SELF_SRCS)) $$($(1)_COMMON)

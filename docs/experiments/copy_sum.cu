@@ -43,7 +43,7 @@
 #include <stdlib.h>
 #include "check.h"   /* CUDA_CHECK */
 #include "harness.h" /* time_runs, rotation_sets */
-#include "../../lessons/05_fused/row_reduce.cuh" /* row_reduce, op_sum */
+#include "device/row_reduce.cuh" /* row_reduce, op_sum */
 
 #define COLS 512
 #define BLK 128

@@ -18,8 +18,8 @@
 #include <algorithm>
 #include <vector>
 #include <cuda_runtime.h>
-#include "../../lessons/06_online/online_md.cuh"
-#include "../../lessons/08_fastest/grid_sync.cuh"
+#include "device/online_md.cuh"
+#include "device/grid_sync.cuh"
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(1);} } while (0)
 

@@ -45,8 +45,8 @@ softmax_three_pass_kernel(const float *__restrict__ x, float *__restrict__ y, lo
      * compensated sum: a plain running float sum drops terms below half an
      * ulp of the sum, and over a 2^31-element row each of 256 threads adds
      * 8 million terms: every element came out wrong (`make test-large`,
-     * H100, 2026-11-22). c carries what each addition lost; the three
-     * extra flops are free in a memory-bound pass. */
+     * H100). c carries what each addition lost; the three extra flops are
+     * free in a memory-bound pass. */
     float s = 0.0f, c = 0.0f;
     for (long long j = threadIdx.x; j < cols; j += BLOCK) { /* read 2 */
         const float t = expf(xr[j] - m) - c;

@@ -75,7 +75,7 @@ static void show_view(void)
            LDY - COLS, PAD);
 }
 
-/* The views table (GPU only, common/harness.cu's time_views): which access
+/* The views table (GPU only, common/timing.cu's time_views): which access
  * width the plan gives each view. */
 static const char *fused_access(const float *x, long long ldx, const float *y, long long ldy, long long rows,
                                 long long cols)

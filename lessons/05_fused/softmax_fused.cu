@@ -42,9 +42,9 @@
 #include <stdlib.h>
 
 #include "softmax_fused.h"
-#include "vec.cuh"
-#include "view_cut.cuh"
-#include "row_reduce.cuh"
+#include "device/vec.cuh"
+#include "device/view_cut.cuh"
+#include "device/row_reduce.cuh"
 #include "check.h"
 
 /* load_vec / store_vec<VEC> (vec.cuh): VEC = 4 only where
@@ -320,13 +320,12 @@ static_assert(REG[NREG - 1].max_cols == FUSED_MAX_REGISTER_COLS, "the table cove
 
 /* Views that are not 16-byte aligned (peeled, or 32-bit): rows of 5 to
  * 128 floats get 4 floats per lane (one float4 when peeled), twice the
- * lanes of REG. At N = 32, 8 lanes, and 6 of them take the row's at most 6 head
- * and tail floats, one each. With REG's 4 lanes of 8 floats at N = 32 the
- * peeled view ran at 82.7 % of the aligned speed, 98.0 % with these
- * (2097152 x 32, both bases one float past 16 bytes, H100, 2026-11-23).
- * More lanes still did worse: 32 lanes of 1 float for 32-bit views, 56.6
- * against 78.2 % with REG's 4 lanes: each thread then has only 4 bytes in
- * flight. */
+ * lanes of REG. At N = 32, 8 lanes, and 6 of them take the row's at most
+ * 6 head and tail floats, one each: the peeled view ran at 98.0 % of the
+ * aligned speed, against 82.7 % with REG's 4 lanes of 8 floats
+ * (2097152 x 32, both bases one float past 16 bytes, H100). More lanes
+ * still do worse: with 1 float a lane, each thread has only 4 bytes in
+ * flight (docs/experiments/lessons-misaligned-views.md). */
 static constexpr reg_config REG_VIEW[] = {
     {4, 1, 4, 128},        {8, 2, 4, 128},        {16, 4, 4, 128},     {32, 8, 4, 128},
     {64, 16, 4, 128},      {128, 32, 4, 128},     {256, 32, 8, 128},   {512, 32, 16, 128},

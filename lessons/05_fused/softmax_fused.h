@@ -79,7 +79,7 @@ int softmax_fused_can_use_float4(const float *x, long long ldx, const float *y, 
                                  long long cols);
 
 /* 1 if each row of x starts at the same offset from a 16-byte boundary as
- * the same row of y (lessons/05_fused/view_cut.cuh): one cut into head,
+ * the same row of y (common/device/view_cut.cuh): one cut into head,
  * float4 body and tail then serves both. Host only, no GPU needed. */
 int softmax_fused_can_peel(const float *x, long long ldx, const float *y, long long ldy, long long rows);
 

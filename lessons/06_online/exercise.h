@@ -4,7 +4,7 @@
 #define LESSON06_EXERCISE_H
 #include <cuda_runtime.h>
 
-#include "online_md.cuh"
+#include "device/online_md.cuh"
 
 /* y = softmax(x) for each row (device pointers, contiguous rows), each row
  * cut into `splits` segments of ceil(cols / splits) floats (the last ones

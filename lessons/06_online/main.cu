@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "harness.h"
-#include "online_md.cuh"
+#include "device/online_md.cuh"
 #include "softmax_online.h"
 
 static const lesson LESSON = {
@@ -97,7 +97,7 @@ int main(int argc, char **argv)
     printf("\n");
 
     const int status = lesson_run(&LESSON, &o);
-    /* The same rows as misaligned views (GPU only; common/harness.cu). */
+    /* The same rows as misaligned views (GPU only; common/timing.cu). */
     if (status == 0) time_views(softmax_online_strided, online_access_name, &o);
     return status;
 }

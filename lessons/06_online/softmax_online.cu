@@ -29,9 +29,9 @@
 #include <stdlib.h>
 
 #include "softmax_online.h"
-#include "online_md.cuh"
-#include "../05_fused/vec.cuh"      /* lesson 5's load_vec, store_vec  */
-#include "../05_fused/view_cut.cuh" /* lesson 5's cut of misaligned rows */
+#include "device/online_md.cuh"
+#include "device/vec.cuh"      /* lesson 5's load_vec, store_vec  */
+#include "device/view_cut.cuh" /* lesson 5's cut of misaligned rows */
 #include "check.h"
 
 /* VEC: floats per access. PEEL: cut each row at its 16-byte boundaries
@@ -119,8 +119,8 @@ online_kernel(const float *__restrict__ x, long long ldx, float *__restrict__ y,
 #pragma unroll
             for (int i = 0; i < X; i++)
                 if (live && sub + i * TPR < cut.nextra) yr[view_extra_at(cut, sub + i * TPR)] = expf(e[i] - s.m) * inv;
-        if constexpr (XS) /* read again: kept, they cost the cut at y's boundaries 95.5 -> 75.9 % at
-                             524288 x 128 (H100, 2026-11-23) */
+        if constexpr (XS) /* read again: kept, they took the cut at y's boundaries to 75.9 % of the
+                             aligned speed against 95.5 at 524288 x 128 (H100) */
             for (int j = sub; live && j < cut.nextra; j += TPR) {
                 const long long at = view_extra_at(cut, j);
                 yr[at] = expf(xr[at] - s.m) * inv;
@@ -166,20 +166,18 @@ static void launch(const float *x, long long ldx, float *y, long long ldy, long 
  * up to a warp; a block beyond ONLINE_WARP_MAX_COLS (or when forced).
  *
  * Views on rows up to 256 floats get their own lanes x chunk shapes,
- * picked by a sweep over those shapes on the H100 (2026-11-23, 2^26 floats):
- * at N = 32 this kernel is already short of issue slots when aligned
- * (ncu: 75 M instructions), and what a view adds per row (the cut, up to 6
- * head and tail floats, more lanes to merge) costs time directly. The
- * aligned shape is the worst choice there: 2 lanes of 4 float4s ran a
- * peeled view at 61.6 % of the aligned speed, 4 lanes of 2 float4s at
- * 83.8 %; single floats on 2 lanes of 16 read a quarter of each 32-byte
- * sector per load (31.5 %), on 8 lanes of 4 76.0 %. Peeled rows of 5-64
- * floats, one chunk each, push their extras with it (MERGE): 95.9 against
- * 87.4 % at N = 32 (4 lanes of 2 float4s), 93.9 against 87.1 % at N = 64
- * (8 lanes of 2, where 4 lanes of 4 merged gave 86.2 %). Where a row
- * takes several chunks it cost: 8 lanes of 1 float4 at N = 128 91.0 ->
- * 78.1 %; and the cut at y's boundaries at N = 32 102 -> 97 %. So only
- * those two merge (H100, 2026-11-23). */
+ * picked by a sweep over those shapes on the H100 (2^26 floats;
+ * docs/experiments/lessons-misaligned-views.md): at N = 32 this kernel is
+ * already short of issue slots when aligned (ncu: 75 M instructions), and
+ * what a view adds per row (the cut, up to 6 head and tail floats, more
+ * lanes to merge) costs time directly. The aligned shape is the worst
+ * choice there: 2 lanes of 4 float4s ran a peeled view at 61.6 % of the
+ * aligned speed, 4 lanes of 2 float4s at 83.8 %; single floats on few
+ * lanes read a quarter of each 32-byte sector per load. Peeled rows of
+ * 5-64 floats, one chunk each, push their extras with it (MERGE): 95.9
+ * against 87.4 % at N = 32. Where a row takes several chunks, and where
+ * the cut follows y's boundaries, merging cost time, so only those two
+ * merge. */
 template <int VEC, bool PEEL, bool XS>
 static void dispatch(int block_per_row, const float *x, long long ldx, float *y, long long ldy,
                      long long rows, long long cols, cudaStream_t stream)

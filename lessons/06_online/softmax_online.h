@@ -21,7 +21,7 @@ void softmax_online_strided(const float *x, long long ldx, float *y, long long l
 /* How softmax_online_strided moves a view: float4 throughout when both
  * views are 16-byte aligned and cols, ldx, ldy are multiples of 4; float4
  * bodies with each row's 0-6 head and tail floats peeled off
- * (lessons/05_fused/view_cut.cuh) when every row of x starts at the same
+ * (common/device/view_cut.cuh) when every row of x starts at the same
  * offset from 16 bytes as the same row of y; otherwise rows cut at y's
  * boundaries, y written in float4s and x read in 32-bit loads (both views
  * 4-byte aligned), or single floats. */

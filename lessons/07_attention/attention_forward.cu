@@ -24,7 +24,7 @@
 #include "softmax_attention.h"
 #include "check.h"
 /* Lesson 6's online state: online_md_shift, the -inf-safe shift. */
-#include "../06_online/online_md.cuh"
+#include "device/online_md.cuh"
 
 #define FULL_MASK 0xffffffffu
 

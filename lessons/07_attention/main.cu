@@ -280,71 +280,143 @@ static void run_variant(const float *x, float *y, long long rows, long long cols
     softmax_attention_run(ATTN_PATH_AUTO, &spec, x, y, rows, cols, st);
 }
 
+/* The variants' buffers: on the host the input (the lesson's own, --input's
+ * rows too), room for an output, and masks that keep about 3/4 of the
+ * keys (patterned, reproducible); on the device `sets` copies of x, y and
+ * the full masks, and the [S, S] masks (S = cols: the first S x S of the
+ * full ones) where those are no larger than the scores. */
+typedef struct {
+    long long rows, cols;
+    size_t n, bytes;
+    int sets, can_broadcast;
+    float *hx, *hy, *hbias;
+    unsigned char *hkeep;
+    float *x[64], *y[64], *bias[64];
+    unsigned char *keep[64];
+    unsigned char *bkeep;
+    float *bbias;
+} variant_buffers;
+
+/* The host half; 0 (after one line) when host memory is short. */
+static int variant_host_buffers(variant_buffers *v, const options *o)
+{
+    v->hx = NULL;
+    v->hy = (float *)malloc(v->bytes);
+    v->hkeep = (unsigned char *)malloc(v->n);
+    v->hbias = (float *)malloc(v->bytes);
+    char err[512];
+    long long in_rows, in_cols;
+    if (o->input_path) {
+        if (npy_read(o->input_path, &v->hx, &in_rows, &in_cols, err, sizeof err) != 0) {
+            fprintf(stderr, "lesson7: %s\n", err);
+            exit(2);
+        }
+    } else if ((v->hx = (float *)malloc(v->bytes)) != NULL) {
+        inputs_fill(v->hx, v->rows, v->cols, o->kind, o->seed);
+    }
+    if (!v->hx || !v->hy || !v->hkeep || !v->hbias) {
+        printf("Attention variants: not timed or checked (host memory)\n");
+        free(v->hx);
+        free(v->hy);
+        free(v->hkeep);
+        free(v->hbias);
+        return 0;
+    }
+    for (size_t i = 0; i < v->n; i++) {
+        const unsigned h = (unsigned)(i * 2654435761u) >> 28;
+        v->hkeep[i] = h >= 4;
+        v->hbias[i] = h >= 4 ? 0.0f : -INFINITY;
+    }
+    return 1;
+}
+
+/* The device half. */
+static void variant_device_buffers(variant_buffers *v)
+{
+    for (int s = 0; s < v->sets; s++) {
+        CUDA_CHECK(cudaMalloc(&v->x[s], v->bytes));
+        CUDA_CHECK(cudaMalloc(&v->y[s], v->bytes));
+        CUDA_CHECK(cudaMalloc(&v->keep[s], v->n));
+        CUDA_CHECK(cudaMalloc(&v->bias[s], v->bytes));
+        CUDA_CHECK(cudaMemcpy(v->x[s], v->hx, v->bytes, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(v->keep[s], v->hkeep, v->n, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(v->bias[s], v->hbias, v->bytes, cudaMemcpyHostToDevice));
+    }
+    v->bkeep = NULL;
+    v->bbias = NULL;
+    if (v->can_broadcast) {
+        const size_t ss = (size_t)(v->cols * v->cols);
+        CUDA_CHECK(cudaMalloc(&v->bkeep, ss));
+        CUDA_CHECK(cudaMalloc(&v->bbias, ss * sizeof(float)));
+        CUDA_CHECK(cudaMemcpy(v->bkeep, v->hkeep, ss, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(v->bbias, v->hbias, ss * sizeof(float), cudaMemcpyHostToDevice));
+    }
+}
+
+static void free_variant_buffers(variant_buffers *v)
+{
+    for (int s = 0; s < v->sets; s++) {
+        CUDA_CHECK(cudaFree(v->x[s]));
+        CUDA_CHECK(cudaFree(v->y[s]));
+        CUDA_CHECK(cudaFree(v->keep[s]));
+        CUDA_CHECK(cudaFree(v->bias[s]));
+    }
+    if (v->bkeep) CUDA_CHECK(cudaFree(v->bkeep));
+    if (v->bbias) CUDA_CHECK(cudaFree(v->bbias));
+    free(v->hx);
+    free(v->hy);
+    free(v->hkeep);
+    free(v->hbias);
+}
+
+/* The variant T holds, run once more on set 0 (its x and, for a full
+ * mask, its mask) into a y poisoned with NaN, so that an element the
+ * kernel never writes fails, and checked against its float64 reference
+ * with the host masks. Returns 1 if it passed; else desc says how not. */
+static int check_variant(variant_buffers *v, const char *name, char *desc, size_t desc_len)
+{
+    const long long rows = v->rows, cols = v->cols;
+    CUDA_CHECK(cudaMemset(v->y[0], 0xFF, v->bytes));
+    run_variant(v->x[0], v->y[0], rows, cols, 0);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(v->hy, v->y[0], v->bytes, cudaMemcpyDeviceToHost));
+    /* A broadcast mask is the first S x S of the full one: the same
+     * host array, read with mask_rows = S. */
+    const attn_ref_case ref = {T.spec.kind, (double)T.spec.scale, v->hkeep, v->hbias, T.spec.mask_rows, v->hx, cols};
+    verify_report r;
+    const int ok = verify_softmax(v->hx, v->hy, rows, cols, attn_ref_row, &ref, LESSON.rtol(cols), &r);
+    if (!ok) {
+        char d[512];
+        verify_describe(&r, d, sizeof d);
+        snprintf(desc, desc_len, "%s: %s", name, d);
+    }
+    return ok;
+}
+
 /* Times every variant, then runs it once more into a poisoned y and checks
  * that against the variant's float64 reference with the host masks.
  * Returns 1 if any variant fails its check, else 0. */
 static int time_variants(const options *o)
 {
+    variant_buffers v;
     const long long rows = o->rows, cols = o->cols;
-    const size_t n = (size_t)rows * (size_t)cols, bytes = n * sizeof(float);
-    const int can_broadcast = cols <= rows; /* an [S, S] mask no larger than the scores */
+    v.rows = rows, v.cols = cols;
+    v.n = (size_t)rows * (size_t)cols, v.bytes = v.n * sizeof(float);
+    const size_t n = v.n, bytes = v.bytes;
+    v.can_broadcast = cols <= rows; /* an [S, S] mask no larger than the scores */
     size_t free_b, total_b;
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     /* Per set: x, y, a full byte mask and a full float mask (3.25 x bytes);
      * rotation_sets allows 2 x bytes per set within 80 % of what it is told. */
-    if (3.5 * (double)bytes + (can_broadcast ? 5.0 * (double)cols * cols : 0.0) > 0.8 * (double)free_b) {
+    if (3.5 * (double)bytes + (v.can_broadcast ? 5.0 * (double)cols * cols : 0.0) > 0.8 * (double)free_b) {
         printf("Attention variants: not timed or checked (x, y and full masks need more GPU memory "
                "than is free)\n");
         return 0;
     }
-    const int sets = rotation_sets(bytes, (size_t)((double)free_b / 1.7));
-    float *x[64], *y[64], *bias[64];
-    unsigned char *keep[64];
-    float *hx = NULL, *hy = (float *)malloc(bytes);
-    unsigned char *hkeep = (unsigned char *)malloc(n);
-    float *hbias = (float *)malloc(bytes);
-    /* The variants run on the lesson's own input: --input's rows too. */
-    char err[512];
-    long long in_rows, in_cols;
-    if (o->input_path) {
-        if (npy_read(o->input_path, &hx, &in_rows, &in_cols, err, sizeof err) != 0) {
-            fprintf(stderr, "lesson7: %s\n", err);
-            exit(2);
-        }
-    } else if ((hx = (float *)malloc(bytes)) != NULL) {
-        inputs_fill(hx, rows, cols, o->kind, o->seed);
-    }
-    if (!hx || !hy || !hkeep || !hbias) {
-        printf("Attention variants: not timed or checked (host memory)\n");
-        free(hx);
-        free(hy);
-        free(hkeep);
-        free(hbias);
-        return 0;
-    }
-    /* Masks that keep about 3/4 of the keys (patterned, reproducible). */
-    for (size_t i = 0; i < n; i++) {
-        const unsigned h = (unsigned)(i * 2654435761u) >> 28;
-        hkeep[i] = h >= 4;
-        hbias[i] = h >= 4 ? 0.0f : -INFINITY;
-    }
-    for (int s = 0; s < sets; s++) {
-        CUDA_CHECK(cudaMalloc(&x[s], bytes));
-        CUDA_CHECK(cudaMalloc(&y[s], bytes));
-        CUDA_CHECK(cudaMalloc(&keep[s], n));
-        CUDA_CHECK(cudaMalloc(&bias[s], bytes));
-        CUDA_CHECK(cudaMemcpy(x[s], hx, bytes, cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaMemcpy(keep[s], hkeep, n, cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaMemcpy(bias[s], hbias, bytes, cudaMemcpyHostToDevice));
-    }
-    unsigned char *bkeep = NULL; /* [S, S] masks, S = cols: the first S x S of the full ones */
-    float *bbias = NULL;
-    if (can_broadcast) {
-        CUDA_CHECK(cudaMalloc(&bkeep, (size_t)(cols * cols)));
-        CUDA_CHECK(cudaMalloc(&bbias, (size_t)(cols * cols) * sizeof(float)));
-        CUDA_CHECK(cudaMemcpy(bkeep, hkeep, (size_t)(cols * cols), cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaMemcpy(bbias, hbias, (size_t)(cols * cols) * sizeof(float), cudaMemcpyHostToDevice));
-    }
+    v.sets = rotation_sets(bytes, (size_t)((double)free_b / 1.7));
+    if (!variant_host_buffers(&v, o)) return 0;
+    variant_device_buffers(&v);
 
     /* Bytes each variant moves: x read + y written (4 + 4 per score), plus
      * every mask byte it loads; causal reads only q + 1 scores of row q. */
@@ -365,7 +437,7 @@ static int time_variants(const options *o)
         {"additive mask, [S, S] broadcast", ATTN_ADD_MASK, 0.125f, 1, 12.0 * n},
         {"causal, no mask tensor", ATTN_CAUSAL, 0.125f, 0, 4.0 * causal_reads + 4.0 * n},
     };
-    const timing copy = time_runs(NULL, x, y, sets, rows, cols, o->warmup, o->iters);
+    const timing copy = time_runs(NULL, v.x, v.y, v.sets, rows, cols, o->warmup, o->iters);
     const double copy_gbps = 2.0 * bytes / (copy.median_ms * 1e6);
     const attn_plan plan = softmax_attention_plan(ATTN_PATH_AUTO, cols);
     printf("Attention variants at %lld x %lld (%s path, %s), S = %lld for the [S, S] masks and causal\n",
@@ -381,39 +453,26 @@ static int time_variants(const options *o)
     char bad[sizeof V / sizeof V[0]][640]; /* the failures, described after the table */
     int nbad = 0;
     for (unsigned i = 0; i < sizeof V / sizeof V[0]; i++) {
-        if (V[i].broadcast && !can_broadcast) {
+        if (V[i].broadcast && !v.can_broadcast) {
             printf("  %-34s skipped: an [S, S] mask would be larger than the scores\n", V[i].name);
             continue;
         }
         attn_spec spec = {V[i].kind, V[i].scale, NULL, NULL, V[i].broadcast ? cols : rows};
         T.spec = spec;
-        T.sets = sets;
+        T.sets = v.sets;
         T.broadcast = V[i].broadcast;
-        T.x = x;
-        T.keep = V[i].broadcast ? &bkeep : keep;
-        T.bias = V[i].broadcast ? &bbias : bias;
-        const timing t = time_runs(run_variant, x, y, sets, rows, cols, o->warmup, o->iters);
+        T.x = v.x;
+        T.keep = V[i].broadcast ? &v.bkeep : v.keep;
+        T.bias = V[i].broadcast ? &v.bbias : v.bias;
+        const timing t = time_runs(run_variant, v.x, v.y, v.sets, rows, cols, o->warmup, o->iters);
         if (i == 0) plain_ms = t.median_ms;
         const double gbps = V[i].bytes / (t.median_ms * 1e6);
         const char *check = "-";
         if (o->check) {
-            /* Set 0 (its x and, for a full mask, its mask), into a y poisoned
-             * with NaN so that an element the kernel never writes fails. */
-            CUDA_CHECK(cudaMemset(y[0], 0xFF, bytes));
-            run_variant(x[0], y[0], rows, cols, 0);
-            CUDA_CHECK_LAUNCH();
-            CUDA_CHECK(cudaDeviceSynchronize());
-            CUDA_CHECK(cudaMemcpy(hy, y[0], bytes, cudaMemcpyDeviceToHost));
-            /* A broadcast mask is the first S x S of the full one: the same
-             * host array, read with mask_rows = S. */
-            const attn_ref_case ref = {V[i].kind, (double)V[i].scale, hkeep, hbias, spec.mask_rows, hx, cols};
-            verify_report r;
-            const int ok = verify_softmax(hx, hy, rows, cols, attn_ref_row, &ref, LESSON.rtol(cols), &r);
+            const int ok = check_variant(&v, V[i].name, bad[nbad], sizeof bad[0]);
             check = ok ? "PASS" : "FAIL";
             if (!ok) {
-                char desc[512];
-                verify_describe(&r, desc, sizeof desc);
-                snprintf(bad[nbad++], sizeof bad[0], "%s: %s", V[i].name, desc);
+                nbad++;
                 failed = 1;
             }
         }
@@ -423,19 +482,7 @@ static int time_variants(const options *o)
     for (int i = 0; i < nbad; i++) printf("  FAIL %s\n", bad[i]);
     printf("  Predicted (bandwidth-bound): scaled 1.00x, byte mask 1.125x, additive 1.5x (full;\n"
            "  broadcast: less, as far as the mask stays in L2), causal 0.75x; GB/s near the plain row's.\n\n");
-
-    for (int s = 0; s < sets; s++) {
-        CUDA_CHECK(cudaFree(x[s]));
-        CUDA_CHECK(cudaFree(y[s]));
-        CUDA_CHECK(cudaFree(keep[s]));
-        CUDA_CHECK(cudaFree(bias[s]));
-    }
-    if (bkeep) CUDA_CHECK(cudaFree(bkeep));
-    if (bbias) CUDA_CHECK(cudaFree(bbias));
-    free(hx);
-    free(hy);
-    free(hkeep);
-    free(hbias);
+    free_variant_buffers(&v);
     return failed;
 }
 

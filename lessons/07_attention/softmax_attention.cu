@@ -45,9 +45,9 @@
 #include "check.h"
 /* Lesson 6's online (m, d) state: its type and its -inf-safe shift
  * (online_md_shift), used by both paths. */
-#include "../06_online/online_md.cuh"
-#include "../05_fused/vec.cuh"        /* lesson 5's load_vec, store_vec */
-#include "../05_fused/row_reduce.cuh" /* lesson 5's row_reduce          */
+#include "device/online_md.cuh"
+#include "device/vec.cuh"        /* lesson 5's load_vec, store_vec */
+#include "device/row_reduce.cuh" /* lesson 5's row_reduce          */
 
 /* ---- moving VEC consecutive values (VEC = 4: one 128-bit access) ----------
  * Floats with lesson 5's load_vec / store_vec (vec.cuh), bytes below. The

@@ -61,7 +61,7 @@ static void show_table(void)
 }
 
 /* ---- views (GPU only): are misaligned rows still fast? -------------------
- * common/harness.cu's time_views times the same rows as views whose rows do
+ * common/timing.cu's time_views times the same rows as views whose rows do
  * not start on 16-byte boundaries. In three of them each row of x starts
  * where the same row of y does, relative to 16 bytes, so the kernels peel
  * each row's head and tail and keep 128-bit accesses for the rest; in the

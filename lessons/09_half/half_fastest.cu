@@ -1,14 +1,14 @@
 /* Lesson 9, step 2: lesson 8's dispatcher for any storage type.
  *
  * Lesson 8's kernels are templates over the storage type
- * (lessons/08_fastest/fastest_device.cuh, "storage types"), and lesson 8's
+ * (common/device/fastest_device.cuh, "storage types"), and lesson 8's
  * fx_run_typed picks the path for a 16-bit row as for a float row of the
  * same shape: rows in registers (paths 1 and 2) or shared memory (2s),
  * long rows held on chip across a cluster (3) or independent CTAs (3g),
- * split rows (4). See lessons/08_fastest/fastest_typed.cu. */
+ * split rows (4). See common/device/fastest_typed.cu. */
 #include "softmax_half.h"
 #include "half_internal.h"
-#include "../08_fastest/fastest_paths.h"
+#include "device/rows.h" /* fx_run_typed, fx_plan_typed */
 
 fastest_plan softmax_half_fastest_run(fastest_path want, const void *x, long long ldx, void *y, long long ldy,
                                       long long rows, long long cols, dtype t, cudaStream_t stream)

@@ -35,8 +35,8 @@
 
 #include "softmax_half.h"
 #include "half_internal.h"
-#include "../05_fused/vec.cuh"
-#include "../05_fused/row_reduce.cuh"
+#include "device/vec.cuh"
+#include "device/row_reduce.cuh"
 #include "check.h"
 
 /* ---- the row in registers ---------------------------------------------------

@@ -17,7 +17,7 @@
 #define LESSON09_SOFTMAX_HALF_H
 #include <cuda_runtime.h>
 #include "f16.h" /* dtype */
-#include "../08_fastest/softmax_fastest.h" /* fastest_path, fastest_plan */
+#include "device/rows.h" /* the row engine: fastest_path, fastest_plan */
 
 void softmax_half_fused(const void *x, long long ldx, void *y, long long ldy, long long rows, long long cols,
                         dtype t, cudaStream_t stream);

@@ -25,19 +25,18 @@
  * (last_block_sum), or for up to CLS_SLOT_ROWS rows in registers and
  * rows on chip in clusters, the last block to start adds up the rows'
  * losses as they come out (classifier_slots_finish); so it is for up to
- * CLS_ON_CHIP_FINISH_ROWS rows on
- * chip, and for any number in bulk-loaded clusters, where the CTA that
- * wrote a row's loss counts in. Larger grids,
- * more rows on chip and split rows leave the sum to one small launch
- * after the main kernel (launch_classifier and classifier_run say why).
- * The mean needs one more launch before it: the count of rows not
+ * CLS_ON_CHIP_FINISH_ROWS rows on chip, and for any number in bulk-loaded
+ * clusters, where the CTA that wrote a row's loss counts in. Larger
+ * grids, more rows on chip and split rows leave the sum to one small
+ * launch after the main kernel (launch_classifier and classifier_run say
+ * why). The mean needs one more launch before it: the count of rows not
  * ignored, whose inverse scales every gradient. Small launches cost
  * microseconds each, not bytes: at 1024 x 512, where the main kernel
  * takes 7 us, five launches (two stages for the count, two for the sum)
- * took the classifier to 25.5 us, 33 % of its bound (H100, 2026-11-25). */
+ * took the classifier to 25.5 us, 33 % of its bound (H100). */
 #include "check.h"
 #include "train_grid.cuh"
-#include "../08_fastest/bulk_copy.cuh" /* lesson 8's bulk copies and fold (path 3b) */
+#include "device/bulk_copy.cuh" /* lesson 8's bulk copies and fold (path 3b) */
 
 /* The count of rows not ignored and the dloss of such a row (the mean's
  * 1 / count, 0 / 0 and inf when every row is ignored: no row uses it). */
@@ -64,10 +63,9 @@ __device__ __forceinline__ float classifier_dloss(const classifier_finish *f) { 
 /* Rows longer than this go on chip across blocks (train_grid.cuh) when
  * their pieces fit, not to a block of 1024 threads in registers: one such
  * block per SM idles through its reductions, where four 256-thread CTAs
- * of the on-chip path hide each other's. % of copy at 4096 x 16384, the
- * sum (H100, 2026-11-25): 81.6 in registers, 86.1 on chip; at 8192 x 8192
- * the two tie (95.4, 95.7). On the H200, with the grid no longer capped
- * (launch_classifier): 62.9 in registers, 72.7 on chip. */
+ * of the on-chip path hide each other's: 86.1 % of the copy on chip
+ * against 81.6 in registers at 4096 x 16384 (H100). At 8192 the two tie
+ * (docs/experiments/training-classifier-registers.md). */
 #define CLS_ON_CHIP_FROM 8192
 
 /* The small kernels' blocks (threads, and at most this many per grid),
@@ -93,26 +91,12 @@ static_assert(CLS_ON_CHIP_FINISH_ROWS <= CLS_SLOT_ROWS, "a slot for every row th
  *
  * The count puts trips to L2 in a row at the kernel's end (the fence, the
  * count, the read of the parts), so small grids take the loss slots
- * instead (below). A first form of them was measured and not kept: each
- * row's loss written to its slot after the row's gradient, stamped with
- * the launch's epoch from the host, and the grid's last block by index
- * reading the slots until all carry that epoch. Float32, 1024 x 512, the
- * sum (H100, 2026-11-27, three runs each): the fastest run went from
- * 7.1-7.2 to 6.4-6.6 us, the median stayed at 8.0-8.3 us (72-73 % of the
- * copy), and the extra register in the row loop (every grid size then)
- * cost 16-bit rows of 32 ten points (89 -> 79 % at 2097152 x 32).
- * Counting in before the last rows' stores
- * instead of after them (a block barrier before the stores) lost 1-3
- * points at 1024 x 512, and the sum in classifier_loss_kernel launched
- * as a programmatic dependent (launch_classifier's other branch) took
- * 9.3-9.5 us there, 62 % (same runs). The fence's kind is not the cost:
- * atom.acq_rel.gpu in place of the fence and the add, or
- * fence.acq_rel.gpu before the add, took the same 7.9-8.2 us; built
- * without the last block's sum (timing only) the kernel took 6.5 us,
- * 89.2-89.7 % (H100, 2026-11-27, three runs each). The same ends on a
- * bare copy of that shape (docs/experiments/copy_sum.cu) hold it to
- * 80.4-82.1 % (this count) and 82.2-83.6 % (the slots, below), where
- * the classifier ran at 81.3-82.7 % between them (H100, 2026-11-27). */
+ * instead (below). The trips, not the fence's kind, are the cost: an
+ * acq_rel atomic or fence in its place takes as long, and built without
+ * the last block's sum the kernel took 6.5 us against 8.0 (float32,
+ * 1024 x 512, H100). The same ends on a bare copy of that shape
+ * (docs/experiments/copy_sum.cu) cost it as much
+ * (docs/experiments/training-classifier-loss-end.md). */
 __device__ __forceinline__ bool last_block_count(unsigned *done, unsigned blocks)
 {
     __threadfence();
@@ -260,17 +244,12 @@ __device__ __forceinline__ float classifier_row_loss(bool ignored, bool bad, flo
  * are done, reads every slot until it is flagged, adds them up in a fixed
  * order and puts the slots back to 0. Every other block has started by
  * then and waits on nothing, so the wait always ends; and the slots were
- * written while the gradients were still on their way. Its own template
+ * written while the gradients were still on their way: 7.1 us against
+ * 8.0 with last_block_sum (float32, 1024 x 512, H100;
+ * docs/experiments/training-classifier-loss-end.md). Its own template
  * instance (SLOTS), so the kernel of larger grids keeps its registers.
- * % of the copy at 1024 x 512, the sum, last_block_sum -> slots (H100,
- * bench --lesson 10, 2026-11-27, three and four runs): float32 72.5-73.3
- * -> 81.4-82.3 (8.0 -> 7.1-7.2 us), float16 70.7-72.1 -> 80.0-81.0. Of
- * that, x[t] picked out of the registers (PICK, below) gives 2 points
- * of float32 and 3-4 of float16. Not kept: one warp more in every block,
- * whose last-ticket warp polls the slots from the start, sharing no
- * barrier with the rows: 77.7-78.8 float32, 74.3-76.8 float16 (four runs
- * each, the same machine). The slots follow the two counters in the
- * words that train_sync_counters zeroes once (classifier_run). */
+ * The slots follow the two counters in the words that train_sync_counters
+ * zeroes once (classifier_run). */
 __device__ __forceinline__ void classifier_slot_put(unsigned long long *p, float l)
 {
     const unsigned long long v = 1ull << 32 | __float_as_uint(l);
@@ -351,31 +330,26 @@ __device__ __forceinline__ void classifier_block_finish(float mine, const classi
  * (its own stores stay in order). Picking x[t] out of the registers and
  * subtracting the one-hot in place cost a compare and a select per
  * element each, which 16-bit logits, half the bytes per element, cannot
- * hide. % of the 16-bit copy (float16, H200, 2026-11-26, the sum), with
- * expf and both per element / __expf / __expf and both once per row:
- * N = 32 65.2 / 68.2 / 76.0, 256 60.0 / 66.5 / 76.8, 1024
- * 73.3 / 70.7 / 84.3, 4096 68.3 / 69.4 / 79.5, 8192 57.5 / 59.7 / 74.5.
+ * hide: once per row, float16 rows of 256 ran at 76.8 % of the 16-bit
+ * copy against 66.5 per element (H200).
  * PICK: float rows of up to 256 floats keep the per-element way. Their
  * pass is so short that the second, dependent load (x[t] waits for t)
- * lengthens it: 91.4 against 83.2 % of copy at N = 32, 92.3 against 86.3
- * at 256. From 512 floats on, float rows come within two points either
- * way (row-once minus per-element: -0.7 at 512, +0.8 at 1024, +2.6 at
- * 2048, -1.9 at 4096, +1.0 at 8192), and take the row-once way, except
- * in the kernels with loss slots (few rows, 16-bit ones too): there the
- * whole kernel is short, and the dependent load cost 2 points of float32
- * and 3-4 of float16 at 1024 x 512 (the slots' comment, above).
+ * lengthens it: 91.4 against 83.2 % of copy at N = 32 (H100). From 512
+ * floats on, float rows come within two points either way and take the
+ * row-once way, except in the kernels with loss slots (few rows, 16-bit
+ * ones too): there the whole kernel is short, and the dependent load
+ * costs more than the compares (2 points of float32 at 1024 x 512)
+ * (docs/experiments/training-classifier-registers.md).
  *
  * CLS_REG_MIN_BLOCKS: 16-bit rows in 16-byte vectors, 16 floats a
  * thread, in blocks of up to 512 threads, keep 1536 threads per SM (40
- * registers), as before exp became two instructions (ex2.approx.ftz).
- * Left alone, ptxas gave bfloat16's 2048-column class 48 registers, 1280
- * threads per SM: 87.6 % of the copy at 32768 x 2048 against float16's
- * 91.4; with the minimum 90.6 (H100, 2026-11-26). The same minimum on the
- * 8-float classes (2048 threads) cost 1.2 points at N = 32. 0: none (with
- * 1, ptxas gave the float kernels up to 50 % more registers). Aligned
- * 16-bit rows past 1024 elements are now held as loaded
- * (classifier_rows16_kernel, below): here the minimum serves the
- * 512-element class and misaligned views. */
+ * registers). Left alone, ptxas gave bfloat16's 2048-column class 48
+ * registers, 1280 threads per SM: 87.6 % of the copy at 32768 x 2048,
+ * 90.6 with the minimum (H100). The 8-float classes (2048 threads) take
+ * none: there it cost 1.2 points at N = 32. 0: none (with 1, ptxas gave
+ * the float kernels up to 50 % more registers). Aligned 16-bit rows past
+ * 1024 elements are held as loaded (classifier_rows16_kernel, below):
+ * here the minimum serves the 512-element class and misaligned views. */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #define CLS_REG_MIN_BLOCKS(T, VEC, FPT, BLOCK) 0 /* measured on sm_90; sm_75 holds only 1024 threads per SM */
 #else
@@ -408,8 +382,8 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
         const int t = live ? targets[row] : ignore_index;
         const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols), plain = !ignored && !bad;
         /* tc, not `plain ? t : -1`: with that, the compiler issued
-         * targets[row] after the row's loads, and 256-float rows fell from
-         * 92.1 to 79.5 % of copy (H200, 2026-11-26; same registers) */
+         * targets[row] after the row's loads, and 256-float rows ran at
+         * 79.5 % of copy against 92.1 (H200; same registers) */
         const int tc = t >= 0 && t < cols ? t : -1; /* the column to pick up: never a slot past the end */
         /* the thread whose vectors hold column t (train_col) */
         const bool owner = live && plain && (t / VEC) % TPR == sub;
@@ -462,19 +436,17 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
 /* ---- 16-bit rows held as loaded -------------------------------------------
  * The kernel above widens each element on load, so a 16-bit row takes a
  * float row's registers: 16 floats a thread, 48 KB of row in flight per
- * SM. As lesson 8's fastest_rows16_kernel (path1_2_rows.cu, lesson 9's
- * path 2), this one keeps the 16-byte words as they came, FPT / 2
- * registers for FPT elements, and goes over them three times: the max in
- * 16 bits (fx_max2, exact), the sum (widened, exp), the store (widened,
- * exp again, scaled, rounded once). Twice the elements per register, so
- * twice the bytes in flight. The gradient, the loss and the row's rules
- * are the kernel above's, computed in the same order, so the same bits
- * come out. One row per block; aligned views only (whole 16-byte
- * vectors). % of the 16-bit copy, float16, the paths before (registers to
- * 8192, then one bulk-loaded CTA) -> held (H100, bench --lesson 10,
- * 2026-11-27, two runs each): N = 2048 92.3-92.6 -> 94.7-95.2, 4096
- * 90.4-91.0 -> 94.5-94.8, 8192 87.0 -> 94.9-95.0, 16384 87.7-87.9 ->
- * 96.3-96.5, 32768 90.1-90.3 -> 93.4; bfloat16 within half a point. */
+ * SM. As lesson 8's fastest_rows16_kernel (common/device/path1_2_rows.cu,
+ * lesson 9's path 2), this one keeps the 16-byte words as they came,
+ * FPT / 2 registers for FPT elements, and goes over them three times: the
+ * max in 16 bits (fx_max2, exact), the sum (widened, exp), the store
+ * (widened, exp again, scaled, rounded once). Twice the elements per
+ * register, so twice the bytes in flight: float16 rows of 8192 ran at
+ * 94.9 % of the 16-bit copy against 87.0 widened (H100;
+ * docs/experiments/training-classifier-registers.md). The gradient, the
+ * loss and the row's rules are the kernel above's, computed in the same
+ * order, so the same bits come out. One row per block; aligned views
+ * only (whole 16-byte vectors). */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #define CLS_ROWS16_MIN_BLOCKS(FPT, BLOCK) 0 /* measured on sm_90, as CLS_REG_MIN_BLOCKS */
 #else /* the words and 24 registers more: pointers, the target, m, d, the loss (lesson 8's rule) */
@@ -521,15 +493,13 @@ classifier_rows16_kernel(T *logits, const int *__restrict__ targets, float *__re
 
 /* classifier_rows16_kernel's classes: X(class, max_cols, FPT, BLOCK),
  * one row per block, for 16-bit rows past CLS_ROWS16_FROM (rows of 1024
- * already run at 94 % in the kernel above). 32768 in 512 threads of 64
- * elements: 61 registers, two blocks and 128 KB of row per SM; in 1024
- * threads of 32 (55 registers, one block) 79.7 % against 93.4 (H100, the
- * same runs). Longer rows keep the bulk-loaded clusters: held as loaded
- * in clusters of 2, 4 and 8 such blocks, meeting through lesson 8's
- * fx_cluster_exchange, float16 ran at 83.9-84.1 / 83.0-83.5 / 81.3-81.4 %
- * at 2^16 / 2^17 / 2^18 against their 89.1-89.2 / 87.0-87.8 / 85.5-85.8
- * (H100, 2026-11-27, two runs each): three 64 KB pieces in flight per SM
- * against two. */
+ * already run at 94 % in the kernel above, H100). 32768 in 512 threads
+ * of 64 elements: 61 registers, two blocks and 128 KB of row per SM,
+ * 93.4 % against 79.7 in 1024 threads of 32 (55 registers, one block).
+ * Longer rows keep the bulk-loaded clusters, three 64 KB pieces in flight
+ * per SM against two for clusters of these blocks (meeting through lesson
+ * 8's fx_cluster_exchange): float16 at 2^16, 89.1 % against 84.0 (H100;
+ * docs/experiments/training-classifier-registers.md). */
 #define CLS_ROWS16_CLASSES(X) \
     X(0, 2048, 16, 128)       \
     X(1, 4096, 16, 256)       \
@@ -561,10 +531,10 @@ int classifier_rows_held(long long rows, long long cols, dtype t)
 
 /* One element's gradient in the split path's kernel 2 (train_split_map's
  * op): col is its column in the piece that starts at column begin. exp as
- * lesson 8's fx_exp: expf for float logits, ex2.approx.ftz for 16-bit ones, whose
- * output rounding hides its error (the on-chip path with this op and the
- * (m, d) push's exp: 59.6-61.2 -> 66.3-67.9 % of the 16-bit copy at
- * N = 16384 ... 2^20, H100). */
+ * lesson 8's fx_exp: expf for float logits, ex2.approx.ftz for 16-bit
+ * ones, whose output rounding hides its error (on the on-chip path, with
+ * the (m, d) push's exp too: about 67 % of the 16-bit copy against 60
+ * with expf at N = 16384 ... 2^20, H100). */
 template <class T>
 struct classifier_op {
     float m, inv, dloss;
@@ -625,13 +595,11 @@ struct classifier_raw_op {
  * owner_t) stores it again as p - 1. Ignored rows write 0, targets out of
  * range NaN (training.h).
  *
- * The shared part of float rows was kept as exps too (each chunk of 4
- * float4s a thread as exp(x - its running max), one shift per chunk
- * kept beside it): one multiply per element on the way out instead of an
- * exp, and slower. % of the copy, the sum, exps -> raw (H100,
- * bench --lesson 10, 2026-11-27, two runs each, alternately): 89.8 ->
- * 90.2-90.5 at 128 x 2^19, 87.2-87.8 -> 89.5-89.6 at 64 x 2^20, within
- * 0.3 points of each other from 2^14 to 2^18. */
+ * The shared part stays raw for float rows too: kept as exps (each chunk
+ * of 4 float4s a thread as exp(x - its running max), its shift kept
+ * beside it), it takes one multiply per element on the way out instead
+ * of an exp, yet ran slower: 87.5 % of the copy against 89.5 at
+ * 64 x 2^20 (H100; docs/experiments/training-classifier-long-rows.md). */
 template <int VEC, int FPT, class T, int B = TRAIN_GRID_BLOCK>
 __device__ __forceinline__ void classifier_onchip_store(T *dst, int len, const float *v, const T *srow, float m_regs,
                                                         online_md R, float dloss, bool ignored, bool bad)
@@ -659,29 +627,21 @@ __device__ __forceinline__ bool owner_t(long long tl, int len)
 
 /* Long rows on chip: a CTA's piece, its (m, d), the row's from the
  * exchange (CLUSTER: the row is a cluster, train_grid.cuh), then the
- * gradient, in place (classifier_onchip_store). The
- * owner of column t reads x[t] first (no CTA writes column t before the
- * exchange), stores p - 1 there after the piece, and writes the row's
- * loss; thread 0 of piece 0 writes it for an ignored row or a target out
- * of range. With fin.loss (one launch of all_rows rows), in clusters the
- * loss goes to the row's slot before the gradient and the CTA that
- * starts last adds up the slots (classifier_slots_finish); through the
- * ticket, the thread that writes a row's loss counts in and the last CTA
- * adds up the all_rows losses (all_losses). % of the copy, float32, the
- * sum, counting in -> slots (H100, bench --lesson 10, 2026-11-27, two
- * runs each): clusters at 256 x 2^18 92.2-92.5 -> 93.6; the ticket at
- * 128 x 2^19 89.7-90.1 -> 88.7-88.8 and 64 x 2^20 87.9-88.2 ->
- * 86.3-86.8, so it counts in. It counts in before the piece's gradient,
- * as classifier_bulk_kernel does, so that its fence waits for the loss
- * alone; counted in after the gradient (a barrier, then thread 0), the
- * fence waited for thread 0's share of the stores: float32 89.1 ->
- * 89.3-89.5 at 128 x 2^19, 87.0-87.7 -> 87.8-87.9 at 64 x 2^20,
- * 85.9-86.2 -> 86.0-86.6 at 32 x 2^21, float16 within half a point
- * (H100, bench --lesson 10, 2026-11-27, three runs each, alternately,
- * on a machine 2 points slower than the one of the numbers above).
- * A minimum of CTAs
- * per SM in __launch_bounds__ for one element per access only, 0 (none)
- * for vectors (train_grid.cuh, TRAIN_GRID_MIN_CTAS). */
+ * gradient, in place (classifier_onchip_store). The owner of column t
+ * reads x[t] first (no CTA writes column t before the exchange), stores
+ * p - 1 there after the piece, and writes the row's loss; thread 0 of
+ * piece 0 writes it for an ignored row or a target out of range. With
+ * fin.loss (one launch of all_rows rows), in clusters the loss goes to
+ * the row's slot before the gradient and the CTA that starts last adds
+ * up the slots (classifier_slots_finish); through the ticket, the thread
+ * that writes a row's loss counts in and the last CTA adds up the
+ * all_rows losses (all_losses): there the slots ran slower, 86.5 % of
+ * the copy against 88.0 at 64 x 2^20 (float32, H100). It counts in
+ * before the piece's gradient, as classifier_bulk_kernel does, so that
+ * its fence waits for the loss alone, not for thread 0's share of the
+ * stores (docs/experiments/training-classifier-loss-grid.md). A minimum
+ * of CTAs per SM in __launch_bounds__ for one element per access only, 0
+ * (none) for vectors (train_grid.cuh, TRAIN_GRID_MIN_CTAS). */
 template <class T, int VEC, bool CLUSTER, int B = TRAIN_GRID_BLOCK>
 __global__ void __launch_bounds__(B, VEC == 1 ? (B == TRAIN_GRID_BLOCK ? TRAIN_GRID_MIN_CTAS : 2) : 0)
 classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__restrict__ losses, long long cols,
@@ -761,38 +721,32 @@ __device__ __forceinline__ classifier_piece classifier_bulk_piece(unsigned ticke
 #endif
 
 /* Long rows of aligned logits, each CTA's piece loaded by bulk copies
- * (lesson 8's path 3b, lessons/08_fastest/bulk_copy.cuh): one row per
+ * (lesson 8's path 3b, common/device/bulk_copy.cuh): one row per
  * cluster of C = 1 ... FX_BULK_MAX_C CTAs, each piece wholly in shared
  * memory, its chunks folded as they land; the row's (m, d) through the
  * cluster (fx_cluster_exchange); then the gradient from shared memory,
  * written in place. TICKET: 16-bit rows of more than FX_BULK_MAX_C
  * pieces, one CTA each, meet through the workspace instead, as the
  * on-chip path's (a ticket for the piece, then train_grid_exchange):
- * still no load instruction, which is what 16-bit rows lack. % of the
- * 16-bit copy, the threads' pieces -> bulk-loaded (H100, bench --lesson
- * 10, 2026-11-27, two runs each, alternately): float16 79.5-80.0 ->
- * 82.2-82.3 at 128 x 2^19, 79.6-79.9 -> 82.0-82.1 at 64 x 2^20,
- * 78.2-78.9 -> 80.8 at 32 x 2^21; bfloat16 1 to 1.6 points. Float rows
- * lost there (91.0-91.1 -> 88.0-88.3 at 2^19, 89.7-90.5 -> 86.1-86.9 at
- * 2^20, 88.2-88.5 -> 83.0 at 2^21) and keep the threads' pieces. x[t]
- * is read from the piece in shared memory, so no
- * thread waits on global memory for it. The CTA that holds column t
- * writes the row's loss (rank 0 for an ignored row or a target out of
- * range) and, with fin.loss, counts in, both by thread 0 before it
- * stores any gradient, so that its fence waits for the loss alone; the
- * last CTA to count in adds up the M losses after its way out. Counted
- * after the way out, as the on-chip kernel does, the fence waited for
- * the whole piece's stores while the CTA held its SM slot: float16
- * 88.6 -> 90.4 % of the copy at 2048 x 32768, 87.5 -> 89.6 at
- * 1024 x 65536, float32 94.3 -> 95.9 at 2048 x 32768 (H100, 2026-11-26,
- * the sum, back to back, two runs each). In the way out every element
- * is compared with t (one compare and one select): with the target's
- * vector picked by a run-time index instead, w[] went to local memory
- * and the kernel ran at 59.5 % of the copy against 92.6 (float16
- * 1024 x 65536, H100, 2026-11-26, a standalone version). Rows without a
- * target have a loop of their own: one expression for the three kinds
- * of row made the compiler branch around each element's exp, 83.0
- * against 87.2 % at the same shape (make bench). */
+ * still no load instruction, which is what 16-bit rows lack: float16 at
+ * 128 x 2^19 ran at 82.2 % of the 16-bit copy against 79.8 with the
+ * threads' pieces (H100). Float rows run slower this way and keep the
+ * threads' pieces (docs/experiments/training-classifier-long-rows.md). x[t]
+ * is read from the piece in shared memory, so no thread waits on global
+ * memory for it. The CTA that holds column t writes the row's loss (rank
+ * 0 for an ignored row or a target out of range) and, with fin.loss,
+ * counts in, both by thread 0 before it stores any gradient, so that its
+ * fence waits for the loss alone; the last CTA to count in adds up the M
+ * losses after its way out. Counted after the way out, the fence would
+ * wait for the whole piece's stores while the CTA holds its SM slot:
+ * float16 1024 x 65536 ran at 87.5 % of the copy that way against 89.6
+ * (H100). In the way out every element is compared with t (one compare
+ * and one select): with the target's vector picked by a run-time index
+ * instead, w[] went to local memory and the kernel ran at 59.5 % of the
+ * copy against 92.6 (float16 1024 x 65536, H100). Rows without a target
+ * have a loop of their own: one expression for the three kinds of row
+ * made the compiler branch around each element's exp, 83.0 against
+ * 87.2 % at the same shape. */
 template <class T, int VEC, bool TICKET>
 __global__ void __launch_bounds__(FX_BULK_BLOCK)
 classifier_bulk_kernel(T *logits, const int *__restrict__ targets, float *__restrict__ losses, int cols, int seg,
@@ -903,19 +857,16 @@ long long classifier_bulk_seg(long long cols, int c, dtype t)
  * bytes hold the row (1 ... FX_BULK_MAX_C), seg elements each (whole
  * 16-byte vectors). Rows past CLS_ON_CHIP_FROM, on sm_90
  * (train_long_bulk); with TRAIN_LONG_BULK wherever such a cluster fits.
- * By default only where they pay, % of copy against the path they
- * replace (H100, 2026-11-26, the sum, in place, back to back):
+ * By default only where they pay against the path they replace
+ * (docs/experiments/training-classifier-long-rows.md):
  *   - rows x c give every SM a CTA;
- *   - float rows of fewer than FX_BULK_MAX_C pieces: at 512 x 131072 (8
- *     pieces) the threads' clusters keep them, 92.9 against 91.7, where
- *     bulk copies win at 8192 x 9000 (94.8 against 82.4 through the
- *     workspace) and 4096 x 16384 (95.2 against 90.3) and tie at
- *     1024 x 65536 (93.5, 93.1). 16-bit rows take them at every length:
- *     float16 6144 x 12000 79.9 against 69.8, 4096 x 16384 88.4 against
- *     75.0, 256 x 262144 (8 pieces) 85.1 against 78.5; but rows of one
- *     piece (up to 32768) with a row per SM are held as loaded in
- *     registers instead (classifier_rows16_kernel: 96.4 % at 4096 x
- *     16384).
+ *   - float rows of fewer than FX_BULK_MAX_C pieces: at 8 pieces the
+ *     threads' clusters are the faster (92.9 % of the copy against 91.7
+ *     at 512 x 131072, H100), where bulk copies win on shorter rows.
+ *     16-bit rows take them at every length (float16 4096 x 16384: 88.4
+ *     against 75.0); but rows of one piece (up to 32768) with a row per
+ *     SM are held as loaded in registers instead
+ *     (classifier_rows16_kernel).
  * Longer 16-bit rows take more CTAs than a cluster holds, meeting
  * through the workspace (classifier_bulk_kernel's TICKET), while all of
  * a row's pieces fit on the GPU at once. */
@@ -1039,33 +990,16 @@ static void classifier_grid(const train_grid_plan *p, long long batch, T *logits
 
 /* Rows in registers. Up to CLS_MAX_BLOCKS blocks the kernel finishes
  * the reduced loss itself; past that, every block only writes its part
- * (block_parts: one float per block) and
- * classifier_loss_kernel adds them up after it. Both alternatives cost
- * more, % of copy (H200, 2026-11-25, the sum, 2097152 x 32 / 524288 x 128
- * / 32768 x 2048 / 8192 x 8192):
- *   a grid capped at 4096 blocks looping over the rows, no count at all
- *     85.7 / 85.9 / 91.4 / 90.1: a block's next rows wait for its last;
- *   one block per row group, each counting in at one word (relaxed
- *     atomicAdd) 70.5 / 71.3 / 82.8 / 83.8: the adds to one address
- *     take their turns;
- *   one block per row group, no count 94.3 / 91.7 / 95.7 / 91.2: the
- *     main kernel of this branch.
- * Counting in by groups of 64 blocks (a counter per group, the last of a
- * group counting in at one word) spreads the adds but keeps a fence, an
- * atomic and a barrier at the end of every short block: % of copy (H100,
- * 2026-11-26, the sum, 2097152 x 32 / 524288 x 128 / 65536 x 1024 /
- * 8192 x 8192), this branch -> groups: float 93.3 -> 82.2, 94.6 -> 87.4,
- * 95.3 -> 95.4, 95.9 -> 95.8; float16 (then capped) 84.2 -> 61.1,
- * 85.9 -> 66.6, 91.0 -> 87.0, 87.0 -> 80.1.
- * 16-bit logits take this branch too, with the loss kernel launched as a
- * programmatic dependent (below): % of the 16-bit copy, float16, capped
- * grid -> this branch (H100, bench --lesson 10, 2026-11-27, two runs each):
- * N = 32 85.0 -> 88.8, 64 87.3 -> 84.5, 128 86.7 -> 89.5, 256 88.1 ->
- * 91.3, 512 90.2 -> 92.9, 1024 91.3 -> 94.1, 2048 90.7 -> 92.5, 4096
- * 90.2 -> 90.8, 8192 87.7 -> 87.4 (bfloat16 the same within a point).
- * Why N = 64 loses 3 points we have not measured. On the H200 float16
- * lost 2.5-6 points at N = 32 ... 256 between the sweeps before and
- * after (2026-11-26, 2026-11-27; not measured apart). */
+ * (block_parts: one float per block) and classifier_loss_kernel adds them
+ * up after it. The alternatives cost more: a grid capped at 4096 blocks
+ * looping over the rows makes a block's next rows wait for its last
+ * (85.7 % of the copy against 94.3 at 2097152 x 32, H200); every block
+ * counting in at one word makes the adds to one address take their
+ * turns; counting in by groups of 64 blocks spreads the adds but keeps a
+ * fence, an atomic and a barrier at the end of every short block
+ * (docs/experiments/training-classifier-loss-grid.md). 16-bit logits take
+ * this branch too, with the loss kernel launched as a programmatic
+ * dependent (below). */
 /* The row kernels' pointer type (an alias template: it depends on the
  * storage type T). */
 template <class T>
@@ -1101,10 +1035,8 @@ static void launch_classifier(classifier_rows_fn<T> kernel, int block, int tpr, 
     CUDA_CHECK_LAUNCH();
     /* The loss kernel as a programmatic dependent where the GPU and the
      * build have it (sm_90, lesson 8's path 4 does the same): launched
-     * while the last blocks run, it waits for them on the GPU. Float
-     * logits, % of the copy, an ordinary launch -> dependent (H100, the
-     * same runs): N = 32 93.3 -> 93.9, 256 95.4 -> 96.1, 8192 95.7 ->
-     * 96.3. */
+     * while the last blocks run, it waits for them on the GPU: about 0.6
+     * points of the copy for float logits at N = 32 ... 8192 (H100). */
     static int dependent = -1;
     if (dependent < 0) dependent = fx_can_launch_clusters((const void *)classifier_loss_kernel);
     cudaLaunchAttribute attr[1];
@@ -1136,17 +1068,10 @@ static void classifier_rows16(int c, T *logits, const int *targets, float *losse
  * more elements a thread than TRAIN_CLASSES gives them. There a thread
  * holds 8 elements: two float4s of a float row, but one 16-byte vector of
  * a 16-bit row, half the bytes in flight per SM. X(class, max_cols, FPT,
- * TPR, BLOCK). % of the 16-bit copy, float16 (bfloat16 within 2 points),
- * bench --lesson 10, two runs each, 2026-11-27, 8 elements a thread -> 16
- * -> 32 (each step halves the lanes of a row):
- *   H200: N = 32 73.7-75.1 -> 81.4-81.7 -> 52.0-52.5,
- *         64 68.6-69.1 -> 81.7-83.0 -> 70.7-71.3,
- *         128 72.8-73.2 -> 79.7-81.5 -> 85.6-86.2,
- *         256 75.0-75.1 -> 82.3-83.6 -> 82.1-83.5;
- *   H100, 8 -> the class below: N = 32 88.7-88.8 -> 89.1-89.2, 64
- *         84.3-84.6 -> 91.2-91.5, 128 89.5-89.6 -> 92.2-92.4, 256
- *         91.0-91.6 -> 92.2-92.5.
- * Each length takes its best on the H200. */
+ * TPR, BLOCK). Each length takes the best of 8, 16 and 32 elements a
+ * thread on the H200 (each step halves the lanes of a row): float16 rows
+ * of 64 ran at 82 % of the 16-bit copy with 16 against 69 with 8
+ * (docs/experiments/training-classifier-registers.md). */
 #define CLS_SHORT16_CLASSES(X)  \
     X(0, 32, 16, 2, 128)        \
     X(1, 64, 16, 4, 128)        \
@@ -1263,20 +1188,13 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
      * blocks' parts (in the split path's x[t] floats, which rows in
      * registers do not use: launch_classifier). On chip, the CTA that
      * writes a row's loss counts in and the last adds up the M losses
-     * (classifier_grid_kernel): against the launch after, % of copy
-     * (H100, 2026-11-26, the sum, two runs each), float32 89.7 -> 90.6 at
-     * 2048 x 32768, 88.5 -> 89.4 at 1024 x 65536, 87.4 -> 88.9 at
-     * 256 x 262144, 86.1 -> 87.5 at 64 x 2^20, float16 +0.7 to +2.0; but
-     * at 4096 x 16384 float32 90.7 -> 89.8 and float16 73.5 -> 72.8, so
-     * more rows keep the launch. Every CTA counting in instead measured
-     * the same as the launch (H200, 72.3 and 73.0 at 4096 x 16384), and
-     * launching the loss kernel as a programmatic dependent
-     * (cudaLaunchAttributeProgrammaticStreamSerialization) gained 0.4-0.7
-     * points at N = 16384 ... 2^20 (H100). */
+     * (classifier_grid_kernel): 87.5 % of the copy against 86.1 with the
+     * launch after at 64 x 2^20 (float32, H100), but about a point less
+     * at 4096 x 16384, so more rows keep the launch
+     * (docs/experiments/training-classifier-loss-grid.md). */
     /* Rows in bulk-loaded clusters finish in the kernel at any count
-     * (classifier_bulk_kernel says how): float16 at 4096 x 16384 ran at
-     * 87.7 % of the copy with the launch after and 87.5-87.9 without
-     * (H100, 2026-11-26). */
+     * (classifier_bulk_kernel says how): there it costs nothing against
+     * the launch after (float16 at 4096 x 16384, H100). */
     const bool finish_after = !bulk && splits != 0 && !(on_chip && rows <= CLS_ON_CHIP_FINISH_ROWS && rows <= batch); /* one launch */
     const classifier_finish fin = {reduction == TRAIN_MEAN ? scale : nullptr, reduction, loss_parts, &done[1],
                                    finish_after ? nullptr : loss, (unsigned long long *)(done + 2)};

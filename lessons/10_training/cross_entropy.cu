@@ -58,7 +58,7 @@ cross_entropy_registers_kernel(const float *__restrict__ x, const int *__restric
 }
 
 /* The split path's merge: a warp per row, lane k merging states k, k + 32,
- * ..., then a butterfly (lessons/06_online/online_md.cuh). */
+ * ..., then a butterfly (common/device/online_md.cuh). */
 #define CE_MERGE_BLOCK 128
 __global__ void __launch_bounds__(CE_MERGE_BLOCK)
 cross_entropy_merge_kernel(const online_md *__restrict__ state, const float *__restrict__ xt,

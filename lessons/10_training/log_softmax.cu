@@ -23,7 +23,7 @@ __global__ void __launch_bounds__(BLOCK)
 log_softmax_registers_kernel(const float *__restrict__ x, float *__restrict__ out, long long rows, int cols)
 {
     constexpr int ROWS_PER_BLOCK = BLOCK / TPR;
-    __shared__ float red_max[32], red_sum[32]; /* two arrays: lessons/05_fused/row_reduce.cuh says why */
+    __shared__ float red_max[32], red_sum[32]; /* two arrays: common/device/row_reduce.cuh says why */
     const int sub = threadIdx.x % TPR;
     for (long long first = (long long)blockIdx.x * ROWS_PER_BLOCK; first < rows;
          first += (long long)gridDim.x * ROWS_PER_BLOCK) {
@@ -76,19 +76,16 @@ log_softmax_split_write_kernel(const float *__restrict__ x, float *__restrict__ 
  * (x - m) - log d from the raw values it kept.
  *
  * Through the workspace, the ticket and the exchange are written out here
- * as lesson 8's path 3g writes them (path3g_grid.cu), not through
- * train_onchip_take and train_onchip_exchange. The two forms differ in
- * the PTX only in where the counter's address and the piece's length are
- * computed, yet ptxas scheduled the helpers' form 4 us slower at
- * 64 x 2^20 (log-softmax 204 us, lesson 8 200 us). In a standalone 2 x 2
- * of frame and body (docs/experiments/frame_body.cu), only the helpers
- * with this kernel's load and store were slow; either half with lesson
- * 8's other half ran at lesson 8's speed.
- * % of copy, helpers -> written out (H100, bench --lesson 10,
- * 2026-11-27, three runs each): 64 x 2^20 88.4-89.0 -> 90.6-91.6,
- * 32 x 2^21 86.3 -> 87.5-88.1. The same change to the classifier's
- * kernel moved nothing (87.7-88.4 % at 64 x 2^20 either way), so it
- * keeps the helpers. */
+ * as lesson 8's path 3g writes them (common/device/path3g_grid.cu), not
+ * through train_onchip_take and train_onchip_exchange. The two forms
+ * differ in the PTX only in where the counter's address and the piece's
+ * length are computed, yet ptxas scheduled the helpers' form 4 us slower
+ * at 64 x 2^20 (log-softmax 204 us, lesson 8 200 us, H100). In a
+ * standalone 2 x 2 of frame and body (docs/experiments/frame_body.cu),
+ * only the helpers with this kernel's load and store were slow; either
+ * half with lesson 8's other half ran at lesson 8's speed. The same change
+ * to the classifier's kernel moved nothing, so it keeps the helpers
+ * (docs/experiments/training-onchip-clusters.md). */
 template <int VEC, bool CLUSTER, int B = TRAIN_GRID_BLOCK>
 __global__ void __launch_bounds__(B) /* no minimum: train_grid.cuh, TRAIN_GRID_MIN_CTAS */
 log_softmax_grid_kernel(const float *__restrict__ x, float *__restrict__ out, long long cols, int pieces, int seg,

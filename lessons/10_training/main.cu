@@ -282,6 +282,217 @@ typedef struct {
     int read_bound;      /* 1: the read pass, 0: the copy          */
 } kernel_row;
 
+/* What main sets up once for the four kernels: the inputs on the host and
+ * the device buffer sets A, B and S (see "measuring" above). */
+typedef struct {
+    long long rows, cols;
+    size_t n, bytes;           /* M N, and M N floats' bytes                     */
+    float *x, *ydy, *out;      /* input; the backward's y, then dy; an output    */
+    float *small_h;            /* the M losses and the reduced loss              */
+    int *targets, *dt;         /* on the host, on the device                     */
+    dtype lt;                  /* the classifier's logits (--logits)             */
+    void *h16;                 /* 16-bit logits: x as stored (rounded once), and */
+    float *hw;                 /* the same widened back, exactly                 */
+    int sets, nsmall;          /* buffer sets; floats of each S[s]               */
+    float *A[64], *B[64], *S[64];
+} train_run;
+
+/* The inputs on the host: x (generated or --input), the backward's y and
+ * dy, the targets, and for --logits f16 / bf16 the classifier's input as
+ * stored with its widened copy. */
+static void make_host_inputs(train_run *r, const options *o, const train_options *to)
+{
+    const long long rows = o->rows, cols = o->cols;
+    const size_t n = (size_t)rows * (size_t)cols, bytes = n * sizeof(float);
+    r->rows = rows, r->cols = cols, r->n = n, r->bytes = bytes;
+    r->x = NULL;
+    r->ydy = (float *)malloc(2 * bytes);
+    r->out = (float *)malloc(bytes);
+    r->targets = (int *)malloc((size_t)rows * sizeof(int));
+    r->small_h = (float *)malloc(((size_t)rows + 1) * sizeof(float));
+    if (!r->ydy || !r->out || !r->targets || !r->small_h) fail_usage("out of host memory for this shape", NULL);
+    if (o->input_path) {
+        char err[512];
+        long long r2, c2;
+        if (npy_read(o->input_path, &r->x, &r2, &c2, err, sizeof err) != 0) fail_usage(err, NULL);
+    } else {
+        r->x = (float *)malloc(bytes);
+        if (!r->x) fail_usage("out of host memory for this shape", NULL);
+        inputs_fill(r->x, rows, cols, o->kind, o->seed);
+    }
+    /* the backward's y = softmax(x) (float64, rounded: what a forward
+     * gives) and dy uniform in [-4, 4] */
+    double *ref = (double *)malloc((size_t)cols * sizeof(double));
+    for (long long i = 0; i < rows; i++) {
+        ref_softmax_row(r->x + i * cols, ref, cols);
+        for (long long j = 0; j < cols; j++) r->ydy[i * cols + j] = (float)ref[j];
+    }
+    free(ref);
+    inputs_fill(r->ydy + n, rows, cols, INPUT_UNIFORM, o->seed + 1);
+    make_targets(r->targets, rows, cols, o, to);
+    /* --logits f16 / bf16: the classifier's input as stored (x rounded
+     * once), and the same widened back, exactly, for its check */
+    r->lt = to->logits;
+    r->h16 = NULL;
+    r->hw = NULL;
+    if (r->lt != DTYPE_F32) {
+        r->h16 = malloc(n * dtype_size(r->lt));
+        r->hw = (float *)malloc(bytes);
+        if (!r->h16 || !r->hw) fail_usage("out of host memory for this shape", NULL);
+        storage_narrow(r->x, r->h16, n, r->lt);
+        storage_widen(r->h16, r->hw, n, r->lt);
+    }
+}
+
+/* The buffer sets on the device (one on the CPU emulator, which times
+ * nothing), and the targets; the wrappers above find them through g_*. */
+static void make_device_buffers(train_run *r)
+{
+    size_t free_b, total_b;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+#ifdef CUDA_EMU
+    r->sets = 1;
+#else
+    r->sets = rotation_sets(r->bytes + r->bytes / 2, free_b); /* 3 M N floats a set */
+#endif
+    const int blocks = read_pass_blocks((long long)r->n);
+    r->nsmall = (int)(r->rows + 1 > blocks ? r->rows + 1 : blocks);
+    for (int s = 0; s < r->sets; s++) {
+        CUDA_CHECK(cudaMalloc(&r->A[s], 2 * r->bytes));
+        CUDA_CHECK(cudaMalloc(&r->B[s], r->bytes));
+        CUDA_CHECK(cudaMalloc(&r->S[s], (size_t)r->nsmall * sizeof(float)));
+    }
+    CUDA_CHECK(cudaMalloc(&r->dt, (size_t)r->rows * sizeof(int)));
+    CUDA_CHECK(cudaMemcpy(r->dt, r->targets, (size_t)r->rows * sizeof(int), cudaMemcpyHostToDevice));
+    g_targets = r->dt;
+    g_small = r->S;
+    g_a = r->A;
+    g_sets = r->sets;
+}
+
+static void free_run(train_run *r)
+{
+    for (int s = 0; s < r->sets; s++) {
+        CUDA_CHECK(cudaFree(r->A[s]));
+        CUDA_CHECK(cudaFree(r->B[s]));
+        CUDA_CHECK(cudaFree(r->S[s]));
+    }
+    CUDA_CHECK(cudaFree(r->dt));
+    train_release();
+    free(r->h16);
+    free(r->hw);
+    free(r->x);
+    free(r->ydy);
+    free(r->out);
+    free(r->targets);
+    free(r->small_h);
+}
+
+static void print_header(const train_run *r, const options *o, const train_options *to, const provenance *p)
+{
+    printf("Lesson %d, %s: %s\n", LESSON.number, LESSON.name, LESSON.shows);
+#ifdef CUDA_EMU
+    printf("  device         %s\n", p->gpu);
+#else
+    printf("  GPU            %s (%d SMs, %d MB L2), CUDA %s\n", p->gpu, p->sms, p->l2_bytes >> 20, p->runtime);
+#endif
+    printf("  shape          %lld x %lld floats, input %s%s; targets %s, ignore index %d, reduction %s\n", r->rows,
+           r->cols, o->input_path ? o->input_path : input_kind_name(o->kind),
+           r->sets > 1 ? ", rotated over buffer sets so L2 starts cold" : "",
+           to->target_set ? "all the same (--target)" : "from the seed, every 16th row ignored", to->ignore_index,
+           to->reduction == TRAIN_MEAN ? "mean" : "sum");
+    if (r->lt != DTYPE_F32)
+        printf("  logits         the classifier's in %s (x rounded once; its check runs on them widened)\n",
+               r->lt == DTYPE_F16 ? "float16" : "bfloat16");
+}
+
+/* Kernel k once: its inputs into every set, outputs poisoned (NaN), one
+ * run on set 0, then (unless --no-check) its output against the float64
+ * reference on every element. check: the report's line. Returns 1 if it
+ * passed. */
+static int run_and_check(const train_run *r, const kernel_row *K, int k, const options *o, const train_options *to,
+                         char *check, size_t check_len)
+{
+    const long long rows = r->rows, cols = r->cols;
+    const size_t n = r->n, bytes = r->bytes;
+    const dtype lt = r->lt;
+    const int typed = k == 3 && lt != DTYPE_F32; /* the classifier on 16-bit logits */
+    for (int s = 0; s < r->sets; s++) {
+        if (typed) CUDA_CHECK(cudaMemcpy(r->A[s], r->h16, n * dtype_size(lt), cudaMemcpyHostToDevice));
+        else CUDA_CHECK(cudaMemcpy(r->A[s], k == 0 ? r->ydy : r->x, k == 0 ? 2 * bytes : bytes, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemset(r->B[s], 0xFF, bytes));
+        CUDA_CHECK(cudaMemset(r->S[s], 0xFF, (size_t)r->nsmall * sizeof(float)));
+    }
+    if (typed) run_classifier16(r->A[0], cols, r->B[0], cols, rows, cols, lt, 0);
+    else K[k].run(r->A[0], r->B[0], rows, cols, 0);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    if (!o->check) {
+        snprintf(check, check_len, "not checked (--no-check)");
+        return 1;
+    }
+    train_report rep;
+    train_report_init(&rep);
+    int pass;
+    if (k == 0) {
+        CUDA_CHECK(cudaMemcpy(r->out, r->B[0], bytes, cudaMemcpyDeviceToHost));
+        pass = train_check_backward(r->ydy, r->ydy + n, r->out, rows, cols, &rep);
+    } else if (k == 1) {
+        CUDA_CHECK(cudaMemcpy(r->out, r->B[0], bytes, cudaMemcpyDeviceToHost));
+        pass = train_check_log_softmax(r->x, r->out, rows, cols, &rep);
+    } else if (k == 2) {
+        CUDA_CHECK(cudaMemcpy(r->small_h, r->S[0], (size_t)rows * sizeof(float), cudaMemcpyDeviceToHost));
+        pass = train_check_loss(r->x, r->targets, r->small_h, rows, cols, to->ignore_index, &rep);
+    } else {
+        if (typed) { /* the gradient as stored, widened exactly */
+            CUDA_CHECK(cudaMemcpy(r->h16, r->A[0], n * dtype_size(lt), cudaMemcpyDeviceToHost));
+            storage_widen(r->h16, r->out, n, lt);
+        } else {
+            CUDA_CHECK(cudaMemcpy(r->out, r->A[0], bytes, cudaMemcpyDeviceToHost));
+        }
+        CUDA_CHECK(cudaMemcpy(r->small_h, r->S[0], ((size_t)rows + 1) * sizeof(float), cudaMemcpyDeviceToHost));
+        pass = train_check_classifier(typed ? r->hw : r->x, r->targets, r->out, r->small_h, r->small_h[rows], rows,
+                                      cols, to->ignore_index, to->reduction, lt, &rep);
+    }
+    char desc[600];
+    train_describe(&rep, rows, cols, desc, sizeof desc);
+    snprintf(check, check_len, "%s (%s)", pass ? "PASS" : "FAIL", desc);
+    return pass;
+}
+
+#ifndef CUDA_EMU
+/* Kernel k timed against its bound (copy or readp, scaled; for 16-bit
+ * logits a copy of the same 16-bit bytes, timed here): the report's lines
+ * and the CSV row. *t: its time; returns the bound's. */
+static timing time_kernel(train_run *r, const kernel_row *K, int k, const options *o, timing copy, timing readp,
+                          const char *verified, const provenance *p, timing *t)
+{
+    const long long rows = r->rows, cols = r->cols;
+    const int typed = k == 3 && r->lt != DTYPE_F32;
+    timing bound = K[k].read_bound ? readp : copy;
+    void **A16 = (void **)r->A, **B16 = (void **)r->B;
+    if (typed) { /* against a copy of the same 16-bit bytes, timed here */
+        bound = time_runs_typed(NULL, r->lt, A16, B16, r->sets, rows, cols, o->warmup, o->iters);
+        *t = time_runs_typed(run_classifier16, r->lt, A16, B16, r->sets, rows, cols, o->warmup, o->iters);
+    } else {
+        *t = time_runs(K[k].run, r->A, r->B, r->sets, rows, cols, o->warmup, o->iters);
+    }
+    bound.median_ms *= K[k].bound_scale;
+    bound.min_ms *= K[k].bound_scale;
+    bound.max_ms *= K[k].bound_scale;
+    printf("  time           %.4f ms median (min %.4f, max %.4f, %d runs after %d warm-up)\n", t->median_ms,
+           t->min_ms, t->max_ms, t->runs, o->warmup);
+    printf("  effective      %.1f GB/s  (%g bytes per element / time: the least such a kernel moves)\n",
+           K[k].least_bytes * r->n / (t->median_ms * 1e6), K[k].least_bytes);
+    printf("  bound          %.4f ms  (%s, same process)\n", bound.median_ms, K[k].bound);
+    printf("  %% of bound     %.1f %%\n", 100.0 * bound.median_ms / t->median_ms);
+    if (o->csv_path)
+        csv_append_typed(o->csv_path, 10, K[k].name, rows, cols, t, &bound, K[k].design_bytes, verified, p,
+                         typed ? r->lt : DTYPE_F32);
+    return bound;
+}
+#endif
+
 int main(int argc, char **argv)
 {
     train_options to;
@@ -306,100 +517,29 @@ int main(int argc, char **argv)
 
     worked_example();
 
-    /* ---- inputs on the host ---- */
-    const size_t n = (size_t)rows * (size_t)cols, bytes = n * sizeof(float);
-    float *x = NULL, *ydy = (float *)malloc(2 * bytes), *out = (float *)malloc(bytes);
-    int *targets = (int *)malloc((size_t)rows * sizeof(int));
-    float *small_h = (float *)malloc(((size_t)rows + 1) * sizeof(float));
-    if (!ydy || !out || !targets || !small_h) fail_usage("out of host memory for this shape", NULL);
-    if (o.input_path) {
-        char err[512];
-        long long r2, c2;
-        if (npy_read(o.input_path, &x, &r2, &c2, err, sizeof err) != 0) fail_usage(err, NULL);
-    } else {
-        x = (float *)malloc(bytes);
-        if (!x) fail_usage("out of host memory for this shape", NULL);
-        inputs_fill(x, rows, cols, o.kind, o.seed);
-    }
-    /* the backward's y = softmax(x) (float64, rounded: what a forward
-     * gives) and dy uniform in [-4, 4] */
-    {
-        double *r = (double *)malloc((size_t)cols * sizeof(double));
-        for (long long i = 0; i < rows; i++) {
-            ref_softmax_row(x + i * cols, r, cols);
-            for (long long j = 0; j < cols; j++) ydy[i * cols + j] = (float)r[j];
-        }
-        free(r);
-        inputs_fill(ydy + n, rows, cols, INPUT_UNIFORM, o.seed + 1);
-    }
-    make_targets(targets, rows, cols, &o, &to);
-    /* --logits f16 / bf16: the classifier's input as stored (x rounded
-     * once), and the same widened back, exactly, for its check */
-    const dtype lt = to.logits;
-    void *h16 = NULL;
-    float *hw = NULL;
-    if (lt != DTYPE_F32) {
-        h16 = malloc(n * dtype_size(lt));
-        hw = (float *)malloc(bytes);
-        if (!h16 || !hw) fail_usage("out of host memory for this shape", NULL);
-        storage_narrow(x, h16, n, lt);
-        storage_widen(h16, hw, n, lt);
-    }
-
-    /* ---- device buffers ---- */
-    size_t free_b, total_b;
-    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-#ifdef CUDA_EMU
-    const int sets = 1;
-#else
-    const int sets = rotation_sets(bytes + bytes / 2, free_b); /* 3 M N floats a set */
-#endif
-    const int nsmall = (int)(rows + 1 > read_pass_blocks((long long)n) ? rows + 1 : read_pass_blocks((long long)n));
-    float *A[64], *B[64], *S[64];
-    for (int s = 0; s < sets; s++) {
-        CUDA_CHECK(cudaMalloc(&A[s], 2 * bytes));
-        CUDA_CHECK(cudaMalloc(&B[s], bytes));
-        CUDA_CHECK(cudaMalloc(&S[s], (size_t)nsmall * sizeof(float)));
-    }
-    int *dt;
-    CUDA_CHECK(cudaMalloc(&dt, (size_t)rows * sizeof(int)));
-    CUDA_CHECK(cudaMemcpy(dt, targets, (size_t)rows * sizeof(int), cudaMemcpyHostToDevice));
-    g_targets = dt;
-    g_small = S;
-    g_a = A;
-    g_sets = sets;
+    train_run r;
+    make_host_inputs(&r, &o, &to);
+    make_device_buffers(&r);
 
     provenance p;
     get_provenance(&p);
-    printf("Lesson %d, %s: %s\n", LESSON.number, LESSON.name, LESSON.shows);
-#ifdef CUDA_EMU
-    printf("  device         %s\n", p.gpu);
-#else
-    printf("  GPU            %s (%d SMs, %d MB L2), CUDA %s\n", p.gpu, p.sms, p.l2_bytes >> 20, p.runtime);
-#endif
-    printf("  shape          %lld x %lld floats, input %s%s; targets %s, ignore index %d, reduction %s\n", rows, cols,
-           o.input_path ? o.input_path : input_kind_name(o.kind),
-           sets > 1 ? ", rotated over buffer sets so L2 starts cold" : "",
-           to.target_set ? "all the same (--target)" : "from the seed, every 16th row ignored", to.ignore_index,
-           to.reduction == TRAIN_MEAN ? "mean" : "sum");
-    if (lt != DTYPE_F32)
-        printf("  logits         the classifier's in %s (x rounded once; its check runs on them widened)\n",
-               lt == DTYPE_F16 ? "float16" : "bfloat16");
+    print_header(&r, &o, &to, &p);
 
     /* ---- the bounds, measured in this process ---- */
     timing copy, readp;
     memset(&copy, 0, sizeof copy);
     memset(&readp, 0, sizeof readp);
 #ifndef CUDA_EMU
-    copy = time_runs(NULL, A, B, sets, rows, cols, o.warmup, o.iters);
-    readp = time_read_pass(A, S, sets, (long long)n, o.warmup, o.iters);
+    copy = time_runs(NULL, r.A, r.B, r.sets, rows, cols, o.warmup, o.iters);
+    readp = time_read_pass(r.A, r.S, r.sets, (long long)r.n, o.warmup, o.iters);
     printf("  copy           %.4f ms (cudaMemcpy device to device of M x N floats: 8 bytes per element), %.1f GB/s\n",
-           copy.median_ms, 8.0 * n / (copy.median_ms * 1e6));
+           copy.median_ms, 8.0 * r.n / (copy.median_ms * 1e6));
     printf("  read pass      %.4f ms (each float read once, one float per block written: 4 bytes per element), %.1f GB/s\n",
-           readp.median_ms, 4.0 * n / (readp.median_ms * 1e6));
+           readp.median_ms, 4.0 * r.n / (readp.median_ms * 1e6));
 #endif
 
     /* once: the row in registers or on chip across blocks; else split */
+    const dtype lt = r.lt;
     const int once_b = train_reads_once(TRAIN_K_BACKWARD, rows, cols, DTYPE_F32);
     const int once_l = train_reads_once(TRAIN_K_LOG_SOFTMAX, rows, cols, DTYPE_F32);
     const int once_c = train_reads_once(TRAIN_K_CLASSIFIER, rows, cols, lt);
@@ -423,53 +563,12 @@ int main(int argc, char **argv)
     char check[4][700];
     memset(Bd, 0, sizeof Bd);
     for (int k = 0; k < 4; k++) {
-        const int typed = k == 3 && lt != DTYPE_F32; /* the classifier on 16-bit logits */
-        /* inputs into every set, outputs poisoned (NaN) */
-        for (int s = 0; s < sets; s++) {
-            if (typed) CUDA_CHECK(cudaMemcpy(A[s], h16, n * dtype_size(lt), cudaMemcpyHostToDevice));
-            else CUDA_CHECK(cudaMemcpy(A[s], k == 0 ? ydy : x, k == 0 ? 2 * bytes : bytes, cudaMemcpyHostToDevice));
-            CUDA_CHECK(cudaMemset(B[s], 0xFF, bytes));
-            CUDA_CHECK(cudaMemset(S[s], 0xFF, (size_t)nsmall * sizeof(float)));
-        }
-        if (typed) run_classifier16(A[0], cols, B[0], cols, rows, cols, lt, 0);
-        else K[k].run(A[0], B[0], rows, cols, 0);
-        CUDA_CHECK_LAUNCH();
-        CUDA_CHECK(cudaDeviceSynchronize());
-        train_report r;
-        train_report_init(&r);
-        int pass = 1;
-        if (o.check) {
-            if (k == 0) {
-                CUDA_CHECK(cudaMemcpy(out, B[0], bytes, cudaMemcpyDeviceToHost));
-                pass = train_check_backward(ydy, ydy + n, out, rows, cols, &r);
-            } else if (k == 1) {
-                CUDA_CHECK(cudaMemcpy(out, B[0], bytes, cudaMemcpyDeviceToHost));
-                pass = train_check_log_softmax(x, out, rows, cols, &r);
-            } else if (k == 2) {
-                CUDA_CHECK(cudaMemcpy(small_h, S[0], (size_t)rows * sizeof(float), cudaMemcpyDeviceToHost));
-                pass = train_check_loss(x, targets, small_h, rows, cols, to.ignore_index, &r);
-            } else {
-                if (typed) { /* the gradient as stored, widened exactly */
-                    CUDA_CHECK(cudaMemcpy(h16, A[0], n * dtype_size(lt), cudaMemcpyDeviceToHost));
-                    storage_widen(h16, out, n, lt);
-                } else {
-                    CUDA_CHECK(cudaMemcpy(out, A[0], bytes, cudaMemcpyDeviceToHost));
-                }
-                CUDA_CHECK(cudaMemcpy(small_h, S[0], ((size_t)rows + 1) * sizeof(float), cudaMemcpyDeviceToHost));
-                pass = train_check_classifier(typed ? hw : x, targets, out, small_h, small_h[rows], rows, cols,
-                                              to.ignore_index, to.reduction, lt, &r);
-            }
-            char desc[600];
-            train_describe(&r, rows, cols, desc, sizeof desc);
-            snprintf(check[k], sizeof check[k], "%s (%s)", pass ? "PASS" : "FAIL", desc);
-        } else {
-            snprintf(check[k], sizeof check[k], "not checked (--no-check)");
-        }
+        const int pass = run_and_check(&r, K, k, &o, &to, check[k], sizeof check[k]);
         if (!pass) status = 1;
         if (k == 1 && o.output_path) { /* the log-softmax, checked or not */
             char err[512];
-            CUDA_CHECK(cudaMemcpy(out, B[0], bytes, cudaMemcpyDeviceToHost));
-            if (npy_write(o.output_path, out, rows, cols, err, sizeof err) != 0) fail_usage(err, NULL);
+            CUDA_CHECK(cudaMemcpy(r.out, r.B[0], r.bytes, cudaMemcpyDeviceToHost));
+            if (npy_write(o.output_path, r.out, rows, cols, err, sizeof err) != 0) fail_usage(err, NULL);
         }
 
         printf("\n  kernel         %s: %s\n", K[k].name, K[k].what);
@@ -480,54 +579,20 @@ int main(int argc, char **argv)
         printf("  time           not measured: the kernel ran on the CPU emulator, where timings are "
                "not meaningful (run on a GPU for them)\n");
 #else
-        timing bound = K[k].read_bound ? readp : copy;
-        if (typed) { /* against a copy of the same 16-bit bytes, timed here */
-            bound = time_runs_typed(NULL, lt, (void **)A, (void **)B, sets, rows, cols, o.warmup, o.iters);
-            T[k] = time_runs_typed(run_classifier16, lt, (void **)A, (void **)B, sets, rows, cols, o.warmup, o.iters);
-        } else {
-            T[k] = time_runs(K[k].run, A, B, sets, rows, cols, o.warmup, o.iters);
-        }
-        bound.median_ms *= K[k].bound_scale;
-        bound.min_ms *= K[k].bound_scale;
-        bound.max_ms *= K[k].bound_scale;
-        Bd[k] = bound;
-        printf("  time           %.4f ms median (min %.4f, max %.4f, %d runs after %d warm-up)\n", T[k].median_ms,
-               T[k].min_ms, T[k].max_ms, T[k].runs, o.warmup);
-        printf("  effective      %.1f GB/s  (%g bytes per element / time: the least such a kernel moves)\n",
-               K[k].least_bytes * n / (T[k].median_ms * 1e6), K[k].least_bytes);
-        printf("  bound          %.4f ms  (%s, same process)\n", bound.median_ms, K[k].bound);
-        printf("  %% of bound     %.1f %%\n", 100.0 * bound.median_ms / T[k].median_ms);
-        if (o.csv_path)
-            csv_append_typed(o.csv_path, 10, K[k].name, rows, cols, &T[k], &bound, K[k].design_bytes,
-                             o.check ? (pass ? "yes" : "FAILED") : "no", &p, typed ? lt : DTYPE_F32);
+        Bd[k] = time_kernel(&r, K, k, &o, copy, readp, o.check ? (pass ? "yes" : "FAILED") : "no", &p, &T[k]);
 #endif
         printf("  check          %s\n", check[k]);
     }
-
 #ifndef CUDA_EMU
     printf("\n  %-22s %6s %10s %9s %-12s %10s  %s\n", "kernel", "B/elem", "time (ms)", "GB/s", "bound", "% of bound",
            "check");
     for (int k = 0; k < 4; k++) {
         const double bms = Bd[k].median_ms;
         printf("  %-22s %6g %10.4f %9.1f %-12s %9.1f %%  %s\n", K[k].name, K[k].design_bytes, T[k].median_ms,
-               K[k].least_bytes * n / (T[k].median_ms * 1e6), K[k].bound, 100.0 * bms / T[k].median_ms,
+               K[k].least_bytes * r.n / (T[k].median_ms * 1e6), K[k].bound, 100.0 * bms / T[k].median_ms,
                strncmp(check[k], "PASS", 4) == 0 ? "PASS" : strncmp(check[k], "FAIL", 4) == 0 ? "FAIL" : "-");
     }
 #endif
-
-    for (int s = 0; s < sets; s++) {
-        CUDA_CHECK(cudaFree(A[s]));
-        CUDA_CHECK(cudaFree(B[s]));
-        CUDA_CHECK(cudaFree(S[s]));
-    }
-    CUDA_CHECK(cudaFree(dt));
-    train_release();
-    free(h16);
-    free(hw);
-    free(x);
-    free(ydy);
-    free(out);
-    free(targets);
-    free(small_h);
+    free_run(&r);
     return status;
 }

@@ -41,7 +41,7 @@ backward_registers_kernel(const float *__restrict__ y, const float *dy, float *d
         train_store<VEC, FPT, TPR>(dx + off, cols, sub, live, a);
         /* One reduction per row, one shared array: a fast warp's next row
          * must not overwrite red before a slow warp has read this row's
-         * (lessons/05_fused/row_reduce.cuh). Only a grid-stride loop that
+         * (common/device/row_reduce.cuh). Only a grid-stride loop that
          * goes round comes here, and only with a block per row. */
         if constexpr (TPR > 32) __syncthreads();
     }

@@ -3,7 +3,7 @@
  * pieces, one CTA each; a CTA keeps its piece from the load to the store
  * (the first TRAIN_GRID_BLOCK x FPT elements in registers, the rest in
  * shared memory), writes its piece's state to the workspace, waits until
- * the row's P states are there (lessons/08_fastest/grid_sync.cuh: a ticket
+ * the row's P states are there (common/device/grid_sync.cuh: a ticket
  * hands out the pieces in the order CTAs become resident, so a row's CTAs
  * are all running once its pieces fit on the GPU at once), merges them
  * and writes its piece. Each element is read once and written once, as
@@ -21,26 +21,20 @@
  * (sm_90, lesson 8's path 3): the row's P CTAs are one cluster, started
  * together on one GPC, and exchange their states through distributed
  * shared memory: no ticket, no workspace, no waiting on global memory.
- * Same pieces, same CTA; % of copy (H100, 2026-11-26, the sum, M x N =
- * 2^26), ticket -> cluster: the classifier 89.5 -> 94.6 at N = 2^15,
- * 88.9 -> 93.4 at 2^16, 88.3 -> 93.3 at 2^17, 88.8 -> 90.5 at 2^18;
- * log-softmax 92.5 -> 97.5, 91.0 -> 96.8, 89.8 -> 96.1, 89.6 -> 93.3.
- * 16-bit logits keep the ticket: their CTAs are bound by issue, not by
- * the exchange (float16, 73.2 -> 75.4 at 2^15 but 74.0 -> 73.0 at 2^16,
- * 77.0 -> 72.7 at 2^18). (The classifier's aligned rows of up to 8 pieces
- * take clusters loaded by bulk copies instead, which issue no loads, and
- * its aligned 16-bit rows of more pieces take as many bulk-loaded CTAs
- * meeting through the workspace: classifier_bulk_kernel,
- * classifier_fused.cu.) Float rows of more than 8 pieces meet in
- * clusters of larger CTAs (TRAIN_BIG_BLOCK, below): log-softmax's up to
- * 32 pieces of 64 KB (2^19 floats), the classifier's up to 16. Longer
- * rows keep the ticket: 2^19 in 16 CTAs of 128 KB, one per SM, ran the
- * classifier at 57.5 % against 89.1; log-softmax's rows of 2^20 in 2
- * clusters of 16 CTAs of 128 KB, which met in the workspace (a ticket
- * per cluster), at 75.5 % against 88.2-88.8, 2^21 in 4 at 71 against
- * 86-87, 2^22 in 8 at 53 against 83-84 (H100, 2026-11-27, two runs
- * each): a row's clusters start apart, and each waits for the last with
- * 16 CTAs' slots held.
+ * Same pieces, same CTA: the classifier at N = 2^15 ran at 94.6 % of the
+ * copy in clusters against 89.5 with the ticket (H100). 16-bit logits
+ * keep the ticket: their CTAs are bound by issue, not by the exchange.
+ * (The classifier's aligned rows of up to 8 pieces take clusters loaded
+ * by bulk copies instead, which issue no loads, and its aligned 16-bit
+ * rows of more pieces take as many bulk-loaded CTAs meeting through the
+ * workspace: classifier_bulk_kernel, classifier_fused.cu.) Float rows of
+ * more than 8 pieces meet in clusters of larger CTAs (TRAIN_BIG_BLOCK,
+ * below): log-softmax's up to 32 pieces of 64 KB (2^19 floats), the
+ * classifier's up to 16. Longer rows keep the ticket: the classifier's
+ * rows of 2^19 in 16 CTAs of 128 KB, one per SM, ran at 57.5 % against
+ * 89.1 (H100); and a row of several clusters, meeting in the workspace,
+ * has its clusters start apart, each waiting for the last with 16 CTAs'
+ * slots held (docs/experiments/training-onchip-clusters.md).
  *
  * A row whose P pieces do not fit on the GPU at once (past about 8.6 M
  * floats on an H100) takes the split path. */
@@ -51,8 +45,8 @@
 
 #include "harness.h" /* device_sms */
 #include "train_row.cuh"
-#include "../08_fastest/grid_sync.cuh" /* lesson 8's ticket and per-row count */
-#include "../08_fastest/cluster_launch.h" /* lesson 8's cluster launch and its test */
+#include "device/grid_sync.cuh" /* lesson 8's ticket and per-row count */
+#include "device/cluster_launch.h" /* lesson 8's cluster launch and its test */
 
 /* Most CTAs in a cluster: 16 on the H100 and H200, with the kernel opted
  * in to sizes past the portable 8 (train_cluster_fits). */
@@ -60,18 +54,16 @@
 /* Float rows of more than 8 pieces of 64 KB go to clusters of
  * larger CTAs, lesson 8's path 3 shape at 2^19: 512 threads, 16 floats a
  * thread in registers and 96 KB of shared memory, 128 KB of the row, two
- * CTAs per SM. Log-softmax, % of copy (H100, 2026-11-26, make bench): 92.1 at
- * 128 x 2^19 (C = 16) against 89.3 through global memory; 94.5 at
- * 256 x 2^18 (C = 8) against 93.1 in 16 CTAs of 64 KB. The classifier
- * takes them for 9 to 16 pieces of 64 KB only: 92.2 % at 256 x 2^18
- * (8 CTAs) against 90.1 in 64 KB CTAs, but 88.9 at 128 x 2^19 (16)
- * against 89.3 (H100, 2026-11-26, mean of two runs). */
+ * CTAs per SM: log-softmax at 128 x 2^19 (C = 16) ran at 92.1 % of the
+ * copy against 89.3 through global memory (H100). The classifier takes
+ * them for 9 to 16 pieces of 64 KB only: at 2^19 they no longer pay for
+ * it (docs/experiments/training-onchip-clusters.md). */
 #define TRAIN_BIG_BLOCK 512
 #define TRAIN_BIG_SMEM (96 * 1024)
 
 /* A CTA: 256 threads, 64 KB of the row (16 floats a thread in registers,
  * 48 KB of shared memory), four CTAs per SM: lesson 8's path 3g shape,
- * the best of its sweep (lessons/08_fastest/fastest_paths.h). The
+ * the best of its sweep (common/device/fastest_paths.h). The
  * backward holds two arrays, 8 floats of each in registers and 24 KB of
  * each in shared memory: the same 64 KB. */
 #define TRAIN_GRID_BLOCK 256
@@ -82,16 +74,11 @@
  * kernel spills without it on sm_90. The other kernels ask for none (0):
  * held to 64 registers a thread, ptxas gave log-softmax's and the
  * backward's kernels 61-64 where they need 40-57 without spilling, and
- * they ran slower at the same four CTAs per SM. (A minimum of 1 is not
+ * they ran slower at the same four CTAs per SM: log-softmax at 64 x 2^20
+ * at 88.5 % of the copy without the minimum against 87.0 with it (H100;
+ * docs/experiments/training-onchip-clusters.md). (A minimum of 1 is not
  * the same as none: it let ptxas give the classifier's aligned kernels
- * 95 registers, two CTAs per SM.) % of copy, H100, 2026-11-27, three
- * runs each, with the minimum -> without: log-softmax 86.7-87.2 ->
- * 88.3-88.8 at 64 x 2^20, 84.2-85.1 -> 86.3-86.5 at 32 x 2^21; the
- * backward 91.2-91.6 -> 92.2-92.5 at 64 x 2^20, 95.7-95.8 -> 96.6-96.8
- * at 2048 x 32768, the same or better at every on-chip length measured;
- * the float32 classifier's aligned kernel (62 -> 63 registers)
- * 89.2-89.5 -> 89.8-90.0 at 128 x 2^19, 87.5-88.2 -> 88.0-88.2 at
- * 64 x 2^20. */
+ * 95 registers, two CTAs per SM.) */
 #define TRAIN_GRID_MIN_CTAS 4
 /* When a few rows would leave SMs without a CTA, their pieces shrink to
  * give every SM one, down to this many elements. */
@@ -179,9 +166,9 @@ __device__ __forceinline__ online_md train_onchip_load(const T *__restrict__ src
     const T *xs = src + RCAP;
     if constexpr (sizeof(T) == 2 && VEC == 8) {
         /* the loop of lesson 8's fx_piece_read with fx_chunk16_load and
-         * fx_chunk16_fold, written out: calling those moved the
-         * classifier's machine code outside the loops (sm_90: 8 to 16
-         * instructions more, not yet timed), so this copy stays until then */
+         * fx_chunk16_fold, written out: calling those added 8 to 16
+         * instructions outside the loops of the classifier's machine code
+         * (sm_90) */
         for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * B) {
             unsigned raw[U][4];
 #pragma unroll
@@ -399,12 +386,9 @@ static inline long long train_cut(long long cols, long long p, long long rcap, i
  * few full ones as hold the row, more when rows x pieces would leave SMs
  * idle (not below TRAIN_GRID_MIN_PIECE elements). Not more so that the
  * resident CTAs hold whole rows (P rounded up to a divisor of their
- * count: the classifier's 32 and 64 pieces at 2^19 and 2^20 made 33 and
- * 66, the backward's 64 and 128 made 66 and 132): % of the
- * bound, float32, 128 x 2^19 / 64 x 2^20 (H100, bench --lesson 10,
- * 2026-11-27, three runs each, alternately), the classifier 90.8-91.4 ->
- * 87.7-87.9 / 89.8-90.1 -> 86.6-87.1, the backward 95.7-95.9 ->
- * 84.7-86.6 / 92.2-92.6 -> 83.5-83.7. */
+ * count): that ran slower, the backward at 64 x 2^20 at 83.6 % of its
+ * bound against 92.4 (float32, H100;
+ * docs/experiments/training-onchip-clusters.md). */
 static inline int train_grid_make_plan(long long rows, long long cols, long long cap, long long rcap, int arrays,
                                        int esize, long long resident, train_grid_plan *plan)
 {

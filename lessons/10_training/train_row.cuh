@@ -23,23 +23,23 @@
 
 #include "check.h"
 #include "training.h"
-#include "../05_fused/vec.cuh"        /* load_vec / store_vec, float and 16-bit */
-#include "../05_fused/row_reduce.cuh" /* row_reduce<TPR>: part of a warp or a block */
-#include "../06_online/online_md.cuh" /* the (m, d) state and its merges */
-#include "../08_fastest/fastest_device.cuh" /* fx_exp, fx_push: ex2.approx for 16-bit rows */
+#include "device/vec.cuh"        /* load_vec / store_vec, float and 16-bit */
+#include "device/row_reduce.cuh" /* row_reduce<TPR>: part of a warp or a block */
+#include "device/online_md.cuh" /* the (m, d) state and its merges */
+#include "device/fastest_device.cuh" /* fx_exp, fx_push: ex2.approx for 16-bit rows */
 
 /* X(class, max_cols, FPT, TPR, BLOCK). FPT is a multiple of 8 so that a
  * 16-bit row moves in 16-byte vectors of 8 elements (VEC 8) and a float
  * row in float4s (VEC 4). One class per power of two: a row that fills
  * half of its class's slots leaves half the registers it occupies idle,
- * and fewer bytes in flight per SM. With classes twice apart, N = 32, 128
- * and 512 ran the loss at 62-89 % of its bound and the classifier at
- * 75-85 %, where the full classes around them ran at 93-102 % (H100,
- * 2026-11-25). 32 floats per thread in a warp (<= 1024) leaves room for
- * the backward's two arrays; 16 per thread for the block classes keeps
- * 1024-thread blocks within 64 registers per thread. From 2048 on a row's
- * block doubles with N (lesson 5's table), and an SM keeps 32 KB or more
- * of rows in flight. */
+ * and fewer bytes in flight per SM: with classes two powers of two
+ * apart, the rows that half filled theirs ran the loss as low as 62 % of
+ * its bound, where full classes ran at 93 % or more (H100;
+ * docs/experiments/training-row-classes.md). 32 floats per thread in a
+ * warp (<= 1024) leaves room for the backward's two arrays; 16 per thread
+ * for the block classes keeps 1024-thread blocks within 64 registers per
+ * thread. From 2048 on a row's block doubles with N (lesson 5's table),
+ * and an SM keeps 32 KB or more of rows in flight. */
 #define TRAIN_CLASSES(X)                 \
     X(0, 32, 8, 4, 128)                  \
     X(1, 64, 8, 8, 128)                  \
@@ -209,9 +209,9 @@ __device__ __forceinline__ float train_row_loss(float m, float d, float xt)
 
 /* Pieces of TRAIN_SPLIT_SEG floats per long row, and their block. The
  * loss, whose long rows always take kernel 1 (one read is all it needs),
- * at M x N = 2^26, % of the read pass (H100, 2026-11-25): 92.0-93.5 with
- * 32768 floats per 256 threads, 92.1-92.7 with 16384; 71-72 with 16384
- * per 512 threads and 52-55 per 1024, whose blocks are one load deep. */
+ * ran at 92 % of the read pass in blocks of 256 threads against 71 in
+ * blocks of 512 (M x N = 2^26, H100); blocks of 1024 are one load deep
+ * (docs/experiments/training-row-classes.md). */
 #define TRAIN_SPLIT_BLOCK 256
 static inline long long train_splits(long long cols) { return (cols + TRAIN_SPLIT_SEG - 1) / TRAIN_SPLIT_SEG; }
 

@@ -4,7 +4,7 @@
 
 #include "check.h"
 #include "train_grid.cuh"
-#include "../08_fastest/bulk_copy.cuh" /* FX_BULK_MAX_C: the largest bulk-loaded cluster */
+#include "device/bulk_copy.cuh" /* FX_BULK_MAX_C: the largest bulk-loaded cluster */
 
 static void *work;
 static size_t work_bytes;
@@ -24,7 +24,7 @@ void *train_workspace(size_t bytes)
 
 /* The on-chip path's counters: a ticket and one per row of a launch.
  * Zeroed once when allocated; every kernel leaves them at 0 (lesson 8's
- * path3g_grid.cu says how), so no launch needs a memset. */
+ * common/device/path3g_grid.cu says how), so no launch needs a memset. */
 static unsigned *sync_words;
 static long long sync_count;
 

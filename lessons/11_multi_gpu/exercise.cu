@@ -27,7 +27,7 @@
 
 #include "check.h"
 #include "exercise.h"
-#include "../06_online/online_md.cuh" /* online_md_shift */
+#include "device/online_md.cuh" /* online_md_shift */
 
 __global__ void copy_max_kernel(const float2 *__restrict__ mine, long long rows, float *__restrict__ m)
 {

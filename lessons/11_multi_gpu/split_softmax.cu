@@ -27,8 +27,8 @@
 #include <string.h>
 
 #include "split_softmax.h"
-#include "../06_online/online_md.cuh" /* lesson 6's (m, d) state, merge, push and row merge */
-#include "../05_fused/vec.cuh"        /* lesson 5's load_vec, store_vec                      */
+#include "device/online_md.cuh" /* lesson 6's (m, d) state, merge, push and row merge */
+#include "device/vec.cuh"        /* lesson 5's load_vec, store_vec                      */
 #include "check.h"
 #include "harness.h" /* device_sms */
 

@@ -15,7 +15,7 @@
 
 #include "check.h"
 #include "exercise.h"
-#include "../05_fused/row_reduce.cuh"
+#include "device/row_reduce.cuh"
 
 #define LSB_BLOCK 256
 

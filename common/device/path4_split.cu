@@ -1,9 +1,10 @@
-/* Lesson 8, path 4: each row split over many blocks, read twice (seed
- * 002's block softmax; README.md, "Path 4"). The path for what no other
- * holds: rows longer than the whole GPU keeps on chip (above 8.6 M floats
- * on an H100). 2 reads + 1 write: at most
- * 67 % of copy, a little more with the second read partly served from L2;
- * still far above one block per row, which uses one SM of 132 when M = 1. */
+/* Taught in lesson 8. Path 4 of the row engine: each row split over many
+ * blocks, read twice (seed 002's block softmax; lessons/08_fastest/README.md,
+ * "Path 4"). The path for what no other holds: rows longer than the whole
+ * GPU keeps on chip (above 8.6 M floats on an H100). 2 reads + 1 write: at
+ * most 67 % of copy, a little more with the second read partly served from
+ * L2; still far above one block per row, which uses one SM of 132 when
+ * M = 1. */
 #include <limits.h>
 #include <math.h>
 
@@ -25,10 +26,10 @@
  * Positions are 64-bit: one row may hold more than 2^31 floats. */
 /* exp as ex2.approx for every storage type (fx_exp<__half>), as path 3b
  * takes it and for the same reason: the arithmetic between a thread's
- * loads is part of each load's time. Float rows at M = 1 ... 4, % of copy
- * (make bench, 2026-11-26), expf -> ex2: H200 62.5-63.0 -> 63.4-63.6,
- * H100 64.6-64.7 -> 64.8-65.0. Its error is bulk_copy.cuh's: under 7e-6
- * relative. */
+ * loads is part of each load's time. Float rows at M = 1 ... 4 run at
+ * 63.4-63.6 % of copy against 62.5-63.0 % with expf, H200
+ * (docs/experiments/rows-fast-exp.md). Its error is bulk_copy.cuh's: under
+ * 7e-6 relative. */
 typedef __half fx_split_exp_type;
 
 template <int VEC, bool PEEL, int BLOCK, class T = float>

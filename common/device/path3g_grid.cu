@@ -1,11 +1,11 @@
-/* Lesson 8, path 3g: one row over P independent CTAs of up to 64 KB each,
- * held on chip, the CTAs' (m, d) states traded through global memory with
- * a release add and an acquire load (README.md, "Path 3g"). Any GPU, as
- * long as it holds a row's P CTAs at once (8.6 M floats on an H100). It
- * wins where a cluster stops: rows above 2^19 (89 %
- * of copy at 64 x 2^20 against path 3's 75 %, H100, 2026-11-23), and rows
- * too few to give every SM a CTA otherwise (one row of 2^20 at 56.8 %,
- * path 4 33.2 %). */
+/* Taught in lesson 8. Path 3g of the row engine: one row over P independent
+ * CTAs of up to 64 KB each, held on chip, the CTAs' (m, d) states traded
+ * through global memory with a release add and an acquire load
+ * (lessons/08_fastest/README.md, "Path 3g"). Any GPU, as long as it holds a
+ * row's P CTAs at once (8.6 M floats on an H100). It wins where a cluster
+ * stops: rows above 2^19 (89 % of copy at 64 x 2^20 against path 3's 75 %,
+ * H100), and rows too few to give every SM a CTA otherwise
+ * (docs/experiments/rows-grid-path.md). */
 #include <limits.h>
 #include <math.h>
 
@@ -15,10 +15,10 @@
 #include "grid_sync.cuh" /* the ticket, the release add and the acquire load */
 
 /* Path 3g: one row over P independent CTAs (any GPU of the last decade).
- * Clusters stop at 16 CTAs; a 4 MiB row
- * then needs 256 KB per CTA, one CTA per SM, and DRAM idles through every
- * wait (75 % of copy at 64 x 2^20 on the H100). Spread over P = 32 ... 64
- * CTAs of 64-128 KB, two to four share an SM and hide each other's waits.
+ * Clusters stop at 16 CTAs; a 4 MiB row then needs 256 KB per CTA, one CTA
+ * per SM, and DRAM idles through every wait (75 % of copy at 64 x 2^20 on
+ * the H100). Spread over P = 32 ... 64 CTAs of 64-128 KB, two to four share
+ * an SM and hide each other's waits.
  * The states travel through global memory: each CTA writes its state to
  * work[row * P + piece], then counts itself in at sync[1 + row] and waits
  * until all P have, then merges the P states (same threads, same order,
@@ -36,9 +36,9 @@
  * them) and the kernel leaves them at 0: the last ticket puts sync[0]
  * back, and each CTA counts itself in a second time once past the wait,
  * the last of the row's 2P counts putting sync[1 + row] back. A memset
- * before each launch did the same and cost 1 us or so: at 64 x 2^20 88.1
- * against 88.7 % of copy, at 1 x 2^20 54.6 against 57.7 % (H100,
- * 2026-11-23, three runs each). */
+ * before each launch would do the same at a cost of 1 us or so: at
+ * 1 x 2^20, 57.7 % of copy without it against 54.6 % with it, H100
+ * (docs/experiments/rows-grid-path.md). */
 template <int VEC, bool PEEL, int FPT, int BLOCK, bool XS, class T = float>
 __global__ void __launch_bounds__(BLOCK)
 fastest_grid_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, int cols,
@@ -69,8 +69,9 @@ fastest_grid_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
         fx_grid_arrive_wait(&sync[1 + row], (unsigned)pieces); /* count in, wait for the row */
     }
     __syncthreads(); /* thread 0's acquire covers the block's reads after the barrier */
-    /* Every warp merging all P states itself (no second block-wide merge)
-     * cost 2^20 half a point (89.1-89.5 % of copy, H100): not done. */
+    /* The block merges the P states together, then across its warps: every
+     * warp merging all P states itself is half a point slower at
+     * 64 x 2^20 on the H100. */
     online_md q = online_md_identity();
     for (int i = threadIdx.x; i < pieces; i += BLOCK) {
         const float2 w = __ldcg(reinterpret_cast<const float2 *>(wr + i)); /* from L2, never a stale L1 line */
@@ -126,7 +127,8 @@ int softmax_fastest_has_grid(void) { return fx_grid_resident(FX_SCALAR) > 0; }
 /* Pieces per row: as many full pieces (fx_grid_cap: 64 KB of floats) as
  * the row needs, more (down to FX_GRID_MIN_PIECE floats' bytes) when there
  * are too few rows to give every SM a CTA: 56.8 % of copy at 1 x 2^20 with
- * 128 pieces, 51.5 % with 64 (H100). Each piece a whole number of float4s. */
+ * 128 pieces against 51.5 % with 64 (H100). Each piece a whole number of
+ * float4s. */
 void fx_grid_shape(long long rows, long long cols, int esize, long long *pieces, long long *seg)
 {
     const long long cap = fx_grid_cap(esize), least = FX_GRID_MIN_PIECE * 4 / esize; /* in bytes as float's */

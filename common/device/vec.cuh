@@ -1,15 +1,16 @@
-/* Lesson 5: moving VEC consecutive floats in one access. Lessons 6, 7 and
- * 8 include this header.
+/* Taught in lesson 5. Moving VEC consecutive floats in one access. Lessons
+ * 6, 7, 9, 10 and 11 and the row engine (lesson 8) include it too.
  *
  * VEC = 4: one 128-bit instruction (ld.global.v4 / st.global.v4, or their
  * shared-memory forms); the address must be 16-byte aligned, which each
  * caller's host side guarantees (softmax_fused_can_use_float4, a peeled
  * cut, ...). VEC = 1: one float. (VEC = 8 and 2, two float4s and a
- * float2, are for lesson 9's widened 16-bit vectors.) x reaches the read-only path
- * (ld.global.nc) when the kernel's x is `const float *__restrict__`: the
- * compiler can then prove that nothing writes it. */
-#ifndef LESSON05_VEC_CUH
-#define LESSON05_VEC_CUH
+ * float2, are for lesson 9's widened 16-bit vectors.) x reaches the
+ * read-only path (ld.global.nc) when the kernel's x is
+ * `const float *__restrict__`: the compiler can then prove that nothing
+ * writes it. */
+#ifndef COMMON_DEVICE_VEC_CUH
+#define COMMON_DEVICE_VEC_CUH
 
 #include <cuda_bf16.h> /* lesson 9's storage types; brings <cuda_fp16.h> */
 #include <cuda_fp16.h>

@@ -1,16 +1,15 @@
-/* Lesson 8, paths 1 and 2: the row in registers (README.md, "Path 1" and
- * "Path 2"). One kernel for both: TPR neighbouring lanes of a warp share a
- * row (path 1, N <= 1024: 1 ... 32 lanes, several rows per warp, no
- * barrier at all), or a whole block of 128 ... 1024 threads does (path 2,
- * N <= 32768). Each element is read once and written once with nothing
- * but registers in between, so these paths take every row up to 16384
- * floats, and up to 32768 with at least SMs/4 rows: 99.4-99.9 % of copy
- * at N = 32, 64, 128 (path 1); at 2048 x 32768 97.1-97.4 % against path 3's
- * 95.5-96.1 %, at 132 x 32768 88.7-90.3 against 78.6-78.8 % (H100,
- * 2026-11-23). The row-length classes are FX_REG (fastest_paths.h), one
- * kernel instance each. Lesson 9's 16-bit rows in path 2's larger classes
- * take a second kernel, fastest_rows16_kernel, that holds the row as
- * loaded (below). */
+/* Taught in lesson 8. Paths 1 and 2 of the row engine: the row in registers
+ * (lessons/08_fastest/README.md, "Path 1" and "Path 2"). One kernel for
+ * both: TPR neighbouring lanes of a warp share a row (path 1, N <= 1024:
+ * 1 ... 32 lanes, several rows per warp, no barrier at all), or a whole
+ * block of 128 ... 1024 threads does (path 2, N <= 32768). Each element is
+ * read once and written once with nothing but registers in between, so
+ * these paths take every row up to 16384 floats, and up to 32768 with at
+ * least SMs/4 rows: at 132 x 32768, 88.7-90.3 % of copy against path 3's
+ * 78.6-78.8 %, H100 (docs/experiments/rows-dispatcher.md). The row-length
+ * classes are FX_REG (fastest_paths.h), one kernel instance each. Lesson
+ * 9's 16-bit rows in path 2's larger classes take a second kernel,
+ * fastest_rows16_kernel, that holds the row as loaded (below). */
 #include <math.h>
 
 #include "check.h"
@@ -29,10 +28,9 @@
  * The reductions are lesson 5's: max, then sum (row_reduce). Within part of
  * a warp each step is a shuffle and one cheap operation, where a butterfly
  * of (m, d) merges has two exps, on the critical path of short rows: 6.2
- * against 6.7 us at 1024 x 512. For a block the merge saves one barrier
- * round but still lost: % of copy at M x N = 2^26 (H100, 2026-11-23, three
- * runs each, merge -> two reductions): 2^14 98.5-98.7 -> 98.7-99.0, 2^15
- * 96.2-97.5 -> 97.1-98.4; even (within 0.6) from 2^11 to 2^13. */
+ * against 6.7 us at 1024 x 512 on the H100. For a block the merge saves one
+ * barrier round but is still no faster
+ * (docs/experiments/rows-register-classes.md). */
 template <int VEC, bool PEEL, int FPT, int TPR, int BLOCK, class T = float>
 __global__ void __launch_bounds__(BLOCK)
 fastest_rows_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy,
@@ -193,7 +191,7 @@ int fx_reg_index(long long cols, int from)
 
 /* How many blocks of register configuration i fit on one SM (its aligned
  * kernel: the class's own shape). The dispatcher gives path 2 every row of
- * a class that fits at least twice (softmax_fastest.cu). A recursive
+ * a class that fits at least twice (rows_plan.cu). A recursive
  * template, because each configuration is its own kernel instance. */
 template <int I>
 static int fx_reg_blocks_at(int i)
@@ -263,10 +261,10 @@ static void fx_run_rows_t(const fastest_plan *p, const T *x, long long ldx, T *y
 {
     const int i = fx_reg_index(cols, p->path == FASTEST_WARP ? 0 : FX_NWARP);
     /* The row held as loaded where the widened row leaves an SM at most
-     * two blocks (512 threads and up): H200, float16, M x N = 2^26, time
-     * widened -> held (2026-11-26, two runs each): N = 12288 78.3 -> 69.7
-     * us, 16384 71.7 -> 69.7, 24576 100 -> 70.5, 32768 87.6 -> 71.0; at
-     * 8192 (four 256-thread blocks an SM already) 68.8 -> 69.8. */
+     * two blocks (512 threads and up): at N = 24576 float16, 70.5 us
+     * against 100 us widened (H200). With four blocks an SM already (N =
+     * 8192, 256 threads) holding it as loaded gains nothing
+     * (docs/experiments/rows-register-classes.md). */
     if (p->path == FASTEST_BLOCK && p->vec4 && !p->peel && fx_reg_blocks_per_sm(i) <= 2) {
         fx_run_rows16_at(i, x, ldx, y, ldy, rows, cols, stream);
         return;

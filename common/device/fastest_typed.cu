@@ -1,10 +1,11 @@
-/* Lesson 8's dispatcher for any storage type: the entry lesson 9 calls
- * (fx_run_typed, fastest_paths.h). float32 is softmax_fastest_run itself.
+/* Taught in lesson 8. The row engine's dispatcher for any storage type: the
+ * entry lessons 8 and 9 call (fx_run_typed, rows.h). float32 is fx_run_f32
+ * (rows_plan.cu).
  * For float16 and bfloat16 the kernels are the same templates with
  * T = __half or __nv_bfloat16 (fastest_device.cuh, "storage types"): the
  * registers hold widened floats, so the register paths' capacity in
  * elements is float's, and the path is chosen as for a float row of the
- * same shape (softmax_fastest_plan, asked about an aligned float view of
+ * same shape (fx_plan_f32, asked about an aligned float view of
  * rows x cols). Every path takes 16-bit rows. Paths 3 and 3g keep the
  * shared-memory part of a piece in 16 bits, so their CTAs hold 1.75x a
  * float CTA's elements (fx_cl_cap, fx_grid_cap) and are sized by that.
@@ -23,7 +24,7 @@
 
 #include "check.h"
 #include "fastest_paths.h"
-#include "../05_fused/view_cut.cuh" /* lesson 5's view16_can_peel */
+#include "view_cut.cuh" /* lesson 5's view16_can_peel */
 
 /* Rows of a 16-bit view that all start 16-byte aligned and hold whole
  * 8-element vectors. */
@@ -40,7 +41,7 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
                            long long rows, long long cols)
 {
     if (t == DTYPE_F32)
-        return softmax_fastest_plan(want, (const float *)x, ldx, (const float *)y, ldy, rows, cols);
+        return fx_plan_f32(want, (const float *)x, ldx, (const float *)y, ldy, rows, cols);
     if (cols < 1) cols = 1;
     if (rows < 1) rows = 1;
     int mode16 = fx_vec16(x, ldx, y, ldy, rows, cols) ? 1 : view16_can_peel(x, ldx, y, ldy, rows) ? 2 : 0;
@@ -50,21 +51,21 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
     const float *a = (const float *)(uintptr_t)256;
     const long long ld = (cols + 3) / 4 * 4;
     const fastest_path fw = fx_takes_16(want) ? want : FASTEST_AUTO;
-    fastest_path path = softmax_fastest_plan(fw, a, ld, a, ld, rows, ld).path;
+    fastest_path path = fx_plan_f32(fw, a, ld, a, ld, rows, ld).path;
 
     fastest_plan p = {};
     long long pieces = 0, seg = 0;
     int ccfg = 0, csize = 1;
     /* Path 3b holds twice the 16-bit elements in the same bytes: up to
      * 8 CTAs of 32768 (2^18), where the float plan takes a long-row path
-     * (3, 3b, 3g), or when forced. H100, % of the 16-bit copy, float16,
-     * path 3 -> 3b (make bench, 2026-11-26): N = 2^16 82.1 -> 93.5, 2^17
-     * 79.9 -> 89.8, 2^18 83.2 -> 87.7 (path3b_bulk.cu has the H200's). */
+     * (3, 3b, 3g), or when forced. It beats path 3 on every 16-bit row it
+     * holds: 89.8 % of the 16-bit copy at N = 2^17 float16 against 79.9 %,
+     * H100 (docs/experiments/rows-bulk-path.md). */
     int bsize = 0;
     long long bseg = 0;
     const int bulk16 = mode16 != 0 && softmax_fastest_has_clusters() && fx_bulk_shape(t, body, &bsize, &bseg);
     if (want == FASTEST_BULK && !bulk16) /* forced where it does not fit: the dispatcher's choice */
-        path = softmax_fastest_plan(FASTEST_AUTO, a, ld, a, ld, rows, ld).path;
+        path = fx_plan_f32(FASTEST_AUTO, a, ld, a, ld, rows, ld).path;
     const int long_row = path == FASTEST_CLUSTER || path == FASTEST_GRID || path == FASTEST_BULK;
     if (bulk16 && (want == FASTEST_BULK || (want == FASTEST_AUTO && long_row && rows * bsize >= fx_sms() / 2)))
         path = FASTEST_BULK;
@@ -139,7 +140,7 @@ fastest_plan fx_run_typed(fastest_path want, dtype t, const void *x, long long l
         fprintf(stderr, "softmax_fastest: unknown storage type %d\n", (int)t);
         exit(2);
     }
-    if (t == DTYPE_F32) return softmax_fastest_run(want, (const float *)x, ldx, (float *)y, ldy, rows, cols, stream);
+    if (t == DTYPE_F32) return fx_run_f32(want, (const float *)x, ldx, (float *)y, ldy, rows, cols, stream);
     if (rows > 1 && (ldx < cols || ldy < cols)) {
         fprintf(stderr, "softmax_fastest: row strides ldx = %lld, ldy = %lld must be >= cols = %lld\n", ldx, ldy,
                 cols);

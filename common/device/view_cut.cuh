@@ -1,5 +1,6 @@
-/* Lesson 5: cutting the rows of a view so that misaligned views keep their
- * 128-bit accesses ("peeling"). Lessons 6 and 8 include this header.
+/* Taught in lesson 5. Cutting the rows of a view so that misaligned views
+ * keep their 128-bit accesses ("peeling"). Lesson 6 and the row engine
+ * (lessons 8 and 9) include it too.
  *
  * A float4 access needs a 16-byte aligned address. A view whose rows start
  * anywhere (an offset base, a row stride that is not a multiple of 4,
@@ -15,8 +16,8 @@
  * x = a[:, 1:] with y = b[:, 1:] qualifies; x = a[:, 1:] with a fresh,
  * aligned y does not: the rows can still be cut at y's boundaries, with x
  * read in 32-bit loads (view_load4_x32), or everything is 32-bit. */
-#ifndef LESSON05_VIEW_CUT_CUH
-#define LESSON05_VIEW_CUT_CUH
+#ifndef COMMON_DEVICE_VIEW_CUT_CUH
+#define COMMON_DEVICE_VIEW_CUT_CUH
 
 #include <stdint.h>
 
@@ -50,14 +51,11 @@ static inline int view_can_peel(const float *x, long long ldx, const float *y, l
 /* Short rows of a y with holes between them at row offsets that vary
  * (ldy > cols, ldy % 4 != 0): each row boundary leaves a 32-byte sector of
  * y partly written, which the memory system reads back from DRAM to merge.
- * There 32-bit stores beat the peeled float4 ones, up to N = 256. Both
- * views padded to a row stride of N + 1, % of the aligned speed, H100,
- * 2026-11-23, two runs each:
- *   lesson 5: 59.4 -> 66.6 at N = 32, 68.6 -> 72.0 at 64, 79.7 -> 81.5 at
- *             128, 89.6 -> 91.0 at 256; a tie at 1024 (97.2);
- *   lesson 8: 59.7 -> 66.6, 68.3 -> 71.7, 79.3 -> 81.3, 89.6 -> 90.9; at
- *             1024 the peeled ones lead, 97.5 against 97.3.
- * Lesson 6 keeps peeling: its 32-bit kernels lose there from N = 64. */
+ * There 32-bit stores beat the peeled float4 ones, up to N = 256: with
+ * both views padded to a row stride of N + 1, 66.6 % of the aligned speed
+ * at N = 32 against 59.4 % peeled (lesson 5, H100). Lesson 6 keeps
+ * peeling: its 32-bit kernels are slower there from N = 64
+ * (docs/experiments/rows-peeled-views.md). */
 static inline int view_y_holes_short(long long ldy, long long rows, long long cols)
 {
     return rows > 1 && ldy > cols && ldy % 4 != 0 && cols <= 256;

@@ -1,11 +1,11 @@
-/* Lesson 8, path 3's host side of a cluster launch: the launch
+/* Taught in lesson 8. Path 3's host side of a cluster launch: the launch
  * configuration (a 1-D grid in clusters of c CTAs) and whether this GPU
  * and this build can launch clusters at all; and path 4's launch of its
  * second kernel as a programmatic dependent of the first. Lesson 10
  * launches its long rows' clusters and its loss kernel with the same
  * functions. */
-#ifndef LESSON08_CLUSTER_LAUNCH_H
-#define LESSON08_CLUSTER_LAUNCH_H
+#ifndef COMMON_DEVICE_CLUSTER_LAUNCH_H
+#define COMMON_DEVICE_CLUSTER_LAUNCH_H
 
 #include <cuda_runtime.h>
 

@@ -1,11 +1,12 @@
-/* Lesson 8, path 3: one row per thread-block cluster of C = 4 ... 16 CTAs
- * on C SMs (sm_90), each CTA's piece of the row held on chip in registers
- * and shared memory, the CTAs' (m, d) states exchanged through distributed
- * shared memory (README.md, "Path 3"). It wins where a row is too long for
- * one SM to stream fast enough, 16384 < N <= 2^19, with enough rows
- * (M x C >= SMs/2): 96.1 % of copy at N = 2^15 down to 91.5 % at 2^19
- * (H100, 2026-11-22, M x N = 2^26). At 2^20 one 256 KB CTA per SM leaves
- * DRAM idle through every wait (75 %), and path 3g takes over. */
+/* Taught in lesson 8. Path 3 of the row engine: one row per thread-block
+ * cluster of C = 4 ... 16 CTAs on C SMs (sm_90), each CTA's piece of the
+ * row held on chip in registers and shared memory, the CTAs' (m, d) states
+ * exchanged through distributed shared memory (lessons/08_fastest/README.md,
+ * "Path 3"). It wins where a row is too long for one SM to stream fast
+ * enough, 16384 < N <= 2^19, with enough rows (M x C >= SMs/2): 91.5 % of
+ * copy or more up to 2^19 at M x N = 2^26 on the H100. At 2^20 one 256 KB
+ * CTA per SM leaves DRAM idle through every wait, and path 3g takes over
+ * (docs/experiments/rows-cluster-classes.md). */
 #include <limits.h>
 #include <math.h>
 
@@ -28,10 +29,9 @@
  * host never launches it (softmax_fastest_has_clusters checks the
  * binary's version). */
 /* CTAs per SM the registers must leave room for: 3 x 512 threads with 8
- * floats each in registers, 2 x 512 with 16. Left alone, the compiler took
- * 49 registers for <8 floats, 512 threads> (40 before the views' peeling
- * arrived), two CTAs per SM instead of three: 86.7 against 92.7 % of copy
- * at 512 x 2^17 (H100). */
+ * floats each in registers, 2 x 512 with 16. Left alone, the compiler
+ * takes 49 registers for <8 floats, 512 threads>, two CTAs per SM instead
+ * of three: 86.7 against 92.7 % of copy at 512 x 2^17 (H100). */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #define FX_CLUSTER_MIN_CTAS(FPT, BLOCK) 1 /* no clusters (the body is empty); 1536 threads would not fit */
 #else
@@ -184,7 +184,7 @@ int fx_cluster_shape(int mode, long long cols, int *cfg_out, int *c_out)
 
 /* How many CTAs of configuration cfg fit on one SM, full, in mode's
  * kernel: the dispatcher keeps path 3 to CTAs that fit at least twice
- * (softmax_fastest.cu). */
+ * (rows_plan.cu). */
 int fx_cluster_ctas_per_sm(int mode, int cfg)
 {
     static int cache[FX_NMODES][FX_NCL]; /* 0: not asked yet; the answer + 1 */

@@ -1,4 +1,4 @@
-/* Lesson 6: the online softmax state (m, d) and its merge.
+/* Taught in lesson 6. The online softmax state (m, d) and its merge.
  *
  * Any set of values v is summarised by two floats:
  *     m = max(v),   d = sum over v of exp(v - m).
@@ -7,10 +7,11 @@
  *     m = max(mA, mB)
  *     d = dA exp(mA - m) + dB exp(mB - m)
  * (each sum is rescaled from its own max to the common one:
- * exp(v - mA) exp(mA - m) = exp(v - m)). README.md shows that this merge is
- * associative and commutative, with identity (-inf, 0): the pieces of a
- * row may be summarised by any threads, warps or blocks and combined in any
- * order or grouping. The float64 twin is md_merge in common/reference.h.
+ * exp(v - mA) exp(mA - m) = exp(v - m)). lessons/06_online/README.md shows
+ * that this merge is associative and commutative, with identity (-inf, 0):
+ * the pieces of a row may be summarised by any threads, warps or blocks and
+ * combined in any order or grouping. The float64 twin is md_merge in
+ * common/reference.h.
  *
  * The one trap is -inf. A state with m = -inf summarises only -inf values
  * (or none): d = 0. Merging two of them with the formula above computes
@@ -27,8 +28,8 @@
  * templates (online_md_push<N>, online_md_row_merge<TPR>) because the
  * chunk length and the threads per row must be compile-time constants:
  * the loops then unroll and the chunk stays in registers. */
-#ifndef LESSON06_ONLINE_MD_CUH
-#define LESSON06_ONLINE_MD_CUH
+#ifndef COMMON_DEVICE_ONLINE_MD_CUH
+#define COMMON_DEVICE_ONLINE_MD_CUH
 
 #include <math.h>
 

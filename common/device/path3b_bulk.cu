@@ -1,7 +1,7 @@
-/* Lesson 8, path 3b: path 3's cluster, one row per cluster of C = 2 ... 8
- * CTAs (sm_90), with each CTA's whole piece in shared memory, copied there
- * by the Tensor Memory Accelerator instead of by the threads (README.md,
- * "Path 3b").
+/* Taught in lesson 8. Path 3b of the row engine: path 3's cluster, one row
+ * per cluster of C = 2 ... 8 CTAs (sm_90), with each CTA's whole piece in
+ * shared memory, copied there by the Tensor Memory Accelerator instead of
+ * by the threads (lessons/08_fastest/README.md, "Path 3b").
  *
  * In path 3 each thread loads its part of the piece, waits for it, folds it
  * into its (m, d) and only then loads more: the bytes in flight on an SM
@@ -10,12 +10,9 @@
  * (cp.async.bulk), each signalling an mbarrier when its bytes have landed;
  * the threads fold chunk k as soon as it is there while the copy engine
  * still moves the others. A 64 KB piece is in flight from the CTA's first
- * instruction, and the threads issue no load instructions at all.
- * Measured against path 3 (make bench, 2026-11-26, % of copy, M x N =
- * 2^26; H100, the H200 in brackets): float32 N = 2^16 94.1 -> 96.2
- * (83.5 -> 86.6), 2^17 92.2 -> 94.2 (80.0 -> 83.3); float16 2^16
- * 82.1 -> 93.5 (71.9 -> 81.3), 2^17 79.9 -> 89.8 (67.2 -> 76.4), 2^18
- * 83.2 -> 87.7 (70.8 -> 74.0).
+ * instruction, and the threads issue no load instructions at all: float16
+ * rows of 2^16 run at 93.5 % of the copy against path 3's 82.1 % on the
+ * H100 (docs/experiments/rows-bulk-path.md has float32 and the H200).
  *
  * A bulk copy moves multiples of 16 bytes between 16-byte aligned
  * addresses, so the pieces are whole 16-byte vectors. Aligned views cut
@@ -23,13 +20,11 @@
  * starts where the same row of y does, N of any length) cut the row's body
  * of whole vectors (lesson 5's view_cut) into pieces, and CTA 0's first
  * threads take the head and tail, at most 6 floats or 14 16-bit values,
- * one element each, as path 3 does. Against path 3 or 3g, which took
- * these rows before (make bench, 2026-11-26, % of copy, H100 and H200):
- * float32 N = 32769 90.8 -> 96.2 and 79.5 -> 85.6, 50257 (GPT-2's
- * vocabulary) 88.3 -> 93.9 and 77.5 -> 82.1; float16 at 32769 121.6 ->
- * 105.0 us on the H100 (README.md, "Path 3b"). Views whose x and y rows
- * are misaligned against each other take path 3. Compiled for sm_90 and up and
- * for the CPU emulator, where the copy is a memcpy by the thread that
+ * one element each, as path 3 does: float32 rows of 50257 (GPT-2's
+ * vocabulary) run at 93.9 % of copy against 88.3 % without bulk copies,
+ * H100 (lessons/08_fastest/README.md, "Path 3b"). Views whose x and y rows
+ * are misaligned against each other take path 3. Compiled for sm_90 and up
+ * and for the CPU emulator, where the copy is a memcpy by the thread that
  * would have started it; older targets get an empty body, never launched.
  * The copies and the fold are bulk_copy.cuh's, shared with lesson 10. */
 #include <limits.h>
@@ -55,9 +50,8 @@ fastest_bulk_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     cg::cluster_group cluster = cg::this_cluster();
     /* 128-byte aligned: the copy engine writes shared memory in 128-byte
      * lines. At the 16-byte alignment float4 gives (304 bytes in, after the
-     * static arrays) this machine code took 105.6 us at 1024 x 65536
-     * float16, against 94.6 us with its buffer 384 bytes in (H100 ncu,
-     * 2026-11-26), its L1 busier. */
+     * static arrays) the L1 is busier: 105.6 us at 1024 x 65536 float16
+     * against 94.6 us with the buffer 384 bytes in (H100, ncu). */
     extern __shared__ __align__(128) float4 fastest_bulk_smem[];
     T *srow = reinterpret_cast<T *>(fastest_bulk_smem);
     __shared__ unsigned long long landed[FX_BULK_CHUNKS];
@@ -84,8 +78,8 @@ fastest_bulk_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
 
     /* The way out, as path 3's shared-memory part (fx_piece_write),
      * unrolled so that each thread has several loads from shared memory
-     * in flight: float16 at 1024 x 65536, 92.0 -> 93.4 % of the copy
-     * (H100, 2026-11-26, two runs of the kernel in a standalone program). */
+     * in flight: 93.4 % of the copy at 1024 x 65536 float16 against 92.0 %
+     * rolled, H100. */
     const float shift = online_md_shift(r.m), inv = 1.0f / r.d;
     T *yr = y + row * ldy;
     T *yb = yr + begin;

@@ -1,7 +1,7 @@
-/* Lesson 8: the device code the paths' kernels share: each thread's own
- * (m, d) state, the cut of peeled rows, and the piece of a row that a CTA
- * of path 3 or 3g holds on chip. Each path's kernel and launcher are in its
- * own file (path*.cu); softmax_fastest.cu picks the path.
+/* Taught in lesson 8. The device code the row engine's kernels share: each
+ * thread's own (m, d) state, the cut of peeled rows, and the piece of a row
+ * that a CTA of path 3 or 3g holds on chip. Each path's kernel and launcher
+ * are in its own file (path*.cu); rows_plan.cu picks the path.
  *
  * One idea runs through the kernels that stream a row (path 2s) or spread
  * it over several SMs (paths 3, 3g, 4): each thread first summarises ITS
@@ -19,7 +19,7 @@
  * Paths 1 and 2 (a row in part of a warp, or in one block) keep lesson 5's
  * two cheap reductions, measured faster there (path1_2_rows.cu).
  *
- * Reused from lesson 6 (included below by relative path): online_md, its
+ * Reused from lesson 6 (online_md.cuh, beside this file): online_md, its
  * merge and identity, online_md_push (a chunk into a running state), the
  * warp butterfly and online_md_row_merge (1 ... 32 lanes, or a block).
  *
@@ -29,14 +29,14 @@
  * access width VEC, the threads per row and the block size are template
  * parameters: one source, one fully unrolled kernel per row-length class,
  * picked at run time by the host. */
-#ifndef LESSON08_FASTEST_DEVICE_CUH
-#define LESSON08_FASTEST_DEVICE_CUH
+#ifndef COMMON_DEVICE_FASTEST_DEVICE_CUH
+#define COMMON_DEVICE_FASTEST_DEVICE_CUH
 #include <math.h>
 
-#include "../06_online/online_md.cuh" /* lesson 6's (m, d) state and merges */
-#include "../05_fused/vec.cuh"        /* lesson 5's load_vec, store_vec      */
-#include "../05_fused/view_cut.cuh"   /* lesson 5's cut of misaligned rows  */
-#include "../05_fused/row_reduce.cuh" /* lesson 5's row_reduce              */
+#include "online_md.cuh" /* lesson 6's (m, d) state and merges */
+#include "vec.cuh"        /* lesson 5's load_vec, store_vec      */
+#include "view_cut.cuh"   /* lesson 5's cut of misaligned rows  */
+#include "row_reduce.cuh" /* lesson 5's row_reduce              */
 #include <cooperative_groups.h>
 
 /* Cluster code (path 3) compiles for sm_90 and up and for the CPU
@@ -81,14 +81,15 @@ __device__ __forceinline__ online_md fx_cluster_exchange(online_md b, int C)
  * alike; x goes through the read-only path (ld.global.nc) because the
  * compiler can prove from __restrict__ that x is never written. One
  * exception: with the row offsets of peeled views (fx_row_cut) the compiler
- * split each float4 store of the register part of paths 3 and 3g into
+ * splits each float4 store of the register part of paths 3 and 3g into
  * 4 + 4 + 8 bytes (83.9 against 91.0 % of copy at 128 x 2^19 on the H100),
  * and one store of each peeled path 1, 2, 2s and 4 kernel. There the PEEL
  * instances (always VEC = 4) store with lesson 5's view_store4: one
  * st.global.v4 in inline PTX. Not __stwb: its "memory" clobber forbids the
- * compiler to move any load across it; used for every store it serialised
- * the shared-memory write loops (87.9 against 94.2 % at 1024 x 65536).
- * Nothing in these kernels reads y, so no clobber is needed. */
+ * compiler to move any load across it, and used for every store it
+ * serialises the shared-memory write loops (87.9 against 94.2 % at
+ * 1024 x 65536, H100). Nothing in these kernels reads y, so no clobber is
+ * needed. */
 
 /* ---- storage types (lesson 9) ---------------------------------------------
  * The kernels are templates over the storage type T of x and y too: float
@@ -110,9 +111,9 @@ static inline int fx_mis(const __nv_bfloat16 *x) { return view16_mis(x); }
 
 /* fx_is_float<T>: the peeled kernels store their head and tail elements
  * with `if constexpr (fx_is_float<T>) y[at] = v; else elem_store(...)`:
- * the float instances keep the plain store they were measured with (a
- * helper function for both, inlined, let nvcc schedule the float code
- * differently), the 16-bit ones round explicitly. */
+ * the float instances keep a plain store (a helper function for both,
+ * even inlined, lets nvcc schedule the float code differently), the 16-bit
+ * ones round explicitly. */
 template <class T>
 constexpr bool fx_is_float = false;
 template <>
@@ -144,25 +145,23 @@ __device__ __forceinline__ unsigned fx_max2(unsigned a, unsigned b, const __nv_b
 }
 
 /* exp of one element, and a chunk of elements pushed into a state.
- * float rows: expf and lesson 6's online_md_push, what lesson 8 was
- * measured with. 16-bit rows: __expf's arithmetic (ex2.approx of
- * x log2 e, 2 instructions where expf takes about 10). A 16-bit row has half the
- * bytes per element, so at the copy's speed a kernel does the same work
- * per element in half the time; paths 3 and 3g take exp twice per element
- * of their shared-memory part (for the state, then for the output), and
- * with expf their 16-bit kernels were limited by instruction issue, not
- * memory (lesson 9's README.md, "Long rows"). __expf's relative error,
- * about |x| 2^-24 (the rounding of x log2 e) + 2^-22, is under 6e-6 for
- * |x| < 88, far below the 16-bit output's rounding (2^-11, 2^-8).
+ * float rows: expf and lesson 6's online_md_push. 16-bit rows: __expf's
+ * arithmetic (ex2.approx of x log2 e, 2 instructions where expf takes
+ * about 10). A 16-bit row has half the bytes per element, so at the copy's
+ * speed a kernel does the same work per element in half the time; paths 3
+ * and 3g take exp twice per element of their shared-memory part (for the
+ * state, then for the output), and with expf their 16-bit kernels are
+ * limited by instruction issue, not memory (lessons/09_half/README.md,
+ * "Long rows"). __expf's relative error, about |x| 2^-24 (the rounding of
+ * x log2 e) + 2^-22, is under 6e-6 for |x| < 88, far below the 16-bit
+ * output's rounding (2^-11, 2^-8).
  * Written as inline PTX ex2.approx.ftz: __expf itself, without nvcc's
  * -ftz=true, compiles to five instructions, the multiply, MUFU.EX2 and
  * three more (FSETP, FMUL, FMUL) that keep results below 2^-126 as
  * subnormals; .ftz flushes those to 0, inside the absolute tolerance, and
- * leaves two. % of the 16-bit copy, H100, 2026-11-26, float16, __expf ->
- * .ftz: lesson 9 at 256 x 2^18 81.9 -> 83.8, 64 x 2^20 79.5 -> 81.0,
- * 16 x 2^22 72.2 -> 74.3, but 1024 x 65536 81.5 -> 80.4; lesson 10's
- * classifier +0.7 to +1.6 at every shape tried. (The CPU emulator's
- * __expf is already the .ftz form.) */
+ * leaves two: 83.8 % of the 16-bit copy at 256 x 2^18 float16 against
+ * 81.9 % with __expf, H100 (docs/experiments/rows-fast-exp.md). (The CPU
+ * emulator's __expf is already the .ftz form.) */
 template <class T>
 __device__ __forceinline__ float fx_exp(float x)
 {
@@ -337,8 +336,8 @@ __device__ __forceinline__ float fx_scale(float m_thread, online_md row)
  * row of y does; the extras are taken by threads 0-5 of the row's first
  * piece. Without it, 32-bit accesses: 73-80 % of the aligned speed on
  * path 3 on the H100, 95-98 % peeled (docs/lesson8-paths.md, "Views").
- * The PEEL template instances are separate, so aligned views
- * run exactly the code they ran before peeling existed. */
+ * The PEEL template instances are separate, so aligned views run code
+ * with no peeling in it (docs/experiments/rows-peeled-views.md). */
 template <int VEC, bool PEEL>
 __device__ __forceinline__ view_cut fx_row_cut(long long row, long long ldx, int mis, long long cols)
 {
@@ -362,7 +361,8 @@ __device__ __forceinline__ view_cut fx_row_cut(long long row, long long ldx, int
  * parts (FPT = 8 or 16) and the rest in shared memory leave room for 2 or
  * more CTAs per SM, which keep DRAM busy through each other's waits: at
  * 256 x 262144 on the H100, 92.8 % of copy against 83.3 % with the
- * segment in 1024 threads' registers (README.md, "Path 3"). */
+ * segment in 1024 threads' registers (lessons/08_fastest/README.md,
+ * "Path 3"). */
 
 /* The 16-bit shared-memory stream of fx_piece_read, a chunk at a time:
  * U16 vectors of this thread (vector k0 + u * BLOCK, those below nvec_s)
@@ -412,9 +412,9 @@ __device__ __forceinline__ online_md fx_piece_read(const T *__restrict__ xr, int
     constexpr int ITEMS = FPT / VEC;
     constexpr int RCAP = BLOCK * FPT; /* floats of the piece in registers */
     /* 64 bytes per thread in flight: 16 floats, or 32 16-bit elements
-     * (below). 128 (U = 32 / VEC) made every row of paths 3 and 3g from
-     * 2^18 to 2^23 slower on the H200, by 1.8 to 3.6 points of the copy
-     * (2026-11-26), with the same CTAs per SM. */
+     * (below). 128 (U = 32 / VEC) is slower for every row of paths 3 and
+     * 3g from 2^18 to 2^23 on the H200, with the same CTAs per SM
+     * (docs/experiments/rows-bytes-in-flight.md). */
     constexpr int U = 16 / VEC;
     const int rlen = len < RCAP ? len : RCAP;
     const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
@@ -434,18 +434,15 @@ __device__ __forceinline__ online_md fx_piece_read(const T *__restrict__ xr, int
     online_md s = online_md_identity();
     if constexpr (!fx_is_float<T> && VEC == 8) {
         /* 16-bit vectors: 64 bytes in flight per thread, as float's, kept
-         * as loaded (32 widened floats spilled with three 512-thread CTAs
-         * per SM, 40 registers a thread). Against 32 bytes, % of the
-         * 16-bit copy (H100, 2026-11-25): 256 x 2^18 75.9 -> 82.0,
-         * 64 x 2^20 74.8 -> 79.4, 1024 x 2^16 80.8 -> 81.3.
+         * as loaded (32 widened floats would spill with three 512-thread
+         * CTAs per SM, 40 registers a thread): 82.0 % of the 16-bit copy
+         * at 256 x 2^18 against 75.9 % with 32 bytes, H100.
          * FPT = 8 (path 3's classes up to 2^17 floats, 1536 threads per
          * SM): two chunks of 32 bytes, the next one's loads issued before
          * the current one is folded, so its arithmetic overlaps them, in
-         * the same 40 registers. float16 (H100, 2026-11-26, two runs each):
-         * 1024 x 2^16 80.4 -> 82.6, 512 x 2^17 76.9 -> 79.9. With FPT =
-         * 16 the same pipeline took more registers and lost 0.2 to 2.1
-         * points (2^18 ... 2^22), so those classes keep one chunk of 64
-         * bytes. */
+         * the same 40 registers. With FPT = 16 the same pipeline takes
+         * more registers and is slower, so those classes keep one chunk
+         * of 64 bytes (docs/experiments/rows-bytes-in-flight.md). */
         if constexpr (FPT == 8) {
             constexpr int U16 = 2;
             unsigned a[U16][4], b[U16][4];

@@ -1,5 +1,6 @@
-/* Lesson 5: reducing a value over the threads that share a row
- * (row_reduce). Lessons 7 and 8 include this header.
+/* Taught in lesson 5. Reducing a value over the threads that share a row
+ * (row_reduce). Lessons 7, 9 and 10 and the row engine (lesson 8) include
+ * it too.
  *
  * TPR (threads per row) <= 32: the row's threads are TPR neighbouring lanes
  * of one warp. __shfl_xor_sync with offsets TPR/2, ..., 1 exchanges values
@@ -21,8 +22,8 @@
  * two different arrays (red_max, red_sum): a fast warp's write for the next
  * reduction then cannot overtake a slow warp's read of this one, because a
  * barrier of the other reduction sits between them. */
-#ifndef LESSON05_ROW_REDUCE_CUH
-#define LESSON05_ROW_REDUCE_CUH
+#ifndef COMMON_DEVICE_ROW_REDUCE_CUH
+#define COMMON_DEVICE_ROW_REDUCE_CUH
 
 struct op_max {
     __device__ float operator()(float a, float b) const { return fmaxf(a, b); }

@@ -1,12 +1,12 @@
-/* Lesson 8, path 3g's way for CTAs of one row to meet in global memory:
- * a ticket that hands out the pieces in the order CTAs become resident,
- * and a per-row counter that each CTA counts itself into, then waits on
- * until all the row's pieces have. path3g_grid.cu says why this cannot
- * deadlock (a row's pieces must fit on the GPU at once) and why the
- * counters are left at 0. Lesson 10 keeps its long rows on chip with the
- * same two functions. */
-#ifndef LESSON08_GRID_SYNC_CUH
-#define LESSON08_GRID_SYNC_CUH
+/* Taught in lesson 8. Path 3g's way for the CTAs of one row to meet in
+ * global memory: a ticket that hands out the pieces in the order CTAs
+ * become resident, and a per-row counter that each CTA counts itself into,
+ * then waits on until all the row's pieces have. path3g_grid.cu says why
+ * this cannot deadlock (a row's pieces must fit on the GPU at once) and why
+ * the counters are left at 0. Lesson 10 keeps its long rows on chip with
+ * the same two functions. */
+#ifndef COMMON_DEVICE_GRID_SYNC_CUH
+#define COMMON_DEVICE_GRID_SYNC_CUH
 
 /* The GPU's spelling is inline PTX; the CPU emulator (CUDA_EMU) gets the
  * same orderings in C++ (fastest_paths.h says more). */
@@ -19,10 +19,9 @@
 
 /* A release add and an acquire load at GPU scope (sm_70 and up): the
  * writer's state is visible before its count, and whoever sees the count
- * sees the state, without a full __threadfence on either side. % of copy
- * (H100, 2026-11-23, four runs each, fences -> release/acquire):
- *   64 x 2^20 88.6 -> 89.9   32 x 2^21 86.0 -> 87.4
- *   16 x 2^22 80.5 -> 82.7    8 x 2^23 73.5 -> 74.3 */
+ * sees the state, without a full __threadfence on either side: 82.7 % of
+ * copy at 16 x 2^22 against 80.5 % with fences, H100
+ * (docs/experiments/rows-grid-path.md). */
 __device__ __forceinline__ void fx_add_release(unsigned *p, unsigned v)
 {
 #ifdef FASTEST_GPU_CODE
@@ -65,11 +64,9 @@ __device__ __forceinline__ void fx_grid_arrive_wait(unsigned *count, unsigned pi
  * back to 0, when no CTA of the row still waits on it. The add returns
  * the count from L2, a round trip; only fx_grid_leave uses it, so the
  * trip overlaps the CTA's way out. Counting out inside the wait, before
- * the block's barrier, held every thread of the CTA for that trip: % of
- * copy, path 3g, in the wait -> deferred (2026-11-27, two runs each):
- * H200 64 x 2^20 77.7-77.9 -> 78.7, 32 x 2^21 74.7 -> 76.1, 8 x 2^23
- * 62.6-62.7 -> 63.2-63.3; H100 64 x 2^20 88.0-88.2 -> 88.3-88.7,
- * 8 x 2^23 72.9-73.0 -> 73.4-73.5. */
+ * the block's barrier, would hold every thread of the CTA for that trip:
+ * 76.1 % of copy at 32 x 2^21 deferred against 74.7 % in the wait, H200
+ * (docs/experiments/rows-grid-path.md). */
 __device__ __forceinline__ unsigned fx_grid_count_out(unsigned *count)
 {
     return atomicAdd(count, 1u);

@@ -1,10 +1,11 @@
-/* Lesson 8, path 2s: one row per block in dynamic shared memory, for rows
- * longer than a block's registers hold (1024 threads x 32 floats = 32768)
- * but within the opt-in shared memory: 227 KB per block on an H100, 57 856
- * floats (README.md, "Path 2"). It still reads each element once and
- * writes it once, so the dispatcher takes it on GPUs without clusters for
- * 32768 < N <= the opt-in limit, with at least SMs/2 rows. Above 48 KB a
- * kernel must opt in (cudaFuncSetAttribute), or every launch fails. */
+/* Taught in lesson 8. Path 2s of the row engine: one row per block in
+ * dynamic shared memory, for rows longer than a block's registers hold
+ * (1024 threads x 32 floats = 32768) but within the opt-in shared memory:
+ * 227 KB per block on an H100, 57 856 floats (lessons/08_fastest/README.md,
+ * "Path 2"). It still reads each element once and writes it once, so the
+ * dispatcher takes it on GPUs without clusters for 32768 < N <= the opt-in
+ * limit, with at least SMs/2 rows. Above 48 KB a kernel must opt in
+ * (cudaFuncSetAttribute), or every launch fails. */
 #include <math.h>
 
 #include "check.h"
@@ -90,7 +91,7 @@ long long softmax_fastest_shared_capacity(void)
 
 /* How many path 2s blocks holding a row of cols floats fit on one SM (the
  * aligned kernel, opted in to the row's shared memory): the dispatcher
- * takes path 2s only where two do (softmax_fastest.cu). */
+ * takes path 2s only where two do (rows_plan.cu). */
 int fx_shared_blocks_per_sm(long long cols)
 {
     static long long last_cols = -1; /* the last answer: the plan asks before each launch */

@@ -1,7 +1,7 @@
-/* Lesson 8: a CTA's piece of a row loaded into shared memory by the
- * Tensor Memory Accelerator (bulk copies, sm_90), and folded into the
- * CTA's (m, d) as it lands. Path 3b (path3b_bulk.cu) is built from it,
- * and lesson 10's fused classifier includes it for its long rows.
+/* Taught in lesson 8. A CTA's piece of a row loaded into shared memory by
+ * the Tensor Memory Accelerator (bulk copies, sm_90), and folded into the
+ * CTA's (m, d) as it lands. Path 3b (path3b_bulk.cu) is built from it, and
+ * lesson 10's fused classifier includes it for its long rows.
  *
  * Thread 0 asks for the whole piece at once, as FX_BULK_CHUNKS bulk
  * copies (cp.async.bulk), each completing its own mbarrier when its bytes
@@ -13,8 +13,8 @@
  *
  * Compiled for sm_90 and up and for the CPU emulator (FX_CLUSTER_CODE),
  * where the copy is a memcpy by the thread that would have started it. */
-#ifndef LESSON08_BULK_COPY_CUH
-#define LESSON08_BULK_COPY_CUH
+#ifndef COMMON_DEVICE_BULK_COPY_CUH
+#define COMMON_DEVICE_BULK_COPY_CUH
 #include <string.h>
 
 #include "check.h"
@@ -23,18 +23,17 @@
 
 /* CTAs of 256 threads holding a piece of at most the shared memory that
  * lets FX_BULK_PER_SM of them share an SM (64 KB on the H100 and the
- * H200), loaded in FX_BULK_CHUNKS bulk copies. From a sweep of path 3b on
- * both GPUs (2026-11-26, % of copy, float16 and float32, N = 2^15 ...
- * 2^20; docs/lesson8-paths.md, "Path 3b"): 64 KB pieces, 3 per SM, beat
- * 128 KB (1 per SM) by 3 to 9 points and 32 KB (6 per SM, twice the CTAs
- * per row) by 1.4 to 8; 512 threads lost 1.3 to 4.7; 2 and 4 chunks are
- * within 1.5 points of each other, 16 lost 1.7 to 3.7.
+ * H200), loaded in FX_BULK_CHUNKS bulk copies. Picked from a sweep of
+ * piece size, threads and chunks on both GPUs, float16 and float32
+ * (docs/lesson8-paths.md, "Path 3b"): 3 CTAs per SM keep DRAM busy through
+ * each other's waits, where 128 KB pieces (1 per SM) are 3 to 9 points of
+ * the copy slower; 32 KB pieces, 512 threads or 16 chunks are slower too
+ * (docs/experiments/rows-bulk-path.md).
  * Clusters of at most 8 CTAs (portable sizes): in clusters of 16,
- * compute-sanitizer's synccheck reported "Missing wait" on the first
- * barrier of CTAs of rank 8 and 9 (9 rows of 2^18 floats, H100,
- * 2026-11-26), which clusters of 8 never did, and which we have not
- * explained. Clusters of 16 were also slower for float rows of 2^18
- * (make bench, forced: 89.9 against path 3's 92.5 % on the H100). */
+ * compute-sanitizer's synccheck reports "Missing wait" on the first
+ * barrier of CTAs of rank 8 and 9, which clusters of 8 never do, and which
+ * we have not explained; clusters of 16 are also slower for float rows of
+ * 2^18 (89.9 % of copy against path 3's 92.5 %, H100). */
 #define FX_BULK_BLOCK 256
 #define FX_BULK_CHUNKS 4
 #define FX_BULK_PER_SM 3
@@ -44,14 +43,12 @@
  * 16-bit rows' fx_exp (fastest_device.cuh), ex2.approx.ftz of
  * (x - m) log2 e, two instructions where expf takes about ten. A CTA's
  * copies start only when the CTA before it on the SM is done, so the
- * threads' arithmetic is part of every piece's time: path 3b, float32
- * with expf, ran at 95.3 and 93.0 % of the copy at 1024 x 65536 and
- * 512 x 131072, with this exp 96.2 and 94.0 (H100, 2026-11-26, two runs
- * each, alternating). Its error, |x - m| 2^-24 ln 2 + 2^-22, is under
- * 7e-6 relative for every output float can hold as a normal number
- * (|x - m| < 104; measured: 1.0e-6 against expf's 7.5e-7 at
- * 1024 x 65536); smaller outputs flush to 0, inside the absolute
- * tolerance (1e-30). */
+ * threads' arithmetic is part of every piece's time: path 3b, float32, at
+ * 1024 x 65536 runs at 96.2 % of the copy with this exp against 95.3 %
+ * with expf, H100 (docs/experiments/rows-fast-exp.md). Its error,
+ * |x - m| 2^-24 ln 2 + 2^-22, is under 7e-6 relative for every output
+ * float can hold as a normal number (|x - m| < 104); smaller outputs flush
+ * to 0, inside the absolute tolerance (1e-30). */
 typedef __half fx_bulk_exp_type;
 
 #if FX_CLUSTER_CODE

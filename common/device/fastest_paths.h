@@ -1,13 +1,13 @@
-/* Lesson 8, internal: what the dispatcher (softmax_fastest.cu) and the
- * path files (path*.cu) share on the host side: the access modes, the
- * configuration tables the plan reads, each path's launcher and shape
- * queries, and the workspace of paths 3g and 4. Not part of the API
- * (softmax_fastest.h). */
-#ifndef LESSON08_FASTEST_PATHS_H
-#define LESSON08_FASTEST_PATHS_H
-#include "softmax_fastest.h"
+/* Taught in lesson 8. Internal to the row engine: what the dispatcher
+ * (rows_plan.cu) and the path files (path*.cu) share on the host side: the
+ * access modes, the configuration tables the plan reads, each path's
+ * launcher and shape queries, and the workspace of paths 3g and 4. Not part
+ * of the API (rows.h). */
+#ifndef COMMON_DEVICE_FASTEST_PATHS_H
+#define COMMON_DEVICE_FASTEST_PATHS_H
+#include "rows.h"
 #include "f16.h"                       /* dtype: lesson 9's storage types */
-#include "../06_online/online_md.cuh" /* lesson 6's (m, d) state: the workspace's pairs */
+#include "online_md.cuh" /* lesson 6's (m, d) state: the workspace's pairs */
 
 /* Every path runs on the CPU emulator too (common/emu, which defines
  * CUDA_EMU): clusters, and CTAs that wait for each other, included. What
@@ -19,10 +19,10 @@
 #endif
 
 /* How a plan moves data (fx_alignment): 32-bit accesses; float4 bodies with
- * peeled heads and tails (PEEL kernels); float4 throughout. Separate
- * kernels for the last two keep the aligned case exactly as fast as
- * before peeling existed: one kernel for both lost 6-8 % of copy on
- * paths 3 and 3g (H100, at 2^15 ... 2^17). */
+ * peeled heads and tails (PEEL kernels); float4 throughout. The last two
+ * are separate kernels so that aligned views run code with no peeling in
+ * it: one kernel for both cost paths 3 and 3g 6-8 % of copy on the H100
+ * (docs/experiments/rows-peeled-views.md). */
 #define FX_SCALAR 0
 #define FX_PEELED 1
 #define FX_ALIGNED 2
@@ -36,30 +36,24 @@ struct fx_reg_config {
     int max_cols, tpr, fpt, block;
 };
 /* Up to 64 floats, one float4 per lane (fpt 4) and more lanes per row:
- * 99.9 % of copy at N = 32 and 64 on the H100, against 99.1-99.5 % with
- * two float4 per lane (README.md, "Path 1"; H100, 2026-11-22). Rows of
- * 65-128 floats take two float4s a lane, 16 lanes a row, twice the bytes
- * in flight per warp, which the H200's faster memory needs: at 524288 x
- * 128 (% of copy, 2026-11-27) the one-float4 class ran at 98.7-99.1 on
- * the H200 against cuDNN's 98.8-99.3, this one at 99.0-99.3 against
- * 98.8-99.1; on the H100 99.4-99.8 against cuDNN's 99.0-99.4 (nine runs),
- * where the one-float4 class reached 99.7-100.0.
+ * 99.9 % of copy at N = 32 and 64 against 99.1-99.5 % with two float4s per
+ * lane, H100 (lessons/08_fastest/README.md, "Path 1"). Rows of 65-128
+ * floats take two float4s a lane, 16 lanes a row: twice the bytes in
+ * flight per warp, which the H200's faster memory needs to stay level with
+ * cuDNN there.
  * Path 2's classes step by at most 1.5x, not 2x: a row one float past a
  * power of two in a class twice its size holds half the registers it
  * occupies, so fewer rows fit per SM and fewer bytes are in flight. The
- * H200 needs 1.4x the H100's bytes in flight and shows it (% of copy,
- * M x N = 2^26, 2026-11-24, in the 2x classes): N = 4097 86.1 (4100,
- * aligned: 99.3; 6145, 3/4 full: 99.4), N = 1025 86.9, 8193 84.3.
- * The 1024 x 20 class for rows just past 16384 floats: 97.5-97.6 % at
- * N = 16388 on the H100, 92.2-92.4 % in the 1024 x 32 class (2026-11-23).
+ * H200 needs 1.4x the H100's bytes in flight and shows it: N = 4097 ran at
+ * 86.1 % of copy there in classes of 2x steps.
  * Rows just past 8192 and 16384 floats take 36 floats a thread (256 x 36,
  * 512 x 36, 63-64 registers): the next classes up, 512 x 24 (49
  * registers) and 1024 x 20, fit 2 and 1 blocks per SM where these fit 4
- * and 2, which carries 1.5-2x the bytes in flight. H200, % of copy,
- * M x N ~ 2^26, next class up -> 36 floats (2026-11-26, two runs each):
- * N = 8193 88.0 -> 98.3, 16385 77.0 -> 97.5, 18432 85.0 -> 96.6.
- * The same for 2049 floats: 256 x 12 (8 blocks per SM, by threads) ->
- * 128 x 20 (12, by registers) 94.8 -> 98.9 on the H200. */
+ * and 2, which carries 1.5-2x the bytes in flight (N = 16385: 97.5 % of
+ * copy against 77.0 % in the class above, H200). For the same reason rows
+ * of 2049 floats take 128 x 20 (12 blocks per SM, bounded by registers),
+ * not 256 x 12 (8, bounded by threads)
+ * (docs/experiments/rows-register-classes.md). */
 static constexpr fx_reg_config FX_REG[] = {
     {4, 1, 4, 128},         {8, 2, 4, 128},          {16, 4, 4, 128},          {32, 8, 4, 128},
     {64, 16, 4, 128},       {128, 16, 8, 128},       {256, 32, 8, 128},        {512, 32, 16, 128},
@@ -95,14 +89,12 @@ static_assert(fx_reg_steps_ok(FX_NWARP - 1), "path 2's classes step by at most 1
  * max_cols holds the row. C CTAs of `block` threads, each holding
  * block x fpt floats of its segment in registers and the rest (up to
  * max_cols / C - block x fpt floats) in shared memory. Picked from a sweep
- * of C, block and fpt on the H100 (2026-11-22, M x N = 2^26; % of copy,
- * against the first version's 1024-thread, register-only CTAs):
- *   2^15 96.1 (94.4)   2^16 94.4 (91.8)   2^17 92.6 (89.0)
- *   2^18 92.8 (83.3)   2^19 91.5 (72.3)   2^20 75.1 (62.6, path 4)
- * Clusters above 8 CTAs are non-portable (the H100 allows 16).
- * Register-only pairs (C = 2, 512 x 32 floats) for rows of 16385-32768
- * floats lost to path 2's single blocks: 54-73 % of copy against 82-97 %
- * on the H200 (2026-11-26). */
+ * of C, block and fpt: small register parts leave room for several CTAs
+ * per SM (92.8 % of copy at N = 2^18 on the H100, where CTAs holding their
+ * piece in 1024 threads' registers reach 83.3 %). Clusters above 8 CTAs
+ * are non-portable (the H100 allows 16). Rows of 16385-32768 floats get no
+ * cluster class of their own: path 2's single blocks beat register-only
+ * pairs there (docs/experiments/rows-cluster-classes.md). */
 struct fx_cluster_cfg {
     long long max_cols;
     int c, block, fpt;
@@ -118,34 +110,33 @@ static_assert(FX_CL[FX_NCL - 1].max_cols == FASTEST_CLUSTER_MAX_COLS, "path 3 en
  * the class's shared memory, which holds the storage type. float: max_cols
  * / c. 16-bit (lesson 9): 1.75x as many elements in the same registers
  * and shared memory, so the same occupancy, and 87.5 % of a float CTA's
- * bytes of the row; sized by float's element count instead, a 16-bit CTA
- * carried half the bytes, and long 16-bit rows ran at 64-71 % of their
- * copy (N = 2^16 ... 2^20, H100, 2026-11-24). */
+ * bytes of the row. Sized by float's element count, a 16-bit CTA would
+ * carry half the bytes, too few to keep DRAM busy
+ * (docs/experiments/rows-cluster-classes.md). */
 static constexpr long long fx_cl_cap(int cfg, int esize)
 {
     return (long long)FX_CL[cfg].block * FX_CL[cfg].fpt +
            (FX_CL[cfg].max_cols / FX_CL[cfg].c - (long long)FX_CL[cfg].block * FX_CL[cfg].fpt) * 4 / esize;
 }
 /* Below this fill of its CTAs a row goes from path 3 to path 3g
- * (softmax_fastest.cu says why). */
+ * (rows_plan.cu says why). */
 #define FX_CLUSTER_MIN_FILL 85 /* percent */
 
 #define FX_SHARED_BLOCK 1024
 #define FX_SPLIT_BLOCK 512
 /* Path 4's loads in flight per thread, in floats of registers: 32 is 128
- * bytes of float rows and 64 of 16-bit ones. A standalone copy of float
- * kernel 1 read 256 MiB in 101-103 us with 64 bytes, in 91-93 us with 128
- * (H100, 2026-11-26, M = 1, N = 2^26; a plain read pass: 98-101 and 90
- * us). 16-bit rows with 64 floats (128 bytes) lost their occupancy: 51.9
- * -> 37.5 % of the copy on the H200. */
+ * bytes of float rows and 64 of 16-bit ones. Float rows need the 128
+ * bytes: kernel 1 alone read 256 MiB in 91-93 us with them, 101-103 us with
+ * 64 (H100). 16-bit rows stay at 32 floats, since 64 floats (128 bytes)
+ * cost them their occupancy (docs/experiments/rows-bytes-in-flight.md). */
 #define FX_SPLIT_FPT 32
 
-/* Path 3g's CTAs: 256 threads x 16 floats in registers + up to 48 KB of shared memory:
- * 64 KB pieces, four CTAs per SM on an H100. From a sweep of block (256,
- * 512, 1024), registers (8 ... 32 floats) and pieces per row on the H100
- * (2026-11-23, exp at 64 x 2^20, % of copy): 89.4 with 64 KB pieces, 4 per
- * SM; 87.3 with 128 KB pieces of 512 threads, 2 per SM; 84.1 with 48 KB
- * pieces, 5 per SM; 70-73 with one CTA per SM (as path 3 at 2^20, 75). */
+/* Path 3g's CTAs: 256 threads x 16 floats in registers + up to 48 KB of
+ * shared memory: 64 KB pieces, four CTAs per SM on an H100. Picked from a
+ * sweep of block (256, 512, 1024), registers (8 ... 32 floats) and pieces
+ * per row: 89.4 % of copy at 64 x 2^20 on the H100, ahead of larger pieces
+ * with fewer CTAs per SM and of smaller ones with more
+ * (docs/experiments/rows-grid-path.md). */
 #define FX_GRID_BLOCK 256
 #define FX_GRID_FPT 16
 #define FX_GRID_PIECE 16384    /* floats per CTA at most */
@@ -161,7 +152,7 @@ static constexpr long long fx_grid_cap(int esize)
 /* Path 3b's CTA shape, pieces and cluster sizes (FX_BULK_*) are in
  * bulk_copy.cuh, which lesson 10's classifier shares. */
 
-/* softmax_fastest.cu: the dispatcher's helpers and the workspace. */
+/* rows_plan.cu: the dispatcher's helpers and the workspace. */
 unsigned fx_grid(long long rows, int per_block);
 int fx_sms(void);
 int fx_plan_mode(const fastest_plan *p);
@@ -208,26 +199,22 @@ void fx_run_split_16(const fastest_plan *p, dtype t, const void *x, long long ld
                      long long rows, long long cols, cudaStream_t stream); /* path 4 */
 long long fx_grid_resident_16(dtype t, int mode16); /* path 3g's fx_grid_resident for 16-bit kernels */
 
-/* The typed entry lesson 9 calls: softmax_fastest_run for storage type t
- * (DTYPE_F32 is softmax_fastest_run itself). Returns the plan it ran, with
- * bytes_per_elem in t's bytes (4 or 6 for 16-bit). fastest_typed.cu. */
-fastest_plan fx_run_typed(fastest_path want, dtype t, const void *x, long long ldx, void *y, long long ldy,
-                          long long rows, long long cols, cudaStream_t stream);
-/* The plan fx_run_typed makes, without running it. */
-fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long ldx, const void *y, long long ldy,
-                           long long rows, long long cols);
+/* rows_plan.cu: the plan and the run for float rows (fastest_typed.cu's
+ * fx_plan_typed and fx_run_typed call them for DTYPE_F32, and ask
+ * fx_plan_f32 which path a 16-bit row of the same shape takes). */
+fastest_plan fx_plan_f32(fastest_path want, const float *x, long long ldx, const float *y, long long ldy,
+                         long long rows, long long cols);
+fastest_plan fx_run_f32(fastest_path want, const float *x, long long ldx, float *y, long long ldy, long long rows,
+                        long long cols, cudaStream_t stream);
 
 /* The elements by which paths 3 and 3b size their CTAs: all cols, or, for
  * a peeled view (peel), the most its body of whole vectors of vec
  * elements can hold; the head and tail (at most vec - 1 each) ride in CTA
  * 0's extra register. Sized by cols, a row a float past a class's top
- * took a CTA more, or path 3g. % of copy (H100, 2026-11-26, cols -> body,
- * two runs each): float 262145 (path 3, 9 -> 16 CTAs) 87.6 -> 88.8,
- * 524289 (3g -> 3) 88.9 -> 89.9, 65537 (3b, 5 -> 4 CTAs) 93.8 -> 95.1,
- * 32769 (3b, 3 -> 2) 96.4 -> 96.9, 131073 (3, 9 CTAs -> 3b, 8) 93.4 ->
- * 92.7; float16 262145 (3 -> 3b) 86.1 -> 87.8, 65537 (3b, 3 -> 2 CTAs)
- * 91.4 -> 93.2. Path 3g keeps cols: 64 pieces of 2^20 + 1 floats' body ran
- * at 87.4 against 88.6 % for 65 of the row. */
+ * would take a CTA more, or path 3g: at N = 65537 the body's 4 CTAs of path
+ * 3b run at 95.1 % of copy where the row's 5 reach 93.8 (H100). Path 3g
+ * keeps cols, where the body gained nothing
+ * (docs/experiments/rows-cluster-classes.md). */
 static inline long long fx_body_cols(long long cols, int peel, int vec)
 {
     const long long body = cols / vec * vec;
