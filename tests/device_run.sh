@@ -3,7 +3,10 @@
 # stages named on the command line, every log and CSV under $OUT, a short
 # summary last.
 # Usage: OUT=/some/dir tests/device_run.sh [test] [sanitize] [large] [bench]
-#                                           [lessons] [profile] [lesson7] [views]
+#                                           [lessons] [profile] [lesson7] [views] [ab]
+# (ab: AB_BASE=<commit> AB_ARGS="--lesson 10 --cols 32,1024" times bench at
+#  the commit and at the working tree, alternately, AB_RUNS times each
+#  (default 2), and prints each kernel's medians side by side: tests/ab.awk)
 # (lesson7: lessons 7 and 8 at their default shapes, with their extra tables)
 # (no stage: test and lessons)
 # On a lent machine whose .git may lag the working tree, name the commit
@@ -63,6 +66,19 @@ $(cat "$OUT/profile.log")" ;;
               done >"$OUT/views.log"; rm -f "$OUT/view-run.log"
               line="lessons 5, 6, 8 views: status $st
 $(cat "$OUT/views.log")" ;;
+    ab)       st=0; base=${AB_BASE:?ab needs AB_BASE=<commit>}; tree=build/ab-base
+              rm -rf "$tree"; git worktree prune 2>/dev/null
+              if git worktree add -f --detach "$tree" "$base" >"$OUT/ab-build.log" 2>&1 &&
+                 make -C "$tree" -j"$(nproc)" GIT_COMMIT="$base" build/bench >>"$OUT/ab-build.log" 2>&1 &&
+                 make -j"$(nproc)" build/bench >>"$OUT/ab-build.log" 2>&1; then
+                  for r in $(seq "${AB_RUNS:-2}"); do
+                      mkdir -p "$OUT/ab-base$r" "$OUT/ab-new$r"
+                      "$tree"/build/bench $AB_ARGS --out "$OUT/ab-base$r" >>"$OUT/ab.log" 2>&1 || st=1
+                      build/bench $AB_ARGS --out "$OUT/ab-new$r" >>"$OUT/ab.log" 2>&1 || st=1
+                  done
+                  line="A/B of $base (base) against the working tree (new), $AB_ARGS
+$(awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv)"
+              else st=1; line="ab: build failed: $(tail -n 5 "$OUT/ab-build.log")"; fi ;;
     *)        echo "device_run: unknown stage '$stage'" >&2; exit 2 ;;
     esac
     summary="$summary

@@ -13,91 +13,8 @@
 #include <math.h>
 
 #include "check.h"
-#include "fastest_device.cuh"
-#include "fastest_paths.h"
+#include "path1_2_rows.cuh" /* the kernel and its launchers, for any operation */
 
-/* ---- paths 1 and 2: the row in registers ----------------------------------
- * TPR threads per row: 1 ... 32 neighbouring lanes (path 1, BLOCK / TPR
- * rows per block, no barrier at all), or the whole block (path 2). Thread
- * `sub` of a row holds vectors sub, sub + TPR, ... of the row's body, and
- * with PEEL one extra (v[FPT]; the host peels only when TPR >= 8, so 6
- * extras find 6 threads): coalesced, and all loads are issued before the
- * first use. A grid-stride loop over groups of rows;
- * `first` is uniform over the block, so every thread reaches the barriers
- * of the block reductions. cols <= 32768: an int.
- * The reductions are lesson 5's: max, then sum (row_reduce). Within part of
- * a warp each step is a shuffle and one cheap operation, where a butterfly
- * of (m, d) merges has two exps, on the critical path of short rows: 6.2
- * against 6.7 us at 1024 x 512 on the H100. For a block the merge saves one
- * barrier round but is still no faster
- * (docs/experiments/rows-register-classes.md). */
-template <int VEC, bool PEEL, int FPT, int TPR, int BLOCK, class T = float>
-__global__ void __launch_bounds__(BLOCK)
-fastest_rows_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy,
-                    long long rows, int cols, int mis)
-{
-    static_assert(FPT % VEC == 0, "whole vectors per thread");
-    static_assert(BLOCK % TPR == 0 && (TPR <= 32 || TPR == BLOCK), "a row: part of a warp, or the block");
-    constexpr int ITEMS = FPT / VEC;
-    constexpr int RPB = BLOCK / TPR;
-    constexpr int X = PEEL ? 1 : 0; /* the extra's register */
-    __shared__ float red_m[32], red_d[32]; /* TPR > 32 only: max, sum */
-    const int sub = threadIdx.x % TPR;
-
-    for (long long first = (long long)blockIdx.x * RPB; first < rows; first += (long long)gridDim.x * RPB) {
-        const long long row = first + threadIdx.x / TPR;
-        const bool live = row < rows; /* a dead lane still joins the shuffles */
-        const T *xr = x + (live ? row : 0) * ldx;
-        const view_cut cut = fx_row_cut<VEC, PEEL>(live ? row : 0, ldx, mis, cols);
-        const int nvec = (int)cut.nvec;
-        const T *xb = xr + cut.head;
-        float v[FPT + X];
-#pragma unroll
-        for (int i = 0; i < ITEMS; i++) {
-            const int k = i * TPR + sub;
-            if (live && k < nvec) {
-                load_vec<VEC>(xb + (long long)k * VEC, &v[i * VEC]);
-            } else {
-#pragma unroll
-                for (int j = 0; j < VEC; j++) v[i * VEC + j] = -INFINITY;
-            }
-        }
-        if constexpr (X) v[FPT] = live ? view_extra_load(xr, cut, sub) : -INFINITY;
-        /* All -inf row: exp(-inf - (-inf)) = NaN, as PyTorch. */
-        float m = -INFINITY;
-#pragma unroll
-        for (int p = 0; p < FPT + X; p++) m = fmaxf(m, v[p]);
-        m = row_reduce<TPR>(m, red_m, op_max());
-        float d = 0.0f;
-#pragma unroll
-        for (int p = 0; p < FPT + X; p++) {
-            v[p] = fx_exp<T>(v[p] - m);
-            d += v[p];
-        }
-        d = row_reduce<TPR>(d, red_d, op_sum());
-        const float scale = 1.0f / d;
-        T *yr = y + (live ? row : 0) * ldy;
-        T *yb = yr + cut.head;
-#pragma unroll
-        for (int i = 0; i < ITEMS; i++) {
-            const int k = i * TPR + sub;
-            if (live && k < nvec) {
-#pragma unroll
-                for (int j = 0; j < VEC; j++) v[i * VEC + j] *= scale;
-                /* PEEL: one st.global.v4 even where it costs <32 floats, 512
-                 * threads> a 4-byte spill: 97.7 against 95.1 % of the aligned
-                 * speed with the split store, 4096 x 16384 (H100). */
-                if constexpr (PEEL) fx_store_peel<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
-                else store_vec<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
-            }
-        }
-        if constexpr (X)
-            if (live && sub < cut.nextra) {
-                if constexpr (fx_is_float<T>) yr[view_extra_at(cut, sub)] = v[FPT] * scale;
-                else elem_store(yr + view16_extra_at(cut, sub), v[FPT] * scale);
-            }
-    }
-}
 
 /* ---- path 2 for 16-bit rows: the row held as loaded ------------------------
  * The kernel above widens each element on load, so a 16-bit row takes a
@@ -154,31 +71,6 @@ fastest_rows16_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y,
     }
 }
 
-template <int VEC, bool PEEL, int I, class T = float>
-static void fx_launch_rows(const T *x, long long ldx, T *y, long long ldy, long long rows,
-                           long long cols, cudaStream_t stream)
-{
-    constexpr fx_reg_config C = fx_reg_for(I, VEC);
-    static_assert(C.fpt % 4 == 0 && C.tpr * C.fpt >= C.max_cols, "capacity holds the class");
-    void (*kernel)(const T *, long long, T *, long long, long long, int, int) =
-        fastest_rows_kernel<VEC, PEEL, C.fpt, C.tpr, C.block, T>;
-    kernel<<<fx_grid(rows, C.block / C.tpr), C.block, 0, stream>>>(x, ldx, y, ldy, rows, (int)cols, fx_mis(x));
-    CUDA_CHECK_LAUNCH();
-}
-
-/* Launches configuration i: a recursive template, because each
- * configuration is its own kernel instance. */
-template <int VEC, bool PEEL, class T = float, int I = 0>
-static void fx_run_rows_at(int i, const T *x, long long ldx, T *y, long long ldy, long long rows,
-                           long long cols, cudaStream_t s)
-{
-    if constexpr (I < FX_NREG) {
-        if (i == I) fx_launch_rows<VEC, PEEL, I>(x, ldx, y, ldy, rows, cols, s);
-        else fx_run_rows_at<VEC, PEEL, T, I + 1>(i, x, ldx, y, ldy, rows, cols, s);
-    } else {
-        (void)i, (void)x, (void)ldx, (void)y, (void)ldy, (void)rows, (void)cols, (void)s;
-    }
-}
 
 /* The register configuration for cols, from `from` on (0: path 1 first,
  * FX_NWARP: block configurations only); -1 if none holds it. */
@@ -200,7 +92,7 @@ static int fx_reg_blocks_at(int i)
         if (i != I) return fx_reg_blocks_at<I + 1>(i);
         constexpr fx_reg_config C = FX_REG[I];
         int n = 0;
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fastest_rows_kernel<4, false, C.fpt, C.tpr, C.block>,
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fastest_rows_kernel<rows_op_softmax, 4, false, C.fpt, C.tpr, C.block>,
                                                                  C.block, 0));
         return n;
     } else {
@@ -220,10 +112,7 @@ int fx_reg_blocks_per_sm(int i)
 void fx_run_rows(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
                  long long cols, cudaStream_t stream)
 {
-    const int i = fx_reg_index(cols, p->path == FASTEST_WARP ? 0 : FX_NWARP);
-    if (p->peel) fx_run_rows_at<4, true>(i, x, ldx, y, ldy, rows, cols, stream);
-    else if (p->vec4) fx_run_rows_at<4, false>(i, x, ldx, y, ldy, rows, cols, stream);
-    else fx_run_rows_at<1, false>(i, x, ldx, y, ldy, rows, cols, stream);
+    fx_run_rows_op<rows_op_softmax>(p, x, ldx, y, ldy, rows, cols, stream);
 }
 
 /* Launches the 16-bit kernel of register configuration I (a recursive
@@ -269,9 +158,7 @@ static void fx_run_rows_t(const fastest_plan *p, const T *x, long long ldx, T *y
         fx_run_rows16_at(i, x, ldx, y, ldy, rows, cols, stream);
         return;
     }
-    if (p->peel) fx_run_rows_at<8, true>(i, x, ldx, y, ldy, rows, cols, stream);
-    else if (p->vec4) fx_run_rows_at<8, false>(i, x, ldx, y, ldy, rows, cols, stream);
-    else fx_run_rows_at<1, false>(i, x, ldx, y, ldy, rows, cols, stream);
+    fx_run_rows_op<rows_op_softmax>(p, x, ldx, y, ldy, rows, cols, stream);
 }
 
 void fx_run_rows_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,

@@ -7,55 +7,45 @@
  * at least one equal to 1: d is in [1, N], log(d) in [0, log N], and the
  * result is exact up to a few ulps for every input lesson 2 handles.
  *
- * While the row fits in registers (TRAIN_REG_MAX_COLS): read once, max and
- * sum reduced on chip, written once: 8 bytes per element, a copy's. Longer
+ * While the row fits in registers (TRAIN_REG_MAX_COLS): the row engine's
+ * paths 1 and 2 (common/device/path1_2_rows.cuh), which lesson 8 teaches
+ * for the softmax, with this operation's ending (op_log_softmax): read
+ * once, max and sum reduced on chip, written once: 8 bytes per element, a
+ * copy's. Longer
  * rows, on chip across CTAs (train_grid.cuh): each CTA's piece waits on
  * chip while the pieces' (m, d) states (lesson 6's) meet in a cluster or
  * the workspace: still 8 bytes. Split, when a row is too long for that:
  * kernel 1 writes each piece's (m, d), kernel 2 merges the row's states
  * in each block and writes its piece: 2 reads + 1 write = 12 bytes per
  * element. */
+#include <stdint.h>
+#include <stdio.h>
+
 #include "check.h"
 #include "train_grid.cuh"
+#include "device/path1_2_rows.cuh" /* the row engine's paths 1 and 2, for any operation */
 
-template <int VEC, int FPT, int TPR, int BLOCK>
-__global__ void __launch_bounds__(BLOCK)
-log_softmax_registers_kernel(const float *__restrict__ x, float *__restrict__ out, long long rows, int cols)
-{
-    constexpr int ROWS_PER_BLOCK = BLOCK / TPR;
-    __shared__ float red_max[32], red_sum[32]; /* two arrays: common/device/row_reduce.cuh says why */
-    const int sub = threadIdx.x % TPR;
-    for (long long first = (long long)blockIdx.x * ROWS_PER_BLOCK; first < rows;
-         first += (long long)gridDim.x * ROWS_PER_BLOCK) {
-        const long long row = first + threadIdx.x / TPR;
-        const bool live = row < rows;
-        const long long off = (live ? row : 0) * cols;
-        float v[FPT];
-        train_load<VEC, FPT, TPR>(x + off, cols, sub, live, v, -INFINITY);
-        float m = -INFINITY;
-#pragma unroll
-        for (int p = 0; p < FPT; p++) m = fmaxf(m, v[p]);
-        m = row_reduce<TPR>(m, red_max, op_max());
-        float d = 0.0f;
-#pragma unroll
-        for (int p = 0; p < FPT; p++) d += expf(v[p] - m);
-        d = row_reduce<TPR>(d, red_sum, op_sum());
-        /* (x - m) first: exact or nearly for x near m, where the result is
-         * small; m = -inf (a row of only -inf) gives NaN, as lesson 2. */
-        const float lse = logf(d);
-#pragma unroll
-        for (int p = 0; p < FPT; p++) v[p] = (v[p] - m) - lse;
-        train_store<VEC, FPT, TPR>(out + off, cols, sub, live, v);
-    }
-}
+/* log-softmax as an operation of the row engine (common/device/rows_op.cuh):
+ * each register keeps x, and (x - m) first, exact or nearly for x near m,
+ * where the result is small; m = -inf (a row of only -inf) gives NaN, as
+ * lesson 2. */
+struct op_log_softmax {
+    static constexpr bool KEEP_EXP = false;
+    static constexpr int FPT_MIN = 8; /* each thread's log over 8 floats at least (fx_reg_op) */
+    struct fin {
+        float m, lse;
+    };
+    static __device__ __forceinline__ fin finish(float m, float d) { return fin{m, logf(d)}; }
+    static __device__ __forceinline__ float out(float x, fin f) { return (x - f.m) - f.lse; }
+};
 
 /* Kernel 2 of the split path: the row's (m, d) from all its pieces' states
  * (the same merge in every block of the row), then this piece's output,
  * in vectors of VEC floats. */
 /* (x - m) - log d of one element (train_split_map's op). */
 struct log_softmax_op {
-    float m, lse;
-    __device__ float operator()(float v, long long) const { return (v - m) - lse; }
+    op_log_softmax::fin f;
+    __device__ float operator()(float v, long long) const { return op_log_softmax::out(v, f); }
 };
 
 template <int VEC>
@@ -67,7 +57,7 @@ log_softmax_split_write_kernel(const float *__restrict__ x, float *__restrict__ 
     long long row, begin, len;
     train_piece(splits, cols, &row, &begin, &len);
     const online_md s = train_merge_pieces<TRAIN_SPLIT_BLOCK>(state + row * splits, splits, red_m, red_d);
-    const log_softmax_op op = {s.m, logf(s.d)};
+    const log_softmax_op op = {op_log_softmax::finish(s.m, s.d)};
     train_split_map<VEC>(x + row * cols + begin, out + row * cols + begin, len / VEC, op);
 }
 
@@ -179,44 +169,51 @@ static bool log_softmax_grid(const float *x, float *out, long long rows, long lo
     return true;
 }
 
-template <int VEC, int FPT, int TPR, int BLOCK>
-static void launch_log_softmax(const float *x, float *out, long long rows, long long cols, cudaStream_t stream)
+/* Rows up to TRAIN_REG_MAX_COLS: the row engine's plan for float rows in
+ * registers (path 1 up to 1024 floats, else path 2), 16-byte accesses
+ * where the rows allow them, peeled where they start off 16 bytes. */
+static fastest_plan log_softmax_reg_plan(const float *x, float *out, long long rows, long long cols)
 {
-    log_softmax_registers_kernel<VEC, FPT, TPR, BLOCK><<<train_grid(rows, BLOCK / TPR), BLOCK, 0, stream>>>(
-        x, out, rows, (int)cols);
-    CUDA_CHECK_LAUNCH();
+    const fastest_path want = cols <= FASTEST_WARP_MAX_COLS ? FASTEST_WARP : FASTEST_BLOCK;
+    return fx_plan_f32(want, x, cols, out, cols, rows, cols);
+}
+
+const char *log_softmax_reg_name(long long rows, long long cols)
+{
+    static char name[128];
+    const float *a = (const float *)(uintptr_t)256; /* an aligned address, never dereferenced */
+    const fastest_plan p = log_softmax_reg_plan(a, (float *)(uintptr_t)256, rows, cols);
+    const fx_reg_config c = fx_reg_op(fx_reg_for(fx_reg_index(cols, p.path == FASTEST_WARP ? 0 : FX_NWARP), 4),
+                                      op_log_softmax::FPT_MIN);
+    snprintf(name, sizeof name, "registers (the row engine's path %d), %d %s per row, %d floats each",
+             p.path == FASTEST_WARP ? 1 : 2, c.tpr, c.tpr == 1 ? "lane" : c.tpr < 32 ? "lanes" : "threads", c.fpt);
+    return name;
 }
 
 void log_softmax_forward(const float *x, float *out, long long rows, long long cols, cudaStream_t stream)
 {
     if (rows <= 0 || cols <= 0) return;
-    const bool v4 = train_aligned(x, cols, 4) && train_aligned(out, cols, 4);
-    switch (train_class(cols)) {
-#define LOG_SOFTMAX_CASE(c, maxc, fpt, tpr, block)                                   \
-    case c:                                                                          \
-        if (v4) launch_log_softmax<4, fpt, tpr, block>(x, out, rows, cols, stream);  \
-        else launch_log_softmax<1, fpt, tpr, block>(x, out, rows, cols, stream);     \
+    if (cols <= TRAIN_REG_MAX_COLS) {
+        const fastest_plan p = log_softmax_reg_plan(x, out, rows, cols);
+        fx_run_rows_op<op_log_softmax>(&p, x, cols, out, cols, rows, cols, stream);
         return;
-        TRAIN_CLASSES(LOG_SOFTMAX_CASE)
-#undef LOG_SOFTMAX_CASE
-    default: {
-        if (train_long_on_chip() && (v4 ? log_softmax_grid<4>(x, out, rows, cols, stream)
-                                        : log_softmax_grid<1>(x, out, rows, cols, stream)))
-            return;
-        const long long splits = train_splits(cols), batch = train_split_batch(splits);
-        online_md *state =
-            (online_md *)train_workspace((size_t)(batch < rows ? batch : rows) * splits * sizeof(online_md));
-        for (long long r0 = 0; r0 < rows; r0 += batch) {
-            const long long n = rows - r0 < batch ? rows - r0 : batch, o = r0 * cols;
-            train_split_states<float>(x + o, n, cols, splits, (const int *)nullptr, state, (float *)nullptr, v4, stream);
-            if (v4)
-                log_softmax_split_write_kernel<4><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(
-                    x + o, out + o, cols, splits, state);
-            else
-                log_softmax_split_write_kernel<1><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(
-                    x + o, out + o, cols, splits, state);
-            CUDA_CHECK_LAUNCH();
-        }
     }
+    const bool v4 = train_aligned(x, cols, 4) && train_aligned(out, cols, 4);
+    if (train_long_on_chip() && (v4 ? log_softmax_grid<4>(x, out, rows, cols, stream)
+                                    : log_softmax_grid<1>(x, out, rows, cols, stream)))
+        return;
+    const long long splits = train_splits(cols), batch = train_split_batch(splits);
+    online_md *state =
+        (online_md *)train_workspace((size_t)(batch < rows ? batch : rows) * splits * sizeof(online_md));
+    for (long long r0 = 0; r0 < rows; r0 += batch) {
+        const long long n = rows - r0 < batch ? rows - r0 : batch, o = r0 * cols;
+        train_split_states<float>(x + o, n, cols, splits, (const int *)nullptr, state, (float *)nullptr, v4, stream);
+        if (v4)
+            log_softmax_split_write_kernel<4><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(
+                x + o, out + o, cols, splits, state);
+        else
+            log_softmax_split_write_kernel<1><<<(unsigned)(n * splits), TRAIN_SPLIT_BLOCK, 0, stream>>>(
+                x + o, out + o, cols, splits, state);
+        CUDA_CHECK_LAUNCH();
     }
 }

@@ -466,6 +466,9 @@ static void train_onchip_launch(const train_grid_plan *p, long long n, cudaStrea
  * 0 no, 1 with the workspace, C >= 2 in clusters of C CTAs. */
 int backward_on_chip(long long rows, long long cols);
 int log_softmax_on_chip(long long rows, long long cols);
+/* The row engine's register path that log-softmax takes at rows x cols
+ * (cols <= TRAIN_REG_MAX_COLS), for train_path_name. log_softmax.cu. */
+const char *log_softmax_reg_name(long long rows, long long cols);
 int classifier_on_chip(long long rows, long long cols, dtype t);
 /* The classifier's 16-bit-only paths, by name (classifier_fused.cu). */
 const char *classifier_path16(long long rows, long long cols, dtype t);

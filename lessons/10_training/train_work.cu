@@ -185,6 +185,7 @@ const char *train_path_name_typed(train_kernel k, long long rows, long long cols
                  (long long)TRAIN_GRID_BLOCK * TRAIN_GRID_FPT + TRAIN_GRID_SMEM / (long long)dtype_size(t), elems);
         return name;
     }
+    if (k == TRAIN_K_LOG_SOFTMAX && cols <= TRAIN_REG_MAX_COLS) return log_softmax_reg_name(rows, cols);
     switch (train_class(cols)) {
 #define TRAIN_CLASS_NAME(c, maxc, fpt, tpr, block)                                                            \
     case c:                                                                                                   \

@@ -1,0 +1,154 @@
+/* Taught in lesson 8. Paths 1 and 2 of the row engine, the row in
+ * registers, for any row operation (rows_op.cuh) and storage type: the
+ * kernel and its launchers as templates, which path1_2_rows.cu
+ * instantiates for the softmax and lesson 10 for its operations. */
+#ifndef COMMON_DEVICE_PATH1_2_ROWS_CUH
+#define COMMON_DEVICE_PATH1_2_ROWS_CUH
+#include <math.h>
+
+#include "check.h"
+#include "fastest_device.cuh"
+#include "fastest_paths.h"
+#include "rows_op.cuh"
+
+/* ---- paths 1 and 2: the row in registers ----------------------------------
+ * TPR threads per row: 1 ... 32 neighbouring lanes (path 1, BLOCK / TPR
+ * rows per block, no barrier at all), or the whole block (path 2). Thread
+ * `sub` of a row holds vectors sub, sub + TPR, ... of the row's body, and
+ * with PEEL one extra (v[FPT]; the host peels only when TPR >= 8, so 6
+ * extras find 6 threads): coalesced, and all loads are issued before the
+ * first use. A grid-stride loop over groups of rows;
+ * `first` is uniform over the block, so every thread reaches the barriers
+ * of the block reductions. cols <= 32768: an int.
+ * The reductions are lesson 5's: max, then sum (row_reduce). Within part of
+ * a warp each step is a shuffle and one cheap operation, where a butterfly
+ * of (m, d) merges has two exps, on the critical path of short rows: 6.2
+ * against 6.7 us at 1024 x 512 on the H100. For a block the merge saves one
+ * barrier round but is still no faster
+ * (docs/experiments/rows-register-classes.md). */
+template <class OP, int VEC, bool PEEL, int FPT, int TPR, int BLOCK, class T = float>
+__global__ void __launch_bounds__(BLOCK)
+fastest_rows_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy,
+                    long long rows, int cols, int mis)
+{
+    static_assert(FPT % VEC == 0, "whole vectors per thread");
+    static_assert(BLOCK % TPR == 0 && (TPR <= 32 || TPR == BLOCK), "a row: part of a warp, or the block");
+    constexpr int ITEMS = FPT / VEC;
+    constexpr int RPB = BLOCK / TPR;
+    constexpr int X = PEEL ? 1 : 0; /* the extra's register */
+    __shared__ float red_m[32], red_d[32]; /* TPR > 32 only: max, sum */
+    const int sub = threadIdx.x % TPR;
+
+    for (long long first = (long long)blockIdx.x * RPB; first < rows; first += (long long)gridDim.x * RPB) {
+        const long long row = first + threadIdx.x / TPR;
+        const bool live = row < rows; /* a dead lane still joins the shuffles */
+        const T *xr = x + (live ? row : 0) * ldx;
+        const view_cut cut = fx_row_cut<VEC, PEEL>(live ? row : 0, ldx, mis, cols);
+        const int nvec = (int)cut.nvec;
+        const T *xb = xr + cut.head;
+        float v[FPT + X];
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++) {
+            const int k = i * TPR + sub;
+            if (live && k < nvec) {
+                load_vec<VEC>(xb + (long long)k * VEC, &v[i * VEC]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) v[i * VEC + j] = -INFINITY;
+            }
+        }
+        if constexpr (X) v[FPT] = live ? view_extra_load(xr, cut, sub) : -INFINITY;
+        /* All -inf row: exp(-inf - (-inf)) = NaN, as PyTorch. */
+        float m = -INFINITY;
+#pragma unroll
+        for (int p = 0; p < FPT + X; p++) m = fmaxf(m, v[p]);
+        m = row_reduce<TPR>(m, red_m, op_max());
+        float d = 0.0f;
+#pragma unroll
+        for (int p = 0; p < FPT + X; p++) {
+            const float e = fx_exp<T>(v[p] - m);
+            if constexpr (OP::KEEP_EXP) v[p] = e;
+            d += e;
+        }
+        d = row_reduce<TPR>(d, red_d, op_sum());
+        const typename OP::fin f = OP::finish(m, d);
+        T *yr = y + (live ? row : 0) * ldy;
+        T *yb = yr + cut.head;
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++) {
+            const int k = i * TPR + sub;
+            if (live && k < nvec) {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) v[i * VEC + j] = OP::out(v[i * VEC + j], f);
+                /* PEEL: one st.global.v4 even where it costs <32 floats, 512
+                 * threads> a 4-byte spill: 97.7 against 95.1 % of the aligned
+                 * speed with the split store, 4096 x 16384 (H100). */
+                if constexpr (PEEL) fx_store_peel<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
+                else store_vec<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
+            }
+        }
+        if constexpr (X)
+            if (live && sub < cut.nextra) {
+                if constexpr (fx_is_float<T>) yr[view_extra_at(cut, sub)] = OP::out(v[FPT], f);
+                else elem_store(yr + view16_extra_at(cut, sub), OP::out(v[FPT], f));
+            }
+    }
+}
+
+/* Class c as operation OP runs it: at least OP::FPT_MIN floats a thread,
+ * with proportionally fewer lanes. An operation whose finish costs each
+ * thread more than the softmax's one division (log-softmax's log) pays it
+ * on fewer threads: at N = 32 on the H200 log-softmax ran 0.6 % slower with
+ * path 1's 8 lanes of 4 floats than with 4 lanes of 8. */
+static constexpr fx_reg_config fx_reg_op(fx_reg_config c, int fpt_min)
+{
+    return c.fpt >= fpt_min ? c
+                            : fx_reg_config{c.max_cols, c.tpr * c.fpt >= fpt_min ? c.tpr * c.fpt / fpt_min : 1, fpt_min,
+                                            c.block};
+}
+
+template <class OP, int VEC, bool PEEL, int I, class T = float>
+static void fx_launch_rows(const T *x, long long ldx, T *y, long long ldy, long long rows,
+                           long long cols, cudaStream_t stream)
+{
+    constexpr fx_reg_config C = fx_reg_op(fx_reg_for(I, VEC), OP::FPT_MIN);
+    static_assert(C.fpt % 4 == 0 && C.tpr * C.fpt >= C.max_cols, "capacity holds the class");
+    void (*kernel)(const T *, long long, T *, long long, long long, int, int) =
+        fastest_rows_kernel<OP, VEC, PEEL, C.fpt, C.tpr, C.block, T>;
+    kernel<<<fx_grid(rows, C.block / C.tpr), C.block, 0, stream>>>(x, ldx, y, ldy, rows, (int)cols, fx_mis(x));
+    CUDA_CHECK_LAUNCH();
+}
+
+/* Launches configuration i: a recursive template, because each
+ * configuration is its own kernel instance. */
+template <class OP, int VEC, bool PEEL, class T = float, int I = 0>
+static void fx_run_rows_at(int i, const T *x, long long ldx, T *y, long long ldy, long long rows,
+                           long long cols, cudaStream_t s)
+{
+    if constexpr (I < FX_NREG) {
+        if (i == I) fx_launch_rows<OP, VEC, PEEL, I>(x, ldx, y, ldy, rows, cols, s);
+        else fx_run_rows_at<OP, VEC, PEEL, T, I + 1>(i, x, ldx, y, ldy, rows, cols, s);
+    } else {
+        (void)i, (void)x, (void)ldx, (void)y, (void)ldy, (void)rows, (void)cols, (void)s;
+    }
+}
+
+/* Runs plan p (path 1 or 2) with operation OP on rows of storage type T:
+ * 16-byte vectors (4 floats or 8 16-bit elements) where the plan says
+ * vec4, peeled where it says peel, single elements otherwise. */
+template <class OP, class T>
+static void fx_run_rows_op(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
+                           long long cols, cudaStream_t stream)
+{
+    constexpr int V = fx_is_float<T> ? 4 : 8;
+    const int i = fx_reg_index(cols, p->path == FASTEST_WARP ? 0 : FX_NWARP);
+    /* a peeled row's extras need a thread each */
+    const int extras = fx_is_float<T> ? VIEW_MAX_EXTRAS : VIEW16_MAX_EXTRAS;
+    if (p->peel && fx_reg_op(fx_reg_for(i, V), OP::FPT_MIN).tpr >= extras)
+        fx_run_rows_at<OP, V, true>(i, x, ldx, y, ldy, rows, cols, stream);
+    else if (p->peel) fx_run_rows_at<OP, 1, false>(i, x, ldx, y, ldy, rows, cols, stream);
+    else if (p->vec4) fx_run_rows_at<OP, V, false>(i, x, ldx, y, ldy, rows, cols, stream);
+    else fx_run_rows_at<OP, 1, false>(i, x, ldx, y, ldy, rows, cols, stream);
+}
+
+#endif

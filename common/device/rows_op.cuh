@@ -1,0 +1,40 @@
+/* Taught in lesson 8; lesson 10 adds operations. What a row operation
+ * tells the row engine's kernels: the engine loads a row, finds its max m
+ * and d = sum exp(x - m), and hands each element back to the operation,
+ * which says what it becomes on the way out.
+ *
+ * An operation is a struct of compile-time answers (C++ because the
+ * kernels are templates over it: each operation is its own fully inlined
+ * kernel, no call through a pointer per element):
+ *
+ *   KEEP_EXP  true: after the sum, each register holds exp(x - m) in place
+ *             of x (the softmax: the output is one multiply away, and exp
+ *             is taken once per element); false: it keeps x.
+ *   fin       what the operation needs of the row once m and d are known,
+ *   finish(m, d) which makes it, once per thread,
+ *   out(v, f) an element's output from what its register holds,
+ *   FPT_MIN   the fewest floats a thread of paths 1 and 2 holds
+ *             (path1_2_rows.cuh's fx_reg_op).
+ *
+ * The engine's paths 1 and 2 (the row in registers, path1_2_rows.cuh) take
+ * any operation; the others run the softmax. */
+#ifndef COMMON_DEVICE_ROWS_OP_CUH
+#define COMMON_DEVICE_ROWS_OP_CUH
+
+/* y = exp(x - m) / d (lesson 8). All -inf row: m = -inf and every
+ * exp(-inf - (-inf)) is NaN, so the row comes out NaN, as PyTorch. */
+struct rows_op_softmax {
+    static constexpr bool KEEP_EXP = true;
+    static constexpr int FPT_MIN = 4; /* every class of FX_REG as it is */
+    struct fin {
+        float scale;
+    };
+    static __device__ __forceinline__ fin finish(float m, float d)
+    {
+        (void)m;
+        return fin{1.0f / d};
+    }
+    static __device__ __forceinline__ float out(float e, fin f) { return e * f.scale; }
+};
+
+#endif
