@@ -10,7 +10,11 @@
  *   - special values: -inf entries, a row of only -inf, NaN, +inf, +-3e38;
  *   - targets: ignore_index rows (default -100, and one inside [0, N)),
  *     targets out of range (the documented NaN loss and NaN gradient row),
- *     every row ignored, both reductions, the gradient in place;
+ *     every row ignored, both reductions, the gradient in place; and on
+ *     every path (each long-row mode asserted to take the path it names,
+ *     the register paths, every storage type): targets in the first,
+ *     middle and last piece, out of range, ignore_index = -100, 0, N - 1
+ *     and -7 (tests/test_lesson10_rules.h);
  *   - the gradient's real specification: central differences in float64
  *     of the float64 loss, and of sum(dy * softmax(x)), match the kernels'
  *     gradients;
@@ -36,6 +40,7 @@
 #include "../tests/test.h"
 #include "test_lesson10_checks.h"     /* running and checking each kernel; special rows */
 #include "test_lesson10_classifier.h" /* the classifier's 16-bit and bulk-loaded paths */
+#include "test_lesson10_rules.h"      /* the target rules on every path */
 
 /* ---- shapes ------------------------------------------------------------ */
 
@@ -522,6 +527,7 @@ int main(void)
     test_long_row_modes();
     test_special_values();
     test_targets();
+    test_target_rules();
     test_finite_differences();
     test_in_place_and_read_pass();
     test_16bit();

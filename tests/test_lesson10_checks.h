@@ -143,8 +143,9 @@ static void check_log_softmax(const char *name, const float *x, long long rows, 
     free(out);
 }
 
-static void check_loss(const char *name, const float *x, const int *targets, long long rows, long long cols,
-                       int ignore_index)
+/* Runs cross_entropy_forward; the M losses on the host (malloc'd), the
+ * output poisoned with NaN first. */
+static float *run_loss(const float *x, const int *targets, long long rows, long long cols, int ignore_index)
 {
     const size_t bytes = (size_t)rows * (size_t)cols * sizeof(float);
     float *dx = (float *)dev_copy_of(x, bytes), *dloss = (float *)dev_poisoned(rows * sizeof(float));
@@ -153,49 +154,77 @@ static void check_loss(const char *name, const float *x, const int *targets, lon
     cross_entropy_forward(dx, dt, dloss, rows, cols, ignore_index, 0);
     CUDA_CHECK_LAUNCH();
     to_host(loss, dloss, rows * sizeof(float));
+    CUDA_CHECK(cudaFree(dx));
+    CUDA_CHECK(cudaFree(dloss));
+    CUDA_CHECK(cudaFree(dt));
+    return loss;
+}
+
+static void check_loss(const char *name, const float *x, const int *targets, long long rows, long long cols,
+                       int ignore_index)
+{
+    float *loss = run_loss(x, targets, rows, cols, ignore_index);
     train_report rep;
     train_report_init(&rep);
     train_check_loss(x, targets, loss, rows, cols, ignore_index, &rep);
     report(name, &rep, rows, cols);
-    CUDA_CHECK(cudaFree(dx));
-    CUDA_CHECK(cudaFree(dloss));
-    CUDA_CHECK(cudaFree(dt));
     free(loss);
 }
 
-/* The fused classifier in storage type st: logits (made in float32, rounded
- * to st; the reference runs on them widened) overwritten by the gradient;
- * losses and the reduced loss poisoned first. */
-static void check_classifier(const char *name, const float *x32, const int *targets, long long rows, long long cols,
-                             int ignore_index, train_reduction red, dtype st)
+/* The fused classifier's outputs on the host, widened to float: xw the
+ * logits the kernel read, g its gradient, losses (M) and loss (1). */
+typedef struct {
+    float *xw, *g, *losses, loss;
+} classifier_out;
+
+static void classifier_out_free(classifier_out *o)
+{
+    free(o->xw);
+    free(o->g);
+    free(o->losses);
+}
+
+/* Runs the fused classifier in storage type st: logits (made in float32,
+ * rounded to st; the reference runs on them widened) overwritten by the
+ * gradient; losses and the reduced loss poisoned first. */
+static classifier_out run_classifier(const float *x32, const int *targets, long long rows, long long cols,
+                                     int ignore_index, train_reduction red, dtype st)
 {
     const size_t n = (size_t)rows * (size_t)cols, sz = (size_t)dtype_size(st);
+    classifier_out o;
     void *h = malloc(n * sz);
-    float *xw = (float *)malloc(n * sizeof(float)), *g = (float *)malloc(n * sizeof(float));
+    o.xw = (float *)malloc(n * sizeof(float));
+    o.g = (float *)malloc(n * sizeof(float));
+    o.losses = (float *)malloc(rows * sizeof(float));
     storage_narrow(x32, h, n, st);
-    storage_widen(h, xw, n, st); /* what the kernel reads, exactly */
+    storage_widen(h, o.xw, n, st); /* what the kernel reads, exactly */
     void *dl = dev_copy_of(h, n * sz);
     int *dt = (int *)dev_copy_of(targets, rows * sizeof(int));
     float *dlosses = (float *)dev_poisoned(rows * sizeof(float)), *dloss = (float *)dev_poisoned(sizeof(float));
     classifier_fused_typed(dl, dt, dlosses, dloss, rows, cols, ignore_index, red, st, 0);
     CUDA_CHECK_LAUNCH();
     to_host(h, dl, n * sz);
-    storage_widen(h, g, n, st);
-    float *losses = (float *)malloc(rows * sizeof(float)), loss;
-    to_host(losses, dlosses, rows * sizeof(float));
-    to_host(&loss, dloss, sizeof(float));
-    train_report rep;
-    train_report_init(&rep);
-    train_check_classifier(xw, targets, g, losses, loss, rows, cols, ignore_index, red, st, &rep);
-    report(name, &rep, rows, cols);
+    storage_widen(h, o.g, n, st);
+    to_host(o.losses, dlosses, rows * sizeof(float));
+    to_host(&o.loss, dloss, sizeof(float));
     CUDA_CHECK(cudaFree(dl));
     CUDA_CHECK(cudaFree(dt));
     CUDA_CHECK(cudaFree(dlosses));
     CUDA_CHECK(cudaFree(dloss));
     free(h);
-    free(xw);
-    free(g);
-    free(losses);
+    return o;
+}
+
+/* The fused classifier against the reference on every element. */
+static void check_classifier(const char *name, const float *x32, const int *targets, long long rows, long long cols,
+                             int ignore_index, train_reduction red, dtype st)
+{
+    classifier_out o = run_classifier(x32, targets, rows, cols, ignore_index, red, st);
+    train_report rep;
+    train_report_init(&rep);
+    train_check_classifier(o.xw, targets, o.g, o.losses, o.loss, rows, cols, ignore_index, red, st, &rep);
+    report(name, &rep, rows, cols);
+    classifier_out_free(&o);
 }
 
 /* check_classifier on rows x cols of normal logits (seed) and targets

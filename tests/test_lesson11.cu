@@ -15,7 +15,11 @@
  *     bits on every rank.
  *   - The cross-entropy over a split vocabulary: lesson 10's loss of every
  *     row, on every rank, with ignored rows, targets out of range, a
- *     target at -inf and an all -inf row.
+ *     target at -inf and an all -inf row; with K = 2 ... 5 ranks, targets
+ *     on the first and the last column of every rank's slice, ignored rows
+ *     exactly 0, ignore_index -100, 0, N - 1 and -7, targets out of range;
+ *   - slices whose length is a multiple of the float4 width cut into
+ *     several pieces, for the softmax and the loss, both ways.
  * The NCCL path runs in lesson 11's program (tests/cli.sh on a GPU). */
 #include <math.h>
 #include <stdio.h>
@@ -183,24 +187,17 @@ static void check_agreement(void)
     free(yb);
 }
 
-/* The loss over a split vocabulary: every row's, on every rank, against
- * lesson 10's float64 definition. Targets drawn per row, with ignored rows,
- * targets out of range (NaN), a target at -inf (+inf), an all -inf row
- * (NaN), and targets in every rank's slice. */
-static void check_loss(long long rows, long long cols, int nranks, split_method how)
+/* Runs cross_entropy_split of x (rows x cols, host) with targets t over
+ * `nranks` ranks on device 0 (each rank's losses poisoned with NaN first)
+ * and compares every row's loss on every rank with lesson 10's float64
+ * loss: NaN where it is NaN, an ignored row exactly 0, the same infinity,
+ * else within the tolerance. Returns how many are wrong; the first in
+ * *first (row), *first_got, *first_want. */
+static long long split_loss_wrong(const float *x, const int *t, long long rows, long long cols, int nranks,
+                                  int ignore_index, split_method how, long long *first, double *first_got,
+                                  double *first_want)
 {
-    const int IGNORE = -100;
-    float *x = (float *)malloc((size_t)(rows * cols) * sizeof(float));
-    int *t = (int *)malloc((size_t)rows * sizeof(int));
     float *got = (float *)malloc((size_t)rows * sizeof(float));
-    inputs_fill(x, rows, cols, INPUT_NORMAL, 1200 + (unsigned long long)cols);
-    for (long long r = 0; r < rows; r++) t[r] = (int)((r * 7919 + 13) % cols);
-    if (rows > 4) {
-        t[1] = IGNORE;
-        t[2] = (int)cols;                       /* out of range: NaN */
-        x[3 * cols + t[3]] = -INFINITY;         /* the target's logit at -inf: +inf */
-        for (long long j = 0; j < cols; j++) x[4 * cols + j] = -INFINITY; /* all -inf: NaN */
-    }
     split_rank ranks[SPLIT_MAX_RANKS];
     float *dl[SPLIT_MAX_RANKS];
     int *dt[SPLIT_MAX_RANKS];
@@ -212,23 +209,24 @@ static void check_loss(long long rows, long long cols, int nranks, split_method 
         CUDA_CHECK(cudaMalloc(&dl[k], (size_t)rows * sizeof(float)));
         CUDA_CHECK(cudaMemset(dl[k], 0xFF, (size_t)rows * sizeof(float)));
     }
-    cross_entropy_split(ranks, nranks, rows, cols, dt, IGNORE, dl, how, comm);
+    cross_entropy_split(ranks, nranks, rows, cols, dt, ignore_index, dl, how, comm);
     CUDA_CHECK(cudaDeviceSynchronize());
     const double R = verify_rtol(cols);
-    long long bad = 0, first = -1;
-    double first_got = 0, first_want = 0;
+    long long bad = 0;
+    *first = -1;
     for (int k = 0; k < nranks; k++) {
         CUDA_CHECK(cudaMemcpy(got, dl[k], (size_t)rows * sizeof(float), cudaMemcpyDeviceToHost));
         for (long long r = 0; r < rows; r++) {
-            const double want = ref_cross_entropy_row(x + r * cols, cols, t[r], IGNORE);
-            const int ok = isnan(want) ? isnan(got[r])
-                           : isinf(want) ? got[r] == (float)want
-                                         : fabs(got[r] - want) <= R * (1.0 + fabs(want));
+            const double want = ref_cross_entropy_row(x + r * cols, cols, t[r], ignore_index);
+            const int ok = isnan(want)               ? isnan(got[r])
+                           : t[r] == ignore_index    ? got[r] == 0.0f
+                           : isinf(want)             ? got[r] == (float)want
+                                                     : fabs(got[r] - want) <= R * (1.0 + fabs(want));
             if (!ok) {
-                if (first < 0) {
-                    first = r;
-                    first_got = got[r];
-                    first_want = want;
+                if (*first < 0) {
+                    *first = r;
+                    *first_got = got[r];
+                    *first_want = want;
                 }
                 bad++;
             }
@@ -238,13 +236,101 @@ static void check_loss(long long rows, long long cols, int nranks, split_method 
         CUDA_CHECK(cudaFree(dl[k]));
     }
     comm->destroy(comm);
+    free(got);
+    return bad;
+}
+
+/* The loss over a split vocabulary: every row's, on every rank, against
+ * lesson 10's float64 definition. Targets drawn per row, with ignored rows,
+ * targets out of range (NaN), a target at -inf (+inf), an all -inf row
+ * (NaN), and targets in every rank's slice. */
+static void check_loss(long long rows, long long cols, int nranks, split_method how)
+{
+    const int IGNORE = -100;
+    float *x = (float *)malloc((size_t)(rows * cols) * sizeof(float));
+    int *t = (int *)malloc((size_t)rows * sizeof(int));
+    inputs_fill(x, rows, cols, INPUT_NORMAL, 1200 + (unsigned long long)cols);
+    for (long long r = 0; r < rows; r++) t[r] = (int)((r * 7919 + 13) % cols);
+    if (rows > 4) {
+        t[1] = IGNORE;
+        t[2] = (int)cols;                       /* out of range: NaN */
+        x[3 * cols + t[3]] = -INFINITY;         /* the target's logit at -inf: +inf */
+        for (long long j = 0; j < cols; j++) x[4 * cols + j] = -INFINITY; /* all -inf: NaN */
+    }
+    long long first;
+    double first_got = 0, first_want = 0;
+    const long long bad = split_loss_wrong(x, t, rows, cols, nranks, IGNORE, how, &first, &first_got, &first_want);
     char name[256];
     snprintf(name, sizeof name, "cross_entropy_split over %d rank(s), %s, at %lld x %lld: every row's loss on every rank is lesson 10's float64 loss (ignored rows 0, a target out of range NaN, at -inf +inf)",
              nranks, METHOD_NAMES[how], rows, cols);
     test_expect(bad == 0, name, "%lld wrong, first row %lld: %.9g, want %.9g", bad, first, first_got, first_want);
     free(x);
     free(t);
-    free(got);
+}
+
+/* The target rules at every slice's edges: K ranks, rows 2k and 2k + 1
+ * with the target on the first and the last column of rank k's slice,
+ * then a row whose target is ignore_index, N, -1, -100 and -7 (each
+ * ignored where it is ignore_index, else out of range: NaN). */
+static void check_loss_edges(long long cols, int nranks, int ignore_index, split_method how, const char *shape)
+{
+    const long long rows = 2LL * nranks + 5;
+    float *x = (float *)malloc((size_t)(rows * cols) * sizeof(float));
+    int *t = (int *)malloc((size_t)rows * sizeof(int));
+    inputs_fill(x, rows, cols, INPUT_NORMAL, 1300 + (unsigned long long)(cols + nranks));
+    for (int k = 0; k < nranks; k++) {
+        t[2 * k] = (int)split_begin(cols, k, nranks);
+        t[2 * k + 1] = (int)split_begin(cols, k + 1, nranks) - 1;
+    }
+    const int tail[5] = {ignore_index, (int)cols, -1, -100, -7};
+    memcpy(t + 2 * nranks, tail, sizeof tail);
+    long long first;
+    double first_got = 0, first_want = 0;
+    const long long bad = split_loss_wrong(x, t, rows, cols, nranks, ignore_index, how, &first, &first_got, &first_want);
+    char name[400];
+    snprintf(name, sizeof name,
+             "cross_entropy_split over %d ranks, %s, %lld x %lld (%s), ignore_index = %d: targets on the first and the "
+             "last column of every rank's slice exact on every rank; ignored rows exactly 0; N, -1 and the other of "
+             "-100 and -7 NaN",
+             nranks, METHOD_NAMES[how], rows, cols, shape, ignore_index);
+    test_expect(bad == 0, name, "%lld wrong, first row %lld (target %d): %.9g, want %.9g", bad, first,
+                first >= 0 ? t[first] : 0, first_got, first_want);
+    free(x);
+    free(t);
+}
+
+/* K = 2 ... 5 ranks: slices of unequal lengths (N = 1003, not a multiple
+ * of any K: the first rank's slice one column shorter than the last's up
+ * to K = 5), with ignore_index -100, 0, N - 1 and -7; and slices of 8192
+ * and 8196 floats, multiples of the float4 width that split_piece_kernel
+ * cuts into 4 pieces at so few rows (split_plan: n / SPLIT_MIN_SEG, the
+ * last piece of 8196 shorter: 2040), for softmax_split and
+ * cross_entropy_split. */
+static void check_rank_edges(void)
+{
+    const long long N = 1003;
+    const int IGNORE[4] = {-100, 0, (int)(N - 1), -7};
+    for (int how = 0; how < 2; how++)
+        for (int k = 2; k <= 5; k++) {
+            for (int i = 0; i < 4; i++)
+                check_loss_edges(N, k, IGNORE[i], (split_method)how, "N = 1003: slices of unequal lengths");
+            for (int w = 0; w < 2; w++) {
+                const long long slice = w ? 8196 : 8192, cols = slice * k;
+                char shape[80];
+                snprintf(shape, sizeof shape, "slices of %lld floats, float4s in 4 pieces", slice);
+                char name[300];
+                snprintf(name, sizeof name,
+                         "softmax_split over %d ranks, %s, at 3 x %lld (%s): every element is the float64 softmax of "
+                         "its whole row",
+                         k, METHOD_NAMES[how], cols, shape);
+                float *x = (float *)malloc((size_t)(3 * cols) * sizeof(float));
+                inputs_fill(x, 3, cols, INPUT_NORMAL, 1400 + (unsigned long long)cols);
+                expect_split(x, 3, cols, k, (split_method)how, name);
+                free(x);
+                check_loss_edges(cols, k, -100, (split_method)how, shape);
+                check_loss_edges(cols, k, -7, (split_method)how, shape);
+            }
+        }
 }
 
 int main(void)
@@ -279,6 +365,7 @@ int main(void)
             check_loss(5, 7, k, (split_method)how);
         }
     check_loss(3, 70001, 2, SPLIT_ALL_GATHER);
+    check_rank_edges();
     split_release();
     return test_exit_status();
 }
