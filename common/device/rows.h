@@ -25,7 +25,9 @@
  * peeled off); 32-bit accesses otherwise. Rows holding NaN or +inf, and
  * rows of only -inf, give NaN (as PyTorch); -inf among finite values
  * gives 0. Lesson 8 calls it for float32 (softmax_fastest.h), lesson 9
- * for 16-bit storage (softmax_half.h). */
+ * for 16-bit storage (softmax_half.h). Paths 1 and 2 also run other row
+ * operations than the softmax (rows_op.cuh, path1_2_rows.cuh): lesson
+ * 10's log-softmax. */
 #ifndef COMMON_DEVICE_ROWS_H
 #define COMMON_DEVICE_ROWS_H
 #include <cuda_runtime.h>

@@ -1,8 +1,9 @@
 /* Lesson 9 program: both entry points in the storage type of --dtype
  * (float16 by default), each checked against the float64 reference and
  * timed against a copy of the same 16-bit bytes, then the same row engine
- * on float32 rows of the same values (what lesson 8 runs), for the time ratio the lesson is
- * about: half the bytes, about half the time where memory is the limit. */
+ * on float32 rows of the same values (what lesson 8 runs), for the time
+ * ratio the lesson is about: half the bytes, about half the time where
+ * memory is the limit. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
