@@ -78,9 +78,9 @@ __global__ void hold_kernel(const volatile int *release, volatile int *gave_up, 
  * map it (the runs are then timed without holding). */
 static volatile int *hold_flags(int **device)
 {
-    static int *host, *dev, tried;
-    if (!tried) {
-        tried = 1;
+    static int *host, *dev, asked;
+    if (!asked) {
+        asked = 1;
         if (cudaHostAlloc((void **)&host, 2 * sizeof(int), cudaHostAllocMapped) != cudaSuccess ||
             cudaHostGetDevicePointer((void **)&dev, host, 0) != cudaSuccess) {
             (void)cudaGetLastError(); /* clear it: timing goes on unheld */
