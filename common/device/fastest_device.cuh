@@ -37,6 +37,7 @@
 #include "vec.cuh"        /* lesson 5's load_vec, store_vec      */
 #include "view_cut.cuh"   /* lesson 5's cut of misaligned rows  */
 #include "row_reduce.cuh" /* lesson 5's row_reduce              */
+#include "rows_op.cuh"    /* what a row operation tells the paths */
 #include <cooperative_groups.h>
 
 /* Cluster code (path 3) compiles for sm_90 and up and for the CPU
@@ -330,6 +331,17 @@ __device__ __forceinline__ float fx_scale(float m_thread, online_md row)
     return expf(m_thread - online_md_shift(row.m)) * (1.0f / row.d);
 }
 
+/* The output of an element that was kept raw (x), given the row's max m
+ * (or its shift, 0 for an all -inf row) and the row's fin: exp(x - m)
+ * first with KEEP_EXP, E's exp (fx_exp<E>: expf for float, ex2.approx for
+ * 16-bit storage). */
+template <class OP, class E>
+__device__ __forceinline__ float rows_op_raw(float x, float m, typename OP::fin f)
+{
+    if constexpr (OP::KEEP_EXP) return OP::out(fx_exp<E>(x - m), f);
+    else return OP::out(x, f);
+}
+
 /* ---- views: peeling a row to keep 128-bit accesses ----------------------
  * Lesson 5's cut (view_cut.cuh): a head of 0-3 floats, a body of whole
  * float4s, a tail of 0-3 floats, when each row of x starts where the same
@@ -398,14 +410,14 @@ __device__ __forceinline__ online_md fx_chunk16_fold(online_md s, const T *xs, T
  * (registers, widened) and srow (shared memory, in the storage type: a
  * widened 16-bit value rounds back to itself exactly), and `extra` (one of
  * the row's head and tail elements, or -inf) into v[FPT]. Returns this
- * thread's state of all of it; v holds exp(v - *m_regs), srow the raw
- * values. Vector k of the shared
+ * thread's state of all of it; with OP::KEEP_EXP v holds exp(v - *m_regs)
+ * (else the raw values), srow the raw values. Vector k of the shared
  * part always belongs to thread k % BLOCK: each thread reads back only
  * what it wrote, so the piece needs no barrier. v: FPT + 1 floats. XS:
  * the row was cut at y's boundaries, so x's floats are read one at a time
  * (lesson 5's view_load_x); everything after the load, shared memory
  * included, stays float4. */
-template <int VEC, bool PEEL, int FPT, int BLOCK, bool XS, class T = float>
+template <class OP, int VEC, bool PEEL, int FPT, int BLOCK, bool XS, class T = float>
 __device__ __forceinline__ online_md fx_piece_read(const T *__restrict__ xr, int len, float extra, float *v,
                                                    T *srow, float *m_regs)
 {
@@ -485,15 +497,22 @@ __device__ __forceinline__ online_md fx_piece_read(const T *__restrict__ xr, int
     constexpr int X = PEEL ? 1 : 0;
     if constexpr (PEEL) v[FPT] = extra;
     else (void)extra;
-    const online_md t = fx_thread_state<FPT + X, T>(v);
-    *m_regs = t.m;
-    return online_md_merge(t, s);
+    if constexpr (OP::KEEP_EXP) {
+        const online_md t = fx_thread_state<FPT + X, T>(v);
+        *m_regs = t.m;
+        return online_md_merge(t, s);
+    } else { /* v stays raw */
+        const online_md t = fx_push<T, FPT + X>(online_md_identity(), v);
+        *m_regs = t.m;
+        return online_md_merge(t, s);
+    }
 }
 
-/* Writes the piece as exp(x - R.m) / R.d, given the row's state R, and
- * the extra to *yextra (when not null). All -inf row: R.m = -inf, shift
- * 0, exp(-inf) * (1 / 0) = NaN in both parts, as PyTorch. */
-template <int VEC, bool PEEL, int FPT, int BLOCK, class T = float>
+/* Writes the piece as operation OP's output (the softmax: exp(x - R.m) /
+ * R.d), given the row's state R, and the extra to *yextra (when not
+ * null). All -inf row: R.m = -inf, shift 0, and the softmax's exp(-inf) *
+ * (1 / 0) = NaN in both parts, as PyTorch. */
+template <class OP, int VEC, bool PEEL, int FPT, int BLOCK, class T = float>
 __device__ __forceinline__ void fx_piece_write(T *__restrict__ yr, int len, float *v, const T *srow,
                                                float m_regs, online_md R, T *yextra)
 {
@@ -501,26 +520,29 @@ __device__ __forceinline__ void fx_piece_write(T *__restrict__ yr, int len, floa
     constexpr int RCAP = BLOCK * FPT;
     const int rlen = len < RCAP ? len : RCAP;
     const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
-    const float scale = fx_scale(m_regs, R);
+    const float shift = online_md_shift(R.m);
+    const float c = OP::KEEP_EXP ? expf(m_regs - shift) : 1.0f; /* exp(m_t - M): the registers' factor */
+    const typename OP::fin f = OP::finish(R.m, R.d);
+    typename OP::fin fr = f; /* the registers' */
+    if constexpr (OP::KEEP_EXP) fr = OP::rescale(f, c);
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
         const int k = i * BLOCK + (int)threadIdx.x;
         if (k < nvec_r) {
 #pragma unroll
-            for (int j = 0; j < VEC; j++) v[i * VEC + j] *= scale;
+            for (int j = 0; j < VEC; j++) v[i * VEC + j] = OP::out(v[i * VEC + j], fr);
             if constexpr (PEEL) fx_store_peel<VEC>(yr + k * VEC, &v[i * VEC]);
             else store_vec<VEC>(yr + k * VEC, &v[i * VEC]);
         }
     }
     if constexpr (PEEL)
-        if (yextra) elem_store(yextra, v[FPT] * scale);
-    const float shift = online_md_shift(R.m), inv = 1.0f / R.d;
+        if (yextra) elem_store(yextra, OP::out(v[FPT], fr));
     T *ys = yr + RCAP;
     for (int k = threadIdx.x; k < nvec_s; k += BLOCK) {
         float w[VEC];
         load_vec<VEC>(srow + k * VEC, w);
 #pragma unroll
-        for (int j = 0; j < VEC; j++) w[j] = fx_exp<T>(w[j] - shift) * inv;
+        for (int j = 0; j < VEC; j++) w[j] = rows_op_raw<OP, T>(w[j], shift, f);
         store_vec<VEC>(ys + k * VEC, w);
     }
 }

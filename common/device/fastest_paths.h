@@ -88,20 +88,24 @@ static_assert(fx_reg_steps_ok(FX_NWARP - 1), "path 2's classes step by at most 1
 /* Cluster configurations (path 3), shortest rows first: the first whose
  * max_cols holds the row. C CTAs of `block` threads, each holding
  * block x fpt floats of its segment in registers and the rest (up to
- * max_cols / C - block x fpt floats) in shared memory. Picked from a sweep
- * of C, block and fpt: small register parts leave room for several CTAs
- * per SM (92.8 % of copy at N = 2^18 on the H100, where CTAs holding their
- * piece in 1024 threads' registers reach 83.3 %). Clusters above 8 CTAs
- * are non-portable (the H100 allows 16). Rows of 16385-32768 floats get no
- * cluster class of their own: path 2's single blocks beat register-only
- * pairs there (docs/experiments/rows-cluster-classes.md). */
+ * max_cols / C - block x fpt floats) in shared memory. Small register
+ * parts leave room for several CTAs per SM (92.8 % of copy at N = 2^18 on
+ * the H100, where CTAs holding their piece in 1024 threads' registers
+ * reach 83.3 %): 64 KB CTAs of 256 threads, four per SM, up to 2^17
+ * floats, 128 KB CTAs of 512 threads, two per SM, above. Against CTAs of
+ * half those pieces in clusters twice as large, the softmax at
+ * 256 x 2^18 ran 3.7 % faster on the H200
+ * (docs/experiments/rows-cluster-classes.md). Clusters above 8 CTAs are
+ * non-portable (the H100 and H200 allow 16). Rows of 16385-32768 floats
+ * take path 2's single blocks where there are rows enough
+ * (rows_plan.cu). */
 struct fx_cluster_cfg {
     long long max_cols;
     int c, block, fpt;
 };
 static constexpr fx_cluster_cfg FX_CL[] = {
-    {32768, 4, 256, 8},    {65536, 8, 256, 8},     {131072, 8, 512, 8},
-    {262144, 16, 256, 16}, {524288, 16, 512, 16}, {1048576, 16, 1024, 16},
+    {32768, 2, 256, 16},  {65536, 4, 256, 16},   {131072, 8, 256, 16},
+    {262144, 8, 512, 16}, {524288, 16, 512, 16}, {1048576, 16, 1024, 16},
 };
 #define FX_NCL (int)(sizeof FX_CL / sizeof FX_CL[0])
 static_assert(FX_CL[FX_NCL - 1].max_cols == FASTEST_CLUSTER_MAX_COLS, "path 3 ends at 2^20");
@@ -204,6 +208,19 @@ long long fx_grid_resident_16(dtype t, int mode16); /* path 3g's fx_grid_residen
  * fx_plan_f32 which path a 16-bit row of the same shape takes). */
 fastest_plan fx_plan_f32(fastest_path want, const float *x, long long ldx, const float *y, long long ldy,
                          long long rows, long long cols);
+/* What the plan asks of one operation's kernels: each has its own
+ * registers, so its own occupancy, and a row's pieces on path 3g must all
+ * be resident at once. all_paths: 1 when the operation has paths 2s and
+ * 3b too (the softmax), else the plan leaves them out. */
+typedef struct {
+    int (*cluster_shape)(int mode, long long cols, int *cfg_out, int *c_out); /* fx_cluster_shape */
+    int (*cluster_ctas_per_sm)(int mode, int cfg);                            /* fx_cluster_ctas_per_sm */
+    long long (*grid_resident)(int mode);                                     /* fx_grid_resident */
+    int all_paths;
+} fx_op_kernels;
+/* fx_plan_f32 for the operation whose kernels k describes. */
+fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const float *x, long long ldx,
+                             const float *y, long long ldy, long long rows, long long cols);
 fastest_plan fx_run_f32(fastest_path want, const float *x, long long ldx, float *y, long long ldy, long long rows,
                         long long cols, cudaStream_t stream);
 

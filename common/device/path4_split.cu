@@ -5,137 +5,7 @@
  * most 67 % of copy, a little more with the second read partly served from
  * L2; still far above one block per row, which uses one SM of 132 when
  * M = 1. */
-#include <limits.h>
-#include <math.h>
-
-#include "check.h"
-#include "cluster_launch.h"
-#include "fastest_device.cuh"
-#include "fastest_paths.h"
-
-/* ---- path 4: a row split over many blocks (seed 002's block softmax) ------
- * Kernel 1: block b summarises piece b % splits of row b / splits,
- * FX_SPLIT_FPT floats per thread in flight, into work[b]. Kernel 2: every
- * block of a row merges the row's `splits` states (same threads, same
- * order, same tree: the same bits in every block), then reads its piece
- * again and writes exp(x - M) / D. 2 reads + 1 write. Kernel 2 walks the
- * pieces in reverse order: the pieces kernel 1 read last are the likeliest
- * still in L2. On sm_90 kernel 2 is a programmatic dependent launch: its
- * blocks take the SMs that kernel 1's last blocks leave, load their first
- * vectors, and only then wait for kernel 1 (fx_run_split_as).
- * Positions are 64-bit: one row may hold more than 2^31 floats. */
-/* exp as ex2.approx for every storage type (fx_exp<__half>), as path 3b
- * takes it and for the same reason: the arithmetic between a thread's
- * loads is part of each load's time. Float rows at M = 1 ... 4 run at
- * 63.4-63.6 % of copy against 62.5-63.0 % with expf, H200
- * (docs/experiments/rows-fast-exp.md). Its error is bulk_copy.cuh's: under
- * 7e-6 relative. */
-typedef __half fx_split_exp_type;
-
-template <int VEC, bool PEEL, int BLOCK, class T = float>
-__global__ void __launch_bounds__(BLOCK)
-fastest_split_state_kernel(const T *__restrict__ x, long long ldx, long long cols, long long splits,
-                           long long seg, int mis, online_md *__restrict__ work)
-{
-    constexpr int U = FX_SPLIT_FPT / VEC;
-    __shared__ float red_m[32], red_d[32];
-#if FX_CLUSTER_CODE
-    /* Kernel 2 may start on the SMs this grid frees once every block of it
-     * has begun; it reads work[] only after this grid has finished. */
-    cudaTriggerProgrammaticLaunchCompletion();
-#endif
-    const long long b = blockIdx.x, row = b / splits, piece = b % splits, begin = piece * seg;
-    const T *xr = x + row * ldx;
-    const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols); /* extras: piece 0's threads 0-5 */
-    const long long blen = cut.nvec * VEC, len = blen - begin < seg ? blen - begin : seg;
-    const long long nvec = len > 0 ? len / VEC : 0;
-    const T *xs = xr + cut.head + begin;
-
-    online_md s = online_md_identity();
-    if constexpr (PEEL) {
-        const float e = piece == 0 ? view_extra_load(xr, cut, threadIdx.x) : -INFINITY;
-        s = fx_push<fx_split_exp_type, 1>(s, &e);
-    }
-    for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * BLOCK) {
-        float v[U * VEC];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const long long k = k0 + (long long)u * BLOCK;
-            if (k < nvec) {
-                load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
-            } else {
-#pragma unroll
-                for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
-            }
-        }
-        s = fx_push<fx_split_exp_type, U * VEC>(s, v);
-    }
-    s = online_md_row_merge<BLOCK>(s, red_m, red_d);
-    if (threadIdx.x == 0) work[b] = s;
-}
-
-template <int VEC, bool PEEL, int BLOCK, class T = float>
-__global__ void __launch_bounds__(BLOCK)
-fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy,
-                           long long cols, long long splits, long long seg,
-                           int mis, const online_md *__restrict__ work)
-{
-    constexpr int U = FX_SPLIT_FPT / VEC;
-    __shared__ float red_m[32], red_d[32];
-    const long long b = (long long)gridDim.x - 1 - blockIdx.x; /* reverse: L2 reuse */
-    const long long row = b / splits, piece = b % splits, begin = piece * seg;
-    const T *xr = x + row * ldx;
-    const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
-    const long long blen = cut.nvec * VEC, len = blen - begin < seg ? blen - begin : seg;
-    const long long nvec = len > 0 ? len / VEC : 0;
-    const T *xs = xr + cut.head + begin;
-
-    /* The first loads do not depend on kernel 1: they go out before the
-     * wait for it (a programmatic dependent launch, sm_90). */
-    float v[U * VEC];
-    long long k0 = threadIdx.x;
-#pragma unroll
-    for (int u = 0; u < U; u++) {
-        const long long k = k0 + (long long)u * BLOCK;
-        if (k < nvec) load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
-    }
-#if FX_CLUSTER_CODE
-    cudaGridDependencySynchronize(); /* kernel 1 has finished and its work[] is visible */
-#endif
-    const online_md *wr = work + row * splits;
-    online_md s = online_md_identity();
-    for (long long i = threadIdx.x; i < splits; i += BLOCK) s = online_md_merge(s, wr[i]);
-    s = online_md_row_merge<BLOCK>(s, red_m, red_d);
-    const float inv = 1.0f / s.d;
-
-    T *yr = y + row * ldy;
-    if constexpr (PEEL)
-        if (piece == 0 && (int)threadIdx.x < cut.nextra) {
-            const long long at = fx_extra_at<T>(cut, threadIdx.x);
-            if constexpr (fx_is_float<T>) yr[at] = fx_exp<fx_split_exp_type>(xr[at] - s.m) * inv;
-            else elem_store(yr + at, fx_exp<fx_split_exp_type>(elem_load(xr + at) - s.m) * inv);
-        }
-    T *ys = yr + cut.head + begin;
-    for (;;) {
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const long long k = k0 + (long long)u * BLOCK;
-            if (k < nvec) {
-#pragma unroll
-                for (int j = 0; j < VEC; j++) v[u * VEC + j] = fx_exp<fx_split_exp_type>(v[u * VEC + j] - s.m) * inv;
-                if constexpr (PEEL) fx_store_peel<VEC>(ys + k * VEC, &v[u * VEC]);
-                else store_vec<VEC>(ys + k * VEC, &v[u * VEC]);
-            }
-        }
-        k0 += (long long)U * BLOCK;
-        if (k0 >= nvec) break;
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const long long k = k0 + (long long)u * BLOCK;
-            if (k < nvec) load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
-        }
-    }
-}
+#include "path4_split.cuh"
 
 /* Path 4: about this many blocks per SM over the whole grid, and at least
  * this many floats per block. */
@@ -158,62 +28,18 @@ void fx_split_shape(long long rows, long long cols, long long *splits, long long
     *splits = (cols + g - 1) / g;
 }
 
-template <int VEC, bool PEEL, class T = float>
-static void fx_run_split_as(const T *x, long long ldx, T *y, long long ldy, long long rows,
-                            long long cols, long long splits, long long seg, cudaStream_t stream)
-{
-    /* Rows in batches so that one grid stays within 2^31 - 1 blocks. */
-    const long long batch_max = INT_MAX / splits;
-    for (long long r0 = 0; r0 < rows; r0 += batch_max) {
-        const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
-        online_md *work = fx_workspace(n * splits);
-        const T *xb = x + r0 * ldx;
-        T *yb = y + r0 * ldy;
-        const unsigned blocks = (unsigned)(n * splits);
-        void (*k1)(const T *, long long, long long, long long, long long, int, online_md *) =
-            fastest_split_state_kernel<VEC, PEEL, FX_SPLIT_BLOCK, T>;
-        void (*k2)(const T *, long long, T *, long long, long long, long long, long long, int,
-                   const online_md *) = fastest_split_write_kernel<VEC, PEEL, FX_SPLIT_BLOCK, T>;
-        k1<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, cols, splits, seg, fx_mis(xb), work);
-        CUDA_CHECK_LAUNCH();
-        /* Kernel 2 as a programmatic dependent of kernel 1 where the GPU
-         * and the build have it (sm_90: the same test as for clusters),
-         * else an ordinary launch after it. Asked once per instantiation,
-         * as the other paths ask their occupancy: one kind of GPU per
-         * process. */
-        static int dependent = -1;
-        if (dependent < 0) dependent = fx_can_launch_clusters((const void *)k2);
-        cudaLaunchAttribute attr[1];
-        const cudaLaunchConfig_t lc = fx_dependent_config(blocks, FX_SPLIT_BLOCK, stream, attr, dependent);
-        CUDA_CHECK(cudaLaunchKernelEx(&lc, k2, xb, ldx, yb, ldy, cols, splits, seg, fx_mis(xb),
-                                      (const online_md *)work));
-        CUDA_CHECK_LAUNCH();
-    }
-}
-
 void fx_run_split(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
                   long long cols, cudaStream_t stream)
 {
-    if (p->peel) fx_run_split_as<4, true>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
-    else if (p->vec4) fx_run_split_as<4, false>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
-    else fx_run_split_as<1, false>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
+    fx_run_split_op<rows_op_softmax>(p, x, ldx, y, ldy, rows, cols, stream);
 }
 
-/* Lesson 9: 16-bit storage; vec4 means 16-byte vectors of 8 elements. The
- * plan's pieces are whole 64-element multiples: 16-byte aligned in an
- * aligned row of either width. */
-template <class T>
-static void fx_run_split_t(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
-                           long long cols, cudaStream_t stream)
-{
-    if (p->peel) fx_run_split_as<8, true>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
-    else if (p->vec4) fx_run_split_as<8, false>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
-    else fx_run_split_as<1, false>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
-}
-
+/* Lesson 9: 16-bit storage. */
 void fx_run_split_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
                      long long rows, long long cols, cudaStream_t stream)
 {
-    if (t == DTYPE_F16) fx_run_split_t(p, (const __half *)x, ldx, (__half *)y, ldy, rows, cols, stream);
-    else fx_run_split_t(p, (const __nv_bfloat16 *)x, ldx, (__nv_bfloat16 *)y, ldy, rows, cols, stream);
+    if (t == DTYPE_F16) fx_run_split_op<rows_op_softmax>(p, (const __half *)x, ldx, (__half *)y, ldy, rows, cols, stream);
+    else
+        fx_run_split_op<rows_op_softmax>(p, (const __nv_bfloat16 *)x, ldx, (__nv_bfloat16 *)y, ldy, rows, cols,
+                                         stream);
 }

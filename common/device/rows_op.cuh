@@ -13,11 +13,16 @@
  *   fin       what the operation needs of the row once m and d are known,
  *   finish(m, d) which makes it, once per thread,
  *   out(v, f) an element's output from what its register holds,
+ *   rescale(f, c) with KEEP_EXP, for registers that hold exp(x - m_t) of
+ *             their thread's own max m_t (paths 3 and 3g), the fin that
+ *             gives their output, c being exp(m_t - m),
  *   FPT_MIN   the fewest floats a thread of paths 1 and 2 holds
  *             (path1_2_rows.cuh's fx_reg_op).
  *
- * The engine's paths 1 and 2 (the row in registers, path1_2_rows.cuh) take
- * any operation; the others run the softmax. */
+ * Paths 1, 2, 3, 3g and 4 take any operation (path1_2_rows.cuh,
+ * path3_cluster.cuh, path3g_grid.cuh, path4_split.cuh); paths 2s and 3b
+ * run the softmax only, and the plan of another operation leaves them out
+ * (rows_run.cuh). */
 #ifndef COMMON_DEVICE_ROWS_OP_CUH
 #define COMMON_DEVICE_ROWS_OP_CUH
 
@@ -34,6 +39,7 @@ struct rows_op_softmax {
         (void)m;
         return fin{1.0f / d};
     }
+    static __device__ __forceinline__ fin rescale(fin f, float c) { return fin{c * f.scale}; }
     static __device__ __forceinline__ float out(float e, fin f) { return e * f.scale; }
 };
 

@@ -3,17 +3,20 @@
  * exists). This file looks at the shape, the pointers and the GPU, picks a
  * path and its launch shape for float rows (fx_plan_f32; fastest_typed.cu
  * does 16-bit rows), and calls the path's launcher. Each path, kernel and
- * launcher, is in its own file:
+ * launcher, is in its own file (a .cuh of templates over the row
+ * operation, rows_op.cuh, where the path runs any operation, and a .cu
+ * instantiating the softmax):
  *
- *   path1_2_rows.cu   paths 1 and 2: the row in registers
- *   path2s_shared.cu  path 2s: the row in shared memory
- *   path3_cluster.cu  path 3: a row across a thread-block cluster
- *   path3b_bulk.cu    path 3b: the same, each piece loaded by bulk copies
- *   path3g_grid.cu    path 3g: a row across independent CTAs
- *   path4_split.cu    path 4: a row split over many blocks, read twice
+ *   path1_2_rows      paths 1 and 2: the row in registers
+ *   path2s_shared     path 2s: the row in shared memory
+ *   path3_cluster     path 3: a row across a thread-block cluster
+ *   path3b_bulk       path 3b: the same, each piece loaded by bulk copies
+ *   path3g_grid       path 3g: a row across independent CTAs
+ *   path4_split       path 4: a row split over many blocks, read twice
  *
  * with the device code they share in fastest_device.cuh and what this
- * file needs from them in fastest_paths.h. */
+ * file needs from them in fastest_paths.h. Other operations' plans come
+ * from fx_plan_f32_for, asked of their own kernels (rows_run.cuh). */
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -135,8 +138,17 @@ static int fx_alignment(const float *x, long long ldx, const float *y, long long
     return ax % 4 == 0 && ay % 4 == 0 ? FX_YCUT : FX_SCALAR;
 }
 
+/* The softmax's kernels, as the plan asks them. */
+static const fx_op_kernels FX_SOFTMAX_KERNELS = {fx_cluster_shape, fx_cluster_ctas_per_sm, fx_grid_resident, 1};
+
 fastest_plan fx_plan_f32(fastest_path want, const float *x, long long ldx, const float *y, long long ldy,
                          long long rows, long long cols)
+{
+    return fx_plan_f32_for(&FX_SOFTMAX_KERNELS, want, x, ldx, y, ldy, rows, cols);
+}
+
+fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const float *x, long long ldx,
+                             const float *y, long long ldy, long long rows, long long cols)
 {
     fastest_plan p = {};
     const int align = fx_alignment(x, ldx, y, ldy, rows, cols);
@@ -161,11 +173,11 @@ fastest_plan fx_plan_f32(fastest_path want, const float *x, long long ldx, const
     int ccfg = 0, csize = 1;
     const int fits_cluster = !rows_only && (want == FASTEST_CLUSTER || want == FASTEST_AUTO) &&
                              cols <= FASTEST_CLUSTER_MAX_COLS && softmax_fastest_has_clusters() &&
-                             fx_cluster_shape(mode, body, &ccfg, &csize);
+                             k->cluster_shape(mode, body, &ccfg, &csize);
     const long long ccap = csize * fx_cl_cap(ccfg, sizeof(float)); /* the cluster's floats */
-    const int cluster_auto = fits_cluster && fx_cluster_ctas_per_sm(mode, ccfg) >= FX_MIN_RESIDENT &&
+    const int cluster_auto = fits_cluster && k->cluster_ctas_per_sm(mode, ccfg) >= FX_MIN_RESIDENT &&
                              body * 100 >= ccap * FX_CLUSTER_MIN_FILL;
-    const int fits_shared = !rows_only && cols <= softmax_fastest_shared_capacity() &&
+    const int fits_shared = !rows_only && k->all_paths && cols <= softmax_fastest_shared_capacity() &&
                             (want == FASTEST_SHARED || (want == FASTEST_AUTO && !block_always &&
                                                         fx_shared_blocks_per_sm(cols) >= FX_MIN_RESIDENT));
     /* Path 3b: aligned and peeled views (bulk copies move whole 16-byte
@@ -173,13 +185,13 @@ fastest_plan fx_plan_f32(fastest_path want, const float *x, long long ldx, const
      * (bulk_copy.cuh). */
     int bsize = 0;
     long long bseg = 0;
-    const int fits_bulk = !rows_only && (want == FASTEST_BULK || want == FASTEST_AUTO) &&
+    const int fits_bulk = !rows_only && k->all_paths && (want == FASTEST_BULK || want == FASTEST_AUTO) &&
                           (align == FX_ALIGNED || align == FX_PEELED) && softmax_fastest_has_clusters() &&
                           fx_bulk_shape(DTYPE_F32, body, &bsize, &bseg);
     long long gpieces = 0, gseg = 0;
     if (!rows_only) fx_grid_shape(rows, cols, sizeof(float), &gpieces, &gseg);
     const int fits_grid = !rows_only && (want == FASTEST_GRID || want == FASTEST_AUTO) &&
-                          gpieces <= fx_grid_resident(mode);
+                          gpieces <= k->grid_resident(mode);
 
     fastest_path path = want;
     if ((want == FASTEST_WARP && !fits_warp) || (want == FASTEST_BLOCK && !fits_block) ||

@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(BLK) frame_body_kernel(const float *__restrict
     if constexpr (BODY10)
         s = train_onchip_load<4, FPT, true, float, false, BLK>(x + row * cols + begin, len, v, srow, -INFINITY);
     else
-        s = fx_piece_read<4, false, FPT, BLK, false>(x + row * cols + begin, len, -INFINITY, v, srow, &m_regs);
+        s = fx_piece_read<rows_op_softmax, 4, false, FPT, BLK, false>(x + row * cols + begin, len, -INFINITY, v, srow, &m_regs);
     const online_md b = online_md_row_merge<BLK>(s, red_m, red_d);
     online_md r;
     unsigned before = 0;
@@ -96,7 +96,7 @@ __global__ void __launch_bounds__(BLK) frame_body_kernel(const float *__restrict
         const log_op op = {r.m, logf(r.d)};
         train_onchip_store<4, FPT, float, log_op, BLK>(y + row * cols + begin, len, v, srow, op);
     } else {
-        fx_piece_write<4, false, FPT, BLK>(y + row * cols + begin, len, v, srow, m_regs, r, (float *)nullptr);
+        fx_piece_write<rows_op_softmax, 4, false, FPT, BLK>(y + row * cols + begin, len, v, srow, m_regs, r, (float *)nullptr);
     }
     if constexpr (HELPERS) train_onchip_leave<false>(&sync[1 + row], before, pieces);
     else if (threadIdx.x == 0) fx_grid_leave(&sync[1 + row], before, (unsigned)pieces);

@@ -10,10 +10,8 @@
  * in registers: 8 bytes per element (12 for the backward), where the
  * split path (train_row.cuh) reads the row twice.
  *
- * Lesson 8 keeps exp(x - m_t) in its registers; log-softmax and the
- * backward keep the raw values: log-softmax needs x itself (x - m - log d;
- * log of an underflowed exp cannot give it back), the backward y and dy,
- * and exp is computed again on the way out. The classifier needs only p:
+ * Lesson 8 keeps exp(x - m_t) in its registers; the backward keeps the
+ * raw y and dy. The classifier needs only p:
  * its register part keeps exps as lesson 8 does (train_onchip_load with
  * KEEP_EXP), its shared part raw values, as the others.
  *
@@ -29,15 +27,15 @@
  * rows of more pieces take as many bulk-loaded CTAs meeting through the
  * workspace: classifier_bulk_kernel, classifier_fused.cu.) Float rows of
  * more than 8 pieces meet in clusters of larger CTAs (TRAIN_BIG_BLOCK,
- * below): log-softmax's up to 32 pieces of 64 KB (2^19 floats), the
- * classifier's up to 16. Longer rows keep the ticket: the classifier's
+ * below), up to 16 pieces of 64 KB. Longer rows keep the ticket: the classifier's
  * rows of 2^19 in 16 CTAs of 128 KB, one per SM, ran at 57.5 % against
  * 89.1 (H100); and a row of several clusters, meeting in the workspace,
  * has its clusters start apart, each waiting for the last with 16 CTAs'
  * slots held (docs/experiments/training-onchip-clusters.md).
  *
  * A row whose P pieces do not fit on the GPU at once (past about 8.6 M
- * floats on an H100) takes the split path. */
+ * floats on an H100) takes the split path. (Log-softmax runs on the row
+ * engine instead: log_softmax.cu.) */
 #ifndef LESSON10_TRAIN_GRID_CUH
 #define LESSON10_TRAIN_GRID_CUH
 
@@ -47,6 +45,7 @@
 #include "train_row.cuh"
 #include "device/grid_sync.cuh" /* lesson 8's ticket and per-row count */
 #include "device/cluster_launch.h" /* lesson 8's cluster launch and its test */
+#include "device/rows.h" /* the row engine: its paths and plans */
 
 /* Most CTAs in a cluster: 16 on the H100 and H200, with the kernel opted
  * in to sizes past the portable 8 (train_cluster_fits). */
@@ -465,10 +464,13 @@ static void train_onchip_launch(const train_grid_plan *p, long long n, cudaStrea
 /* Whether each family takes its on-chip path at rows x cols (its file):
  * 0 no, 1 with the workspace, C >= 2 in clusters of C CTAs. */
 int backward_on_chip(long long rows, long long cols);
-int log_softmax_on_chip(long long rows, long long cols);
-/* The row engine's register path that log-softmax takes at rows x cols
- * (cols <= TRAIN_REG_MAX_COLS), for train_path_name. log_softmax.cu. */
-const char *log_softmax_reg_name(long long rows, long long cols);
+/* Log-softmax's path by name, for train_path_name (log_softmax.cu). */
+const char *log_softmax_path_name(long long rows, long long cols);
+/* The engine path the operations on it ask for: paths 1 and 2 up to
+ * TRAIN_REG_MAX_COLS, past it what train_set_long_rows says (AUTO and
+ * BULK: the dispatcher's choice; SPLIT, GRID, CLUSTER: that path where
+ * the shape fits it). */
+fastest_path train_engine_want(long long cols);
 int classifier_on_chip(long long rows, long long cols, dtype t);
 /* The classifier's 16-bit-only paths, by name (classifier_fused.cu). */
 const char *classifier_path16(long long rows, long long cols, dtype t);

@@ -218,8 +218,7 @@ static inline long long train_splits(long long cols) { return (cols + TRAIN_SPLI
 /* Vectors in flight per thread in the split paths' loops: 16 floats. */
 #define TRAIN_SPLIT_U(VEC) (16 / (VEC) < 1 ? 1 : 16 / (VEC))
 
-/* The write loop of the split paths' second kernels (log-softmax, the
- * classifier): U vectors of `in` loaded (16 elements per thread in
+/* The write loop of the split paths' second kernels (the classifier): U vectors of `in` loaded (16 elements per thread in
  * flight), then each element replaced by op(value, its column in the
  * piece) and the vector stored to `out`. out may be in (the classifier
  * writes in place): every element is read before the same thread writes
@@ -260,7 +259,7 @@ __device__ __forceinline__ void train_piece(long long splits, long long cols, lo
     *len = cols - *begin < TRAIN_SPLIT_SEG ? cols - *begin : TRAIN_SPLIT_SEG;
 }
 
-/* Kernel 1 of every (m, d) split path (log-softmax, loss, classifier):
+/* Kernel 1 of every (m, d) split path (loss, classifier):
  * block b summarises piece b % splits of row b / splits into state[b].
  * With targets (not NULL), the thread that meets column t = targets[row]
  * stores x[t] in xt[row]: the loss needs it, and the classifier must have

@@ -81,6 +81,17 @@ void train_set_long_rows(train_long_rows mode) { long_mode = mode; }
 int train_long_on_chip(void) { return long_mode != TRAIN_LONG_SPLIT; }
 int train_long_auto(void) { return long_mode == TRAIN_LONG_AUTO; }
 
+fastest_path train_engine_want(long long cols)
+{
+    if (cols <= TRAIN_REG_MAX_COLS) return cols <= FASTEST_WARP_MAX_COLS ? FASTEST_WARP : FASTEST_BLOCK;
+    switch (long_mode) {
+    case TRAIN_LONG_SPLIT: return FASTEST_SPLIT;
+    case TRAIN_LONG_GRID: return FASTEST_GRID;
+    case TRAIN_LONG_CLUSTER: return FASTEST_CLUSTER;
+    default: return FASTEST_AUTO;
+    }
+}
+
 /* A kernel of this file's build, for the target the GPU runs. */
 __global__ void train_target_probe(void) {}
 
@@ -132,18 +143,19 @@ int train_cluster_fits(const void *k, int c, int block, size_t smem)
 int train_reads_once(train_kernel k, long long rows, long long cols, dtype t)
 {
     if (k == TRAIN_K_LOSS || cols <= TRAIN_REG_MAX_COLS) return 1;
+    if (k == TRAIN_K_LOG_SOFTMAX) return log_softmax_plan_at(rows, cols).path != FASTEST_SPLIT;
     if (!train_long_on_chip() || rows <= 0) return 0;
-    return (k == TRAIN_K_BACKWARD      ? backward_on_chip(rows, cols)
-            : k == TRAIN_K_LOG_SOFTMAX ? log_softmax_on_chip(rows, cols)
-                                       : classifier_on_chip(rows, cols, t)) != 0;
+    return (k == TRAIN_K_BACKWARD ? backward_on_chip(rows, cols) : classifier_on_chip(rows, cols, t)) != 0;
 }
 
 int train_cluster_size(train_kernel k, long long rows, long long cols)
 {
+    if (k == TRAIN_K_LOG_SOFTMAX) {
+        const fastest_plan p = log_softmax_plan_at(rows, cols);
+        return p.path == FASTEST_CLUSTER ? p.cluster : 0;
+    }
     if (cols <= TRAIN_REG_MAX_COLS || !train_long_on_chip() || rows <= 0) return 0;
-    const int c = k == TRAIN_K_LOG_SOFTMAX  ? log_softmax_on_chip(rows, cols)
-                  : k == TRAIN_K_CLASSIFIER ? classifier_on_chip(rows, cols, DTYPE_F32)
-                                            : 0;
+    const int c = k == TRAIN_K_CLASSIFIER ? classifier_on_chip(rows, cols, DTYPE_F32) : 0;
     return c >= 2 ? c : 0;
 }
 
@@ -151,6 +163,7 @@ const char *train_path_name_typed(train_kernel k, long long rows, long long cols
 {
     static char name[128];
     if (k != TRAIN_K_CLASSIFIER) t = DTYPE_F32; /* the other kernels are float32 only */
+    if (k == TRAIN_K_LOG_SOFTMAX) return log_softmax_path_name(rows, cols);
     const char *own = k == TRAIN_K_CLASSIFIER ? classifier_path16(rows, cols, t) : NULL;
     if (own) return own;
     const char *elems = t == DTYPE_F32 ? "floats" : "elements";
@@ -185,7 +198,6 @@ const char *train_path_name_typed(train_kernel k, long long rows, long long cols
                  (long long)TRAIN_GRID_BLOCK * TRAIN_GRID_FPT + TRAIN_GRID_SMEM / (long long)dtype_size(t), elems);
         return name;
     }
-    if (k == TRAIN_K_LOG_SOFTMAX && cols <= TRAIN_REG_MAX_COLS) return log_softmax_reg_name(rows, cols);
     switch (train_class(cols)) {
 #define TRAIN_CLASS_NAME(c, maxc, fpt, tpr, block)                                                            \
     case c:                                                                                                   \

@@ -1,0 +1,25 @@
+#!/bin/sh
+# A/B of one compile-time switch on the GPU machine: the working tree built
+# twice, plainly (build/) and with -D$FLAG (build_alt/, sm_90), then
+# `bench --lesson L --cols $C` of both, alternately, two runs each, for each
+# L of $LESSONS; tests/ab.awk's table (base: without the flag, new: with it)
+# goes to $OUT/ab.txt and its lines matching $SHOW to stdout. For tuning
+# experiments (docs/experiments/): the switch is an #ifdef in the tree;
+# build_alt/ is ignored by git.
+#   OUT=... FLAG=NAME LESSONS="8 10" [C=32768,65536] [SHOW=regex] sh tests/ab_flags.sh
+set -u
+: "${OUT:?}" "${FLAG:?}" "${LESSONS:?}"
+C=${C:-32768,65536,131072,262144,524288,1048576}
+make -j"$(nproc)" build/bench >"$OUT/b1.log" 2>&1 || { tail "$OUT/b1.log"; exit 1; }
+make -j"$(nproc)" BUILD=build_alt ARCH="-gencode arch=compute_90,code=sm_90 -D$FLAG" build_alt/bench \
+    >"$OUT/b2.log" 2>&1 || { tail "$OUT/b2.log"; exit 1; }
+for r in 1 2; do
+    for L in $LESSONS; do
+        mkdir -p "$OUT/ab-base$r-$L" "$OUT/ab-new$r-$L"
+        build/bench --lesson "$L" --cols "$C" --out "$OUT/ab-base$r-$L" >/dev/null 2>&1
+        build_alt/bench --lesson "$L" --cols "$C" --out "$OUT/ab-new$r-$L" >/dev/null 2>&1
+    done
+done
+awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv >"$OUT/ab.txt"
+rm -rf "$OUT"/ab-base* "$OUT"/ab-new*
+grep -E "${SHOW:-.}" "$OUT/ab.txt"
