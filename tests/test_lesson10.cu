@@ -154,6 +154,39 @@ static void test_log_softmax_engine_paths(void)
     }
 }
 
+/* The backward runs on the row engine as an operation of two inputs: in
+ * registers up to TRAIN_REG_MAX_COLS (path 1 up to 1024 floats, else 2),
+ * past it on chip across the GPU (path 3g) where the row's pieces fit,
+ * else split (path 4), never in a cluster; TRAIN_LONG_SPLIT takes path 4
+ * and TRAIN_LONG_GRID path 3g. */
+static void test_backward_engine_paths(void)
+{
+    static const long long S[][2] = {{4096, 512}, {64, 4097}, {64, 16384}, {4096, 1 << 15}, {64, 1 << 20}, {2, 70001}};
+    for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
+        const long long rows = S[i][0], cols = S[i][1];
+        const fastest_path want = cols <= 1024 ? FASTEST_WARP : cols <= TRAIN_REG_MAX_COLS ? FASTEST_BLOCK : FASTEST_GRID;
+        const fastest_path got = backward_plan_at(rows, cols).path;
+        char name[200];
+        snprintf(name, sizeof name, "softmax_backward at %lld x %lld takes the row engine's %s", rows, cols,
+                 fastest_path_name(want));
+        test_expect(got == want, name, "path %s", fastest_path_name(got));
+        if (cols <= TRAIN_REG_MAX_COLS) continue;
+        train_set_long_rows(TRAIN_LONG_SPLIT);
+        const fastest_path split = backward_plan_at(rows, cols).path;
+        train_set_long_rows(TRAIN_LONG_GRID);
+        const fastest_path grid = backward_plan_at(rows, cols).path;
+        train_set_long_rows(TRAIN_LONG_CLUSTER);
+        const fastest_path cl = backward_plan_at(rows, cols).path;
+        train_set_long_rows(TRAIN_LONG_AUTO);
+        snprintf(name, sizeof name,
+                 "softmax_backward at %lld x %lld: TRAIN_LONG_SPLIT takes path 4, TRAIN_LONG_GRID path 3g, "
+                 "TRAIN_LONG_CLUSTER no cluster",
+                 rows, cols);
+        test_expect(split == FASTEST_SPLIT && grid == FASTEST_GRID && cl != FASTEST_CLUSTER, name, "%s, %s, %s",
+                    fastest_path_name(split), fastest_path_name(grid), fastest_path_name(cl));
+    }
+}
+
 /* The classifier's long-row modes take the paths they name: on sm_90 and
  * up, float rows of 2 to 16 pieces in a cluster of that many blocks, by
  * default where every SM gets a block. */
@@ -564,6 +597,7 @@ int main(void)
     test_shapes();
     test_long_row_modes();
     test_log_softmax_engine_paths();
+    test_backward_engine_paths();
     test_special_values();
     test_targets();
     test_target_rules();

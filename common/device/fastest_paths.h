@@ -147,10 +147,12 @@ static constexpr long long fx_cl_cap(int cfg, int esize)
 #define FX_GRID_MIN_PIECE 2048 /* ... and at least, when few rows ask for more CTAs */
 /* Elements of esize bytes per path 3g CTA at most, as fx_cl_cap: the
  * registers' FX_GRID_BLOCK x FX_GRID_FPT and 48 KB of shared memory in the
- * storage type (16384 floats, 28672 16-bit elements). */
-static constexpr long long fx_grid_cap(int esize)
+ * storage type (16384 floats, 28672 16-bit elements), shared by the nin
+ * inputs of an operation (8192 floats of each of two). */
+static constexpr long long fx_grid_cap(int esize, int nin = 1)
 {
-    return (long long)FX_GRID_BLOCK * FX_GRID_FPT + (FX_GRID_PIECE - (long long)FX_GRID_BLOCK * FX_GRID_FPT) * 4 / esize;
+    return ((long long)FX_GRID_BLOCK * FX_GRID_FPT + (FX_GRID_PIECE - (long long)FX_GRID_BLOCK * FX_GRID_FPT) * 4 / esize) /
+           nin;
 }
 
 /* Path 3b's CTA shape, pieces and cluster sizes (FX_BULK_*) are in
@@ -211,12 +213,14 @@ fastest_plan fx_plan_f32(fastest_path want, const float *x, long long ldx, const
 /* What the plan asks of one operation's kernels: each has its own
  * registers, so its own occupancy, and a row's pieces on path 3g must all
  * be resident at once. all_paths: 1 when the operation has paths 2s and
- * 3b too (the softmax), else the plan leaves them out. */
+ * 3b too (the softmax), else the plan leaves them out. nin: its inputs
+ * (rows_op.cuh's NIN), which share each path's registers and shared
+ * memory; an operation of two has no path 3 (cluster_shape answers 0). */
 typedef struct {
     int (*cluster_shape)(int mode, long long cols, int *cfg_out, int *c_out); /* fx_cluster_shape */
     int (*cluster_ctas_per_sm)(int mode, int cfg);                            /* fx_cluster_ctas_per_sm */
     long long (*grid_resident)(int mode);                                     /* fx_grid_resident */
-    int all_paths;
+    int all_paths, nin;
 } fx_op_kernels;
 /* fx_plan_f32 for the operation whose kernels k describes. */
 fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const float *x, long long ldx,
@@ -245,10 +249,12 @@ int fx_shared_blocks_per_sm(long long cols);                              /* pat
 int fx_cluster_shape(int mode, long long cols, int *cfg_out, int *c_out); /* path3_cluster.cu */
 int fx_cluster_ctas_per_sm(int mode, int cfg);                            /* path3_cluster.cu */
 /* Shared memory of a path 3 or 3g CTA for a piece of seg elements of
- * esize bytes; path 3g's pieces for rows x cols such elements. */
+ * esize bytes (of each of nin inputs); path 3g's pieces for rows x cols
+ * such elements. */
 long long fx_cluster_smem(int cfg, long long seg, int esize); /* path3_cluster.cu */
-void fx_grid_shape(long long rows, long long cols, int esize, long long *pieces, long long *seg); /* path3g_grid.cu */
-long long fx_grid_smem(long long seg, int esize);                                                /* path3g_grid.cu */
+void fx_grid_shape(long long rows, long long cols, int esize, int nin, long long *pieces,
+                   long long *seg);                        /* path3g_grid.cu */
+long long fx_grid_smem(long long seg, int esize, int nin); /* path3g_grid.cu */
 long long fx_grid_resident(int mode);                                                 /* path3g_grid.cu */
 void fx_split_shape(long long rows, long long cols, long long *splits, long long *seg); /* path4_split.cu */
 

@@ -78,7 +78,7 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
          (want != FASTEST_CLUSTER && body * 100 < csize * fx_cl_cap(ccfg, 2) * FX_CLUSTER_MIN_FILL)))
         path = FASTEST_GRID;
     if (path == FASTEST_GRID) {
-        fx_grid_shape(rows, cols, 2, &pieces, &seg);
+        fx_grid_shape(rows, cols, 2, 1, &pieces, &seg);
         if (mode16) { /* pieces of whole 8-element vectors */
             seg = (seg + 7) / 8 * 8;
             pieces = (cols + seg - 1) / seg;
@@ -119,7 +119,7 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
         p.floats_per_thread = FX_GRID_FPT;
         p.splits = pieces;
         p.segment = seg;
-        p.smem_bytes = fx_grid_smem(seg, 2);
+        p.smem_bytes = fx_grid_smem(seg, 2, 1);
         break;
     default:
         p.path = FASTEST_SPLIT;

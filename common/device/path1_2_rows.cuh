@@ -11,6 +11,18 @@
 #include "fastest_paths.h"
 #include "rows_op.cuh"
 
+/* An element's output: OP::out of its register, or with two inputs
+ * OP::out2 of both (w: the second input's registers). */
+template <class OP>
+__device__ __forceinline__ float fx_rows_out(const float *v, const float *w, int p, typename OP::fin f)
+{
+    if constexpr (OP::NIN == 2) return OP::out2(v[p], w[p], f);
+    else {
+        (void)w;
+        return OP::out(v[p], f);
+    }
+}
+
 /* ---- paths 1 and 2: the row in registers ----------------------------------
  * TPR threads per row: 1 ... 32 neighbouring lanes (path 1, BLOCK / TPR
  * rows per block, no barrier at all), or the whole block (path 2). Thread
@@ -26,16 +38,17 @@
  * against 6.7 us at 1024 x 512 on the H100. For a block the merge saves one
  * barrier round but is still no faster
  * (docs/experiments/rows-register-classes.md). */
-template <class OP, int VEC, bool PEEL, int FPT, int TPR, int BLOCK, class T = float>
-__global__ void __launch_bounds__(BLOCK)
-fastest_rows_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy,
-                    long long rows, int cols, int mis)
+template <class OP, int VEC, bool PEEL, int FPT, int TPR, int BLOCK, class T>
+__device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long ldx, const T *x2, long long ldx2,
+                                             T *y, long long ldy, long long rows, int cols, int mis)
 {
     static_assert(FPT % VEC == 0, "whole vectors per thread");
     static_assert(BLOCK % TPR == 0 && (TPR <= 32 || TPR == BLOCK), "a row: part of a warp, or the block");
     constexpr int ITEMS = FPT / VEC;
     constexpr int RPB = BLOCK / TPR;
-    constexpr int X = PEEL ? 1 : 0; /* the extra's register */
+    constexpr int X = PEEL ? 1 : 0;          /* the extra's register */
+    constexpr bool TWO = OP::NIN == 2;       /* a second input, and a sum in place of (m, d) */
+    constexpr float PAD = TWO ? 0.0f : -INFINITY;
     __shared__ float red_m[32], red_d[32]; /* TPR > 32 only: max, sum */
     const int sub = threadIdx.x % TPR;
 
@@ -43,35 +56,55 @@ fastest_rows_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
         const long long row = first + threadIdx.x / TPR;
         const bool live = row < rows; /* a dead lane still joins the shuffles */
         const T *xr = x + (live ? row : 0) * ldx;
+        const T *x2r = TWO ? x2 + (live ? row : 0) * ldx2 : nullptr;
         const view_cut cut = fx_row_cut<VEC, PEEL>(live ? row : 0, ldx, mis, cols);
         const int nvec = (int)cut.nvec;
         const T *xb = xr + cut.head;
-        float v[FPT + X];
+        const T *x2b = TWO ? x2r + cut.head : nullptr;
+        float v[FPT + X], w[TWO ? FPT + X : 1];
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
             const int k = i * TPR + sub;
             if (live && k < nvec) {
                 load_vec<VEC>(xb + (long long)k * VEC, &v[i * VEC]);
+                if constexpr (TWO) load_vec<VEC>(x2b + (long long)k * VEC, &w[i * VEC]);
             } else {
 #pragma unroll
-                for (int j = 0; j < VEC; j++) v[i * VEC + j] = -INFINITY;
+                for (int j = 0; j < VEC; j++) v[i * VEC + j] = PAD;
+                if constexpr (TWO)
+                    for (int j = 0; j < VEC; j++) w[i * VEC + j] = PAD;
             }
         }
-        if constexpr (X) v[FPT] = live ? view_extra_load(xr, cut, sub) : -INFINITY;
-        /* All -inf row: exp(-inf - (-inf)) = NaN, as PyTorch. */
-        float m = -INFINITY;
-#pragma unroll
-        for (int p = 0; p < FPT + X; p++) m = fmaxf(m, v[p]);
-        m = row_reduce<TPR>(m, red_m, op_max());
-        float d = 0.0f;
-#pragma unroll
-        for (int p = 0; p < FPT + X; p++) {
-            const float e = fx_exp<T>(v[p] - m);
-            if constexpr (OP::KEEP_EXP) v[p] = e;
-            d += e;
+        if constexpr (X) {
+            v[FPT] = live ? view_extra_load(xr, cut, sub) : -INFINITY;
+            if constexpr (TWO) {
+                const bool has = live && sub < cut.nextra;
+                v[FPT] = has ? v[FPT] : 0.0f;
+                w[FPT] = has ? view_extra_load(x2r, cut, sub) : 0.0f;
+            }
         }
-        d = row_reduce<TPR>(d, red_d, op_sum());
-        const typename OP::fin f = OP::finish(m, d);
+        typename OP::fin f;
+        if constexpr (TWO) {
+            float s = 0.0f;
+#pragma unroll
+            for (int p = 0; p < FPT + X; p++) s += OP::term(v[p], w[p]);
+            f = OP::finish_sum(row_reduce<TPR>(s, red_d, op_sum()));
+        } else {
+            /* All -inf row: exp(-inf - (-inf)) = NaN, as PyTorch. */
+            float m = -INFINITY;
+#pragma unroll
+            for (int p = 0; p < FPT + X; p++) m = fmaxf(m, v[p]);
+            m = row_reduce<TPR>(m, red_m, op_max());
+            float d = 0.0f;
+#pragma unroll
+            for (int p = 0; p < FPT + X; p++) {
+                const float e = fx_exp<T>(v[p] - m);
+                if constexpr (OP::KEEP_EXP) v[p] = e;
+                d += e;
+            }
+            d = row_reduce<TPR>(d, red_d, op_sum());
+            f = OP::finish(m, d);
+        }
         T *yr = y + (live ? row : 0) * ldy;
         T *yb = yr + cut.head;
 #pragma unroll
@@ -79,7 +112,7 @@ fastest_rows_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
             const int k = i * TPR + sub;
             if (live && k < nvec) {
 #pragma unroll
-                for (int j = 0; j < VEC; j++) v[i * VEC + j] = OP::out(v[i * VEC + j], f);
+                for (int j = 0; j < VEC; j++) v[i * VEC + j] = fx_rows_out<OP>(v, w, i * VEC + j, f);
                 /* PEEL: one st.global.v4 even where it costs <32 floats, 512
                  * threads> a 4-byte spill: 97.7 against 95.1 % of the aligned
                  * speed with the split store, 4096 x 16384 (H100). */
@@ -89,10 +122,33 @@ fastest_rows_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
         }
         if constexpr (X)
             if (live && sub < cut.nextra) {
-                if constexpr (fx_is_float<T>) yr[view_extra_at(cut, sub)] = OP::out(v[FPT], f);
-                else elem_store(yr + view16_extra_at(cut, sub), OP::out(v[FPT], f));
+                if constexpr (fx_is_float<T>) yr[view_extra_at(cut, sub)] = fx_rows_out<OP>(v, w, FPT, f);
+                else elem_store(yr + view16_extra_at(cut, sub), fx_rows_out<OP>(v, w, FPT, f));
             }
+        /* Two-input operations reduce once per row into one shared array:
+         * a fast warp's next row must not overwrite red_d before a slow
+         * warp has read this row's (row_reduce.cuh). Only a grid-stride
+         * loop that goes round comes here, and only with a block per row. */
+        if constexpr (TWO && TPR > 32) __syncthreads();
     }
+}
+
+/* Paths 1 and 2's kernels: one input (x), or two (x and x2, NIN = 2; y
+ * may be x2, as lesson 10's backward allows dx = dy: every element is read
+ * before its thread writes it, and x2 and y are not __restrict__). */
+template <class OP, int VEC, bool PEEL, int FPT, int TPR, int BLOCK, class T = float>
+__global__ void __launch_bounds__(BLOCK)
+fastest_rows_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy,
+                    long long rows, int cols, int mis)
+{
+    fx_rows_body<OP, VEC, PEEL, FPT, TPR, BLOCK, T>(x, ldx, nullptr, 0, y, ldy, rows, cols, mis);
+}
+template <class OP, int VEC, bool PEEL, int FPT, int TPR, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+fastest_rows2_kernel(const float *__restrict__ x, long long ldx, const float *x2, long long ldx2, float *y,
+                     long long ldy, long long rows, int cols, int mis)
+{
+    fx_rows_body<OP, VEC, PEEL, FPT, TPR, BLOCK, float>(x, ldx, x2, ldx2, y, ldy, rows, cols, mis);
 }
 
 /* Class c as operation OP runs it: at least OP::FPT_MIN floats a thread,
@@ -109,46 +165,60 @@ static constexpr fx_reg_config fx_reg_op(fx_reg_config c, int fpt_min)
 
 template <class OP, int VEC, bool PEEL, int I, class T = float>
 static void fx_launch_rows(const T *x, long long ldx, T *y, long long ldy, long long rows,
-                           long long cols, cudaStream_t stream)
+                           long long cols, cudaStream_t stream, fx_in2 in2)
 {
     constexpr fx_reg_config C = fx_reg_op(fx_reg_for(I, VEC), OP::FPT_MIN);
     static_assert(C.fpt % 4 == 0 && C.tpr * C.fpt >= C.max_cols, "capacity holds the class");
-    void (*kernel)(const T *, long long, T *, long long, long long, int, int) =
-        fastest_rows_kernel<OP, VEC, PEEL, C.fpt, C.tpr, C.block, T>;
-    kernel<<<fx_grid(rows, C.block / C.tpr), C.block, 0, stream>>>(x, ldx, y, ldy, rows, (int)cols, fx_mis(x));
+    if constexpr (OP::NIN == 2) {
+        void (*kernel)(const float *, long long, const float *, long long, float *, long long, long long, int, int) =
+            fastest_rows2_kernel<OP, VEC, PEEL, C.fpt, C.tpr, C.block>;
+        kernel<<<fx_grid(rows, C.block / C.tpr), C.block, 0, stream>>>(x, ldx, in2.x2, in2.ldx2, y, ldy, rows,
+                                                                        (int)cols, fx_mis(x));
+    } else {
+        (void)in2;
+        void (*kernel)(const T *, long long, T *, long long, long long, int, int) =
+            fastest_rows_kernel<OP, VEC, PEEL, C.fpt, C.tpr, C.block, T>;
+        kernel<<<fx_grid(rows, C.block / C.tpr), C.block, 0, stream>>>(x, ldx, y, ldy, rows, (int)cols, fx_mis(x));
+    }
     CUDA_CHECK_LAUNCH();
 }
+
+/* The classes an operation of two inputs runs: rows of up to half path
+ * 2's floats, two arrays of them in registers. */
+template <class OP, int I>
+static constexpr bool fx_reg_has = OP::NIN == 1 || FX_REG[I].max_cols <= FASTEST_BLOCK_MAX_COLS / 2;
 
 /* Launches configuration i: a recursive template, because each
  * configuration is its own kernel instance. */
 template <class OP, int VEC, bool PEEL, class T = float, int I = 0>
 static void fx_run_rows_at(int i, const T *x, long long ldx, T *y, long long ldy, long long rows,
-                           long long cols, cudaStream_t s)
+                           long long cols, cudaStream_t s, fx_in2 in2)
 {
-    if constexpr (I < FX_NREG) {
-        if (i == I) fx_launch_rows<OP, VEC, PEEL, I>(x, ldx, y, ldy, rows, cols, s);
-        else fx_run_rows_at<OP, VEC, PEEL, T, I + 1>(i, x, ldx, y, ldy, rows, cols, s);
+    if constexpr (I < FX_NREG && fx_reg_has<OP, I>) {
+        if (i == I) fx_launch_rows<OP, VEC, PEEL, I>(x, ldx, y, ldy, rows, cols, s, in2);
+        else fx_run_rows_at<OP, VEC, PEEL, T, I + 1>(i, x, ldx, y, ldy, rows, cols, s, in2);
     } else {
-        (void)i, (void)x, (void)ldx, (void)y, (void)ldy, (void)rows, (void)cols, (void)s;
+        (void)i, (void)x, (void)ldx, (void)y, (void)ldy, (void)rows, (void)cols, (void)s, (void)in2;
     }
 }
 
 /* Runs plan p (path 1 or 2) with operation OP on rows of storage type T:
  * 16-byte vectors (4 floats or 8 16-bit elements) where the plan says
- * vec4, peeled where it says peel, single elements otherwise. */
+ * vec4, peeled where it says peel, single elements otherwise. in2: the
+ * second input of a two-input operation. */
 template <class OP, class T>
 static void fx_run_rows_op(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
-                           long long cols, cudaStream_t stream)
+                           long long cols, cudaStream_t stream, fx_in2 in2 = fx_in2{nullptr, 0})
 {
     constexpr int V = fx_is_float<T> ? 4 : 8;
     const int i = fx_reg_index(cols, p->path == FASTEST_WARP ? 0 : FX_NWARP);
     /* a peeled row's extras need a thread each */
     const int extras = fx_is_float<T> ? VIEW_MAX_EXTRAS : VIEW16_MAX_EXTRAS;
     if (p->peel && fx_reg_op(fx_reg_for(i, V), OP::FPT_MIN).tpr >= extras)
-        fx_run_rows_at<OP, V, true>(i, x, ldx, y, ldy, rows, cols, stream);
-    else if (p->peel) fx_run_rows_at<OP, 1, false>(i, x, ldx, y, ldy, rows, cols, stream);
-    else if (p->vec4) fx_run_rows_at<OP, V, false>(i, x, ldx, y, ldy, rows, cols, stream);
-    else fx_run_rows_at<OP, 1, false>(i, x, ldx, y, ldy, rows, cols, stream);
+        fx_run_rows_at<OP, V, true>(i, x, ldx, y, ldy, rows, cols, stream, in2);
+    else if (p->peel) fx_run_rows_at<OP, 1, false>(i, x, ldx, y, ldy, rows, cols, stream, in2);
+    else if (p->vec4) fx_run_rows_at<OP, V, false>(i, x, ldx, y, ldy, rows, cols, stream, in2);
+    else fx_run_rows_at<OP, 1, false>(i, x, ldx, y, ldy, rows, cols, stream, in2);
 }
 
 #endif

@@ -18,9 +18,9 @@ int softmax_fastest_has_grid(void) { return fx_grid_resident(FX_SCALAR) > 0; }
  * are too few rows to give every SM a CTA: 56.8 % of copy at 1 x 2^20 with
  * 128 pieces against 51.5 % with 64 (H100). Each piece a whole number of
  * float4s. */
-void fx_grid_shape(long long rows, long long cols, int esize, long long *pieces, long long *seg)
+void fx_grid_shape(long long rows, long long cols, int esize, int nin, long long *pieces, long long *seg)
 {
-    const long long cap = fx_grid_cap(esize), least = FX_GRID_MIN_PIECE * 4 / esize; /* in bytes as float's */
+    const long long cap = fx_grid_cap(esize, nin), least = FX_GRID_MIN_PIECE * 4 / esize; /* in bytes as float's */
     long long p = (cols + cap - 1) / cap;
     const long long fill = (fx_sms() + rows - 1) / rows, most = cols / least;
     if (p < fill) p = fill < most ? fill : most;
@@ -31,10 +31,10 @@ void fx_grid_shape(long long rows, long long cols, int esize, long long *pieces,
     *pieces = (cols + g - 1) / g;
 }
 
-long long fx_grid_smem(long long seg, int esize)
+long long fx_grid_smem(long long seg, int esize, int nin)
 {
-    const long long rest = seg - (long long)FX_GRID_BLOCK * FX_GRID_FPT;
-    return rest > 0 ? rest * esize : 0;
+    const long long rest = seg - (long long)FX_GRID_BLOCK * FX_GRID_FPT / nin;
+    return rest > 0 ? rest * esize * nin : 0;
 }
 
 void fx_run_grid(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,

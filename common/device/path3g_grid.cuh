@@ -87,6 +87,134 @@ fastest_grid_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     if (threadIdx.x == 0) fx_grid_leave(&sync[1 + row], before, (unsigned)pieces);
 }
 
+/* ---- path 3g for an operation of two inputs (NIN = 2, float rows) ------
+ * Each CTA holds its piece of both inputs: FPT floats of each per thread
+ * in registers, the rest of each in shared memory (a's part, then b's),
+ * and reduces its part of the row's sum of OP::term as it loads, 64 bytes
+ * per thread in flight as the one-input kernel. Returns this thread's
+ * part of the sum. */
+template <class OP, int VEC, int FPT, int BLOCK>
+__device__ __forceinline__ float fx_piece2_read(const float *__restrict__ xa, const float *xb, int len, float *a,
+                                                float *b, float *sa, float *sb)
+{
+    constexpr int RCAP = BLOCK * FPT, U = 8 / VEC;
+    const int rlen = len < RCAP ? len : RCAP;
+    const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
+#pragma unroll
+    for (int i = 0; i < FPT / VEC; i++) {
+        const int k = i * BLOCK + (int)threadIdx.x;
+        if (k < nvec_r) {
+            load_vec<VEC>(xa + k * VEC, &a[i * VEC]);
+            load_vec<VEC>(xb + k * VEC, &b[i * VEC]);
+        } else {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) a[i * VEC + j] = b[i * VEC + j] = 0.0f;
+        }
+    }
+    float s = 0.0f;
+    for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * BLOCK) {
+        float u[U * VEC], w[U * VEC];
+#pragma unroll
+        for (int i = 0; i < U; i++) {
+            const int k = k0 + i * BLOCK;
+            if (k < nvec_s) {
+                load_vec<VEC>(xa + RCAP + k * VEC, &u[i * VEC]);
+                load_vec<VEC>(xb + RCAP + k * VEC, &w[i * VEC]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) u[i * VEC + j] = w[i * VEC + j] = 0.0f;
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < U; i++) {
+            const int k = k0 + i * BLOCK;
+            if (k < nvec_s) {
+                store_vec<VEC>(sa + k * VEC, &u[i * VEC]);
+                store_vec<VEC>(sb + k * VEC, &w[i * VEC]);
+            }
+        }
+#pragma unroll
+        for (int p = 0; p < U * VEC; p++) s += OP::term(u[p], w[p]);
+    }
+#pragma unroll
+    for (int p = 0; p < FPT; p++) s += OP::term(a[p], b[p]);
+    return s;
+}
+
+/* The way out of fx_piece2_read's piece: OP::out2 of each element pair. */
+template <class OP, int VEC, bool PEEL, int FPT, int BLOCK>
+__device__ __forceinline__ void fx_piece2_write(float *yr, int len, float *a, const float *b, const float *sa,
+                                                const float *sb, typename OP::fin f)
+{
+    constexpr int RCAP = BLOCK * FPT;
+    const int rlen = len < RCAP ? len : RCAP;
+    const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
+#pragma unroll
+    for (int i = 0; i < FPT / VEC; i++) {
+        const int k = i * BLOCK + (int)threadIdx.x;
+        if (k < nvec_r) {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) a[i * VEC + j] = OP::out2(a[i * VEC + j], b[i * VEC + j], f);
+            if constexpr (PEEL) fx_store_peel<VEC>(yr + k * VEC, &a[i * VEC]);
+            else store_vec<VEC>(yr + k * VEC, &a[i * VEC]);
+        }
+    }
+    for (int k = threadIdx.x; k < nvec_s; k += BLOCK) {
+        float u[VEC], w[VEC];
+        load_vec<VEC>(sa + k * VEC, u);
+        load_vec<VEC>(sb + k * VEC, w);
+#pragma unroll
+        for (int j = 0; j < VEC; j++) u[j] = OP::out2(u[j], w[j], f);
+        store_vec<VEC>(yr + RCAP + k * VEC, u);
+    }
+}
+
+/* The kernel: path 3g's ticket, pieces and exchange, the row's sum in
+ * each state's m. y may be x2 (lesson 10's dx = dy): each CTA reads its
+ * whole piece before the exchange. */
+template <class OP, int VEC, bool PEEL, int FPT, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+fastest_grid2_kernel(const float *__restrict__ x, long long ldx, const float *x2, long long ldx2, float *y,
+                     long long ldy, int cols, int pieces, int seg, int mis, unsigned *sync, online_md *work)
+{
+    extern __shared__ float4 fastest_grid_smem[];
+    constexpr int RCAP = BLOCK * FPT;
+    float *sa = reinterpret_cast<float *>(fastest_grid_smem);
+    float *sb = sa + (seg > RCAP ? seg - RCAP : 0);
+    __shared__ float red[32];
+    __shared__ unsigned ticket;
+
+    if (threadIdx.x == 0) fx_grid_ticket(&sync[0], &ticket);
+    __syncthreads();
+    const long long row = ticket / (unsigned)pieces;
+    const int piece = (int)(ticket % (unsigned)pieces);
+    const float *xr = x + row * ldx, *x2r = x2 + row * ldx2;
+    const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
+    const int len = fx_piece_len((int)(cut.nvec * VEC), piece, seg);
+    const int begin = cut.head + piece * seg;
+    const bool has_extra = PEEL && piece == 0 && (int)threadIdx.x < cut.nextra;
+    float a[FPT], b[FPT];
+    float s = fx_piece2_read<OP, VEC, FPT, BLOCK>(xr + begin, x2r + begin, len, a, b, sa, sb);
+    const float ea = has_extra ? view_extra_load(xr, cut, threadIdx.x) : 0.0f;
+    const float eb = has_extra ? view_extra_load(x2r, cut, threadIdx.x) : 0.0f;
+    s += OP::term(ea, eb);
+    s = row_reduce<BLOCK>(s, red, op_sum());
+    online_md *wr = work + row * pieces;
+    if (threadIdx.x == 0) {
+        wr[piece] = online_md{s, 0.0f};
+        fx_grid_arrive_wait(&sync[1 + row], (unsigned)pieces); /* count in, wait for the row */
+    }
+    __syncthreads(); /* thread 0's acquire covers the block's reads after the barrier */
+    float q = 0.0f;
+    for (int i = threadIdx.x; i < pieces; i += BLOCK) q += __ldcg(&wr[i].m); /* from L2, never a stale L1 line */
+    const typename OP::fin f = OP::finish_sum(row_reduce<BLOCK>(q, red, op_sum()));
+    const unsigned before = threadIdx.x == 0 ? fx_grid_count_out(&sync[1 + row]) : 0u;
+    float *yr = y + row * ldy;
+    fx_piece2_write<OP, VEC, PEEL, FPT, BLOCK>(yr + begin, len, a, b, sa, sb, f);
+    if (has_extra) yr[view_extra_at(cut, threadIdx.x)] = OP::out2(ea, eb, f);
+    if (threadIdx.x == 0) fx_grid_leave(&sync[1 + row], before, (unsigned)pieces);
+}
+
 /* A path 3g kernel over storage type T (float: lesson 8; 16-bit: lesson 9). */
 template <class T>
 using fx_grid_fn_t = void (*)(const T *, long long, T *, long long, int, int, int, int, unsigned *, online_md *);
@@ -108,15 +236,27 @@ static fx_grid_fn_t<T> fx_grid_kernel_op(int mode)
     }
 }
 
+template <class OP>
+using fx_grid2_fn = void (*)(const float *, long long, const float *, long long, float *, long long, int, int, int, int,
+                             unsigned *, online_md *);
+template <class OP>
+static fx_grid2_fn<OP> fx_grid2_kernel_op(int mode)
+{
+    constexpr int F = FX_GRID_FPT / 2; /* of each input */
+    if (mode == FX_ALIGNED) return fastest_grid2_kernel<OP, 4, false, F, FX_GRID_BLOCK>;
+    if (mode == FX_PEELED) return fastest_grid2_kernel<OP, 4, true, F, FX_GRID_BLOCK>;
+    return fastest_grid2_kernel<OP, 1, false, F, FX_GRID_BLOCK>;
+}
+
 /* How many CTAs of kernel k with full pieces the GPU holds at once (its
  * registers, so its occupancy, are its own). A row's pieces must all fit:
  * a CTA waits for its row's others. Opts k in to its shared memory: 48 KB
  * of dynamic shared memory, plus the kernel's static arrays, is above the
  * 48 KB a block gets without opting in. */
-template <class T>
-static long long fx_grid_resident_of(fx_grid_fn_t<T> k)
+template <class F>
+static long long fx_grid_resident_of(F k)
 {
-    const size_t smem = (size_t)fx_grid_smem(FX_GRID_PIECE, sizeof(float)); /* 48 KB, 16-bit CTAs too */
+    const size_t smem = (size_t)fx_grid_smem(FX_GRID_PIECE, sizeof(float), 1); /* 48 KB, 16-bit CTAs and two inputs too */
     int per_sm = 0;
     CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, FX_GRID_BLOCK, smem));
@@ -130,7 +270,11 @@ static long long fx_grid_resident_op(int mode)
 {
     static long long cache[FX_NMODES] = {-1, -1, -1, -1};
     long long *slot = &cache[mode];
-    if (*slot < 0) *slot = fx_grid_resident_of(fx_grid_kernel_op<OP, T>(mode));
+    if constexpr (OP::NIN == 2) {
+        if (*slot < 0) *slot = fx_grid_resident_of(fx_grid2_kernel_op<OP>(mode));
+    } else {
+        if (*slot < 0) *slot = fx_grid_resident_of(fx_grid_kernel_op<OP, T>(mode));
+    }
     return *slot;
 }
 
@@ -141,7 +285,7 @@ template <class T>
 static void fx_grid_batches(fx_grid_fn_t<T> k, bool cut_at_y, const T *x, long long ldx, T *y, long long ldy,
                             long long rows, long long cols, long long pieces, long long seg, cudaStream_t stream)
 {
-    const long long smem = fx_grid_smem(seg, sizeof(T));
+    const long long smem = fx_grid_smem(seg, sizeof(T), 1);
     const long long batch_max = INT_MAX / pieces;
     for (long long r0 = 0; r0 < rows; r0 += batch_max) {
         const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
@@ -156,18 +300,45 @@ static void fx_grid_batches(fx_grid_fn_t<T> k, bool cut_at_y, const T *x, long l
     }
 }
 
-/* Runs plan p (path 3g) with operation OP on rows of storage type T. */
+/* Rows in batches, as fx_grid_batches, for an operation of two inputs. */
+template <class OP>
+static void fx_grid2_batches(fx_grid2_fn<OP> k, const float *x, long long ldx, fx_in2 in2, float *y, long long ldy,
+                             long long rows, long long cols, long long pieces, long long seg, cudaStream_t stream)
+{
+    const long long smem = fx_grid_smem(seg, sizeof(float), 2);
+    const long long batch_max = INT_MAX / pieces;
+    for (long long r0 = 0; r0 < rows; r0 += batch_max) {
+        const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
+        online_md *work = fx_workspace(n * pieces);
+        unsigned *sync = fx_sync_counters(n + 1);
+        const float *xb = x + r0 * ldx;
+        k<<<(unsigned)(n * pieces), FX_GRID_BLOCK, (size_t)smem, stream>>>(
+            xb, ldx, in2.x2 + r0 * in2.ldx2, in2.ldx2, y + r0 * ldy, ldy, (int)cols, (int)pieces, (int)seg, fx_mis(xb),
+            sync, work);
+        CUDA_CHECK_LAUNCH();
+    }
+}
+
+/* Runs plan p (path 3g) with operation OP on rows of storage type T (in2:
+ * the second input of a two-input operation). */
 template <class OP, class T>
 static void fx_run_grid_op(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
-                           long long cols, cudaStream_t stream)
+                           long long cols, cudaStream_t stream, fx_in2 in2 = fx_in2{nullptr, 0})
 {
     const int mode = fx_is_float<T> ? fx_plan_mode(p) : fx_mode16(p);
     fx_grid_resident_op<OP, T>(mode); /* the kernel's opt-in to 48 KB of shared memory */
-    const fx_grid_fn_t<T> k = fx_grid_kernel_op<OP, T>(mode);
-    const long long smem = fx_grid_smem(p->segment, sizeof(T));
-    if (smem > 48 * 1024) /* fx_grid_resident_op opted in for 48 KB; a plan never asks for more */
-        CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    fx_grid_batches(k, fx_is_float<T> && mode == FX_YCUT, x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
+    if constexpr (OP::NIN == 2) {
+        fx_grid2_batches<OP>(fx_grid2_kernel_op<OP>(mode), x, ldx, in2, y, ldy, rows, cols, p->splits, p->segment,
+                             stream);
+    } else {
+        (void)in2;
+        const fx_grid_fn_t<T> k = fx_grid_kernel_op<OP, T>(mode);
+        const long long smem = fx_grid_smem(p->segment, sizeof(T), 1);
+        if (smem > 48 * 1024) /* fx_grid_resident_op opted in for 48 KB; a plan never asks for more */
+            CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        fx_grid_batches(k, fx_is_float<T> && mode == FX_YCUT, x, ldx, y, ldy, rows, cols, p->splits, p->segment,
+                        stream);
+    }
 }
 
 #endif

@@ -137,9 +137,118 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
     }
 }
 
+/* ---- path 4 for an operation of two inputs (NIN = 2, float rows) -------
+ * Kernel 1: each block's part of the row's sum of OP::term, in work[b].m.
+ * Kernel 2: every block of a row adds the row's parts (the same sum in
+ * each), then reads its piece of both inputs again and writes OP::out2:
+ * 2 + 2 reads + 1 write. 16 floats of each input per thread in flight. */
+template <class OP, int VEC, bool PEEL, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+fastest_split2_sum_kernel(const float *__restrict__ x, long long ldx, const float *__restrict__ x2, long long ldx2,
+                          long long cols, long long splits, long long seg, int mis, online_md *__restrict__ work)
+{
+    constexpr int U = FX_SPLIT_FPT / 2 / VEC;
+    __shared__ float red[32];
+#if FX_CLUSTER_CODE
+    cudaTriggerProgrammaticLaunchCompletion(); /* as fastest_split_state_kernel */
+#endif
+    const long long b = blockIdx.x, row = b / splits, piece = b % splits, begin = piece * seg;
+    const float *xr = x + row * ldx, *x2r = x2 + row * ldx2;
+    const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
+    const long long blen = cut.nvec * VEC, len = blen - begin < seg ? blen - begin : seg;
+    const long long nvec = len > 0 ? len / VEC : 0;
+    const float *xs = xr + cut.head + begin, *x2s = x2r + cut.head + begin;
+    float s = 0.0f;
+    if (PEEL && piece == 0 && (int)threadIdx.x < cut.nextra)
+        s = OP::term(view_extra_load(xr, cut, threadIdx.x), view_extra_load(x2r, cut, threadIdx.x));
+    for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * BLOCK) {
+        float u[U * VEC], w[U * VEC];
+#pragma unroll
+        for (int i = 0; i < U; i++) {
+            const long long k = k0 + (long long)i * BLOCK;
+            if (k < nvec) {
+                load_vec<VEC>(xs + k * VEC, &u[i * VEC]);
+                load_vec<VEC>(x2s + k * VEC, &w[i * VEC]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) u[i * VEC + j] = w[i * VEC + j] = 0.0f;
+            }
+        }
+#pragma unroll
+        for (int p = 0; p < U * VEC; p++) s += OP::term(u[p], w[p]);
+    }
+    s = row_reduce<BLOCK>(s, red, op_sum());
+    if (threadIdx.x == 0) work[b] = online_md{s, 0.0f};
+}
+
+/* y may be x2 (lesson 10's dx = dy): a block writes only its own piece,
+ * after reading it, and after kernel 1 has read everything. */
+template <class OP, int VEC, bool PEEL, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+fastest_split2_write_kernel(const float *__restrict__ x, long long ldx, const float *x2, long long ldx2, float *y,
+                            long long ldy, long long cols, long long splits, long long seg, int mis,
+                            const online_md *__restrict__ work)
+{
+    constexpr int U = FX_SPLIT_FPT / 2 / VEC;
+    __shared__ float red[32];
+    const long long b = (long long)gridDim.x - 1 - blockIdx.x; /* reverse: L2 reuse */
+    const long long row = b / splits, piece = b % splits, begin = piece * seg;
+    const float *xr = x + row * ldx, *x2r = x2 + row * ldx2;
+    const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
+    const long long blen = cut.nvec * VEC, len = blen - begin < seg ? blen - begin : seg;
+    const long long nvec = len > 0 ? len / VEC : 0;
+    const float *xs = xr + cut.head + begin, *x2s = x2r + cut.head + begin;
+#if FX_CLUSTER_CODE
+    cudaGridDependencySynchronize(); /* kernel 1 has finished and its work[] is visible */
+#endif
+    const online_md *wr = work + row * splits;
+    float q = 0.0f;
+    for (long long i = threadIdx.x; i < splits; i += BLOCK) q += wr[i].m;
+    const typename OP::fin f = OP::finish_sum(row_reduce<BLOCK>(q, red, op_sum()));
+    float *yr = y + row * ldy;
+    if (PEEL && piece == 0 && (int)threadIdx.x < cut.nextra) {
+        const long long at = view_extra_at(cut, threadIdx.x);
+        yr[at] = OP::out2(xr[at], x2r[at], f);
+    }
+    float *ys = yr + cut.head + begin;
+    for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * BLOCK) {
+        float u[U * VEC], w[U * VEC];
+#pragma unroll
+        for (int i = 0; i < U; i++) {
+            const long long k = k0 + (long long)i * BLOCK;
+            if (k < nvec) {
+                load_vec<VEC>(xs + k * VEC, &u[i * VEC]);
+                load_vec<VEC>(x2s + k * VEC, &w[i * VEC]);
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < U; i++) {
+            const long long k = k0 + (long long)i * BLOCK;
+            if (k < nvec) {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) u[i * VEC + j] = OP::out2(u[i * VEC + j], w[i * VEC + j], f);
+                if constexpr (PEEL) fx_store_peel<VEC>(ys + k * VEC, &u[i * VEC]);
+                else store_vec<VEC>(ys + k * VEC, &u[i * VEC]);
+            }
+        }
+    }
+}
+
+/* Kernel 2 as a programmatic dependent of kernel 1 where the GPU and the
+ * build have it (sm_90: the same test as for clusters), else an ordinary
+ * launch after it. Asked once per kernel, as the other paths ask their
+ * occupancy: one kind of GPU per process. */
+template <class K>
+static cudaLaunchConfig_t fx_split_second(K k2, unsigned blocks, cudaStream_t stream, cudaLaunchAttribute *attr)
+{
+    static int dependent = -1;
+    if (dependent < 0) dependent = fx_can_launch_clusters((const void *)k2);
+    return fx_dependent_config(blocks, FX_SPLIT_BLOCK, stream, attr, dependent);
+}
+
 template <class OP, int VEC, bool PEEL, class T = float>
 static void fx_run_split_as(const T *x, long long ldx, T *y, long long ldy, long long rows,
-                            long long cols, long long splits, long long seg, cudaStream_t stream)
+                            long long cols, long long splits, long long seg, cudaStream_t stream, fx_in2 in2)
 {
     /* Rows in batches so that one grid stays within 2^31 - 1 blocks. */
     const long long batch_max = INT_MAX / splits;
@@ -149,23 +258,29 @@ static void fx_run_split_as(const T *x, long long ldx, T *y, long long ldy, long
         const T *xb = x + r0 * ldx;
         T *yb = y + r0 * ldy;
         const unsigned blocks = (unsigned)(n * splits);
-        void (*k1)(const T *, long long, long long, long long, long long, int, online_md *) =
-            fastest_split_state_kernel<VEC, PEEL, FX_SPLIT_BLOCK, T>;
-        void (*k2)(const T *, long long, T *, long long, long long, long long, long long, int,
-                   const online_md *) = fastest_split_write_kernel<OP, VEC, PEEL, FX_SPLIT_BLOCK, T>;
-        k1<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, cols, splits, seg, fx_mis(xb), work);
-        CUDA_CHECK_LAUNCH();
-        /* Kernel 2 as a programmatic dependent of kernel 1 where the GPU
-         * and the build have it (sm_90: the same test as for clusters),
-         * else an ordinary launch after it. Asked once per instantiation,
-         * as the other paths ask their occupancy: one kind of GPU per
-         * process. */
-        static int dependent = -1;
-        if (dependent < 0) dependent = fx_can_launch_clusters((const void *)k2);
         cudaLaunchAttribute attr[1];
-        const cudaLaunchConfig_t lc = fx_dependent_config(blocks, FX_SPLIT_BLOCK, stream, attr, dependent);
-        CUDA_CHECK(cudaLaunchKernelEx(&lc, k2, xb, ldx, yb, ldy, cols, splits, seg, fx_mis(xb),
-                                      (const online_md *)work));
+        if constexpr (OP::NIN == 2) {
+            const float *x2b = in2.x2 + r0 * in2.ldx2;
+            fastest_split2_sum_kernel<OP, VEC, PEEL, FX_SPLIT_BLOCK><<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(
+                xb, ldx, x2b, in2.ldx2, cols, splits, seg, fx_mis(xb), work);
+            CUDA_CHECK_LAUNCH();
+            void (*k2)(const float *, long long, const float *, long long, float *, long long, long long, long long,
+                       long long, int, const online_md *) = fastest_split2_write_kernel<OP, VEC, PEEL, FX_SPLIT_BLOCK>;
+            const cudaLaunchConfig_t lc = fx_split_second(k2, blocks, stream, attr);
+            CUDA_CHECK(cudaLaunchKernelEx(&lc, k2, xb, ldx, x2b, in2.ldx2, yb, ldy, cols, splits, seg, fx_mis(xb),
+                                          (const online_md *)work));
+        } else {
+            (void)in2;
+            void (*k1)(const T *, long long, long long, long long, long long, int, online_md *) =
+                fastest_split_state_kernel<VEC, PEEL, FX_SPLIT_BLOCK, T>;
+            void (*k2)(const T *, long long, T *, long long, long long, long long, long long, int,
+                       const online_md *) = fastest_split_write_kernel<OP, VEC, PEEL, FX_SPLIT_BLOCK, T>;
+            k1<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, cols, splits, seg, fx_mis(xb), work);
+            CUDA_CHECK_LAUNCH();
+            const cudaLaunchConfig_t lc = fx_split_second(k2, blocks, stream, attr);
+            CUDA_CHECK(cudaLaunchKernelEx(&lc, k2, xb, ldx, yb, ldy, cols, splits, seg, fx_mis(xb),
+                                          (const online_md *)work));
+        }
         CUDA_CHECK_LAUNCH();
     }
 }
@@ -177,12 +292,12 @@ static void fx_run_split_as(const T *x, long long ldx, T *y, long long ldy, long
  * of either width. */
 template <class OP, class T>
 static void fx_run_split_op(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
-                            long long cols, cudaStream_t stream)
+                            long long cols, cudaStream_t stream, fx_in2 in2 = fx_in2{nullptr, 0})
 {
     constexpr int V = fx_is_float<T> ? 4 : 8;
-    if (p->peel) fx_run_split_as<OP, V, true>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
-    else if (p->vec4) fx_run_split_as<OP, V, false>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
-    else fx_run_split_as<OP, 1, false>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream);
+    if (p->peel) fx_run_split_as<OP, V, true>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream, in2);
+    else if (p->vec4) fx_run_split_as<OP, V, false>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream, in2);
+    else fx_run_split_as<OP, 1, false>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream, in2);
 }
 
 #endif

@@ -139,7 +139,7 @@ static int fx_alignment(const float *x, long long ldx, const float *y, long long
 }
 
 /* The softmax's kernels, as the plan asks them. */
-static const fx_op_kernels FX_SOFTMAX_KERNELS = {fx_cluster_shape, fx_cluster_ctas_per_sm, fx_grid_resident, 1};
+static const fx_op_kernels FX_SOFTMAX_KERNELS = {fx_cluster_shape, fx_cluster_ctas_per_sm, fx_grid_resident, 1, 1};
 
 fastest_plan fx_plan_f32(fastest_path want, const float *x, long long ldx, const float *y, long long ldy,
                          long long rows, long long cols)
@@ -152,8 +152,8 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
 {
     fastest_plan p = {};
     const int align = fx_alignment(x, ldx, y, ldy, rows, cols);
-    int mode = align; /* paths 1 and 2 below may fall back to FX_SCALAR */
-    p.bytes_per_elem = 8.0;
+    int mode = k->nin == 2 && align == FX_YCUT ? FX_SCALAR : align; /* paths 1 and 2 may fall back to it too */
+    p.bytes_per_elem = 4.0 * (k->nin + 1); /* each input read once, y written once */
     if (cols < 1) cols = 1;
     if (rows < 1) rows = 1;
     const int sms = fx_sms();
@@ -162,7 +162,7 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
 
     /* Does the shape fit each path? */
     const int fits_warp = cols <= FASTEST_WARP_MAX_COLS;
-    const int fits_block = cols <= FASTEST_BLOCK_MAX_COLS;
+    const int fits_block = cols <= FASTEST_BLOCK_MAX_COLS / k->nin; /* nin arrays in the registers */
     const int reg_i = fits_block ? fx_reg_index(cols, FX_NWARP) : -1;
     const int block_always = fits_block && fx_reg_blocks_per_sm(reg_i) >= FX_MIN_RESIDENT;
     /* A row in registers needs no question about the other paths: the
@@ -189,7 +189,7 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
                           (align == FX_ALIGNED || align == FX_PEELED) && softmax_fastest_has_clusters() &&
                           fx_bulk_shape(DTYPE_F32, body, &bsize, &bseg);
     long long gpieces = 0, gseg = 0;
-    if (!rows_only) fx_grid_shape(rows, cols, sizeof(float), &gpieces, &gseg);
+    if (!rows_only) fx_grid_shape(rows, cols, sizeof(float), k->nin, &gpieces, &gseg);
     const int fits_grid = !rows_only && (want == FASTEST_GRID || want == FASTEST_AUTO) &&
                           gpieces <= k->grid_resident(mode);
 
@@ -251,13 +251,13 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
         p.floats_per_thread = FX_GRID_FPT;
         p.splits = gpieces;
         p.segment = gseg;
-        p.smem_bytes = fx_grid_smem(gseg, sizeof(float));
+        p.smem_bytes = fx_grid_smem(gseg, sizeof(float), k->nin);
         break;
     default:
         p.path = FASTEST_SPLIT;
         p.block = FX_SPLIT_BLOCK;
         fx_split_shape(rows, cols, &p.splits, &p.segment);
-        p.bytes_per_elem = 12.0;
+        p.bytes_per_elem = 4.0 * (2 * k->nin + 1); /* the inputs read twice */
         break;
     }
     p.vec4 = mode != FX_SCALAR;

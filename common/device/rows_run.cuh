@@ -1,11 +1,13 @@
 /* Taught in lesson 8; lesson 10 runs its operations on it. The row engine
  * for any row operation (rows_op.cuh) on float rows: the dispatcher's plan
  * (rows_plan.cu), asked of the operation's own kernels, and the run of
- * paths 1, 2, 3, 3g and 4 with them. Paths 2s and 3b run the softmax only:
- * an operation's plan leaves them out, and the rows they would take go to
- * path 3, 3g or 4 as the dispatcher's next rules say. */
+ * paths 1, 2, 3, 3g and 4 with them (an operation of two inputs: 1, 2, 3g
+ * and 4). Paths 2s and 3b run the softmax only: an operation's plan leaves
+ * them out, and the rows they would take go to path 3, 3g or 4 as the
+ * dispatcher's next rules say. */
 #ifndef COMMON_DEVICE_ROWS_RUN_CUH
 #define COMMON_DEVICE_ROWS_RUN_CUH
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -14,13 +16,42 @@
 #include "path3g_grid.cuh"
 #include "path4_split.cuh"
 
+/* No cluster for an operation of two inputs (fx_op_kernels). */
+static inline int fx_no_cluster(int mode, long long cols, int *cfg_out, int *c_out)
+{
+    (void)mode, (void)cols;
+    *cfg_out = 0;
+    *c_out = 1;
+    return 0;
+}
+static inline int fx_no_cluster_ctas(int mode, int cfg)
+{
+    (void)mode, (void)cfg;
+    return 0;
+}
+
 /* What the plan asks of OP's kernels (fastest_paths.h). */
 template <class OP>
 static const fx_op_kernels *fx_op_kernels_of(void)
 {
-    static const fx_op_kernels k = {fx_cluster_shape_op<OP, float>, fx_cluster_ctas_per_sm_op<OP, float>,
-                                    fx_grid_resident_op<OP, float>, 0};
-    return &k;
+    if constexpr (OP::NIN == 2) {
+        static const fx_op_kernels k = {fx_no_cluster, fx_no_cluster_ctas, fx_grid_resident_op<OP, float>, 0, 2};
+        return &k;
+    } else {
+        static const fx_op_kernels k = {fx_cluster_shape_op<OP, float>, fx_cluster_ctas_per_sm_op<OP, float>,
+                                        fx_grid_resident_op<OP, float>, 0, 1};
+        return &k;
+    }
+}
+
+/* A plan's accesses, made for x and y, kept for a second input only if
+ * its rows are cut where x's are: the same offset from a 16-byte boundary
+ * in every row (its base, and its stride in whole float4s, as x's). Else
+ * one float per access. */
+static inline void fx_plan_in2(fastest_plan *p, const float *x, long long ldx, fx_in2 in2)
+{
+    const int same = ((uintptr_t)in2.x2 - (uintptr_t)x) % 16 == 0 && (in2.ldx2 - ldx) % 4 == 0;
+    if (!same) p->vec4 = p->peel = p->x32 = 0;
 }
 
 /* The plan fx_run_op makes, without running it. Queries the device. */
@@ -32,23 +63,28 @@ static fastest_plan fx_plan_op(fastest_path want, const float *x, long long ldx,
 }
 
 /* y = OP(x) over rows x cols floats, as fx_run_typed runs the softmax
- * (rows.h: strides, `want`, the plan it returns). */
+ * (rows.h: strides, `want`, the plan it returns). An operation of two
+ * inputs reads in2.x2 too. */
 template <class OP>
 static fastest_plan fx_run_op(fastest_path want, const float *x, long long ldx, float *y, long long ldy,
-                              long long rows, long long cols, cudaStream_t stream)
+                              long long rows, long long cols, cudaStream_t stream, fx_in2 in2 = fx_in2{nullptr, 0})
 {
-    if (rows > 1 && (ldx < cols || ldy < cols)) {
-        fprintf(stderr, "row engine: row strides ldx = %lld, ldy = %lld must be >= cols = %lld\n", ldx, ldy, cols);
+    if (rows > 1 && (ldx < cols || ldy < cols || (OP::NIN == 2 && in2.ldx2 < cols))) {
+        fprintf(stderr, "row engine: row strides ldx = %lld, ldy = %lld%s must be >= cols = %lld\n", ldx, ldy,
+                OP::NIN == 2 ? " and the second input's" : "", cols);
         exit(2); /* a usage error, as every bad argument in the course */
     }
-    const fastest_plan p = fx_plan_op<OP>(want, x, ldx, y, ldy, rows, cols);
+    fastest_plan p = fx_plan_op<OP>(want, x, ldx, y, ldy, rows, cols);
+    if (OP::NIN == 2) fx_plan_in2(&p, x, ldx, in2);
     if (rows < 1 || cols < 1) return p; /* nothing to do; a 0-block grid is an error */
     switch (p.path) {
     case FASTEST_WARP:
-    case FASTEST_BLOCK: fx_run_rows_op<OP>(&p, x, ldx, y, ldy, rows, cols, stream); break;
-    case FASTEST_CLUSTER: fx_run_cluster_op<OP>(&p, x, ldx, y, ldy, rows, cols, stream); break;
-    case FASTEST_GRID: fx_run_grid_op<OP>(&p, x, ldx, y, ldy, rows, cols, stream); break;
-    default: fx_run_split_op<OP>(&p, x, ldx, y, ldy, rows, cols, stream); break;
+    case FASTEST_BLOCK: fx_run_rows_op<OP>(&p, x, ldx, y, ldy, rows, cols, stream, in2); break;
+    case FASTEST_CLUSTER:
+        if constexpr (OP::NIN == 1) fx_run_cluster_op<OP>(&p, x, ldx, y, ldy, rows, cols, stream);
+        break;
+    case FASTEST_GRID: fx_run_grid_op<OP>(&p, x, ldx, y, ldy, rows, cols, stream, in2); break;
+    default: fx_run_split_op<OP>(&p, x, ldx, y, ldy, rows, cols, stream, in2); break;
     }
     return p;
 }

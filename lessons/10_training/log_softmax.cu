@@ -26,6 +26,7 @@
  * where the result is small; m = -inf (a row of only -inf) gives NaN, as
  * lesson 2. */
 struct op_log_softmax {
+    static constexpr int NIN = 1;
     static constexpr bool KEEP_EXP = false;
     static constexpr int FPT_MIN = 8; /* each thread's log over 8 floats at least (fx_reg_op) */
     struct fin {
@@ -51,22 +52,7 @@ fastest_plan log_softmax_plan_at(long long rows, long long cols)
 
 const char *log_softmax_path_name(long long rows, long long cols)
 {
-    static char name[160];
-    const fastest_plan p = log_softmax_plan_at(rows, cols);
-    if (p.path == FASTEST_WARP || p.path == FASTEST_BLOCK) {
-        const fx_reg_config c = fx_reg_op(fx_reg_for(fx_reg_index(cols, p.path == FASTEST_WARP ? 0 : FX_NWARP), 4),
-                                          op_log_softmax::FPT_MIN);
-        snprintf(name, sizeof name, "registers (the row engine's path %d), %d %s per row, %d floats each",
-                 p.path == FASTEST_WARP ? 1 : 2, c.tpr, c.tpr == 1 ? "lane" : c.tpr < 32 ? "lanes" : "threads",
-                 c.fpt);
-    } else if (p.path == FASTEST_CLUSTER) {
-        snprintf(name, sizeof name, "the row engine's path 3: clusters of %d blocks, pieces of %lld floats", p.cluster,
-                 p.segment);
-    } else {
-        snprintf(name, sizeof name, "the row engine's path %s: %lld pieces of %lld floats",
-                 p.path == FASTEST_GRID ? "3g" : "4", p.splits, p.segment);
-    }
-    return name;
+    return train_engine_name(log_softmax_plan_at(rows, cols), cols, op_log_softmax::FPT_MIN, 1);
 }
 
 void log_softmax_forward(const float *x, float *out, long long rows, long long cols, cudaStream_t stream)

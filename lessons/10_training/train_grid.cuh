@@ -463,9 +463,14 @@ static void train_onchip_launch(const train_grid_plan *p, long long n, cudaStrea
 
 /* Whether each family takes its on-chip path at rows x cols (its file):
  * 0 no, 1 with the workspace, C >= 2 in clusters of C CTAs. */
-int backward_on_chip(long long rows, long long cols);
-/* Log-softmax's path by name, for train_path_name (log_softmax.cu). */
+/* The row engine's plan p for rows of cols floats by name, for an
+ * operation whose threads of paths 1 and 2 hold at least fpt_min floats
+ * of each of its nin inputs (train_work.cu); log-softmax's and the
+ * backward's paths by name, for train_path_name (log_softmax.cu,
+ * softmax_backward.cu). */
+const char *train_engine_name(fastest_plan p, long long cols, int fpt_min, int nin);
 const char *log_softmax_path_name(long long rows, long long cols);
+const char *backward_path_name(long long rows, long long cols);
 /* The engine path the operations on it ask for: paths 1 and 2 up to
  * TRAIN_REG_MAX_COLS, past it what train_set_long_rows says (AUTO and
  * BULK: the dispatcher's choice; SPLIT, GRID, CLUSTER: that path where

@@ -5,6 +5,7 @@
 #include "check.h"
 #include "train_grid.cuh"
 #include "device/bulk_copy.cuh" /* FX_BULK_MAX_C: the largest bulk-loaded cluster */
+#include "device/path1_2_rows.cuh" /* fx_reg_op: the register classes of an operation */
 
 static void *work;
 static size_t work_bytes;
@@ -144,8 +145,9 @@ int train_reads_once(train_kernel k, long long rows, long long cols, dtype t)
 {
     if (k == TRAIN_K_LOSS || cols <= TRAIN_REG_MAX_COLS) return 1;
     if (k == TRAIN_K_LOG_SOFTMAX) return log_softmax_plan_at(rows, cols).path != FASTEST_SPLIT;
+    if (k == TRAIN_K_BACKWARD) return backward_plan_at(rows, cols).path != FASTEST_SPLIT;
     if (!train_long_on_chip() || rows <= 0) return 0;
-    return (k == TRAIN_K_BACKWARD ? backward_on_chip(rows, cols) : classifier_on_chip(rows, cols, t)) != 0;
+    return classifier_on_chip(rows, cols, t) != 0;
 }
 
 int train_cluster_size(train_kernel k, long long rows, long long cols)
@@ -159,17 +161,36 @@ int train_cluster_size(train_kernel k, long long rows, long long cols)
     return c >= 2 ? c : 0;
 }
 
+const char *train_engine_name(fastest_plan p, long long cols, int fpt_min, int nin)
+{
+    static char name[160];
+    const char *each = nin == 2 ? " of each input" : "";
+    if (p.path == FASTEST_WARP || p.path == FASTEST_BLOCK) {
+        const fx_reg_config c = fx_reg_op(fx_reg_for(fx_reg_index(cols, p.path == FASTEST_WARP ? 0 : FX_NWARP), 4),
+                                          fpt_min);
+        snprintf(name, sizeof name, "registers (the row engine's path %d), %d %s per row, %d floats%s each",
+                 p.path == FASTEST_WARP ? 1 : 2, c.tpr, c.tpr == 1 ? "lane" : c.tpr < 32 ? "lanes" : "threads", c.fpt,
+                 each);
+    } else if (p.path == FASTEST_CLUSTER) {
+        snprintf(name, sizeof name, "the row engine's path 3: clusters of %d blocks, pieces of %lld floats", p.cluster,
+                 p.segment);
+    } else {
+        snprintf(name, sizeof name, "the row engine's path %s: %lld pieces of %lld floats%s",
+                 p.path == FASTEST_GRID ? "3g" : "4", p.splits, p.segment, each);
+    }
+    return name;
+}
+
 const char *train_path_name_typed(train_kernel k, long long rows, long long cols, dtype t)
 {
     static char name[128];
     if (k != TRAIN_K_CLASSIFIER) t = DTYPE_F32; /* the other kernels are float32 only */
     if (k == TRAIN_K_LOG_SOFTMAX) return log_softmax_path_name(rows, cols);
+    if (k == TRAIN_K_BACKWARD) return backward_path_name(rows, cols);
     const char *own = k == TRAIN_K_CLASSIFIER ? classifier_path16(rows, cols, t) : NULL;
     if (own) return own;
     const char *elems = t == DTYPE_F32 ? "floats" : "elements";
-    int on_chip = 0; /* the classifier goes on chip from 8193 floats, the backward and log-softmax past 16384 */
-    if (k == TRAIN_K_CLASSIFIER) on_chip = classifier_on_chip(rows, cols, t);
-    else if (k != TRAIN_K_LOSS && cols > TRAIN_REG_MAX_COLS) on_chip = train_reads_once(k, rows, cols, DTYPE_F32);
+    const int on_chip = k == TRAIN_K_CLASSIFIER ? classifier_on_chip(rows, cols, t) : 0; /* from 8193 floats */
     const int bulk = k == TRAIN_K_CLASSIFIER ? classifier_bulk_size(rows, cols, t) : 0;
     if (bulk) {
         const long long seg = classifier_bulk_seg(cols, bulk, t);
@@ -192,8 +213,6 @@ const char *train_path_name_typed(train_kernel k, long long rows, long long cols
         return name;
     }
     if (on_chip) {
-        if (k == TRAIN_K_BACKWARD)
-            return "on chip across blocks: pieces of up to 8192 elements of y and of dy, states met in a workspace";
         snprintf(name, sizeof name, "on chip across blocks: pieces of up to %lld %s, states met in a workspace",
                  (long long)TRAIN_GRID_BLOCK * TRAIN_GRID_FPT + TRAIN_GRID_SMEM / (long long)dtype_size(t), elems);
         return name;

@@ -18,7 +18,7 @@
 #define LESSON10_TRAINING_H
 #include <cuda_runtime.h>
 #include "f16.h" /* dtype, for the 16-bit classifier */
-#include "device/rows.h" /* the row engine that log-softmax runs on */
+#include "device/rows.h" /* the row engine that log-softmax and the backward run on */
 
 /* Rows up to this length are held in one block's registers; longer rows
  * on chip across blocks, or split into pieces of TRAIN_SPLIT_SEG floats. */
@@ -122,8 +122,10 @@ void train_set_long_rows(train_long_rows mode);
 
 /* Log-softmax runs on the row engine (common/device/rows.h): the plan it
  * makes for contiguous aligned rows x cols under the current
- * train_set_long_rows mode. */
+ * train_set_long_rows mode (log_softmax.cu). */
 fastest_plan log_softmax_plan_at(long long rows, long long cols);
+/* The same for the backward (softmax_backward.cu). */
+fastest_plan backward_plan_at(long long rows, long long cols);
 
 /* The four kernels, for the two queries below. */
 typedef enum { TRAIN_K_BACKWARD, TRAIN_K_LOG_SOFTMAX, TRAIN_K_LOSS, TRAIN_K_CLASSIFIER } train_kernel;
