@@ -89,10 +89,13 @@ fastest_grid_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
 
 /* ---- path 3g for an operation of two inputs (NIN = 2, float rows) ------
  * Each CTA holds its piece of both inputs: FPT floats of each per thread
- * in registers, the rest of each in shared memory (a's part, then b's),
- * and reduces its part of the row's sum of OP::term as it loads, 64 bytes
- * per thread in flight as the one-input kernel. Returns this thread's
- * part of the sum. */
+ * in registers, the rest of each in shared memory (a's part, then b's).
+ * It loads a's piece, then b's, 64 bytes per thread in flight, and only
+ * then reduces its part of the row's sum of OP::term, going over shared
+ * memory a second time: folding the terms in as both arrive was 1.4-2.2 %
+ * slower for the backward at N = 2^15 ... 2^20 on the H200
+ * (docs/experiments/rows-two-inputs.md). Returns this thread's part of the
+ * sum. */
 template <class OP, int VEC, int FPT, int BLOCK>
 __device__ __forceinline__ float fx_piece2_read(const float *__restrict__ xa, const float *xb, int len, float *a,
                                                 float *b, float *sa, float *sb)
@@ -112,32 +115,42 @@ __device__ __forceinline__ float fx_piece2_read(const float *__restrict__ xa, co
         }
     }
     float s = 0.0f;
-    for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * BLOCK) {
-        float u[U * VEC], w[U * VEC];
+    /* a's shared part, then b's: 16 floats per thread in flight */
+    for (int k0 = threadIdx.x; k0 < nvec_s; k0 += 2 * U * BLOCK) {
+        float u[2 * U * VEC];
 #pragma unroll
-        for (int i = 0; i < U; i++) {
+        for (int i = 0; i < 2 * U; i++) {
             const int k = k0 + i * BLOCK;
-            if (k < nvec_s) {
-                load_vec<VEC>(xa + RCAP + k * VEC, &u[i * VEC]);
-                load_vec<VEC>(xb + RCAP + k * VEC, &w[i * VEC]);
-            } else {
-#pragma unroll
-                for (int j = 0; j < VEC; j++) u[i * VEC + j] = w[i * VEC + j] = 0.0f;
-            }
+            if (k < nvec_s) load_vec<VEC>(xa + RCAP + k * VEC, &u[i * VEC]);
         }
 #pragma unroll
-        for (int i = 0; i < U; i++) {
+        for (int i = 0; i < 2 * U; i++) {
             const int k = k0 + i * BLOCK;
-            if (k < nvec_s) {
-                store_vec<VEC>(sa + k * VEC, &u[i * VEC]);
-                store_vec<VEC>(sb + k * VEC, &w[i * VEC]);
-            }
+            if (k < nvec_s) store_vec<VEC>(sa + k * VEC, &u[i * VEC]);
+        }
+    }
+    for (int k0 = threadIdx.x; k0 < nvec_s; k0 += 2 * U * BLOCK) {
+        float u[2 * U * VEC];
+#pragma unroll
+        for (int i = 0; i < 2 * U; i++) {
+            const int k = k0 + i * BLOCK;
+            if (k < nvec_s) load_vec<VEC>(xb + RCAP + k * VEC, &u[i * VEC]);
         }
 #pragma unroll
-        for (int p = 0; p < U * VEC; p++) s += OP::term(u[p], w[p]);
+        for (int i = 0; i < 2 * U; i++) {
+            const int k = k0 + i * BLOCK;
+            if (k < nvec_s) store_vec<VEC>(sb + k * VEC, &u[i * VEC]);
+        }
     }
 #pragma unroll
     for (int p = 0; p < FPT; p++) s += OP::term(a[p], b[p]);
+    for (int k = threadIdx.x; k < nvec_s; k += BLOCK) {
+        float u[VEC], w[VEC];
+        load_vec<VEC>(sa + k * VEC, u);
+        load_vec<VEC>(sb + k * VEC, w);
+#pragma unroll
+        for (int j = 0; j < VEC; j++) s += OP::term(u[j], w[j]);
+    }
     return s;
 }
 
