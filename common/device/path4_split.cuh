@@ -74,11 +74,23 @@ fastest_split_state_kernel(const T *__restrict__ x, long long ldx, long long col
     if (threadIdx.x == 0) work[b] = s;
 }
 
-template <class OP, int VEC, bool PEEL, int BLOCK, class T = float>
+/* Where kernel 2 finds row r's states in `work`: count(splits) of them,
+ * the i-th at row(work, r, splits)[i], merged in that order. Kernel 1's
+ * (fx_split_rows: its pieces'), or another kernel's (lesson 11: the
+ * ranks' states of its slice's rows, or each row's merged one). */
+struct fx_split_rows {
+    __device__ __forceinline__ long long count(long long splits) const { return splits; }
+    __device__ __forceinline__ const online_md *row(const online_md *work, long long r, long long splits) const
+    {
+        return work + r * splits;
+    }
+};
+
+template <class OP, int VEC, bool PEEL, int BLOCK, class T = float, class RS = fx_split_rows>
 __global__ void __launch_bounds__(BLOCK)
 fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy,
-                           long long cols, long long splits, long long seg,
-                           int mis, const online_md *__restrict__ work)
+                           long long cols, long long splits, long long seg, int mis,
+                           const online_md *__restrict__ work, RS rs = RS{})
 {
     constexpr int U = FX_SPLIT_FPT / VEC;
     __shared__ float red_m[32], red_d[32];
@@ -102,9 +114,9 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
 #if FX_CLUSTER_CODE
     cudaGridDependencySynchronize(); /* kernel 1 has finished and its work[] is visible */
 #endif
-    const online_md *wr = work + row * splits;
+    const auto wr = rs.row(work, row, splits);
     online_md s = online_md_identity();
-    for (long long i = threadIdx.x; i < splits; i += BLOCK) s = online_md_merge(s, wr[i]);
+    for (long long i = threadIdx.x; i < rs.count(splits); i += BLOCK) s = online_md_merge(s, wr[i]);
     s = online_md_row_merge<BLOCK>(s, red_m, red_d);
     const typename OP::fin f = OP::finish(s.m, s.d);
 
@@ -273,16 +285,42 @@ static void fx_run_split_as(const T *x, long long ldx, T *y, long long ldy, long
             (void)in2;
             void (*k1)(const T *, long long, long long, long long, long long, int, online_md *) =
                 fastest_split_state_kernel<VEC, PEEL, FX_SPLIT_BLOCK, T>;
-            void (*k2)(const T *, long long, T *, long long, long long, long long, long long, int,
-                       const online_md *) = fastest_split_write_kernel<OP, VEC, PEEL, FX_SPLIT_BLOCK, T>;
+            void (*k2)(const T *, long long, T *, long long, long long, long long, long long, int, const online_md *,
+                       fx_split_rows) = fastest_split_write_kernel<OP, VEC, PEEL, FX_SPLIT_BLOCK, T>;
             k1<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, cols, splits, seg, fx_mis(xb), work);
             CUDA_CHECK_LAUNCH();
             const cudaLaunchConfig_t lc = fx_split_second(k2, blocks, stream, attr);
             CUDA_CHECK(cudaLaunchKernelEx(&lc, k2, xb, ldx, yb, ldy, cols, splits, seg, fx_mis(xb),
-                                          (const online_md *)work));
+                                          (const online_md *)work, fx_split_rows{}));
         }
         CUDA_CHECK_LAUNCH();
     }
+}
+
+/* Path 4's kernels one at a time, for a lesson that merges the pieces'
+ * states itself between them (lesson 11, across GPUs): float rows,
+ * VEC = 4 where they start on 16 bytes and cols % 4 == 0, else 1; at
+ * most INT_MAX blocks (rows x splits). Kernel 1: work[r * splits + p] =
+ * the (m, d) of piece p of row r. */
+template <int VEC>
+static void fx_split_states(const float *x, long long ldx, long long rows, long long cols, long long splits,
+                            long long seg, online_md *work, cudaStream_t stream)
+{
+    void (*k1)(const float *, long long, long long, long long, long long, int, online_md *) =
+        fastest_split_state_kernel<VEC, false, FX_SPLIT_BLOCK>;
+    k1<<<(unsigned)(rows * splits), FX_SPLIT_BLOCK, 0, stream>>>(x, ldx, cols, splits, seg, 0, work);
+    CUDA_CHECK_LAUNCH();
+}
+/* Kernel 2: y = OP(x) from each row's state, found in work by rs (as
+ * fx_split_rows). */
+template <class OP, int VEC, class RS>
+static void fx_split_write(const float *x, long long ldx, float *y, long long ldy, long long rows, long long cols,
+                           long long splits, long long seg, const online_md *work, RS rs, cudaStream_t stream)
+{
+    void (*k2)(const float *, long long, float *, long long, long long, long long, long long, int, const online_md *,
+               RS) = fastest_split_write_kernel<OP, VEC, false, FX_SPLIT_BLOCK, float, RS>;
+    k2<<<(unsigned)(rows * splits), FX_SPLIT_BLOCK, 0, stream>>>(x, ldx, y, ldy, cols, splits, seg, 0, work, rs);
+    CUDA_CHECK_LAUNCH();
 }
 
 /* Runs plan p (path 4) with operation OP on rows of storage type T:

@@ -1,7 +1,8 @@
 /* Lesson 11: softmax over rows split across GPUs. Per rank:
  *
- *   1. split_piece_kernel: the (m, d) of each piece of its slice of each
- *      row (lesson 6's online state, one block per piece), read 1;
+ *   1. the (m, d) of each piece of its slice of each row, one block per
+ *      piece: lesson 8's row engine, kernel 1 of its split path (path 4,
+ *      common/device/path4_split.cuh), read 1;
  *   2. split_rank_kernel: the pieces' states merged into the slice's
  *      (m_k, d_k) per row;
  *   3. the states combined across the ranks (split_comm.h), one of two
@@ -11,8 +12,9 @@
  *                    collective 2): two collectives of M floats;
  *        all-gather: every rank gets all K pairs (m_k, d_k) (one
  *                    collective of 2 M floats) and merges them itself;
- *   4. split_write_kernel: y = exp(x - M) / D over its slice, read 2 and
- *      the write.
+ *   4. y = exp(x - M) / D over its slice: kernel 2 of the engine's split
+ *      path, each row's state found by split_gathered or split_reduced,
+ *      read 2 and the write.
  *
  * Each GPU moves 12 bytes per element of its slice (lesson 6's two reads
  * and one write: the slice of a long row does not stay on chip between
@@ -21,65 +23,23 @@
  * row, across blocks or across GPUs, gives the same (M, D) up to
  * rounding; the all-gather merges the K pairs in rank order on every
  * rank, so every rank computes the same bits. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "split_softmax.h"
-#include "device/online_md.cuh" /* lesson 6's (m, d) state, merge, push and row merge */
-#include "device/vec.cuh"        /* lesson 5's load_vec, store_vec                      */
+#include "device/online_md.cuh"  /* lesson 6's (m, d) state, merge and row merge */
+#include "device/path4_split.cuh" /* lesson 8's split path: its two kernels     */
 #include "check.h"
-#include "harness.h" /* device_sms */
 
-#define SPLIT_BLOCK 256
-/* A piece is at most this many floats: pieces of a long slice spread over
- * the SMs even when there are few rows. */
-#define SPLIT_MAX_SEG 65536
-#define SPLIT_MIN_SEG 2048
-/* Rows go in gridDim.y, which stops at 65535: blocks loop over the rest. */
-#define SPLIT_MAX_GRID_Y 65535
+#define SPLIT_BLOCK 256 /* the small kernels' (2, 3a, 4') */
 
 long long split_begin(long long cols, int k, int ranks)
 {
     /* k N / K without overflow for N up to 2^40 and K <= 16 */
     return cols / ranks * k + cols % ranks * k / ranks;
-}
-
-/* 1. Block (p, r) summarises piece p of row r (columns [p seg, p seg + len)
- * of the slice) into state[r * pieces + p]. VEC = 4: float4 loads (the
- * slice's n is a multiple of 4 and x is 16-byte aligned). 64 bytes in
- * flight per thread, as lesson 6. */
-template <int VEC>
-__global__ void __launch_bounds__(SPLIT_BLOCK)
-split_piece_kernel(const float *__restrict__ x, long long rows, long long n, long long pieces, long long seg,
-                   online_md *__restrict__ state)
-{
-    constexpr int U = 16 / VEC;
-    __shared__ float red_m[32], red_d[32];
-    const long long begin = blockIdx.x * seg;
-    const long long len = n - begin < seg ? n - begin : seg;
-    const long long nvec = len / VEC;
-    for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
-        const float *xs = x + r * n + begin;
-        online_md s = online_md_identity();
-        for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * SPLIT_BLOCK) {
-            float v[U * VEC];
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const long long k = k0 + (long long)u * SPLIT_BLOCK;
-                if (k < nvec) {
-                    load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
-                } else {
-#pragma unroll
-                    for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
-                }
-            }
-            s = online_md_push<U * VEC>(s, v);
-        }
-        s = online_md_row_merge<SPLIT_BLOCK>(s, red_m, red_d);
-        if (threadIdx.x == 0) state[r * pieces + blockIdx.x] = s;
-    }
 }
 
 /* 2. A warp per row merges the row's piece states (lane l takes pieces l,
@@ -137,32 +97,33 @@ __device__ __forceinline__ online_md split_row_state(long long r, long long rows
     return R;
 }
 
-/* 4. Block (p, r) writes piece p of row r: y = exp(x - M) / D, every
- * thread taking the row's (M, D) itself (split_row_state). An all -inf
- * row: M = -inf, D = 0, and exp(-inf - 0) x (1 / 0) = NaN, as PyTorch. */
-template <int VEC>
-__global__ void __launch_bounds__(SPLIT_BLOCK)
-split_write_kernel(const float *__restrict__ x, float *__restrict__ y, long long rows, long long n, long long seg,
-                   const float *__restrict__ m, const float *__restrict__ d, const float2 *__restrict__ all,
-                   int nranks)
-{
-    const long long begin = blockIdx.x * seg;
-    const long long len = n - begin < seg ? n - begin : seg;
-    const long long nvec = len / VEC;
-    for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
-        const online_md R = split_row_state(r, rows, m, d, all, nranks);
-        const float shift = online_md_shift(R.m), inv = 1.0f / R.d;
-        const float *xs = x + r * n + begin;
-        float *ys = y + r * n + begin;
-        for (long long k = threadIdx.x; k < nvec; k += SPLIT_BLOCK) {
-            float v[VEC];
-            load_vec<VEC>(xs + k * VEC, v);
-#pragma unroll
-            for (int j = 0; j < VEC; j++) v[j] = expf(v[j] - shift) * inv;
-            store_vec<VEC>(ys + k * VEC, v);
-        }
+/* 4. Row r's (M, D) for the engine's split write (path4_split.cuh's
+ * fx_split_rows): the K ranks' pairs, rank k's at all[k * rows + r], merged
+ * by every block in the same order and tree (all-gather), or the row's own
+ * pair from the two all-reduced arrays. */
+struct split_gathered {
+    long long rows;
+    int nranks;
+    struct pairs {
+        const online_md *p;
+        long long stride;
+        __device__ __forceinline__ online_md operator[](long long k) const { return p[k * stride]; }
+    };
+    __device__ __forceinline__ long long count(long long) const { return nranks; }
+    __device__ __forceinline__ pairs row(const online_md *all, long long r, long long) const { return pairs{all + r, rows}; }
+};
+struct split_reduced {
+    const float *m, *d;
+    struct pair {
+        online_md s;
+        __device__ __forceinline__ online_md operator[](long long) const { return s; }
+    };
+    __device__ __forceinline__ long long count(long long) const { return 1; }
+    __device__ __forceinline__ pair row(const online_md *, long long r, long long) const
+    {
+        return pair{online_md{m[r], d[r]}};
     }
-}
+};
 
 /* 4'. The cross-entropy of each row over the split vocabulary, lesson 10's
  * (M - x[t]) + log D: only the rank whose slice holds column t writes it,
@@ -235,22 +196,15 @@ void split_release(void)
     }
 }
 
-/* Pieces of a slice of n floats: enough blocks for 4 per SM over all
- * rows, pieces of SPLIT_MIN_SEG ... SPLIT_MAX_SEG floats, each a whole
- * number of float4s. */
+/* Pieces of a slice of n floats: the engine's split path's
+ * (fx_split_shape), one grid of at most INT_MAX blocks. */
 static void split_plan(long long rows, long long n, long long *pieces, long long *seg)
 {
-    const long long want = (4LL * device_sms() + rows - 1) / rows;
-    long long p = want < 1 ? 1 : want;
-    const long long most = n / SPLIT_MIN_SEG > 1 ? n / SPLIT_MIN_SEG : 1;
-    if (p > most) p = most;
-    const long long least = (n + SPLIT_MAX_SEG - 1) / SPLIT_MAX_SEG;
-    if (p < least) p = least;
-    long long g = (n + p - 1) / p;
-    g = (g + 3) / 4 * 4;
-    if (g < 4) g = 4;
-    *seg = g;
-    *pieces = n > 0 ? (n + g - 1) / g : 1;
+    fx_split_shape(rows, n > 0 ? n : 1, pieces, seg);
+    if (rows * *pieces > INT_MAX) {
+        fprintf(stderr, "softmax_split: %lld rows of %lld pieces: more than %d blocks\n", rows, *pieces, INT_MAX);
+        exit(2);
+    }
 }
 
 /* float4 accesses: the slice's rows start on 16 bytes. */
@@ -314,10 +268,8 @@ static void split_combine(const split_rank *ranks, int nranks, long long rows, s
         w->m = (float *)grow(w->m, &w->m_n, (size_t)rows, sizeof(float));
         w->d = (float *)grow(w->d, &w->d_n, (size_t)rows, sizeof(float));
         w->all = (float2 *)grow(w->all, &w->all_n, (size_t)(rows * nranks), sizeof(float2));
-        const dim3 grid((unsigned)pieces[k], (unsigned)(rows < SPLIT_MAX_GRID_Y ? rows : SPLIT_MAX_GRID_Y));
-        if (split_vec(q)) split_piece_kernel<4><<<grid, SPLIT_BLOCK, 0, q->at.stream>>>(q->x, rows, q->n, pieces[k], seg[k], w->state);
-        else split_piece_kernel<1><<<grid, SPLIT_BLOCK, 0, q->at.stream>>>(q->x, rows, q->n, pieces[k], seg[k], w->state);
-        CUDA_CHECK_LAUNCH();
+        if (split_vec(q)) fx_split_states<4>(q->x, q->n, rows, q->n, pieces[k], seg[k], w->state, q->at.stream);
+        else fx_split_states<1>(q->x, q->n, rows, q->n, pieces[k], seg[k], w->state, q->at.stream);
         split_rank_kernel<<<grid_1d((rows + SPLIT_BLOCK / 32 - 1) / (SPLIT_BLOCK / 32)), SPLIT_BLOCK, 0, q->at.stream>>>(w->state, rows, pieces[k], w->mine,
                                                                           how == SPLIT_ALL_REDUCE ? w->m : NULL);
         CUDA_CHECK_LAUNCH();
@@ -354,15 +306,15 @@ void softmax_split(const split_rank *ranks, int nranks, long long rows, split_me
         const split_rank *q = &ranks[k];
         const split_work *w = &g_work[k];
         CUDA_CHECK(cudaSetDevice(q->at.device));
-        const dim3 grid((unsigned)pieces[k], (unsigned)(rows < SPLIT_MAX_GRID_Y ? rows : SPLIT_MAX_GRID_Y));
-        const float *mm = how == SPLIT_ALL_REDUCE ? w->m : NULL;
-        if (split_vec(q))
-            split_write_kernel<4><<<grid, SPLIT_BLOCK, 0, q->at.stream>>>(q->x, q->y, rows, q->n, seg[k], mm, w->d,
-                                                                          w->all, nranks);
-        else
-            split_write_kernel<1><<<grid, SPLIT_BLOCK, 0, q->at.stream>>>(q->x, q->y, rows, q->n, seg[k], mm, w->d,
-                                                                          w->all, nranks);
-        CUDA_CHECK_LAUNCH();
+        const online_md *all = (const online_md *)w->all; /* float2 pairs: (m, d) */
+        const split_gathered g = {rows, nranks};
+        const split_reduced r = {w->m, w->d};
+        const bool v4 = split_vec(q), reduced = how == SPLIT_ALL_REDUCE;
+        const long long n = q->n;
+        if (v4 && reduced) fx_split_write<rows_op_softmax, 4>(q->x, n, q->y, n, rows, n, pieces[k], seg[k], all, r, q->at.stream);
+        else if (v4) fx_split_write<rows_op_softmax, 4>(q->x, n, q->y, n, rows, n, pieces[k], seg[k], all, g, q->at.stream);
+        else if (reduced) fx_split_write<rows_op_softmax, 1>(q->x, n, q->y, n, rows, n, pieces[k], seg[k], all, r, q->at.stream);
+        else fx_split_write<rows_op_softmax, 1>(q->x, n, q->y, n, rows, n, pieces[k], seg[k], all, g, q->at.stream);
     }
 }
 
