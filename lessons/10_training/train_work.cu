@@ -54,6 +54,7 @@ void train_release(void)
     if (sync_words) CUDA_CHECK(cudaFree(sync_words));
     sync_words = nullptr;
     sync_count = 0;
+    softmax_fastest_release(); /* the row engine's, which log-softmax and the backward use */
 }
 
 /* Asked once per kernel: its registers, so its occupancy, are its own. */

@@ -89,7 +89,8 @@ void classifier_fused_typed(void *logits, const int *targets, float *losses, flo
                             long long cols, int ignore_index, train_reduction reduction, dtype t,
                             cudaStream_t stream);
 
-/* Frees the workspace (the next call that needs one allocates it again). */
+/* Frees the workspace, this lesson's and the row engine's (the next call
+ * that needs one allocates it again). */
 void train_release(void);
 
 /* For the tests: the workspace's synchronisation words (the on-chip
