@@ -238,18 +238,6 @@ __device__ __forceinline__ void train_onchip_store_shared(T *ds, int nvec_s, con
     }
 }
 
-/* Writes the piece to dst as op(value, its column in the piece), from
- * the registers and srow (op as train_split_map's). dst may be the
- * piece's own source: every element was read before the exchange. */
-template <int VEC, int FPT, class T, class Op, int B = TRAIN_GRID_BLOCK>
-__device__ __forceinline__ void train_onchip_store(T *dst, int len, const float *v, const T *srow, Op op)
-{
-    constexpr int RCAP = B * FPT;
-    const int rlen = len < RCAP ? len : RCAP;
-    train_onchip_store_regs<VEC, FPT, T, Op, B>(dst, rlen / VEC, v, op);
-    train_onchip_store_shared<VEC, T, Op, B>(dst + RCAP, (len - rlen) / VEC, srow, RCAP, op);
-}
-
 /* The exchange. The CTA's state b (the same in every thread) goes to
  * work[piece]; thread 0 counts the CTA in and waits for the row's other
  * pieces; then every CTA of the row merges the P states in the same
@@ -315,22 +303,6 @@ __device__ __forceinline__ void train_onchip_leave(unsigned *count, unsigned bef
     } else if (threadIdx.x == 0) {
         fx_grid_leave(count, before, (unsigned)pieces);
     }
-}
-
-/* The same for a sum (the backward's <y, dy>). */
-__device__ __forceinline__ float train_grid_exchange_sum(float b, float *work, int piece, int pieces, unsigned *count,
-                                                         float *red, unsigned *before)
-{
-    if (threadIdx.x == 0) {
-        work[piece] = b;
-        fx_grid_arrive_wait(count, (unsigned)pieces);
-    }
-    __syncthreads();
-    float q = 0.0f;
-    for (int i = threadIdx.x; i < pieces; i += TRAIN_GRID_BLOCK) q += __ldcg(work + i);
-    const float r = row_reduce<TRAIN_GRID_BLOCK>(q, red, op_sum());
-    if (threadIdx.x == 0) *before = fx_grid_count_out(count); /* used at the end: train_onchip_leave<false> */
-    return r;
 }
 
 /* ---- the host side ---------------------------------------------------------- */

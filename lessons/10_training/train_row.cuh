@@ -178,18 +178,9 @@ __device__ __forceinline__ float train_row_max_pick(const float *v, int sub, int
     return m;
 }
 
-/* The sum of one float per piece over a row's `splits` pieces, in every
- * thread of the block, bit for bit the same in every block of the row
- * (same loads, same order, same tree). */
-template <int BLOCK>
-__device__ __forceinline__ float train_sum_pieces(const float *part, long long splits, float *red)
-{
-    float s = 0.0f;
-    for (long long k = threadIdx.x; k < splits; k += BLOCK) s += part[k];
-    return row_reduce<BLOCK>(s, red, op_sum());
-}
-
-/* The same for (m, d) states. */
+/* The (m, d) of a row from its `splits` pieces' states, in every thread
+ * of the block, bit for bit the same in every block of the row (same
+ * loads, same order, same tree). */
 template <int BLOCK>
 __device__ __forceinline__ online_md train_merge_pieces(const online_md *part, long long splits, float *red_m,
                                                         float *red_d)
