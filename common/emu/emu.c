@@ -2304,7 +2304,7 @@ static int check_config(const emu_launch_config *c, cudaError_t *err)
     if (!g.x || !g.y || !g.z) why = "a grid dimension is 0";
     else if (!b.x || !b.y || !b.z) why = "a block dimension is 0";
     /* Past a limit, CUDA 13 answers cudaErrorInvalidValue (seen on an
-       H100, driver 580, 2026-11-22), not cudaErrorInvalidConfiguration. */
+       H100, driver 580), not cudaErrorInvalidConfiguration. */
     *err = why ? cudaErrorInvalidConfiguration : cudaErrorInvalidValue;
     if (why) {
     } else if (g.x > 2147483647u) why = "gridDim.x is above 2^31 - 1";

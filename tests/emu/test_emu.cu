@@ -542,7 +542,7 @@ static void test_launch_errors(void)
     cudaError_t e2 = cudaGetLastError();
     other_kernel<<<dim3(1, 1, 1), dim3(32, 1, 65)>>>(d, 64, 1.0f);
     cudaError_t e3 = cudaGetLastError();
-    /* cudaErrorInvalidValue: what CUDA 13 answers on an H100 (2026-11-22) */
+    /* cudaErrorInvalidValue: what CUDA 13 answers on an H100 */
     test_expect(e1 == cudaErrorInvalidValue && e1b == cudaSuccess && e2 == cudaErrorInvalidValue &&
                     e3 == cudaErrorInvalidValue,
                 "emu: launches beyond 1024 threads, gridDim.y 65535, blockDim.z 64 fail, and the error is not sticky",
