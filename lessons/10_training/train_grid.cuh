@@ -1,5 +1,6 @@
-/* Lesson 10: rows longer than TRAIN_REG_MAX_COLS, held on chip across
- * CTAs. Lesson 8's path 3g, for the training kernels: a row is cut into P
+/* Lesson 10: the classifier's rows longer than TRAIN_REG_MAX_COLS, held on
+ * chip across CTAs (log-softmax and the backward run on the row engine:
+ * log_softmax.cu, softmax_backward.cu). Lesson 8's path 3g: a row is cut into P
  * pieces, one CTA each; a CTA keeps its piece from the load to the store
  * (the first TRAIN_GRID_BLOCK x FPT elements in registers, the rest in
  * shared memory), writes its piece's state to the workspace, waits until
@@ -7,13 +8,11 @@
  * hands out the pieces in the order CTAs become resident, so a row's CTAs
  * are all running once its pieces fit on the GPU at once), merges them
  * and writes its piece. Each element is read once and written once, as
- * in registers: 8 bytes per element (12 for the backward), where the
- * split path (train_row.cuh) reads the row twice.
+ * in registers: 8 bytes per element, where the split path (train_row.cuh)
+ * reads the row twice.
  *
- * Lesson 8 keeps exp(x - m_t) in its registers; the backward keeps the
- * raw y and dy. The classifier needs only p:
- * its register part keeps exps as lesson 8 does (train_onchip_load with
- * KEEP_EXP), its shared part raw values, as the others.
+ * The classifier needs only p: its register part keeps exps as lesson 8
+ * does (train_onchip_load with KEEP_EXP), its shared part raw values.
  *
  * Float rows of 2 to 16 pieces meet in a thread-block cluster instead
  * (sm_90, lesson 8's path 3): the row's P CTAs are one cluster, started
@@ -34,8 +33,7 @@
  * slots held (docs/experiments/training-onchip-clusters.md).
  *
  * A row whose P pieces do not fit on the GPU at once (past about 8.6 M
- * floats on an H100) takes the split path. (Log-softmax runs on the row
- * engine instead: log_softmax.cu.) */
+ * floats on an H100) takes the split path. */
 #ifndef LESSON10_TRAIN_GRID_CUH
 #define LESSON10_TRAIN_GRID_CUH
 
@@ -433,8 +431,6 @@ static void train_onchip_launch(const train_grid_plan *p, long long n, cudaStrea
     CUDA_CHECK_LAUNCH();
 }
 
-/* Whether each family takes its on-chip path at rows x cols (its file):
- * 0 no, 1 with the workspace, C >= 2 in clusters of C CTAs. */
 /* The row engine's plan p for rows of cols floats by name, for an
  * operation whose threads of paths 1 and 2 hold at least fpt_min floats
  * of each of its nin inputs (train_work.cu); log-softmax's and the
@@ -448,6 +444,8 @@ const char *backward_path_name(long long rows, long long cols);
  * BULK: the dispatcher's choice; SPLIT, GRID, CLUSTER: that path where
  * the shape fits it). */
 fastest_path train_engine_want(long long cols);
+/* Whether the classifier takes its on-chip path at rows x cols: 0 no, 1
+ * with the workspace, C >= 2 in clusters of C CTAs (classifier_fused.cu). */
 int classifier_on_chip(long long rows, long long cols, dtype t);
 /* The classifier's 16-bit-only paths, by name (classifier_fused.cu). */
 const char *classifier_path16(long long rows, long long cols, dtype t);

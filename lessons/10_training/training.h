@@ -10,7 +10,9 @@
  * on chip while they wait, so still read once, as long as a row's pieces
  * fit on the GPU at once
  * (about 8.6 M floats on an H100; 4.3 M for the backward); past that,
- * split into pieces of TRAIN_SPLIT_SEG floats and read twice. The
+ * split into pieces of TRAIN_SPLIT_SEG floats and read twice. Log-softmax
+ * and the backward run on lesson 8's row engine (common/device/rows.h),
+ * whose dispatcher picks their paths and pieces as it does the softmax's. The
  * workspace is allocated by the first call that needs it and grown, never
  * shrunk: not for use from several streams or host threads at once, nor
  * inside a CUDA graph capture (cudaMalloc). */
