@@ -77,7 +77,9 @@ fastest_split_state_kernel(const T *__restrict__ x, long long ldx, long long col
 /* Where kernel 2 finds row r's states in `work`: count(splits) of them,
  * the i-th at row(work, r, splits)[i], merged in that order. Kernel 1's
  * (fx_split_rows: its pieces'), or another kernel's (lesson 11: the
- * ranks' states of its slice's rows, or each row's merged one). */
+ * ranks' states of its slice's rows, or each row's merged one). A struct
+ * with member functions (C++) because the kernel is a template over it:
+ * each such policy is inlined into its own instance. */
 struct fx_split_rows {
     __device__ __forceinline__ long long count(long long splits) const { return splits; }
     __device__ __forceinline__ const online_md *row(const online_md *work, long long r, long long splits) const

@@ -21,8 +21,8 @@
  * the collective and the write), plus 8 bytes per row through the
  * collectives. The merge is lesson 6's: associative, so any split of a
  * row, across blocks or across GPUs, gives the same (M, D) up to
- * rounding; the all-gather merges the K pairs in rank order on every
- * rank, so every rank computes the same bits. */
+ * rounding; the all-gather merges the K pairs in the same order and tree
+ * on every rank, so every rank computes the same bits. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -100,7 +100,9 @@ __device__ __forceinline__ online_md split_row_state(long long r, long long rows
 /* 4. Row r's (M, D) for the engine's split write (path4_split.cuh's
  * fx_split_rows): the K ranks' pairs, rank k's at all[k * rows + r], merged
  * by every block in the same order and tree (all-gather), or the row's own
- * pair from the two all-reduced arrays. */
+ * pair from the two all-reduced arrays. Structs with member functions (C++)
+ * because the write kernel is a template over where it finds the states:
+ * each is inlined into its own instance. */
 struct split_gathered {
     long long rows;
     int nranks;
