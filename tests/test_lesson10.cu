@@ -7,7 +7,8 @@
  *     class boundary, aligned (float4) and not; rows past the registers
  *     both on chip across blocks and split (train_set_long_rows), with
  *     pieces all in registers and with a shared-memory part;
- *   - special values: -inf entries, a row of only -inf, NaN, +inf, +-3e38;
+ *   - special values: -inf entries, a row of only -inf, NaN, +inf, +-3e38,
+ *     in rows in registers and in long rows in every long-row mode;
  *   - targets: ignore_index rows (default -100, and one inside [0, N)),
  *     targets out of range (the documented NaN loss and NaN gradient row),
  *     every row ignored, both reductions, the gradient in place; and on
@@ -116,51 +117,65 @@ static void test_shapes(void)
 
 /* ---- special values (the rows: test_lesson10_checks.h) -------------------- */
 
+/* The long-row modes, for special rows on every path of a long row. */
+static const train_long_rows SPECIAL_MODES[] = {TRAIN_LONG_AUTO, TRAIN_LONG_SPLIT, TRAIN_LONG_GRID, TRAIN_LONG_CLUSTER};
+static const char *SPECIAL_MODE_NAMES[] = {"", ", TRAIN_LONG_SPLIT", ", TRAIN_LONG_GRID", ", TRAIN_LONG_CLUSTER"};
+
+/* Special rows (test_lesson10_checks.h) for every kernel, at N = 20000
+ * in every long-row mode. */
+static void special_rows_at(long long n, int mode)
+{
+    char name[256];
+    const char *mn = SPECIAL_MODE_NAMES[mode];
+    for (int r = 0; r < NSPECIAL; r++) {
+        /* 3 rows: the special one between two normal rows, which must not notice it */
+        float *x = (float *)malloc(3 * n * sizeof(float)), *dy = (float *)malloc(3 * n * sizeof(float));
+        int t[3] = {1, 0, 2};
+        inputs_fill(x, 3, n, INPUT_NORMAL, 800 + r);
+        inputs_fill(dy, 3, n, INPUT_UNIFORM, 900 + r);
+        t[1] = special_row(x + n, n, r);
+        snprintf(name, sizeof name, "special values (%s, N = %lld%s): softmax_backward of its softmax is the reference's",
+                 SPECIAL_NAMES[r], n, mn);
+        check_backward(name, x, dy, 3, n, 0);
+        snprintf(name, sizeof name, "special values (%s, N = %lld%s): log_softmax_forward is the reference's",
+                 SPECIAL_NAMES[r], n, mn);
+        check_log_softmax(name, x, 3, n);
+        snprintf(name, sizeof name, "special values (%s, N = %lld%s): cross_entropy_forward is the reference's",
+                 SPECIAL_NAMES[r], n, mn);
+        check_loss(name, x, t, 3, n, TRAIN_IGNORE_INDEX);
+        snprintf(name, sizeof name,
+                 "special values (%s, N = %lld%s): classifier_fused's gradient and loss are the reference's",
+                 SPECIAL_NAMES[r], n, mn);
+        check_classifier(name, x, t, 3, n, TRAIN_IGNORE_INDEX, TRAIN_SUM, DTYPE_F32);
+        free(x);
+        free(dy);
+    }
+    /* Special values in dy: +inf, -inf and +inf, NaN (y ordinary) */
+    for (int v = 0; v < 3; v++) {
+        float *x = (float *)malloc(2 * n * sizeof(float)), *dy = (float *)malloc(2 * n * sizeof(float));
+        inputs_fill(x, 2, n, INPUT_NORMAL, 950 + v);
+        inputs_fill(dy, 2, n, INPUT_UNIFORM, 960 + v);
+        if (v == 0) dy[n + 1] = INFINITY;
+        if (v == 1) dy[n + 1] = INFINITY, dy[n + n - 1] = -INFINITY;
+        if (v == 2) dy[n + n / 2] = NAN;
+        snprintf(name, sizeof name, "softmax_backward with %s in dy (N = %lld%s) gives the reference's infinities and NaN",
+                 v == 0 ? "+inf" : v == 1 ? "+inf and -inf" : "a NaN", n, mn);
+        check_backward(name, x, dy, 2, n, 0);
+        free(x);
+        free(dy);
+    }
+}
+
 static void test_special_values(void)
 {
     static const long long LENS[] = {8, 100, 5000, 20000};
-    char name[256];
     for (int l = 0; l < 4; l++) {
-        const long long n = LENS[l];
-        for (int r = 0; r < NSPECIAL; r++) {
-            /* 3 rows: the special one between two normal rows, which must not notice it */
-            float *x = (float *)malloc(3 * n * sizeof(float)), *dy = (float *)malloc(3 * n * sizeof(float));
-            int t[3] = {1, 0, 2};
-            inputs_fill(x, 3, n, INPUT_NORMAL, 800 + r);
-            inputs_fill(dy, 3, n, INPUT_UNIFORM, 900 + r);
-            t[1] = special_row(x + n, n, r);
-            snprintf(name, sizeof name, "special values (%s, N = %lld): softmax_backward of its softmax is the reference's",
-                     SPECIAL_NAMES[r], n);
-            check_backward(name, x, dy, 3, n, 0);
-            snprintf(name, sizeof name, "special values (%s, N = %lld): log_softmax_forward is the reference's",
-                     SPECIAL_NAMES[r], n);
-            check_log_softmax(name, x, 3, n);
-            snprintf(name, sizeof name, "special values (%s, N = %lld): cross_entropy_forward is the reference's",
-                     SPECIAL_NAMES[r], n);
-            check_loss(name, x, t, 3, n, TRAIN_IGNORE_INDEX);
-            snprintf(name, sizeof name, "special values (%s, N = %lld): classifier_fused's gradient and loss are the reference's",
-                     SPECIAL_NAMES[r], n);
-            check_classifier(name, x, t, 3, n, TRAIN_IGNORE_INDEX, TRAIN_SUM, DTYPE_F32);
-            free(x);
-            free(dy);
+        const int modes = LENS[l] > TRAIN_REG_MAX_COLS ? 4 : 1;
+        for (int m = 0; m < modes; m++) {
+            train_set_long_rows(SPECIAL_MODES[m]);
+            special_rows_at(LENS[l], m);
         }
-    }
-    /* Special values in dy: +inf, -inf and +inf, NaN (y ordinary) */
-    for (int l = 0; l < 4; l++) {
-        const long long n = LENS[l];
-        for (int v = 0; v < 3; v++) {
-            float *x = (float *)malloc(2 * n * sizeof(float)), *dy = (float *)malloc(2 * n * sizeof(float));
-            inputs_fill(x, 2, n, INPUT_NORMAL, 950 + v);
-            inputs_fill(dy, 2, n, INPUT_UNIFORM, 960 + v);
-            if (v == 0) dy[n + 1] = INFINITY;
-            if (v == 1) dy[n + 1] = INFINITY, dy[n + n - 1] = -INFINITY;
-            if (v == 2) dy[n + n / 2] = NAN;
-            snprintf(name, sizeof name, "softmax_backward with %s in dy (N = %lld) gives the reference's infinities and NaN",
-                     v == 0 ? "+inf" : v == 1 ? "+inf and -inf" : "a NaN", n);
-            check_backward(name, x, dy, 2, n, 0);
-            free(x);
-            free(dy);
-        }
+        train_set_long_rows(TRAIN_LONG_AUTO);
     }
 
     /* The stability claim in numbers: log(softmax) would give -inf here. */
