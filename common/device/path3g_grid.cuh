@@ -115,7 +115,9 @@ __device__ __forceinline__ float fx_piece2_read(const float *__restrict__ xa, co
         }
     }
     float s = 0.0f;
-    /* a's shared part, then b's: 16 floats per thread in flight */
+    /* a's shared part, then b's: 16 floats per thread in flight (written
+     * out twice: this is the machine code measured; a helper or a loop over
+     * the two inputs compiles to a different schedule) */
     for (int k0 = threadIdx.x; k0 < nvec_s; k0 += 2 * U * BLOCK) {
         float u[2 * U * VEC];
 #pragma unroll
