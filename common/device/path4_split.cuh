@@ -313,6 +313,7 @@ static void fx_split_states(const float *x, long long ldx, long long rows, long 
     k1<<<(unsigned)(rows * splits), FX_SPLIT_BLOCK, 0, stream>>>(x, ldx, cols, splits, seg, 0, work);
     CUDA_CHECK_LAUNCH();
 }
+
 /* Kernel 2: y = OP(x) from each row's state, found in work by rs (as
  * fx_split_rows). */
 template <class OP, int VEC, class RS>

@@ -24,6 +24,7 @@ static inline int fx_no_cluster(int mode, long long cols, int *cfg_out, int *c_o
     *c_out = 1;
     return 0;
 }
+
 static inline int fx_no_cluster_ctas(int mode, int cfg)
 {
     (void)mode, (void)cfg;
