@@ -302,10 +302,10 @@ static void check_loss_edges(long long cols, int nranks, int ignore_index, split
 /* K = 2 ... 5 ranks: slices of unequal lengths (N = 1003, not a multiple
  * of any K: the first rank's slice one column shorter than the last's up
  * to K = 5), with ignore_index -100, 0, N - 1 and -7; and slices of 8192
- * and 8196 floats, multiples of the float4 width that split_piece_kernel
- * cuts into 4 pieces at so few rows (split_plan: n / SPLIT_MIN_SEG, the
- * last piece of 8196 shorter: 2040), for softmax_split and
- * cross_entropy_split. */
+ * and 8196 floats, multiples of the float4 width that the row engine's
+ * split path cuts into 4 and 5 pieces at so few rows (fx_split_shape:
+ * pieces of at least 2048 floats, whole multiples of 64, the last one
+ * shorter), for softmax_split and cross_entropy_split. */
 static void check_rank_edges(void)
 {
     const long long N = 1003;
@@ -317,7 +317,7 @@ static void check_rank_edges(void)
             for (int w = 0; w < 2; w++) {
                 const long long slice = w ? 8196 : 8192, cols = slice * k;
                 char shape[80];
-                snprintf(shape, sizeof shape, "slices of %lld floats, float4s in 4 pieces", slice);
+                snprintf(shape, sizeof shape, "slices of %lld floats, float4s in %d pieces", slice, w ? 5 : 4);
                 char name[300];
                 snprintf(name, sizeof name,
                          "softmax_split over %d ranks, %s, at 3 x %lld (%s): every element is the float64 softmax of "

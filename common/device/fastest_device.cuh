@@ -370,7 +370,7 @@ __device__ __forceinline__ view_cut fx_row_cut(long long row, long long ldx, int
  * Why registers AND shared memory: a CTA is one row's piece from its load
  * to its last store, and while it waits for the row's other CTAs its SM
  * moves no bytes unless another CTA is resident there. Small register
- * parts (FPT = 8 or 16) and the rest in shared memory leave room for 2 or
+ * parts (FPT = 16) and the rest in shared memory leave room for 2 or
  * more CTAs per SM, which keep DRAM busy through each other's waits: at
  * 256 x 262144 on the H100, 92.8 % of copy against 83.3 % with the
  * segment in 1024 threads' registers (lessons/08_fastest/README.md,
@@ -448,30 +448,13 @@ __device__ __forceinline__ online_md fx_piece_read(const T *__restrict__ xr, int
         /* 16-bit vectors: 64 bytes in flight per thread, as float's, kept
          * as loaded (32 widened floats would spill with three 512-thread
          * CTAs per SM, 40 registers a thread): 82.0 % of the 16-bit copy
-         * at 256 x 2^18 against 75.9 % with 32 bytes, H100.
-         * FPT = 8 (path 3's classes up to 2^17 floats, 1536 threads per
-         * SM): two chunks of 32 bytes, the next one's loads issued before
-         * the current one is folded, so its arithmetic overlaps them, in
-         * the same 40 registers. With FPT = 16 the same pipeline takes
-         * more registers and is slower, so those classes keep one chunk
-         * of 64 bytes (docs/experiments/rows-bytes-in-flight.md). */
-        if constexpr (FPT == 8) {
-            constexpr int U16 = 2;
-            unsigned a[U16][4], b[U16][4];
-            fx_chunk16_load<U16, BLOCK>(xs, threadIdx.x, nvec_s, a);
-            for (int k0 = threadIdx.x; k0 < nvec_s; k0 += 2 * U16 * BLOCK) {
-                fx_chunk16_load<U16, BLOCK>(xs, k0 + U16 * BLOCK, nvec_s, b);
-                s = fx_chunk16_fold<U16, BLOCK>(s, xs, srow, k0, nvec_s, a);
-                fx_chunk16_load<U16, BLOCK>(xs, k0 + 2 * U16 * BLOCK, nvec_s, a);
-                s = fx_chunk16_fold<U16, BLOCK>(s, xs, srow, k0 + U16 * BLOCK, nvec_s, b);
-            }
-        } else {
-            constexpr int U16 = 4;
-            for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U16 * BLOCK) {
-                unsigned raw[U16][4];
-                fx_chunk16_load<U16, BLOCK>(xs, k0, nvec_s, raw);
-                s = fx_chunk16_fold<U16, BLOCK>(s, xs, srow, k0, nvec_s, raw);
-            }
+         * at 256 x 2^18 against 75.9 % with 32 bytes, H100
+         * (docs/experiments/rows-bytes-in-flight.md). */
+        constexpr int U16 = 4;
+        for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U16 * BLOCK) {
+            unsigned raw[U16][4];
+            fx_chunk16_load<U16, BLOCK>(xs, k0, nvec_s, raw);
+            s = fx_chunk16_fold<U16, BLOCK>(s, xs, srow, k0, nvec_s, raw);
         }
     } else {
         for (int k0 = threadIdx.x; k0 < nvec_s; k0 += U * BLOCK) {

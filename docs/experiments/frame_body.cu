@@ -8,7 +8,7 @@
  *          helpers (train_onchip_take, train_onchip_exchange,
  *          train_onchip_leave) or written out as path3g_grid.cu does;
  *   body:  the piece's load and store, lesson 10's (train_onchip_load,
- *          train_onchip_store, writing the log-softmax) or lesson 8's
+ *          train_onchip_store_regs and _shared, writing the log-softmax) or lesson 8's
  *          (fx_piece_read, fx_piece_write, writing the softmax).
  * Aligned rows (N % 4 == 0) of at least 64 KB; rows 0 and M - 1 of each
  * kernel are checked against float64. Prints % of a device-to-device
@@ -94,7 +94,11 @@ __global__ void __launch_bounds__(BLK) frame_body_kernel(const float *__restrict
     }
     if constexpr (BODY10) {
         const log_op op = {r.m, logf(r.d)};
-        train_onchip_store<4, FPT, float, log_op, BLK>(y + row * cols + begin, len, v, srow, op);
+        constexpr int RCAP = BLK * FPT; /* lesson 10's way out: its register part, then its shared part */
+        const int rlen = len < RCAP ? len : RCAP;
+        train_onchip_store_regs<4, FPT, float, log_op, BLK>(y + row * cols + begin, rlen / 4, v, op);
+        train_onchip_store_shared<4, float, log_op, BLK>(y + row * cols + begin + RCAP, (len - rlen) / 4, srow, RCAP,
+                                                         op);
     } else {
         fx_piece_write<rows_op_softmax, 4, false, FPT, BLK>(y + row * cols + begin, len, v, srow, m_regs, r, (float *)nullptr);
     }
