@@ -151,8 +151,8 @@ static constexpr long long fx_cl_cap(int cfg, int esize)
  * inputs of an operation (8192 floats of each of two). */
 static constexpr long long fx_grid_cap(int esize, int nin = 1)
 {
-    return ((long long)FX_GRID_BLOCK * FX_GRID_FPT + (FX_GRID_PIECE - (long long)FX_GRID_BLOCK * FX_GRID_FPT) * 4 / esize) /
-           nin;
+    const long long regs = (long long)FX_GRID_BLOCK * FX_GRID_FPT;
+    return (regs + (FX_GRID_PIECE - regs) * 4 / esize) / nin;
 }
 
 /* Path 3b's CTA shape, pieces and cluster sizes (FX_BULK_*) are in

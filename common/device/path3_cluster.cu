@@ -27,7 +27,8 @@ int fx_cluster_ctas_per_sm(int mode, int cfg) { return fx_cluster_ctas_per_sm_op
 int softmax_fastest_has_clusters(void)
 {
     static int has = -1;
-    if (has < 0) has = fx_can_launch_clusters((const void *)fx_cluster_kernel_op<rows_op_softmax, float>(FX_ALIGNED, 0));
+    if (has < 0)
+        has = fx_can_launch_clusters((const void *)fx_cluster_kernel_op<rows_op_softmax, float>(FX_ALIGNED, 0));
     return has;
 }
 
@@ -47,7 +48,8 @@ int fx_cluster_shape_16(dtype t, int mode16, long long cols, int *cfg_out, int *
 void fx_run_cluster_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
                        long long rows, long long cols, cudaStream_t stream)
 {
-    if (t == DTYPE_F16) fx_run_cluster_op<rows_op_softmax>(p, (const __half *)x, ldx, (__half *)y, ldy, rows, cols, stream);
+    if (t == DTYPE_F16)
+        fx_run_cluster_op<rows_op_softmax>(p, (const __half *)x, ldx, (__half *)y, ldy, rows, cols, stream);
     else
         fx_run_cluster_op<rows_op_softmax>(p, (const __nv_bfloat16 *)x, ldx, (__nv_bfloat16 *)y, ldy, rows, cols,
                                            stream);

@@ -180,10 +180,10 @@ static int fx_cluster_ctas_per_sm_op(int mode, int cfg)
     if (!*slot) {
         const fx_cluster_cfg C = FX_CL[cfg];
         int n = 0;
+        const size_t smem = (size_t)fx_cluster_smem(cfg, C.max_cols / C.c, sizeof(float));
         if (fx_active_clusters_op<OP, T>(mode, cfg) >= 1) /* also opts the kernel in to its shared memory */
             CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fx_cluster_kernel_op<OP, T>(mode, cfg),
-                                                                     C.block,
-                                                                     (size_t)fx_cluster_smem(cfg, C.max_cols / C.c, sizeof(float))));
+                                                                     C.block, smem));
         *slot = n + 1;
     }
     return *slot - 1;

@@ -271,7 +271,8 @@ static fx_grid2_fn<OP> fx_grid2_kernel_op(int mode)
 template <class F>
 static long long fx_grid_resident_of(F k)
 {
-    const size_t smem = (size_t)fx_grid_smem(FX_GRID_PIECE, sizeof(float), 1); /* 48 KB, 16-bit CTAs and two inputs too */
+    /* 48 KB, for 16-bit CTAs and two inputs too */
+    const size_t smem = (size_t)fx_grid_smem(FX_GRID_PIECE, sizeof(float), 1);
     int per_sm = 0;
     CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, FX_GRID_BLOCK, smem));

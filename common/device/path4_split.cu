@@ -38,7 +38,8 @@ void fx_run_split(const fastest_plan *p, const float *x, long long ldx, float *y
 void fx_run_split_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
                      long long rows, long long cols, cudaStream_t stream)
 {
-    if (t == DTYPE_F16) fx_run_split_op<rows_op_softmax>(p, (const __half *)x, ldx, (__half *)y, ldy, rows, cols, stream);
+    if (t == DTYPE_F16)
+        fx_run_split_op<rows_op_softmax>(p, (const __half *)x, ldx, (__half *)y, ldy, rows, cols, stream);
     else
         fx_run_split_op<rows_op_softmax>(p, (const __nv_bfloat16 *)x, ldx, (__nv_bfloat16 *)y, ldy, rows, cols,
                                          stream);

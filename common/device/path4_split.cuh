@@ -18,8 +18,8 @@
  * FX_SPLIT_FPT floats per thread in flight, into work[b]. Kernel 2: every
  * block of a row merges the row's `splits` states (same threads, same
  * order, same tree: the same bits in every block), then reads its piece
- * again and writes operation OP's output (the softmax: exp(x - M) / D). 2 reads + 1 write. Kernel 2 walks the
- * pieces in reverse order: the pieces kernel 1 read last are the likeliest
+ * again and writes operation OP's output (the softmax: exp(x - M) / D).
+ * 2 reads + 1 write. Kernel 2 walks the pieces in reverse order: the pieces kernel 1 read last are the likeliest
  * still in L2. On sm_90 kernel 2 is a programmatic dependent launch: its
  * blocks take the SMs that kernel 1's last blocks leave, load their first
  * vectors, and only then wait for kernel 1 (fx_run_split_as).
@@ -136,7 +136,8 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
             const long long k = k0 + (long long)u * BLOCK;
             if (k < nvec) {
 #pragma unroll
-                for (int j = 0; j < VEC; j++) v[u * VEC + j] = rows_op_raw<OP, fx_split_exp_type>(v[u * VEC + j], s.m, f);
+                for (int j = 0; j < VEC; j++)
+                    v[u * VEC + j] = rows_op_raw<OP, fx_split_exp_type>(v[u * VEC + j], s.m, f);
                 if constexpr (PEEL) fx_store_peel<VEC>(ys + k * VEC, &v[u * VEC]);
                 else store_vec<VEC>(ys + k * VEC, &v[u * VEC]);
             }

@@ -112,7 +112,10 @@ struct split_gathered {
         __device__ __forceinline__ online_md operator[](long long k) const { return p[k * stride]; }
     };
     __device__ __forceinline__ long long count(long long) const { return nranks; }
-    __device__ __forceinline__ pairs row(const online_md *all, long long r, long long) const { return pairs{all + r, rows}; }
+    __device__ __forceinline__ pairs row(const online_md *all, long long r, long long) const
+    {
+        return pairs{all + r, rows};
+    }
 };
 struct split_reduced {
     const float *m, *d;
@@ -313,10 +316,14 @@ void softmax_split(const split_rank *ranks, int nranks, long long rows, split_me
         const split_reduced r = {w->m, w->d};
         const bool v4 = split_vec(q), reduced = how == SPLIT_ALL_REDUCE;
         const long long n = q->n;
-        if (v4 && reduced) fx_split_write<rows_op_softmax, 4>(q->x, n, q->y, n, rows, n, pieces[k], seg[k], all, r, q->at.stream);
-        else if (v4) fx_split_write<rows_op_softmax, 4>(q->x, n, q->y, n, rows, n, pieces[k], seg[k], all, g, q->at.stream);
-        else if (reduced) fx_split_write<rows_op_softmax, 1>(q->x, n, q->y, n, rows, n, pieces[k], seg[k], all, r, q->at.stream);
-        else fx_split_write<rows_op_softmax, 1>(q->x, n, q->y, n, rows, n, pieces[k], seg[k], all, g, q->at.stream);
+        const float *x = q->x;
+        float *y = q->y;
+        const long long p = pieces[k], sg = seg[k];
+        const cudaStream_t st = q->at.stream;
+        if (v4 && reduced) fx_split_write<rows_op_softmax, 4>(x, n, y, n, rows, n, p, sg, all, r, st);
+        else if (v4) fx_split_write<rows_op_softmax, 4>(x, n, y, n, rows, n, p, sg, all, g, st);
+        else if (reduced) fx_split_write<rows_op_softmax, 1>(x, n, y, n, rows, n, p, sg, all, r, st);
+        else fx_split_write<rows_op_softmax, 1>(x, n, y, n, rows, n, p, sg, all, g, st);
     }
 }
 
