@@ -157,6 +157,26 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
  * Kernel 2: every block of a row adds the row's parts (the same sum in
  * each), then reads its piece of both inputs again and writes OP::out2:
  * 2 + 2 reads + 1 write. 16 floats of each input per thread in flight. */
+/* Both kernels' loads: U vectors of each input from vector k0 on (BLOCK
+ * apart); past nvec, 0 with FILL (it adds nothing to the sum), else left
+ * as they are (never stored). */
+template <int VEC, int U, int BLOCK, bool FILL>
+__device__ __forceinline__ void fx_split2_load(const float *xs, const float *x2s, long long k0, long long nvec,
+                                               float *u, float *w)
+{
+#pragma unroll
+    for (int i = 0; i < U; i++) {
+        const long long k = k0 + (long long)i * BLOCK;
+        if (k < nvec) {
+            load_vec<VEC>(xs + k * VEC, &u[i * VEC]);
+            load_vec<VEC>(x2s + k * VEC, &w[i * VEC]);
+        } else if constexpr (FILL) {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) u[i * VEC + j] = w[i * VEC + j] = 0.0f;
+        }
+    }
+}
+
 template <class OP, int VEC, bool PEEL, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 fastest_split2_sum_kernel(const float *__restrict__ x, long long ldx, const float *__restrict__ x2, long long ldx2,
@@ -178,17 +198,7 @@ fastest_split2_sum_kernel(const float *__restrict__ x, long long ldx, const floa
         s = OP::term(view_extra_load(xr, cut, threadIdx.x), view_extra_load(x2r, cut, threadIdx.x));
     for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * BLOCK) {
         float u[U * VEC], w[U * VEC];
-#pragma unroll
-        for (int i = 0; i < U; i++) {
-            const long long k = k0 + (long long)i * BLOCK;
-            if (k < nvec) {
-                load_vec<VEC>(xs + k * VEC, &u[i * VEC]);
-                load_vec<VEC>(x2s + k * VEC, &w[i * VEC]);
-            } else {
-#pragma unroll
-                for (int j = 0; j < VEC; j++) u[i * VEC + j] = w[i * VEC + j] = 0.0f;
-            }
-        }
+        fx_split2_load<VEC, U, BLOCK, true>(xs, x2s, k0, nvec, u, w);
 #pragma unroll
         for (int p = 0; p < U * VEC; p++) s += OP::term(u[p], w[p]);
     }
@@ -228,14 +238,7 @@ fastest_split2_write_kernel(const float *__restrict__ x, long long ldx, const fl
     float *ys = yr + cut.head + begin;
     for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * BLOCK) {
         float u[U * VEC], w[U * VEC];
-#pragma unroll
-        for (int i = 0; i < U; i++) {
-            const long long k = k0 + (long long)i * BLOCK;
-            if (k < nvec) {
-                load_vec<VEC>(xs + k * VEC, &u[i * VEC]);
-                load_vec<VEC>(x2s + k * VEC, &w[i * VEC]);
-            }
-        }
+        fx_split2_load<VEC, U, BLOCK, false>(xs, x2s, k0, nvec, u, w);
 #pragma unroll
         for (int i = 0; i < U; i++) {
             const long long k = k0 + (long long)i * BLOCK;
