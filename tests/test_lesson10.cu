@@ -263,10 +263,11 @@ static void test_targets(void)
         free(x);
         free(tm);
     }
-    /* Rows in registers finish the reduced loss through the loss slots up
-     * to 2048 rows (CLS_SLOT_ROWS), and by the last block to count in
-     * past it; both with warps of one row (N = 100) and with blocks of
-     * one row (N = 1100), both reductions, and 16-bit logits. */
+    /* 16-bit rows in registers finish the reduced loss through the loss
+     * slots up to 2048 rows (CLS_SLOT_ROWS), and by the last block to
+     * count in past it; float rows by the last block always; both with
+     * warps of one row (N = 100) and with blocks of one row (N = 1100),
+     * both reductions. */
     const long long slot_rows[2] = {2048, 2049}, slot_cols[2] = {100, 1100};
     for (int k = 0; k < 2; k++)
         for (int c = 0; c < 2; c++) {
@@ -277,8 +278,7 @@ static void test_targets(void)
             make_targets(tm, rows, ns, 1064 + 2 * k + c, 3, TRAIN_IGNORE_INDEX);
             for (int red = 0; red < 2; red++) {
                 snprintf(name, sizeof name, "classifier_fused (%s) at %lld x %lld: every row and the reduced loss, %s",
-                         red ? "sum" : "mean", rows, ns,
-                         k ? "added up by the last block to count in" : "through the loss slots");
+                         red ? "sum" : "mean", rows, ns, "added up by the last block to count in");
                 check_classifier(name, x, tm, rows, ns, TRAIN_IGNORE_INDEX, (train_reduction)red, DTYPE_F32);
             }
             snprintf(name, sizeof name, "classifier_fused_typed (f16 logits, sum) at %lld x %lld: the reduced loss %s",
@@ -287,25 +287,26 @@ static void test_targets(void)
             free(x);
             free(tm);
         }
-    /* Rows on chip finish the reduced loss in the kernel up to 2048 rows
-     * (CLS_ON_CHIP_FINISH_ROWS) and in a second launch past it: the first
-     * averaged, the second summed, every third row ignored. */
-    const long long nc = 8200, chip_rows[2] = {2048, 2049};
-    for (int k = 0; k < 2; k++) {
-        const long long rows = chip_rows[k];
-        float *x = (float *)malloc(rows * nc * sizeof(float));
-        int *tm = (int *)malloc(rows * sizeof(int));
-        inputs_fill(x, rows, nc, INPUT_NORMAL, 1054 + k);
-        make_targets(tm, rows, nc, 1056 + k, 3, TRAIN_IGNORE_INDEX);
-        snprintf(name, sizeof name, "classifier_fused (%s) at %lld x %lld on chip: every row and the reduced loss, "
-                 "finished %s (%s)", k ? "sum" : "mean", rows, nc, k ? "by a second launch" : "in the kernel",
-                 train_path_name(TRAIN_K_CLASSIFIER, rows, nc));
-        if (!train_reads_once(TRAIN_K_CLASSIFIER, rows, nc, DTYPE_F32))
-            test_fail(name, "the rows do not go on chip here");
-        else
-            check_classifier(name, x, tm, rows, nc, TRAIN_IGNORE_INDEX, k ? TRAIN_SUM : TRAIN_MEAN, DTYPE_F32);
-        free(x);
-        free(tm);
+    /* Float rows in registers finish the reduced loss in the kernel up to
+     * CLS_MAX_BLOCKS blocks and in a second launch over the blocks' parts
+     * past it: blocks of one row (N = 1040), 4096 and 4097 of them, both
+     * reductions, every fourth row ignored. (Rows on chip, counted in
+     * row by row, are the long-row rules' cases: tests/test_lesson10_rules.h.) */
+    const long long nc = 1040, block_rows[2] = {4096, 4097};
+    for (int k = 0; k < 2; k++)
+        for (int red = 0; red < 2; red++) {
+            const long long rows = block_rows[k];
+            snprintf(name, sizeof name, "classifier_fused (%s) at %lld x %lld: every row and the reduced loss, "
+                     "finished %s (%s)", red ? "sum" : "mean", rows, nc, k ? "by a second launch" : "in the kernel",
+                     train_path_name(TRAIN_K_CLASSIFIER, rows, nc));
+            check_classifier_drawn(name, rows, nc, 1054 + k, 4, (train_reduction)red, DTYPE_F32);
+        }
+    /* Rows sharing path 1's blocks, past 4096 of them (600000 rows of 4:
+     * 128 a block): the blocks' parts, added up by a second launch. */
+    for (int red = 0; red < 2; red++) {
+        snprintf(name, sizeof name, "classifier_fused (%s) at 600000 x 4: every row and the reduced loss over 4688 "
+                 "blocks' parts (%s)", red ? "sum" : "mean", train_path_name(TRAIN_K_CLASSIFIER, 600000, 4));
+        check_classifier_drawn(name, 600000, 4, 1058, 4, (train_reduction)red, DTYPE_F32);
     }
 }
 
@@ -500,8 +501,7 @@ int main(void)
         return 0;
     }
     test_shapes();
-    test_long_row_modes();
-    test_log_softmax_engine_paths();
+    test_ops_engine_paths();
     test_backward_engine_paths();
     test_special_values();
     test_targets();

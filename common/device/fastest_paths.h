@@ -134,6 +134,14 @@ static constexpr long long fx_cl_cap(int cfg, int esize)
  * 64 (H100). 16-bit rows stay at 32 floats, since 64 floats (128 bytes)
  * cost them their occupancy (docs/experiments/rows-bytes-in-flight.md). */
 #define FX_SPLIT_FPT 32
+/* An operation that writes nothing (lesson 10's loss) runs path 4 as a
+ * read pass: kernel 1 over pieces of FX_READ_SEG floats in blocks of
+ * FX_READ_BLOCK, then a block per row merges their states. With nothing
+ * to keep in L2 for a second read, longer pieces and smaller blocks
+ * stream best: 92 % of the read pass's bandwidth in blocks of 256 threads
+ * against 71 in blocks of 512 (M x N = 2^26, H100). */
+#define FX_READ_SEG 32768
+#define FX_READ_BLOCK 256
 
 /* Path 3g's CTAs: 256 threads x 16 floats in registers + up to 48 KB of
  * shared memory: 64 KB pieces, four CTAs per SM on an H100. Picked from a
@@ -221,6 +229,8 @@ typedef struct {
     int (*cluster_ctas_per_sm)(int mode, int cfg);                            /* fx_cluster_ctas_per_sm */
     long long (*grid_resident)(int mode);                                     /* fx_grid_resident */
     int all_paths, nin;
+    int whole;      /* rows never peeled (a ROW operation's: rows_op.cuh) */
+    int reads_only; /* writes no element (OUT = false): path 4 in read passes of FX_READ_SEG */
 } fx_op_kernels;
 /* fx_plan_f32 for the operation whose kernels k describes. */
 fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const float *x, long long ldx,

@@ -23,6 +23,44 @@ __device__ __forceinline__ float fx_rows_out(const float *v, const float *w, int
     }
 }
 
+/* Whether a ROW operation takes its column from the registers in rows of
+ * tpr lanes of fpt floats (rows_op.cuh, pick_regs). */
+template <class OP>
+__host__ __device__ static constexpr bool fx_pick_regs(int fpt, int tpr)
+{
+    if constexpr (OP::ROW) return tpr <= 32 && OP::pick_regs(fpt, tpr);
+    else return (void)fpt, (void)tpr, false;
+}
+
+/* Whether OP runs on path 1 only (a ROW operation's PATH1_ONLY): its
+ * kernels of path 2 are then not built. */
+template <class OP>
+__host__ __device__ static constexpr bool fx_path1_only(void)
+{
+    if constexpr (OP::ROW) return OP::PATH1_ONLY;
+    else return false;
+}
+
+/* A ROW operation's column taken from the registers: the row's max and
+ * x[c] reduced together over its TPR <= 32 lanes (the lane that holds
+ * column c adds it to a sum to which every other lane adds 0: exact), x[c]
+ * given to every lane's context. Returns the max. */
+template <class OP, int VEC, int FPT, int TPR>
+__device__ __forceinline__ float fx_max_pick(const OP &op, typename OP::row *r, float m, const float *v, int c,
+                                             int sub)
+{
+    float xc = 0.0f;
+#pragma unroll
+    for (int p = 0; p < FPT; p++)
+        if (((p / VEC) * TPR + sub) * VEC + p % VEC == c) xc = v[p];
+    for (int off = TPR / 2; off > 0; off /= 2) {
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
+        xc += __shfl_xor_sync(0xffffffffu, xc, off);
+    }
+    op.pick(r, xc);
+    return m;
+}
+
 /* ---- paths 1 and 2: the row in registers ----------------------------------
  * TPR threads per row: 1 ... 32 neighbouring lanes (path 1, BLOCK / TPR
  * rows per block, no barrier at all), or the whole block (path 2). Thread
@@ -40,7 +78,8 @@ __device__ __forceinline__ float fx_rows_out(const float *v, const float *w, int
  * (docs/experiments/rows-register-classes.md). */
 template <class OP, int VEC, bool PEEL, int FPT, int TPR, int BLOCK, class T>
 __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long ldx, const T *x2, long long ldx2,
-                                             T *y, long long ldy, long long rows, int cols, int mis)
+                                             T *y, long long ldy, long long rows, int cols, int mis,
+                                             const OP &op)
 {
     static_assert(FPT % VEC == 0, "whole vectors per thread");
     static_assert(BLOCK % TPR == 0 && (TPR <= 32 || TPR == BLOCK), "a row: part of a warp, or the block");
@@ -51,6 +90,11 @@ __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long 
     constexpr float PAD = TWO ? 0.0f : -INFINITY;
     __shared__ float red_m[32], red_d[32]; /* TPR > 32 only: max, sum */
     const int sub = threadIdx.x % TPR;
+    float mine = 0.0f; /* ROW: the values this thread wrote as its rows' lead */
+    if constexpr (OP::ROW && TPR == BLOCK)
+        if (threadIdx.x == 0) *fx_row_last() = false; /* a block's barriers come before any lead sets it */
+    [[maybe_unused]] unsigned ticket = 0; /* ROW, rows sharing a block: op.rows_start's */
+    if constexpr (OP::ROW && TPR < BLOCK) ticket = op.rows_start();
 
     for (long long first = (long long)blockIdx.x * RPB; first < rows; first += (long long)gridDim.x * RPB) {
         const long long row = first + threadIdx.x / TPR;
@@ -62,6 +106,8 @@ __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long 
         const T *xb = xr + cut.head;
         const T *x2b = TWO ? x2r + cut.head : nullptr;
         float v[FPT + X], w[TWO ? FPT + X : 1];
+        fx_row_t<OP> r{};
+        if constexpr (OP::ROW) r = op.begin(live ? row : -1); /* before the loads: their latencies overlap */
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
             const int k = i * TPR + sub;
@@ -83,6 +129,15 @@ __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long 
                 w[FPT] = has ? view_extra_load(x2r, cut, sub) : 0.0f;
             }
         }
+        /* ROW: the row's column c, and whether this thread holds it */
+        constexpr bool PK = fx_pick_regs<OP>(FPT, TPR);
+        [[maybe_unused]] int c = -1; /* cols <= 32768 here */
+        [[maybe_unused]] bool owner = false;
+        if constexpr (OP::ROW) {
+            c = (int)op.col(r);
+            owner = live && fx_row_owner(c, 0, cols, VEC, TPR, sub);
+            if (!PK && owner) op.pick(&r, elem_load(xr + c)); /* after the loads: it waits for the target */
+        }
         typename OP::fin f;
         if constexpr (TWO) {
             float s = 0.0f;
@@ -94,7 +149,8 @@ __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long 
             float m = -INFINITY;
 #pragma unroll
             for (int p = 0; p < FPT + X; p++) m = fmaxf(m, v[p]);
-            m = row_reduce<TPR>(m, red_m, op_max());
+            if constexpr (PK) m = fx_max_pick<OP, VEC, FPT, TPR>(op, &r, m, v, c, sub);
+            else m = row_reduce<TPR>(m, red_m, op_max());
             float d = 0.0f;
 #pragma unroll
             for (int p = 0; p < FPT + X; p++) {
@@ -103,16 +159,26 @@ __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long 
                 d += e;
             }
             d = row_reduce<TPR>(d, red_d, op_sum());
-            f = OP::finish(m, d);
+            f = fx_finish(op, m, d, r);
         }
+        if constexpr (OP::ROW)
+            if (live && (PK || c < 0 ? sub == 0 : owner)) {
+                mine += op.lead(r, f);
+                /* a block per row: the lead counts its row in, as paths 3 and 3g */
+                if constexpr (TPR == BLOCK)
+                    if (op.counts() && op.count_in()) *fx_row_last() = true;
+            }
         T *yr = y + (live ? row : 0) * ldy;
         T *yb = yr + cut.head;
 #pragma unroll
-        for (int i = 0; i < ITEMS; i++) {
+        for (int i = 0; i < (OP::OUT ? ITEMS : 0); i++) {
             const int k = i * TPR + sub;
             if (live && k < nvec) {
 #pragma unroll
-                for (int j = 0; j < VEC; j++) v[i * VEC + j] = fx_rows_out<OP>(v, w, i * VEC + j, f);
+                for (int j = 0; j < VEC; j++) {
+                    if constexpr (PK) v[i * VEC + j] = OP::out_at(v[i * VEC + j], f, k * VEC + j == c);
+                    else v[i * VEC + j] = fx_rows_out<OP>(v, w, i * VEC + j, f);
+                }
                 /* PEEL: one st.global.v4 even where it costs <32 floats, 512
                  * threads> a 4-byte spill: 97.7 against 95.1 % of the aligned
                  * speed with the split store, 4096 x 16384 (H100). */
@@ -120,7 +186,7 @@ __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long 
                 else store_vec<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
             }
         }
-        if constexpr (X)
+        if constexpr (X && OP::OUT)
             if (live && sub < cut.nextra) {
                 if constexpr (fx_is_float<T>) yr[view_extra_at(cut, sub)] = fx_rows_out<OP>(v, w, FPT, f);
                 else elem_store(yr + view16_extra_at(cut, sub), fx_rows_out<OP>(v, w, FPT, f));
@@ -130,6 +196,18 @@ __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long 
          * warp has read this row's (row_reduce.cuh). Only a grid-stride
          * loop that goes round comes here, and only with a block per row. */
         if constexpr (TWO && TPR > 32) __syncthreads();
+        if constexpr (OP::ROW && OP::OUT && !PK)
+            if (owner) elem_store(yr + c, op.fix(r, f)); /* after its vector's store */
+    }
+    if constexpr (OP::ROW && TPR == BLOCK) {
+        if (op.counts()) {
+            __syncthreads();
+            if (*fx_row_last()) op.total(red_d);
+        }
+    } else if constexpr (OP::ROW) {
+        op.template rows_end<BLOCK>(mine, red_d, ticket);
+    } else {
+        (void)mine;
     }
 }
 
@@ -139,16 +217,16 @@ __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long 
 template <class OP, int VEC, bool PEEL, int FPT, int TPR, int BLOCK, class T = float>
 __global__ void __launch_bounds__(BLOCK)
 fastest_rows_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy,
-                    long long rows, int cols, int mis)
+                    long long rows, int cols, int mis, OP op)
 {
-    fx_rows_body<OP, VEC, PEEL, FPT, TPR, BLOCK, T>(x, ldx, nullptr, 0, y, ldy, rows, cols, mis);
+    fx_rows_body<OP, VEC, PEEL, FPT, TPR, BLOCK, T>(x, ldx, nullptr, 0, y, ldy, rows, cols, mis, op);
 }
 template <class OP, int VEC, bool PEEL, int FPT, int TPR, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
 fastest_rows2_kernel(const float *__restrict__ x, long long ldx, const float *x2, long long ldx2, float *y,
                      long long ldy, long long rows, int cols, int mis)
 {
-    fx_rows_body<OP, VEC, PEEL, FPT, TPR, BLOCK, float>(x, ldx, x2, ldx2, y, ldy, rows, cols, mis);
+    fx_rows_body<OP, VEC, PEEL, FPT, TPR, BLOCK, float>(x, ldx, x2, ldx2, y, ldy, rows, cols, mis, OP{});
 }
 
 /* Class c as operation OP runs it: at least OP::FPT_MIN floats a thread,
@@ -165,7 +243,7 @@ static constexpr fx_reg_config fx_reg_op(fx_reg_config c, int fpt_min)
 
 template <class OP, int VEC, bool PEEL, int I, class T = float>
 static void fx_launch_rows(const T *x, long long ldx, T *y, long long ldy, long long rows,
-                           long long cols, cudaStream_t stream, fx_in2 in2)
+                           long long cols, cudaStream_t stream, fx_in2 in2, const OP &op)
 {
     constexpr fx_reg_config C = fx_reg_op(fx_reg_for(I, VEC), OP::FPT_MIN);
     static_assert(C.fpt % 4 == 0 && C.tpr * C.fpt >= C.max_cols, "capacity holds the class");
@@ -176,29 +254,31 @@ static void fx_launch_rows(const T *x, long long ldx, T *y, long long ldy, long 
                                                                         (int)cols, fx_mis(x));
     } else {
         (void)in2;
-        void (*kernel)(const T *, long long, T *, long long, long long, int, int) =
+        void (*kernel)(const T *, long long, T *, long long, long long, int, int, OP) =
             fastest_rows_kernel<OP, VEC, PEEL, C.fpt, C.tpr, C.block, T>;
-        kernel<<<fx_grid(rows, C.block / C.tpr), C.block, 0, stream>>>(x, ldx, y, ldy, rows, (int)cols, fx_mis(x));
+        kernel<<<fx_grid(rows, C.block / C.tpr), C.block, 0, stream>>>(x, ldx, y, ldy, rows, (int)cols, fx_mis(x),
+                                                                        op);
     }
     CUDA_CHECK_LAUNCH();
 }
 
-/* The classes an operation of two inputs runs: rows of up to half path
- * 2's floats, two arrays of them in registers. */
+/* The classes an operation runs: of two inputs, rows of up to half path
+ * 2's floats, two arrays of them in registers; PATH1_ONLY, path 1's. */
 template <class OP, int I>
-static constexpr bool fx_reg_has = OP::NIN == 1 || FX_REG[I].max_cols <= FASTEST_BLOCK_MAX_COLS / 2;
+static constexpr bool fx_reg_has =
+    (OP::NIN == 1 || FX_REG[I].max_cols <= FASTEST_BLOCK_MAX_COLS / 2) && (I < FX_NWARP || !fx_path1_only<OP>());
 
 /* Launches configuration i: a recursive template, because each
  * configuration is its own kernel instance. */
 template <class OP, int VEC, bool PEEL, class T = float, int I = 0>
 static void fx_run_rows_at(int i, const T *x, long long ldx, T *y, long long ldy, long long rows,
-                           long long cols, cudaStream_t s, fx_in2 in2)
+                           long long cols, cudaStream_t s, fx_in2 in2, const OP &op)
 {
     if constexpr (I < FX_NREG && fx_reg_has<OP, I>) {
-        if (i == I) fx_launch_rows<OP, VEC, PEEL, I>(x, ldx, y, ldy, rows, cols, s, in2);
-        else fx_run_rows_at<OP, VEC, PEEL, T, I + 1>(i, x, ldx, y, ldy, rows, cols, s, in2);
+        if (i == I) fx_launch_rows<OP, VEC, PEEL, I>(x, ldx, y, ldy, rows, cols, s, in2, op);
+        else fx_run_rows_at<OP, VEC, PEEL, T, I + 1>(i, x, ldx, y, ldy, rows, cols, s, in2, op);
     } else {
-        (void)i, (void)x, (void)ldx, (void)y, (void)ldy, (void)rows, (void)cols, (void)s, (void)in2;
+        (void)i, (void)x, (void)ldx, (void)y, (void)ldy, (void)rows, (void)cols, (void)s, (void)in2, (void)op;
     }
 }
 
@@ -208,17 +288,17 @@ static void fx_run_rows_at(int i, const T *x, long long ldx, T *y, long long ldy
  * second input of a two-input operation. */
 template <class OP, class T>
 static void fx_run_rows_op(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
-                           long long cols, cudaStream_t stream, fx_in2 in2 = fx_in2{nullptr, 0})
+                           long long cols, cudaStream_t stream, fx_in2 in2 = fx_in2{nullptr, 0}, const OP &op = OP{})
 {
     constexpr int V = fx_is_float<T> ? 4 : 8;
     const int i = fx_reg_index(cols, p->path == FASTEST_WARP ? 0 : FX_NWARP);
     /* a peeled row's extras need a thread each */
     const int extras = fx_is_float<T> ? VIEW_MAX_EXTRAS : VIEW16_MAX_EXTRAS;
     if (p->peel && fx_reg_op(fx_reg_for(i, V), OP::FPT_MIN).tpr >= extras)
-        fx_run_rows_at<OP, V, true>(i, x, ldx, y, ldy, rows, cols, stream, in2);
-    else if (p->peel) fx_run_rows_at<OP, 1, false>(i, x, ldx, y, ldy, rows, cols, stream, in2);
-    else if (p->vec4) fx_run_rows_at<OP, V, false>(i, x, ldx, y, ldy, rows, cols, stream, in2);
-    else fx_run_rows_at<OP, 1, false>(i, x, ldx, y, ldy, rows, cols, stream, in2);
+        fx_run_rows_at<OP, V, true>(i, x, ldx, y, ldy, rows, cols, stream, in2, op);
+    else if (p->peel) fx_run_rows_at<OP, 1, false>(i, x, ldx, y, ldy, rows, cols, stream, in2, op);
+    else if (p->vec4) fx_run_rows_at<OP, V, false>(i, x, ldx, y, ldy, rows, cols, stream, in2, op);
+    else fx_run_rows_at<OP, 1, false>(i, x, ldx, y, ldy, rows, cols, stream, in2, op);
 }
 
 #endif

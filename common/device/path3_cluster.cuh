@@ -39,7 +39,7 @@
 template <class OP, int VEC, bool PEEL, int FPT, int BLOCK, bool XS, class T = float>
 __global__ void __launch_bounds__(BLOCK, FX_CLUSTER_MIN_CTAS(FPT, BLOCK))
 fastest_cluster_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy,
-                       int cols, int seg, int mis)
+                       int cols, int seg, int mis, OP op)
 {
 #if FX_CLUSTER_CODE
     namespace cg = cooperative_groups;
@@ -57,13 +57,21 @@ fastest_cluster_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y
     const int begin = cut.head + rank * seg; /* cols < 2^31 */
     const bool has_extra = PEEL && rank == 0 && (int)threadIdx.x < cut.nextra;
 
+    fx_row_t<OP> rc{};
+    if constexpr (OP::ROW) rc = op.begin(row);
     float v[FPT + (PEEL ? 1 : 0)], m_regs;
     const online_md t = fx_piece_read<OP, VEC, PEEL, FPT, BLOCK, XS>(
         xr + begin, len, has_extra ? view_extra_load(xr, cut, threadIdx.x) : -INFINITY, v, srow, &m_regs);
+    [[maybe_unused]] bool owner = false; /* ROW: this thread holds the row's column */
+    if constexpr (OP::ROW) owner = fx_row_piece_pick(op, &rc, xr, begin, begin + len, VEC, BLOCK, (int)threadIdx.x);
     const online_md r = fx_cluster_exchange(online_md_row_merge<BLOCK>(t, red_m, red_d), C);
     T *yr = y + row * ldy;
-    fx_piece_write<OP, VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, r,
-                                          has_extra ? yr + fx_extra_at<T>(cut, threadIdx.x) : nullptr);
+    [[maybe_unused]] const typename OP::fin f = fx_finish(op, r.m, r.d, rc); /* ROW: fx_piece_write's too */
+    if constexpr (OP::ROW) fx_row_piece_lead(op, rc, f, owner, rank == 0);
+    if constexpr (OP::OUT)
+        fx_piece_write<OP, VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, r,
+                                                  has_extra ? yr + fx_extra_at<T>(cut, threadIdx.x) : nullptr, op, rc);
+    if constexpr (OP::ROW) fx_row_piece_end(op, rc, f, yr, owner, red_m);
     cluster.barrier_wait(); /* ... and nobody reads this CTA's state any more */
 #else
     (void)x;
@@ -73,16 +81,17 @@ fastest_cluster_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y
     (void)cols;
     (void)seg;
     (void)mis;
+    (void)op;
 #endif
 }
 
-template <class T>
-using fx_cluster_fn_t = void (*)(const T *, long long, T *, long long, int, int, int);
+template <class OP, class T>
+using fx_cluster_fn_t = void (*)(const T *, long long, T *, long long, int, int, int, OP);
 
 /* Operation OP's kernel of configuration I for storage T: float rows by
  * the plan's mode (fx_plan_mode), 16-bit rows by fx_mode16's. */
 template <class OP, class T, int I>
-static fx_cluster_fn_t<T> fx_cluster_kernel_at(int mode)
+static fx_cluster_fn_t<OP, T> fx_cluster_kernel_at(int mode)
 {
     constexpr int F = FX_CL[I].fpt, B = FX_CL[I].block;
     if constexpr (fx_is_float<T>) {
@@ -98,7 +107,7 @@ static fx_cluster_fn_t<T> fx_cluster_kernel_at(int mode)
 }
 
 template <class OP, class T>
-static fx_cluster_fn_t<T> fx_cluster_kernel_op(int mode, int cfg)
+static fx_cluster_fn_t<OP, T> fx_cluster_kernel_op(int mode, int cfg)
 {
     static_assert(FX_NCL == 6, "fx_cluster_kernel_op has one case per configuration");
     switch (cfg) {
@@ -198,9 +207,9 @@ static int fx_cluster_cfg_of(const fastest_plan *p)
 
 /* Rows in batches so that one grid stays within 2^31 - 1 CTAs. cut_at_y:
  * the rows are cut at y's 16-byte boundaries (the plan's x32). */
-template <class T>
-static void fx_cluster_batches(fx_cluster_fn_t<T> k, const fastest_plan *p, const T *x, long long ldx, T *y,
-                               long long ldy, long long rows, long long cols, cudaStream_t stream)
+template <class OP, class T>
+static void fx_cluster_batches(fx_cluster_fn_t<OP, T> k, const fastest_plan *p, const T *x, long long ldx, T *y,
+                               long long ldy, long long rows, long long cols, cudaStream_t stream, const OP &op)
 {
     const long long batch_max = INT_MAX / p->cluster;
     for (long long r0 = 0; r0 < rows; r0 += batch_max) {
@@ -211,7 +220,7 @@ static void fx_cluster_batches(fx_cluster_fn_t<T> k, const fastest_plan *p, cons
         const T *xb = x + r0 * ldx;
         T *yb = y + r0 * ldy;
         const int mis = p->x32 ? fx_mis(yb) : fx_mis(xb); /* where the rows are cut */
-        CUDA_CHECK(cudaLaunchKernelEx(&lc, k, xb, ldx, yb, ldy, (int)cols, (int)p->segment, mis));
+        CUDA_CHECK(cudaLaunchKernelEx(&lc, k, xb, ldx, yb, ldy, (int)cols, (int)p->segment, mis, fx_op_at(op, r0)));
         CUDA_CHECK_LAUNCH();
     }
 }
@@ -220,11 +229,11 @@ static void fx_cluster_batches(fx_cluster_fn_t<T> k, const fastest_plan *p, cons
  * plan's kernel, opted in to its shared memory when the plan asked. */
 template <class OP, class T>
 static void fx_run_cluster_op(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
-                              long long cols, cudaStream_t stream)
+                              long long cols, cudaStream_t stream, const OP &op = OP{})
 {
     const int mode = fx_is_float<T> ? fx_plan_mode(p) : fx_mode16(p);
-    fx_cluster_batches(fx_cluster_kernel_op<OP, T>(mode, fx_cluster_cfg_of(p)), p, x, ldx, y, ldy, rows, cols,
-                       stream);
+    fx_cluster_batches<OP, T>(fx_cluster_kernel_op<OP, T>(mode, fx_cluster_cfg_of(p)), p, x, ldx, y, ldy, rows, cols,
+                              stream, op);
 }
 
 #endif

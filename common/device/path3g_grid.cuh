@@ -43,7 +43,7 @@
 template <class OP, int VEC, bool PEEL, int FPT, int BLOCK, bool XS, class T = float>
 __global__ void __launch_bounds__(BLOCK)
 fastest_grid_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, int cols,
-                    int pieces, int seg, int mis, unsigned *sync, online_md *work)
+                    int pieces, int seg, int mis, unsigned *sync, online_md *work, OP op)
 {
     extern __shared__ float4 fastest_grid_smem[];
     T *srow = reinterpret_cast<T *>(fastest_grid_smem);
@@ -60,9 +60,13 @@ fastest_grid_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     const int begin = cut.head + piece * seg;
     const bool has_extra = PEEL && piece == 0 && (int)threadIdx.x < cut.nextra;
 
+    fx_row_t<OP> r{};
+    if constexpr (OP::ROW) r = op.begin(row);
     float v[FPT + (PEEL ? 1 : 0)], m_regs;
     const online_md t = fx_piece_read<OP, VEC, PEEL, FPT, BLOCK, XS>(
         xr + begin, len, has_extra ? view_extra_load(xr, cut, threadIdx.x) : -INFINITY, v, srow, &m_regs);
+    [[maybe_unused]] bool owner = false; /* ROW: this thread holds the row's column */
+    if constexpr (OP::ROW) owner = fx_row_piece_pick(op, &r, xr, begin, begin + len, VEC, BLOCK, (int)threadIdx.x);
     const online_md b = online_md_row_merge<BLOCK>(t, red_m, red_d);
     online_md *wr = work + row * pieces;
     if (threadIdx.x == 0) {
@@ -82,8 +86,12 @@ fastest_grid_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     const online_md R = online_md_row_merge<BLOCK>(q, red_m, red_d);
     const unsigned before = threadIdx.x == 0 ? fx_grid_count_out(&sync[1 + row]) : 0u;
     T *yr = y + row * ldy;
-    fx_piece_write<OP, VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, R,
-                                          has_extra ? yr + fx_extra_at<T>(cut, threadIdx.x) : nullptr);
+    [[maybe_unused]] const typename OP::fin f = fx_finish(op, R.m, R.d, r); /* ROW: fx_piece_write's too */
+    if constexpr (OP::ROW) fx_row_piece_lead(op, r, f, owner, piece == 0);
+    if constexpr (OP::OUT)
+        fx_piece_write<OP, VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, R,
+                                                  has_extra ? yr + fx_extra_at<T>(cut, threadIdx.x) : nullptr, op, r);
+    if constexpr (OP::ROW) fx_row_piece_end(op, r, f, yr, owner, red_m);
     if (threadIdx.x == 0) fx_grid_leave(&sync[1 + row], before, (unsigned)pieces);
 }
 
@@ -231,13 +239,13 @@ fastest_grid2_kernel(const float *__restrict__ x, long long ldx, const float *x2
 }
 
 /* A path 3g kernel over storage type T (float: lesson 8; 16-bit: lesson 9). */
-template <class T>
-using fx_grid_fn_t = void (*)(const T *, long long, T *, long long, int, int, int, int, unsigned *, online_md *);
+template <class OP, class T>
+using fx_grid_fn_t = void (*)(const T *, long long, T *, long long, int, int, int, int, unsigned *, online_md *, OP);
 
 /* Operation OP's kernel for storage T: float rows by the plan's mode
  * (fx_plan_mode), 16-bit rows by fx_mode16's. */
 template <class OP, class T>
-static fx_grid_fn_t<T> fx_grid_kernel_op(int mode)
+static fx_grid_fn_t<OP, T> fx_grid_kernel_op(int mode)
 {
     if constexpr (fx_is_float<T>) {
         if (mode == FX_ALIGNED) return fastest_grid_kernel<OP, 4, false, FX_GRID_FPT, FX_GRID_BLOCK, false>;
@@ -297,9 +305,10 @@ static long long fx_grid_resident_op(int mode)
 /* Rows in batches of at most INT_MAX CTAs. The workspace holds the batch's
  * states; the counters are sync[0], the ticket, and sync[1 + r], row r's.
  * cut_at_y: the rows are cut at y's 16-byte boundaries (FX_YCUT). */
-template <class T>
-static void fx_grid_batches(fx_grid_fn_t<T> k, bool cut_at_y, const T *x, long long ldx, T *y, long long ldy,
-                            long long rows, long long cols, long long pieces, long long seg, cudaStream_t stream)
+template <class OP, class T>
+static void fx_grid_batches(fx_grid_fn_t<OP, T> k, bool cut_at_y, const T *x, long long ldx, T *y, long long ldy,
+                            long long rows, long long cols, long long pieces, long long seg, cudaStream_t stream,
+                            const OP &op)
 {
     const long long smem = fx_grid_smem(seg, sizeof(T), 1);
     const long long batch_max = INT_MAX / pieces;
@@ -311,7 +320,8 @@ static void fx_grid_batches(fx_grid_fn_t<T> k, bool cut_at_y, const T *x, long l
         T *yb = y + r0 * ldy;
         const int mis = cut_at_y ? fx_mis(yb) : fx_mis(xb); /* where the rows are cut */
         k<<<(unsigned)(n * pieces), FX_GRID_BLOCK, (size_t)smem, stream>>>(xb, ldx, yb, ldy, (int)cols, (int)pieces,
-                                                                            (int)seg, mis, sync, work);
+                                                                            (int)seg, mis, sync, work,
+                                                                            fx_op_at(op, r0));
         CUDA_CHECK_LAUNCH();
     }
 }
@@ -339,7 +349,8 @@ static void fx_grid2_batches(fx_grid2_fn<OP> k, const float *x, long long ldx, f
  * the second input of a two-input operation). */
 template <class OP, class T>
 static void fx_run_grid_op(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
-                           long long cols, cudaStream_t stream, fx_in2 in2 = fx_in2{nullptr, 0})
+                           long long cols, cudaStream_t stream, fx_in2 in2 = fx_in2{nullptr, 0},
+                           const OP &op = OP{})
 {
     const int mode = fx_is_float<T> ? fx_plan_mode(p) : fx_mode16(p);
     fx_grid_resident_op<OP, T>(mode); /* the kernel's opt-in to 48 KB of shared memory */
@@ -348,12 +359,12 @@ static void fx_run_grid_op(const fastest_plan *p, const T *x, long long ldx, T *
                              stream);
     } else {
         (void)in2;
-        const fx_grid_fn_t<T> k = fx_grid_kernel_op<OP, T>(mode);
+        const fx_grid_fn_t<OP, T> k = fx_grid_kernel_op<OP, T>(mode);
         const long long smem = fx_grid_smem(p->segment, sizeof(T), 1);
         if (smem > 48 * 1024) /* fx_grid_resident_op opted in for 48 KB; a plan never asks for more */
             CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        fx_grid_batches(k, fx_is_float<T> && mode == FX_YCUT, x, ldx, y, ldy, rows, cols, p->splits, p->segment,
-                        stream);
+        fx_grid_batches<OP, T>(k, fx_is_float<T> && mode == FX_YCUT, x, ldx, y, ldy, rows, cols, p->splits,
+                               p->segment, stream, op);
     }
 }
 

@@ -92,27 +92,35 @@ template <class OP, int VEC, bool PEEL, int BLOCK, class T = float, class RS = f
 __global__ void __launch_bounds__(BLOCK)
 fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy,
                            long long cols, long long splits, long long seg, int mis,
-                           const online_md *__restrict__ work, RS rs = RS{})
+                           const online_md *__restrict__ work, RS rs = RS{}, OP op = OP{})
 {
     constexpr int U = FX_SPLIT_FPT / VEC;
     __shared__ float red_m[32], red_d[32];
     const long long b = (long long)gridDim.x - 1 - blockIdx.x; /* reverse: L2 reuse */
-    const long long row = b / splits, piece = b % splits, begin = piece * seg;
+    /* An operation that writes no element needs one block per row */
+    const long long row = OP::OUT ? b / splits : b, piece = OP::OUT ? b % splits : 0, begin = piece * seg;
     const T *xr = x + row * ldx;
     const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
-    const long long blen = cut.nvec * VEC, len = blen - begin < seg ? blen - begin : seg;
+    const long long blen = cut.nvec * VEC;
+    const long long len = !OP::OUT ? blen : blen - begin < seg ? blen - begin : seg;
     const long long nvec = len > 0 ? len / VEC : 0;
     const T *xs = xr + cut.head + begin;
 
+    fx_row_t<OP> r{};
+    if constexpr (OP::ROW) r = op.begin(row);
     /* The first loads do not depend on kernel 1: they go out before the
      * wait for it (a programmatic dependent launch, sm_90). */
     float v[U * VEC];
     long long k0 = threadIdx.x;
 #pragma unroll
-    for (int u = 0; u < U; u++) {
+    for (int u = 0; u < (OP::OUT ? U : 0); u++) {
         const long long k = k0 + (long long)u * BLOCK;
         if (k < nvec) load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
     }
+    [[maybe_unused]] bool owner = false; /* ROW: this thread holds the row's column (no store: thread 0) */
+    if constexpr (OP::ROW)
+        owner = fx_row_piece_pick(op, &r, xr, begin, begin + (len > 0 ? len : 0), VEC, OP::OUT ? BLOCK : 1,
+                                  (int)threadIdx.x);
 #if FX_CLUSTER_CODE
     cudaGridDependencySynchronize(); /* kernel 1 has finished and its work[] is visible */
 #endif
@@ -120,7 +128,9 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
     online_md s = online_md_identity();
     for (long long i = threadIdx.x; i < rs.count(splits); i += BLOCK) s = online_md_merge(s, wr[i]);
     s = online_md_row_merge<BLOCK>(s, red_m, red_d);
-    const typename OP::fin f = OP::finish(s.m, s.d);
+    const typename OP::fin f = fx_finish(op, s.m, s.d, r);
+    if constexpr (OP::ROW) fx_row_piece_lead(op, r, f, owner, piece == 0); /* op.counts(): never here */
+    if constexpr (!OP::OUT) return;
 
     T *yr = y + row * ldy;
     if constexpr (PEEL)
@@ -150,6 +160,7 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
             if (k < nvec) load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
         }
     }
+    if constexpr (OP::ROW) fx_row_piece_end(op, r, f, yr, owner, red_m);
 }
 
 /* ---- path 4 for an operation of two inputs (NIN = 2, float rows) -------
@@ -257,16 +268,18 @@ fastest_split2_write_kernel(const float *__restrict__ x, long long ldx, const fl
  * launch after it. Asked once per kernel, as the other paths ask their
  * occupancy: one kind of GPU per process. */
 template <class K>
-static cudaLaunchConfig_t fx_split_second(K k2, unsigned blocks, cudaStream_t stream, cudaLaunchAttribute *attr)
+static cudaLaunchConfig_t fx_split_second(K k2, unsigned blocks, int block, cudaStream_t stream,
+                                          cudaLaunchAttribute *attr)
 {
     static int dependent = -1;
     if (dependent < 0) dependent = fx_can_launch_clusters((const void *)k2);
-    return fx_dependent_config(blocks, FX_SPLIT_BLOCK, stream, attr, dependent);
+    return fx_dependent_config(blocks, block, stream, attr, dependent);
 }
 
 template <class OP, int VEC, bool PEEL, class T = float>
 static void fx_run_split_as(const T *x, long long ldx, T *y, long long ldy, long long rows,
-                            long long cols, long long splits, long long seg, cudaStream_t stream, fx_in2 in2)
+                            long long cols, long long splits, long long seg, cudaStream_t stream, fx_in2 in2,
+                            const OP &op)
 {
     /* Rows in batches so that one grid stays within 2^31 - 1 blocks. */
     const long long batch_max = INT_MAX / splits;
@@ -284,20 +297,23 @@ static void fx_run_split_as(const T *x, long long ldx, T *y, long long ldy, long
             CUDA_CHECK_LAUNCH();
             void (*k2)(const float *, long long, const float *, long long, float *, long long, long long, long long,
                        long long, int, const online_md *) = fastest_split2_write_kernel<OP, VEC, PEEL, FX_SPLIT_BLOCK>;
-            const cudaLaunchConfig_t lc = fx_split_second(k2, blocks, stream, attr);
+            const cudaLaunchConfig_t lc = fx_split_second(k2, blocks, FX_SPLIT_BLOCK, stream, attr);
             CUDA_CHECK(cudaLaunchKernelEx(&lc, k2, xb, ldx, x2b, in2.ldx2, yb, ldy, cols, splits, seg, fx_mis(xb),
                                           (const online_md *)work));
         } else {
             (void)in2;
+            /* a read pass: FX_READ_SEG says why; then a warp merges a row's states */
+            constexpr int B1 = OP::OUT ? FX_SPLIT_BLOCK : FX_READ_BLOCK, B2 = OP::OUT ? FX_SPLIT_BLOCK : 32;
             void (*k1)(const T *, long long, long long, long long, long long, int, online_md *) =
-                fastest_split_state_kernel<VEC, PEEL, FX_SPLIT_BLOCK, T>;
+                fastest_split_state_kernel<VEC, PEEL, B1, T>;
             void (*k2)(const T *, long long, T *, long long, long long, long long, long long, int, const online_md *,
-                       fx_split_rows) = fastest_split_write_kernel<OP, VEC, PEEL, FX_SPLIT_BLOCK, T>;
-            k1<<<blocks, FX_SPLIT_BLOCK, 0, stream>>>(xb, ldx, cols, splits, seg, fx_mis(xb), work);
+                       fx_split_rows, OP) = fastest_split_write_kernel<OP, VEC, PEEL, B2, T>;
+            k1<<<blocks, B1, 0, stream>>>(xb, ldx, cols, splits, seg, fx_mis(xb), work);
             CUDA_CHECK_LAUNCH();
-            const cudaLaunchConfig_t lc = fx_split_second(k2, blocks, stream, attr);
+            /* an operation that writes no element: a warp per row */
+            const cudaLaunchConfig_t lc = fx_split_second(k2, OP::OUT ? blocks : (unsigned)n, B2, stream, attr);
             CUDA_CHECK(cudaLaunchKernelEx(&lc, k2, xb, ldx, yb, ldy, cols, splits, seg, fx_mis(xb),
-                                          (const online_md *)work, fx_split_rows{}));
+                                          (const online_md *)work, fx_split_rows{}, fx_op_at(op, r0)));
         }
         CUDA_CHECK_LAUNCH();
     }
@@ -325,8 +341,9 @@ static void fx_split_write(const float *x, long long ldx, float *y, long long ld
                            long long splits, long long seg, const online_md *work, RS rs, cudaStream_t stream)
 {
     void (*k2)(const float *, long long, float *, long long, long long, long long, long long, int, const online_md *,
-               RS) = fastest_split_write_kernel<OP, VEC, false, FX_SPLIT_BLOCK, float, RS>;
-    k2<<<(unsigned)(rows * splits), FX_SPLIT_BLOCK, 0, stream>>>(x, ldx, y, ldy, cols, splits, seg, 0, work, rs);
+               RS, OP) = fastest_split_write_kernel<OP, VEC, false, FX_SPLIT_BLOCK, float, RS>;
+    k2<<<(unsigned)(rows * splits), FX_SPLIT_BLOCK, 0, stream>>>(x, ldx, y, ldy, cols, splits, seg, 0, work, rs,
+                                                                 OP{});
     CUDA_CHECK_LAUNCH();
 }
 
@@ -337,12 +354,14 @@ static void fx_split_write(const float *x, long long ldx, float *y, long long ld
  * of either width. */
 template <class OP, class T>
 static void fx_run_split_op(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
-                            long long cols, cudaStream_t stream, fx_in2 in2 = fx_in2{nullptr, 0})
+                            long long cols, cudaStream_t stream, fx_in2 in2 = fx_in2{nullptr, 0},
+                            const OP &op = OP{})
 {
     constexpr int V = fx_is_float<T> ? 4 : 8;
-    if (p->peel) fx_run_split_as<OP, V, true>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream, in2);
-    else if (p->vec4) fx_run_split_as<OP, V, false>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream, in2);
-    else fx_run_split_as<OP, 1, false>(x, ldx, y, ldy, rows, cols, p->splits, p->segment, stream, in2);
+    const long long n = p->splits, sg = p->segment;
+    if (p->peel) fx_run_split_as<OP, V, true>(x, ldx, y, ldy, rows, cols, n, sg, stream, in2, op);
+    else if (p->vec4) fx_run_split_as<OP, V, false>(x, ldx, y, ldy, rows, cols, n, sg, stream, in2, op);
+    else fx_run_split_as<OP, 1, false>(x, ldx, y, ldy, rows, cols, n, sg, stream, in2, op);
 }
 
 #endif

@@ -27,6 +27,43 @@
  *   finish_sum(s)     the fin from the row's sum s,
  *   out2(a, b, f)     an element's output.
  *
+ * An operation with rows of its own (ROW = true: lesson 10's loss and
+ * classifier, whose rows each have a target) is passed to the kernels as
+ * an instance (its pointers: the targets, the losses) and answers, per
+ * row, about one column of it, col (the target):
+ *
+ *   row              the row's context,
+ *   begin(i)         every thread, before row i's loads (i < 0: a dead lane),
+ *   col(r)           the column, or -1 for none,
+ *   pick(&r, v)      v = x[col], given to the thread that holds the column
+ *                    (its owner: fx_row_owner), read after its loads,
+ *   finish(m, d, r)  the fin, as above, with the row's context,
+ *   lead(r, f)       the row's value (the loss) from its col's owner, or
+ *                    from thread 0 of the row's first piece if it has
+ *                    none; it writes it and returns it,
+ *   fix(r, f)        the output of column col, stored by its owner after
+ *                    its other stores (the classifier's p - 1),
+ *   rows_start(), rows_end<BLOCK>(mine, red, ticket)  path 1 (rows
+ *                    sharing a block): every thread at the block's start
+ *                    and end (ticket: what rows_start gave it; mine: the
+ *                    values it led; red: 32 free floats),
+ *   counts(), count_in(), total(red)  paths 2, 3 and 3g (a row per block
+ *                    or more), where counts(): the lead counts its row in;
+ *                    the block counted in last calls total in all threads,
+ *   pick_regs(fpt, tpr)  true: in paths 1 and 2 with rows of tpr lanes of
+ *                    fpt floats, x[col] comes from the registers (a
+ *                    compare per element, reduced with the max) and every
+ *                    element's output is out_at(v, f, is_col) (a compare
+ *                    per element) in place of pick and fix, which cost a
+ *                    load that waits for the target and a second store,
+ *   OUT              false: no element is written, the row's value is all,
+ *   PATH1_ONLY       true: run by fx_run_rows_op on path 1's plans only (an
+ *                    instance of the operation for small grids alone).
+ *
+ * Rows of a ROW operation are not peeled (rows_plan.cu): every path holds
+ * whole vectors of the row, so the owner of a column is found from the
+ * vectors' order alone.
+ *
  * Paths 1, 2, 3, 3g and 4 take any one-input operation (path1_2_rows.cuh,
  * path3_cluster.cuh, path3g_grid.cuh, path4_split.cuh), paths 1, 2, 3g
  * and 4 any two-input one; paths 2s and 3b run the softmax only, and the
@@ -34,11 +71,109 @@
  * (rows_run.cuh). */
 #ifndef COMMON_DEVICE_ROWS_OP_CUH
 #define COMMON_DEVICE_ROWS_OP_CUH
+#include "vec.cuh" /* elem_load, elem_store */
+
+/* The context of a row for an operation without rows of its own. */
+struct fx_no_row {};
+
+/* OP::row for ROW operations, fx_no_row for the others (a partial
+ * specialisation: C++ picks the type at compile time). */
+template <class OP, bool R = OP::ROW>
+struct fx_row_of {
+    typedef fx_no_row type;
+};
+template <class OP>
+struct fx_row_of<OP, true> {
+    typedef typename OP::row type;
+};
+template <class OP>
+using fx_row_t = typename fx_row_of<OP>::type;
+
+/* The fin of a one-input operation, from the row's context if it has one. */
+template <class OP>
+__device__ __forceinline__ typename OP::fin fx_finish(const OP &op, float m, float d, const fx_row_t<OP> &r)
+{
+    if constexpr (OP::ROW) return op.finish(m, d, r);
+    else {
+        (void)op, (void)r;
+        return OP::finish(m, d);
+    }
+}
+
+/* The operation for the batch of rows that starts at row r0 (the host
+ * launches long rows in batches): a ROW operation's pointers move on. */
+template <class OP>
+static inline OP fx_op_at(const OP &op, long long r0)
+{
+    if constexpr (OP::ROW) return op.at(r0);
+    else {
+        (void)r0;
+        return op;
+    }
+}
+
+/* Whether this thread holds column c of a piece [lo, hi) whose vectors of
+ * vec elements go to `stride` threads in turn (every path deals them out
+ * so: lane k holds vectors k, k + stride, ...). */
+__device__ __forceinline__ bool fx_row_owner(long long c, long long lo, long long hi, int vec, int stride, int lane)
+{
+    return c >= lo && c < hi && ((c - lo) / vec) % stride == lane;
+}
+
+/* Paths 3 and 3g, ROW operations: the CTA that counts in last, told from
+ * its lead (fx_row_piece_lead) to all its threads (fx_row_piece_end). */
+__device__ __forceinline__ bool *fx_row_last(void)
+{
+    __shared__ bool last;
+    return &last;
+}
+
+/* Paths 3, 3g and 4 for a ROW operation, every thread of a piece [lo, hi)
+ * of `vec`-element vectors dealt out to `stride` threads (the block's,
+ * lane: this thread's place among them): after its loads (xr: the row),
+ * the owner of col picks x[col]; returns whether this thread is it. */
+template <class OP, class T>
+__device__ __forceinline__ bool fx_row_piece_pick(const OP &op, typename OP::row *r, const T *xr, long long lo,
+                                                  long long hi, int vec, int stride, int lane)
+{
+    const bool owner = fx_row_owner(op.col(*r), lo, hi, vec, stride, lane);
+    if (owner) op.pick(r, elem_load(xr + op.col(*r)));
+    if (threadIdx.x == 0) *fx_row_last() = false; /* the lead may set it after the piece's barriers */
+    return owner;
+}
+
+/* Before the piece's stores: the lead writes the row's value and, where
+ * the operation counts rows in (paths 3 and 3g), counts its row in. */
+template <class OP>
+__device__ __forceinline__ void fx_row_piece_lead(const OP &op, const typename OP::row &r, const typename OP::fin &f,
+                                                  bool owner, bool first)
+{
+    const bool lead = op.col(r) >= 0 ? owner : first && threadIdx.x == 0;
+    if (lead) {
+        op.lead(r, f);
+        if (op.counts()) *fx_row_last() = op.count_in();
+    }
+}
+
+/* After the piece's stores: the owner's column, then, where the operation
+ * counts rows in, the total in the CTA that counted in last (red: 32
+ * floats of shared memory free to use). */
+template <class OP, class T>
+__device__ __forceinline__ void fx_row_piece_end(const OP &op, const typename OP::row &r, const typename OP::fin &f,
+                                                 T *yr, bool owner, float *red)
+{
+    if constexpr (OP::OUT)
+        if (owner) elem_store(yr + op.col(r), op.fix(r, f));
+    if (!op.counts()) return;
+    __syncthreads();
+    if (*fx_row_last()) op.total(red);
+}
 
 /* y = exp(x - m) / d (lesson 8). All -inf row: m = -inf and every
  * exp(-inf - (-inf)) is NaN, so the row comes out NaN, as PyTorch. */
 struct rows_op_softmax {
     static constexpr int NIN = 1;
+    static constexpr bool ROW = false, OUT = true;
     static constexpr bool KEEP_EXP = true;
     static constexpr int FPT_MIN = 4; /* every class of FX_REG as it is */
     struct fin {

@@ -139,7 +139,7 @@ static int fx_alignment(const float *x, long long ldx, const float *y, long long
 }
 
 /* The softmax's kernels, as the plan asks them. */
-static const fx_op_kernels FX_SOFTMAX_KERNELS = {fx_cluster_shape, fx_cluster_ctas_per_sm, fx_grid_resident, 1, 1};
+static const fx_op_kernels FX_SOFTMAX_KERNELS = {fx_cluster_shape, fx_cluster_ctas_per_sm, fx_grid_resident, 1, 1, 0, 0};
 
 fastest_plan fx_plan_f32(fastest_path want, const float *x, long long ldx, const float *y, long long ldy,
                          long long rows, long long cols)
@@ -152,13 +152,14 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
 {
     fastest_plan p = {};
     const int align = fx_alignment(x, ldx, y, ldy, rows, cols);
-    int mode = k->nin == 2 && align == FX_YCUT ? FX_SCALAR : align; /* paths 1 and 2 may fall back to it too */
+    /* paths 1 and 2 may fall back to scalar accesses too */
+    int mode = (k->nin == 2 && align == FX_YCUT) || (k->whole && (align == FX_PEELED || align == FX_YCUT)) ? FX_SCALAR : align;
     p.bytes_per_elem = 4.0 * (k->nin + 1); /* each input read once, y written once */
     if (cols < 1) cols = 1;
     if (rows < 1) rows = 1;
     const int sms = fx_sms();
     /* paths 3 and 3b size their CTAs by the row's body (fx_body_cols) */
-    const long long body = fx_body_cols(cols, align == FX_PEELED || align == FX_YCUT, 4);
+    const long long body = fx_body_cols(cols, mode == FX_PEELED || mode == FX_YCUT, 4);
 
     /* Does the shape fit each path? */
     const int fits_warp = cols <= FASTEST_WARP_MAX_COLS;
@@ -258,8 +259,14 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
         p.block = FX_SPLIT_BLOCK;
         fx_split_shape(rows, cols, &p.splits, &p.segment);
         p.bytes_per_elem = 4.0 * (2 * k->nin + 1); /* the inputs read twice */
+        if (k->reads_only) {
+            p.block = FX_READ_BLOCK;
+            p.segment = FX_READ_SEG;
+            p.splits = (cols + FX_READ_SEG - 1) / FX_READ_SEG;
+        }
         break;
     }
+    if (k->reads_only) p.bytes_per_elem = 4.0; /* one read, nothing written */
     p.vec4 = mode != FX_SCALAR;
     p.peel = mode == FX_PEELED || mode == FX_YCUT;
     p.x32 = mode == FX_YCUT;

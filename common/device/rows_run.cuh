@@ -36,11 +36,11 @@ template <class OP>
 static const fx_op_kernels *fx_op_kernels_of(void)
 {
     if constexpr (OP::NIN == 2) {
-        static const fx_op_kernels k = {fx_no_cluster, fx_no_cluster_ctas, fx_grid_resident_op<OP, float>, 0, 2};
+        static const fx_op_kernels k = {fx_no_cluster, fx_no_cluster_ctas, fx_grid_resident_op<OP, float>, 0, 2, 0, 0};
         return &k;
     } else {
         static const fx_op_kernels k = {fx_cluster_shape_op<OP, float>, fx_cluster_ctas_per_sm_op<OP, float>,
-                                        fx_grid_resident_op<OP, float>, 0, 1};
+                                        fx_grid_resident_op<OP, float>, 0, 1, OP::ROW ? 1 : 0, OP::OUT ? 0 : 1};
         return &k;
     }
 }
@@ -68,7 +68,8 @@ static fastest_plan fx_plan_op(fastest_path want, const float *x, long long ldx,
  * inputs reads in2.x2 too. */
 template <class OP>
 static fastest_plan fx_run_op(fastest_path want, const float *x, long long ldx, float *y, long long ldy,
-                              long long rows, long long cols, cudaStream_t stream, fx_in2 in2 = fx_in2{nullptr, 0})
+                              long long rows, long long cols, cudaStream_t stream, fx_in2 in2 = fx_in2{nullptr, 0},
+                              const OP &op = OP{})
 {
     if (rows > 1 && (ldx < cols || ldy < cols || (OP::NIN == 2 && in2.ldx2 < cols))) {
         fprintf(stderr, "row engine: row strides ldx = %lld, ldy = %lld%s must be >= cols = %lld\n", ldx, ldy,
@@ -80,12 +81,12 @@ static fastest_plan fx_run_op(fastest_path want, const float *x, long long ldx, 
     if (rows < 1 || cols < 1) return p; /* nothing to do; a 0-block grid is an error */
     switch (p.path) {
     case FASTEST_WARP:
-    case FASTEST_BLOCK: fx_run_rows_op<OP>(&p, x, ldx, y, ldy, rows, cols, stream, in2); break;
+    case FASTEST_BLOCK: fx_run_rows_op<OP>(&p, x, ldx, y, ldy, rows, cols, stream, in2, op); break;
     case FASTEST_CLUSTER:
-        if constexpr (OP::NIN == 1) fx_run_cluster_op<OP>(&p, x, ldx, y, ldy, rows, cols, stream);
+        if constexpr (OP::NIN == 1) fx_run_cluster_op<OP>(&p, x, ldx, y, ldy, rows, cols, stream, op);
         break;
-    case FASTEST_GRID: fx_run_grid_op<OP>(&p, x, ldx, y, ldy, rows, cols, stream, in2); break;
-    default: fx_run_split_op<OP>(&p, x, ldx, y, ldy, rows, cols, stream, in2); break;
+    case FASTEST_GRID: fx_run_grid_op<OP>(&p, x, ldx, y, ldy, rows, cols, stream, in2, op); break;
+    default: fx_run_split_op<OP>(&p, x, ldx, y, ldy, rows, cols, stream, in2, op); break;
     }
     return p;
 }

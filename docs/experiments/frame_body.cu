@@ -100,7 +100,8 @@ __global__ void __launch_bounds__(BLK) frame_body_kernel(const float *__restrict
         train_onchip_store_shared<4, float, log_op, BLK>(y + row * cols + begin + RCAP, (len - rlen) / 4, srow, RCAP,
                                                          op);
     } else {
-        fx_piece_write<rows_op_softmax, 4, false, FPT, BLK>(y + row * cols + begin, len, v, srow, m_regs, r, (float *)nullptr);
+        fx_piece_write<rows_op_softmax, 4, false, FPT, BLK>(y + row * cols + begin, len, v, srow, m_regs, r,
+                                                            (float *)nullptr);
     }
     if constexpr (HELPERS) train_onchip_leave<false>(&sync[1 + row], before, pieces);
     else if (threadIdx.x == 0) fx_grid_leave(&sync[1 + row], before, (unsigned)pieces);

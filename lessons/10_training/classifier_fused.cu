@@ -38,13 +38,6 @@
 #include "train_grid.cuh"
 #include "device/bulk_copy.cuh" /* lesson 8's bulk copies and fold (path 3b) */
 
-/* The count of rows not ignored and the dloss of such a row (the mean's
- * 1 / count, 0 / 0 and inf when every row is ignored: no row uses it). */
-typedef struct {
-    unsigned count;
-    float dloss;
-} classifier_scale;
-
 /* How a launch finishes: the mean's scale (NULL for the sum: dloss = 1),
  * the reduction, where the blocks put their parts of the reduced loss
  * and count themselves done, and the reduced loss (NULL: a later launch
@@ -71,19 +64,8 @@ __device__ __forceinline__ float classifier_dloss(const classifier_finish *f) { 
 /* The small kernels' blocks (threads, and at most this many per grid),
  * and the most blocks of a register kernel that finish the reduced loss
  * themselves. */
-#define CLS_BLOCK 256
-#define CLS_MAX_PARTS 1024
-#define CLS_MAX_BLOCKS 4096
 
-/* Rows on chip finish the reduced loss in the main kernel up to this many
- * rows, and leave it to classifier_loss_kernel past it (classifier_run). */
-#define CLS_ON_CHIP_FINISH_ROWS 2048
 
-/* Register kernels of up to this many rows, and rows on chip in clusters
- * (at most CLS_ON_CHIP_FINISH_ROWS of them), finish the reduced loss
- * through the loss slots (classifier_slots_finish): 16 KB of them. */
-#define CLS_SLOT_ROWS 2048
-static_assert(CLS_ON_CHIP_FINISH_ROWS <= CLS_SLOT_ROWS, "a slot for every row that finishes in the kernel");
 
 /* Thread 0 only: counts its block in at *done and returns true in the
  * last of `blocks` blocks to get here. The fence makes thread 0's own
@@ -143,80 +125,7 @@ __device__ __forceinline__ float classifier_reduced(float total, train_reduction
     return reduction == TRAIN_MEAN ? total / (float)scale->count : total;
 }
 
-/* Slice b of `rows` values when `parts` blocks share them:
- * [b * slice, (b + 1) * slice), slice = ceil(rows / parts). The slices
- * depend on M only: the same bits every run. */
-__device__ __forceinline__ void classifier_slice(long long rows, long long *begin, long long *end)
-{
-    const long long slice = (rows + gridDim.x - 1) / gridDim.x;
-    *begin = blockIdx.x * slice;
-    *end = *begin + slice < rows ? *begin + slice : rows;
-}
 
-static int classifier_parts(long long rows)
-{
-    const long long g = (rows + 8 * CLS_BLOCK - 1) / (8 * CLS_BLOCK); /* at least 8 values per thread */
-    return (int)(g < 1 ? 1 : g > CLS_MAX_PARTS ? CLS_MAX_PARTS : g);
-}
-
-/* The mean's count, one launch: each block counts a slice of the targets
- * (one block reading all M would take as long as the main kernel at
- * M = 2^21 rows of 32), the last block adds the parts (integers: exact in
- * any order). */
-__global__ void __launch_bounds__(CLS_BLOCK)
-classifier_count_kernel(const int *__restrict__ targets, long long rows, int ignore_index, unsigned *parts,
-                        unsigned *done, classifier_scale *__restrict__ out)
-{
-    __shared__ unsigned red[CLS_BLOCK / 32];
-    __shared__ bool last;
-    long long begin, end;
-    classifier_slice(rows, &begin, &end);
-    unsigned c = 0;
-    for (long long i = begin + threadIdx.x; i < end; i += CLS_BLOCK) c += targets[i] != ignore_index;
-    for (int off = 16; off > 0; off /= 2) c += __shfl_xor_sync(0xffffffffu, c, off);
-    if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = c;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        unsigned total = 0;
-        for (int w = 0; w < CLS_BLOCK / 32; w++) total += red[w];
-        parts[blockIdx.x] = total;
-        __threadfence();
-        last = atomicAdd(done, 1u) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (last && threadIdx.x == 0) {
-        unsigned total = 0;
-        for (unsigned b = 0; b < gridDim.x; b++) total += __ldcg(parts + b);
-        out->count = total;
-        out->dloss = 1.0f / (float)total;
-        *done = 0;
-    }
-}
-
-/* The reduced loss of the split path (and of on-chip launches in
- * batches), one launch: each block sums a slice of the M losses, the last
- * block adds the parts. */
-__global__ void __launch_bounds__(CLS_BLOCK)
-classifier_loss_kernel(const float *__restrict__ losses, long long rows, float *parts, unsigned *done,
-                       train_reduction reduction, const classifier_scale *__restrict__ scale, float *__restrict__ loss)
-{
-    __shared__ float red[32];
-#if FX_CLUSTER_CODE
-    /* launched as a programmatic dependent (launch_classifier): wait until
-     * the kernel before has finished and its values are visible; returns
-     * at once after an ordinary launch */
-    cudaGridDependencySynchronize();
-#endif
-    long long begin, end;
-    classifier_slice(rows, &begin, &end);
-    float s = 0.0f;
-    for (long long i = begin + threadIdx.x; i < end; i += CLS_BLOCK) s += losses[i];
-    s = row_reduce<CLS_BLOCK>(s, red, op_sum());
-    if (threadIdx.x == 0) parts[blockIdx.x] = s;
-    float total;
-    if (last_block_sum<CLS_BLOCK>(parts, gridDim.x, done, gridDim.x, red, &total) && threadIdx.x == 0)
-        *loss = classifier_reduced(total, reduction, scale);
-}
 
 /* The gradient of one element and the loss of a row, by the rules of
  * training.h: an ignored row gives 0 and 0, a target out of range NaN. */
@@ -1033,18 +942,7 @@ static void launch_classifier(classifier_rows_fn<T> kernel, int block, int tpr, 
     own.loss = nullptr;
     kernel<<<grid, block, 0, stream>>>(logits, targets, losses, rows, (int)cols, ignore_index, own);
     CUDA_CHECK_LAUNCH();
-    /* The loss kernel as a programmatic dependent where the GPU and the
-     * build have it (sm_90, lesson 8's path 4 does the same): launched
-     * while the last blocks run, it waits for them on the GPU: about 0.6
-     * points of the copy for float logits at N = 32 ... 8192 (H100). */
-    static int dependent = -1;
-    if (dependent < 0) dependent = fx_can_launch_clusters((const void *)classifier_loss_kernel);
-    cudaLaunchAttribute attr[1];
-    const cudaLaunchConfig_t lc =
-        fx_dependent_config((unsigned)classifier_parts(grid), CLS_BLOCK, stream, attr, dependent);
-    CUDA_CHECK(cudaLaunchKernelEx(&lc, classifier_loss_kernel, (const float *)block_parts, (long long)grid, loss_parts,
-                                  fin.done, fin.reduction, (const classifier_scale *)fin.scale, fin.loss));
-    CUDA_CHECK_LAUNCH();
+    classifier_sum(block_parts, grid, loss_parts, fin.done, fin.scale, fin.loss, stream);
 }
 
 /* Class c of classifier_rows16_kernel on 16-bit logits. */
@@ -1174,14 +1072,9 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     float *loss_parts = (float *)(w + 256 + CLS_MAX_PARTS * sizeof(unsigned));
     online_md *state = (online_md *)(w + HEAD);
     float *xt = (float *)(state + nb * splits);
-    const int nparts = classifier_parts(rows);
 
     /* The sum needs no count (dloss = 1); the mean counts first. */
-    if (reduction == TRAIN_MEAN) {
-        classifier_count_kernel<<<nparts, CLS_BLOCK, 0, stream>>>(targets, rows, ignore_index, count_parts, &done[0],
-                                                                   scale);
-        CUDA_CHECK_LAUNCH();
-    }
+    if (reduction == TRAIN_MEAN) classifier_count(targets, rows, ignore_index, count_parts, &done[0], scale, stream);
     /* Split rows, and more than CLS_ON_CHIP_FINISH_ROWS rows on chip,
      * leave the reduced loss to classifier_loss_kernel, over their M
      * losses; rows in registers finish it in the main kernel, or over its
@@ -1242,17 +1135,8 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
             CUDA_CHECK_LAUNCH();
         }
     }
-    if (finish_after) {
-        classifier_loss_kernel<<<nparts, CLS_BLOCK, 0, stream>>>(losses, rows, loss_parts, &done[1], reduction, scale,
-                                                                  loss);
-        CUDA_CHECK_LAUNCH();
-    }
-}
-
-void classifier_fused(float *logits, const int *targets, float *losses, float *loss, long long rows, long long cols,
-                      int ignore_index, train_reduction reduction, cudaStream_t stream)
-{
-    classifier_run<float>(logits, targets, losses, loss, rows, cols, ignore_index, reduction, stream);
+    if (finish_after)
+        classifier_sum(losses, rows, loss_parts, &done[1], reduction == TRAIN_MEAN ? scale : nullptr, loss, stream);
 }
 
 void classifier_fused_typed(void *logits, const int *targets, float *losses, float *loss, long long rows,
@@ -1264,5 +1148,5 @@ void classifier_fused_typed(void *logits, const int *targets, float *losses, flo
         classifier_run<__nv_bfloat16>((__nv_bfloat16 *)logits, targets, losses, loss, rows, cols, ignore_index,
                                       reduction, stream);
     else
-        classifier_run<float>((float *)logits, targets, losses, loss, rows, cols, ignore_index, reduction, stream);
+        classifier_fused((float *)logits, targets, losses, loss, rows, cols, ignore_index, reduction, stream);
 }

@@ -27,6 +27,7 @@
  * lesson 2. */
 struct op_log_softmax {
     static constexpr int NIN = 1;
+    static constexpr bool ROW = false, OUT = true;
     static constexpr bool KEEP_EXP = false;
     static constexpr int FPT_MIN = 8; /* each thread's log over 8 floats at least (fx_reg_op) */
     struct fin {

@@ -26,6 +26,7 @@
  * sum is <y, dy>; padding adds 0 to it. */
 struct op_softmax_backward {
     static constexpr int NIN = 2;
+    static constexpr bool ROW = false, OUT = true;
     static constexpr bool KEEP_EXP = false;
     static constexpr int FPT_MIN = 4;
     struct fin {

@@ -439,6 +439,8 @@ static void train_onchip_launch(const train_grid_plan *p, long long n, cudaStrea
 const char *train_engine_name(fastest_plan p, long long cols, int fpt_min, int nin);
 const char *log_softmax_path_name(long long rows, long long cols);
 const char *backward_path_name(long long rows, long long cols);
+const char *classifier_path_name(long long rows, long long cols); /* float logits */
+const char *loss_path_name(long long rows, long long cols);
 /* The engine path the operations on it ask for: paths 1 and 2 up to
  * TRAIN_REG_MAX_COLS, past it what train_set_long_rows says (AUTO and
  * BULK: the dispatcher's choice; SPLIT, GRID, CLUSTER: that path where
@@ -449,6 +451,33 @@ fastest_path train_engine_want(long long cols);
 int classifier_on_chip(long long rows, long long cols, dtype t);
 /* The classifier's 16-bit-only paths, by name (classifier_fused.cu). */
 const char *classifier_path16(long long rows, long long cols, dtype t);
+
+/* The mean's count of rows not ignored and the dloss of such a row (1 /
+ * count; 0 / 0 and inf when every row is ignored: no row uses it). */
+typedef struct {
+    unsigned count;
+    float dloss;
+} classifier_scale;
+
+/* The most blocks of the small launches, the most blocks of paths 1 and 2
+ * that finish the reduced loss themselves, and the most rows on chip that
+ * do (classifier.cu). */
+#define CLS_MAX_PARTS 1024
+#define CLS_MAX_BLOCKS 4096
+#define CLS_ON_CHIP_FINISH_ROWS 2048
+/* Rows that finish the reduced loss through the loss slots (classifier.cu,
+ * ce_slot_put): 16 KB of them after the two counters. */
+#define CLS_SLOT_ROWS 2048
+static_assert(CLS_ON_CHIP_FINISH_ROWS <= CLS_SLOT_ROWS, "a slot for every row that finishes in the kernel");
+
+/* classifier.cu: the mean's count into *out (parts: CLS_MAX_PARTS words;
+ * done: a counter at 0, left at 0); the sum of n values after the launch
+ * before it into *loss, divided by mean->count where mean is not NULL
+ * (parts: CLS_MAX_PARTS floats). */
+void classifier_count(const int *targets, long long rows, int ignore_index, unsigned *parts, unsigned *done,
+                      classifier_scale *out, cudaStream_t stream);
+void classifier_sum(const float *vals, long long n, float *parts, unsigned *done, const classifier_scale *mean,
+                    float *loss, cudaStream_t stream);
 
 /* Rows per launch: at most 2^30 CTAs. */
 static inline long long train_grid_batch(long long pieces)

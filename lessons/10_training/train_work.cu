@@ -147,19 +147,18 @@ int train_reads_once(train_kernel k, long long rows, long long cols, dtype t)
     if (k == TRAIN_K_LOSS || cols <= TRAIN_REG_MAX_COLS) return 1;
     if (k == TRAIN_K_LOG_SOFTMAX) return log_softmax_plan_at(rows, cols).path != FASTEST_SPLIT;
     if (k == TRAIN_K_BACKWARD) return backward_plan_at(rows, cols).path != FASTEST_SPLIT;
+    if (t == DTYPE_F32) return classifier_plan_at(rows, cols).path != FASTEST_SPLIT;
     if (!train_long_on_chip() || rows <= 0) return 0;
     return classifier_on_chip(rows, cols, t) != 0;
 }
 
 int train_cluster_size(train_kernel k, long long rows, long long cols)
 {
-    if (k == TRAIN_K_LOG_SOFTMAX) {
-        const fastest_plan p = log_softmax_plan_at(rows, cols);
-        return p.path == FASTEST_CLUSTER ? p.cluster : 0;
-    }
-    if (cols <= TRAIN_REG_MAX_COLS || !train_long_on_chip() || rows <= 0) return 0;
-    const int c = k == TRAIN_K_CLASSIFIER ? classifier_on_chip(rows, cols, DTYPE_F32) : 0;
-    return c >= 2 ? c : 0;
+    const fastest_plan p = k == TRAIN_K_LOG_SOFTMAX ? log_softmax_plan_at(rows, cols)
+                           : k == TRAIN_K_CLASSIFIER ? classifier_plan_at(rows, cols)
+                           : k == TRAIN_K_LOSS       ? loss_plan_at(rows, cols)
+                                                     : backward_plan_at(rows, cols);
+    return p.path == FASTEST_CLUSTER ? p.cluster : 0;
 }
 
 const char *train_engine_name(fastest_plan p, long long cols, int fpt_min, int nin)
@@ -188,6 +187,8 @@ const char *train_path_name_typed(train_kernel k, long long rows, long long cols
     if (k != TRAIN_K_CLASSIFIER) t = DTYPE_F32; /* the other kernels are float32 only */
     if (k == TRAIN_K_LOG_SOFTMAX) return log_softmax_path_name(rows, cols);
     if (k == TRAIN_K_BACKWARD) return backward_path_name(rows, cols);
+    if (k == TRAIN_K_LOSS) return loss_path_name(rows, cols);
+    if (t == DTYPE_F32) return classifier_path_name(rows, cols);
     const char *own = k == TRAIN_K_CLASSIFIER ? classifier_path16(rows, cols, t) : NULL;
     if (own) return own;
     const char *elems = t == DTYPE_F32 ? "floats" : "elements";

@@ -10,9 +10,10 @@
  * on chip while they wait, so still read once, as long as a row's pieces
  * fit on the GPU at once
  * (about 8.6 M floats on an H100; 4.3 M for the backward); past that,
- * split into pieces of TRAIN_SPLIT_SEG floats and read twice. Log-softmax
- * and the backward run on lesson 8's row engine (common/device/rows.h),
- * whose dispatcher picks their paths and pieces as it does the softmax's. The
+ * split into pieces of TRAIN_SPLIT_SEG floats and read twice. Log-softmax,
+ * the backward, the loss and the classifier over float logits run on
+ * lesson 8's row engine (common/device/rows.h), whose dispatcher picks
+ * their paths and pieces as it does the softmax's. The
  * workspace is allocated by the first call that needs it and grown, never
  * shrunk: not for use from several streams or host threads at once, nor
  * inside a CUDA graph capture (cudaMalloc). */
@@ -127,8 +128,11 @@ void train_set_long_rows(train_long_rows mode);
  * makes for contiguous aligned rows x cols under the current
  * train_set_long_rows mode (log_softmax.cu). */
 fastest_plan log_softmax_plan_at(long long rows, long long cols);
-/* The same for the backward (softmax_backward.cu). */
+/* The same for the backward (softmax_backward.cu), and for float logits
+ * the classifier's and the loss's (classifier.cu). */
 fastest_plan backward_plan_at(long long rows, long long cols);
+fastest_plan classifier_plan_at(long long rows, long long cols);
+fastest_plan loss_plan_at(long long rows, long long cols);
 
 /* The four kernels, for the two queries below. */
 typedef enum { TRAIN_K_BACKWARD, TRAIN_K_LOG_SOFTMAX, TRAIN_K_LOSS, TRAIN_K_CLASSIFIER } train_kernel;

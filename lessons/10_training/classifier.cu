@@ -1,0 +1,472 @@
+/* Lesson 10: the cross-entropy loss and the fused classifier as one
+ * operation of the row engine (common/device/rows_op.cuh), float logits.
+ *
+ *     losses[i] = (m - x[t]) + log(d)                       (both)
+ *     x_j      <- (exp(x_j - m) / d - [j == t]) * dloss     (the classifier, in place)
+ *
+ * The engine reads each row once and finds (m, d) on whichever path the
+ * dispatcher picks. What the operation adds is a row of its own: its
+ * target t, read before the row's loads; x[t], read by the thread that
+ * leads the piece holding column t, after its loads and before anything
+ * is written; the loss, written by that thread once (m, d) is known; and
+ * after the piece's stores, column t written again as p - 1 (the one-hot
+ * costs one store per row, not a compare per element). The loss alone
+ * (OUT = false) writes no element: 4 bytes per element.
+ *
+ * The reduced loss is added up where the losses are: paths 1 and 2 each
+ * block's, then the last block to finish adds the blocks' parts; paths 3
+ * and 3g, the CTA that wrote a row's loss counts in and the last adds up
+ * the M losses. Both in a fixed order: the same bits every run. Past
+ * CLS_MAX_BLOCKS blocks, CLS_ON_CHIP_FINISH_ROWS rows on chip, and on
+ * path 4, a small launch after the main one adds them up instead. The
+ * mean's count of rows not ignored is a launch before: every gradient
+ * needs its inverse. */
+#include <stdint.h>
+
+#include "check.h"
+#include "train_grid.cuh"
+#include "device/rows_run.cuh" /* the row engine, for any operation */
+
+/* A row of the classifier: its index in the launch, its target and the
+ * rules it falls under (training.h), and x[t] once picked. */
+typedef struct {
+    long long i;
+    int t;
+    bool ignored, bad;
+    float xt;
+} ce_row;
+
+/* The one float `lead` writes and `total` reads: NaN for a target out of
+ * range, 0 for an ignored row. */
+__device__ __forceinline__ float ce_nan(void) { return __int_as_float(0x7fc00000); }
+
+/* Thread 0 gets the sum of every thread's s, added in a fixed order
+ * (shuffles, then the warps' sums one after another). red: 32 floats. */
+__device__ __forceinline__ float ce_block_sum(float s, float *red)
+{
+    for (int off = 16; off > 0; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
+    __syncthreads(); /* red may still be read by a slow warp */
+    if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = s;
+    __syncthreads();
+    float t = 0.0f;
+    if (threadIdx.x == 0)
+        for (unsigned w = 0; w < (blockDim.x + 31) / 32; w++) t += red[w];
+    return t;
+}
+
+/* Every thread of one block: *loss = the sum of vals[0 .. n) (read from
+ * L2, never a stale L1 line), divided by the count for the mean; *done
+ * back to 0 for the next launch. */
+__device__ __forceinline__ void ce_total(const float *vals, long long n, const classifier_scale *scale,
+                                         unsigned *done, float *loss, float *red)
+{
+    float s = 0.0f;
+    for (long long k = threadIdx.x; k < n; k += blockDim.x) s += __ldcg(vals + k);
+    s = ce_block_sum(s, red);
+    if (threadIdx.x == 0) {
+        *loss = scale ? s / (float)scale->count : s;
+        *done = 0;
+    }
+}
+
+/* ---- the loss slots ---------------------------------------------------------
+ * A row's loss and a flag in one 8-byte store, with no fence: each block
+ * of path 1 draws a ticket as it starts, and the block with the last
+ * ticket, once its own rows are done, reads every slot until it is
+ * flagged, adds them up in a fixed order and puts the slots back to 0.
+ * Every other block has started by then and waits on nothing, so the wait
+ * always ends; and the slots were written while the gradients were still
+ * on their way, where counting blocks in at their end puts a fence, a
+ * count and a read of the parts in a row after the last stores: 7.1 us
+ * against 8.0 at 1024 x 512 (float32, H100;
+ * docs/experiments/training-classifier-loss-end.md). */
+__device__ __forceinline__ void ce_slot_put(unsigned long long *p, float l)
+{
+    const unsigned long long v = 1ull << 32 | __float_as_uint(l);
+#ifdef FASTEST_GPU_CODE
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*p).store(v, cuda::memory_order_relaxed);
+#endif
+}
+__device__ __forceinline__ unsigned long long ce_slot_get(const unsigned long long *p)
+{
+#ifdef FASTEST_GPU_CODE
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+#else
+    return cuda::atomic_ref<const unsigned long long, cuda::thread_scope_device>(*p).load(cuda::memory_order_relaxed);
+#endif
+}
+
+/* Every thread of a block of BLOCK: in the block whose ticket is the last,
+ * *loss from the n slots (each round loads every slot still waited for:
+ * one trip to L2). */
+template <int BLOCK>
+__device__ __forceinline__ void ce_slots_total(unsigned long long *slots, long long n, unsigned ticket,
+                                               const classifier_scale *scale, unsigned *done, float *loss, float *red)
+{
+    constexpr int K = (CLS_SLOT_ROWS + BLOCK - 1) / BLOCK;
+    static_assert(K <= 32, "a bit of `waiting` per slot");
+    if (!__syncthreads_or(threadIdx.x == 0 && ticket == gridDim.x - 1)) return;
+    unsigned long long v[K];
+    unsigned waiting = 0;
+#pragma unroll
+    for (int k = 0; k < K; k++)
+        if (threadIdx.x + (long long)k * BLOCK < n) waiting |= 1u << k;
+    while (waiting) {
+#pragma unroll
+        for (int k = 0; k < K; k++)
+            if (waiting >> k & 1u) v[k] = ce_slot_get(slots + threadIdx.x + k * BLOCK);
+#pragma unroll
+        for (int k = 0; k < K; k++)
+            if ((waiting >> k & 1u) && (v[k] >> 32) != 0) waiting &= ~(1u << k);
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < K; k++)
+        if (threadIdx.x + (long long)k * BLOCK < n) {
+            s += __uint_as_float((unsigned)v[k]);
+            slots[threadIdx.x + k * BLOCK] = 0; /* for the next launch */
+        }
+    s = ce_block_sum(s, red);
+    if (threadIdx.x == 0) {
+        *loss = scale ? s / (float)scale->count : s;
+        *done = 0;
+    }
+}
+
+/* GRAD: the classifier (else the loss alone). SLOTS: path 1's kernels
+ * for up to CLS_SLOT_ROWS rows, which end through the loss slots: their
+ * own instances (PATH1_ONLY), since the slots' wait holds 32 registers a
+ * thread, and the float classifier's other kernels at N = 32 ... 512
+ * ran 15-27 % slower with them compiled in (H200). */
+template <bool GRAD, bool SLOTS = false>
+struct op_cross_entropy {
+    static constexpr int NIN = 1;
+    static constexpr bool ROW = true, OUT = GRAD, KEEP_EXP = true, PATH1_ONLY = SLOTS;
+    static constexpr int FPT_MIN = 8; /* lanes of 8 floats at least: fewer lanes to reduce x[t] over */
+    typedef ce_row row;
+    struct fin {
+        float scale, fixed, m, d, dloss;
+        bool plain;
+    };
+    const int *targets;
+    float *losses;
+    long long cols;
+    int ignore_index;
+    const classifier_scale *scale; /* the mean's (dloss = 1 / count), or NULL: dloss = 1 */
+    /* the reduced loss in the kernel, or loss NULL: paths 1 and 2 keep
+     * their blocks' parts, paths 3 and 3g count rows in at done */
+    float *parts, *loss;
+    unsigned *done;
+    const float *all_losses;
+    long long all_rows;
+    unsigned long long *slots; /* path 1's loss slots, or NULL */
+
+    op_cross_entropy at(long long r0) const
+    {
+        op_cross_entropy o = *this;
+        o.targets += r0;
+        o.losses += r0;
+        return o;
+    }
+    /* The target's load has no branch around it (a dead lane reads row 0's
+     * and drops it), so it goes out before the row's loads: behind a
+     * branch it went after them, and the loss at N = 32 took 1.3 times
+     * as long (H200). */
+    __device__ row begin(long long i) const
+    {
+        const int t0 = targets[i >= 0 ? i : 0], t = i >= 0 ? t0 : ignore_index;
+        const bool ignored = t == ignore_index;
+        return row{i, t, ignored, !ignored && (t < 0 || t >= cols), 0.0f};
+    }
+    /* the target's column where it is one (an ignored row's too: there
+     * fix gives 0); in this form, not `plain ? t : -1`, the compiler
+     * issues the target's load before the row's (79.5 % of the copy
+     * against 92.1 at N = 256, H200) */
+    __device__ __forceinline__ long long col(const row &r) const { return r.t >= 0 && r.t < cols ? r.t : -1; }
+    static __device__ __forceinline__ void pick(row *r, float v) { r->xt = v; }
+    __device__ fin finish(float m, float d, const row &r) const
+    {
+        const float dloss = scale ? scale->dloss : 1.0f;
+        return fin{dloss / d, r.ignored ? 0.0f : ce_nan(), m, d, dloss, !r.ignored && !r.bad};
+    }
+    static __device__ __forceinline__ fin rescale(fin f, float c)
+    {
+        f.scale *= c;
+        return f;
+    }
+    static __device__ __forceinline__ float out(float e, fin f) { return f.plain ? e * f.scale : f.fixed; }
+    /* (m - x[t]) first: both may be huge, their difference is not; d >= 1. */
+    __device__ float lead(const row &r, fin f) const
+    {
+        const float l = f.plain ? (f.m - r.xt) + logf(f.d) : f.fixed;
+        if constexpr (SLOTS) ce_slot_put(slots + r.i, l); /* before the row's gradient */
+        losses[r.i] = l;
+        return l;
+    }
+    /* p - 1 from x[t], not from the p stored: no cancellation. */
+    static __device__ __forceinline__ float fix(const row &r, fin f)
+    {
+        return f.plain ? (expf(r.xt - online_md_shift(f.m)) / f.d - 1.0f) * f.dloss : f.fixed;
+    }
+    /* Float rows of up to 256 take x[t] from the registers and compare
+     * every column with t: their pass is so short that a second load,
+     * which waits for the target, lengthens it (91.4 % of the copy against
+     * 83.2 at N = 32, H100;
+     * docs/experiments/training-classifier-registers.md). */
+    __host__ __device__ static constexpr bool pick_regs(int fpt, int tpr) { return fpt * tpr <= 256; }
+    static __device__ __forceinline__ float out_at(float e, fin f, bool is_t)
+    {
+        return f.plain ? (is_t ? (e * f.scale - f.dloss) : e * f.scale) : f.fixed;
+    }
+    /* Path 1: up to CLS_SLOT_ROWS rows, each row's loss goes to its slot
+     * as soon as it is known, and the block that started last adds them
+     * up (ce_slots_total); more rows, each block's part goes to parts[]
+     * and the last block to finish adds the parts, or with loss NULL a
+     * launch after does. */
+    __device__ unsigned rows_start() const
+    {
+        if constexpr (SLOTS) return threadIdx.x == 0 ? atomicAdd(done, 1u) : 0u;
+        else return 0u;
+    }
+    template <int BLOCK>
+    __device__ void rows_end(float mine, float *red, unsigned ticket) const
+    {
+        if constexpr (!GRAD) return; /* the loss alone */
+        if constexpr (SLOTS) {
+            ce_slots_total<BLOCK>(slots, all_rows, ticket, scale, done, loss, red);
+            return;
+        }
+        (void)ticket;
+        __shared__ bool last;
+        const float s = ce_block_sum(mine, red);
+        if (threadIdx.x == 0) {
+            parts[blockIdx.x] = s;
+            if (loss) {
+                __threadfence(); /* the part before the count */
+                last = atomicAdd(done, 1u) == gridDim.x - 1;
+            }
+        }
+        if (!loss) return;
+        __syncthreads();
+        if (last) ce_total(parts, gridDim.x, scale, done, loss, red);
+    }
+    __device__ bool counts() const { return loss != nullptr; }
+    __device__ bool count_in() const
+    {
+        __threadfence(); /* the row's loss before the count */
+        return atomicAdd(done, 1u) == (unsigned)all_rows - 1;
+    }
+    __device__ void total(float *red) const { ce_total(all_losses, all_rows, scale, done, loss, red); }
+};
+
+/* ---- the small launches: the mean's count, the sum after ---------------- */
+#define CLS_BLOCK 256
+
+/* Slice b of n values when the grid's blocks share them:
+ * [b * slice, (b + 1) * slice), slice = ceil(n / blocks): it depends on n
+ * only, so the same bits every run. */
+__device__ __forceinline__ void classifier_slice(long long n, long long *begin, long long *end)
+{
+    const long long slice = (n + gridDim.x - 1) / gridDim.x;
+    *begin = blockIdx.x * slice;
+    *end = *begin + slice < n ? *begin + slice : n;
+}
+
+/* At least 8 values per thread, at most CLS_MAX_PARTS blocks. */
+static int classifier_parts(long long n)
+{
+    const long long g = (n + 8 * CLS_BLOCK - 1) / (8 * CLS_BLOCK);
+    return (int)(g < 1 ? 1 : g > CLS_MAX_PARTS ? CLS_MAX_PARTS : g);
+}
+
+/* The mean's count, one launch: each block counts a slice of the targets
+ * (one block reading all M would take as long as the main kernel at
+ * M = 2^21 rows of 32), the last block adds the parts (integers: exact in
+ * any order). */
+__global__ void __launch_bounds__(CLS_BLOCK)
+classifier_count_kernel(const int *__restrict__ targets, long long rows, int ignore_index, unsigned *parts,
+                        unsigned *done, classifier_scale *__restrict__ out)
+{
+    __shared__ unsigned red[CLS_BLOCK / 32];
+    __shared__ bool last;
+    long long begin, end;
+    classifier_slice(rows, &begin, &end);
+    unsigned c = 0;
+    for (long long i = begin + threadIdx.x; i < end; i += CLS_BLOCK) c += targets[i] != ignore_index;
+    for (int off = 16; off > 0; off /= 2) c += __shfl_xor_sync(0xffffffffu, c, off);
+    if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = c;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned total = 0;
+        for (int w = 0; w < CLS_BLOCK / 32; w++) total += red[w];
+        parts[blockIdx.x] = total;
+        __threadfence();
+        last = atomicAdd(done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last && threadIdx.x == 0) {
+        unsigned total = 0;
+        for (unsigned b = 0; b < gridDim.x; b++) total += __ldcg(parts + b);
+        out->count = total;
+        out->dloss = 1.0f / (float)total;
+        *done = 0;
+    }
+}
+
+/* The reduced loss after the main launch: each block sums a slice of the
+ * n values, the last block adds the parts. */
+__global__ void __launch_bounds__(CLS_BLOCK)
+classifier_sum_kernel(const float *__restrict__ vals, long long n, float *parts, unsigned *done,
+                      const classifier_scale *__restrict__ mean, float *__restrict__ loss)
+{
+    __shared__ float red[32];
+    __shared__ bool last;
+#if FX_CLUSTER_CODE
+    /* a programmatic dependent (classifier_sum): wait until the kernel
+     * before has finished and its values are visible */
+    cudaGridDependencySynchronize();
+#endif
+    long long begin, end;
+    classifier_slice(n, &begin, &end);
+    float s = 0.0f;
+    for (long long i = begin + threadIdx.x; i < end; i += CLS_BLOCK) s += vals[i];
+    s = ce_block_sum(s, red);
+    if (threadIdx.x == 0) {
+        parts[blockIdx.x] = s;
+        __threadfence();
+        last = atomicAdd(done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last) ce_total(parts, gridDim.x, mean, done, loss, red);
+}
+
+void classifier_count(const int *targets, long long rows, int ignore_index, unsigned *parts, unsigned *done,
+                      classifier_scale *out, cudaStream_t stream)
+{
+    classifier_count_kernel<<<classifier_parts(rows), CLS_BLOCK, 0, stream>>>(targets, rows, ignore_index, parts, done,
+                                                                              out);
+    CUDA_CHECK_LAUNCH();
+}
+
+/* Launched as a programmatic dependent where the GPU and the build have it
+ * (sm_90, as lesson 8's path 4): it starts while the last blocks of the
+ * kernel before run, and waits for them on the GPU: about 0.6 points of
+ * the copy for float logits at N = 32 ... 8192 (H100). */
+void classifier_sum(const float *vals, long long n, float *parts, unsigned *done, const classifier_scale *mean,
+                    float *loss, cudaStream_t stream)
+{
+    static int dependent = -1;
+    if (dependent < 0) dependent = fx_can_launch_clusters((const void *)classifier_sum_kernel);
+    cudaLaunchAttribute attr[1];
+    const cudaLaunchConfig_t lc = fx_dependent_config((unsigned)classifier_parts(n), CLS_BLOCK, stream, attr, dependent);
+    CUDA_CHECK(cudaLaunchKernelEx(&lc, classifier_sum_kernel, vals, n, parts, done, mean, loss));
+    CUDA_CHECK_LAUNCH();
+}
+
+/* ---- the float classifier and loss on the engine ------------------------- */
+
+/* The path asked of the engine: the classifier's as every operation's
+ * (train_engine_want); the loss's long rows always split, since with
+ * nothing to write it reads each element once there too, and streams
+ * (path 4's kernel 1, then one block per row merges the states). */
+template <bool GRAD>
+static fastest_path ce_want(long long cols)
+{
+    return GRAD || cols <= TRAIN_REG_MAX_COLS ? train_engine_want(cols) : FASTEST_SPLIT;
+}
+
+/* The engine's plan for contiguous rows of the logits. */
+template <bool GRAD>
+static fastest_plan ce_plan(const float *x, long long rows, long long cols)
+{
+    return fx_plan_op<op_cross_entropy<GRAD>>(ce_want<GRAD>(cols), x, cols, x, cols, rows, cols);
+}
+
+/* The blocks of path 1 for plan p (0 on the other paths). */
+static long long ce_row_blocks(const fastest_plan *p, long long rows, long long cols)
+{
+    if (p->path != FASTEST_WARP) return 0;
+    const int i = fx_reg_index(cols, p->path == FASTEST_WARP ? 0 : FX_NWARP);
+    const fx_reg_config c = fx_reg_op(fx_reg_for(i, p->vec4 ? 4 : 1), op_cross_entropy<true>::FPT_MIN);
+    return fx_grid(rows, c.block / c.tpr);
+}
+
+/* The workspace: the scale, the count's parts, the sum's parts, then one
+ * float per block of path 1. Counters: the count's, the sum's. */
+#define CE_HEAD (256 + 2 * CLS_MAX_PARTS * 4)
+
+template <bool GRAD>
+static void ce_run(float *x, const int *targets, float *losses, float *loss, long long rows, long long cols,
+                   int ignore_index, train_reduction reduction, cudaStream_t stream)
+{
+    if (rows <= 0 || cols <= 0) return;
+    const fastest_plan p = ce_plan<GRAD>(x, rows, cols);
+    const long long blocks = ce_row_blocks(&p, rows, cols);
+    char *w = (char *)train_workspace(CE_HEAD + (size_t)blocks * sizeof(float));
+    unsigned *done = train_sync_counters(2 + 2 * CLS_SLOT_ROWS); /* two counters, then the slots */
+    classifier_scale *scale = (classifier_scale *)w;
+    float *sum_parts = (float *)(w + 256 + CLS_MAX_PARTS * 4), *block_parts = (float *)(w + CE_HEAD);
+    const bool mean = GRAD && reduction == TRAIN_MEAN;
+    if (mean) classifier_count(targets, rows, ignore_index, (unsigned *)(w + 256), &done[0], scale, stream);
+    op_cross_entropy<GRAD> op = {targets, losses, cols, ignore_index, mean ? scale : nullptr,
+                                 nullptr, nullptr, &done[1], losses, rows, nullptr};
+    /* path 1 adds up its blocks' parts; paths 2, 3 and 3g count rows in */
+    const bool on_chip = p.path == FASTEST_CLUSTER || p.path == FASTEST_GRID;
+    const bool inside = blocks                       ? blocks <= CLS_MAX_BLOCKS
+                        : p.path == FASTEST_BLOCK ? rows <= CLS_MAX_BLOCKS
+                                                     : on_chip && rows <= CLS_ON_CHIP_FINISH_ROWS;
+    if (GRAD) {
+        op.parts = blocks ? block_parts : nullptr;
+        op.loss = inside ? loss : nullptr;
+    }
+    if (GRAD && blocks && rows <= CLS_SLOT_ROWS) { /* path 1 with the slots: its own kernels */
+        if constexpr (GRAD) {
+            const op_cross_entropy<true, true> so = {targets, losses, cols, ignore_index, op.scale, nullptr, loss,
+                                                     &done[1], losses, rows, (unsigned long long *)(done + 2)};
+            fx_run_rows_op<op_cross_entropy<true, true>>(&p, (const float *)x, cols, x, cols, rows, cols, stream,
+                                                         fx_in2{nullptr, 0}, so);
+        }
+    } else {
+        fx_run_op<op_cross_entropy<GRAD>>(ce_want<GRAD>(cols), x, cols, x, cols, rows, cols, stream,
+                                          fx_in2{nullptr, 0}, op);
+    }
+    if (GRAD && !inside)
+        classifier_sum(blocks ? block_parts : losses, blocks ? blocks : rows, sum_parts, &done[1],
+                       mean ? scale : nullptr, loss, stream);
+}
+
+void classifier_fused(float *logits, const int *targets, float *losses, float *loss, long long rows, long long cols,
+                      int ignore_index, train_reduction reduction, cudaStream_t stream)
+{
+    ce_run<true>(logits, targets, losses, loss, rows, cols, ignore_index, reduction, stream);
+}
+
+void cross_entropy_forward(const float *x, const int *targets, float *loss, long long rows, long long cols,
+                           int ignore_index, cudaStream_t stream)
+{
+    ce_run<false>((float *)x, targets, loss, nullptr, rows, cols, ignore_index, TRAIN_SUM, stream);
+}
+
+fastest_plan classifier_plan_at(long long rows, long long cols)
+{
+    return ce_plan<true>((const float *)(uintptr_t)256, rows, cols); /* an aligned address, never dereferenced */
+}
+
+fastest_plan loss_plan_at(long long rows, long long cols)
+{
+    return ce_plan<false>((const float *)(uintptr_t)256, rows, cols);
+}
+
+const char *classifier_path_name(long long rows, long long cols)
+{
+    return train_engine_name(classifier_plan_at(rows, cols), cols, op_cross_entropy<true>::FPT_MIN, 1);
+}
+
+const char *loss_path_name(long long rows, long long cols)
+{
+    return train_engine_name(loss_plan_at(rows, cols), cols, op_cross_entropy<false>::FPT_MIN, 1);
+}
