@@ -143,9 +143,9 @@ static void test_rows_held(void)
 
 /* ---- the classifier's bulk-loaded clusters ------------------------------- */
 
-/* TRAIN_LONG_BULK puts every aligned row of 1 to 8 pieces of 64 KB past
- * 8192 columns in clusters whose pieces are loaded by bulk copies (sm_90):
- * in every storage type, the gradient and the loss on every element, with
+/* TRAIN_LONG_BULK puts every aligned 16-bit row of 1 to 8 pieces of 64 KB
+ * past 8192 columns in clusters whose pieces are loaded by bulk copies
+ * (sm_90): in both 16-bit types, the gradient and the loss on every element, with
  * the target in the first piece, the last and between; ignored rows,
  * targets out of range and ignore_index inside the row; special rows;
  * the mean and the sum, finished in the kernel. By default, only where
@@ -156,15 +156,13 @@ static void test_classifier_bulk(void)
     CUDA_CHECK(cudaGetDevice(&dev));
     CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     char name[300];
-    /* pieces of 64 KB: floats 8196 (1 piece), 16388 (2), 32768 (2), 65544 (5), 100000 (7), 131072 (8);
-     * 16-bit 8200 (1), 32768 (1), 32776 (2), 100000 (4), 262144 (8), 300000 (10: past a cluster,
-     * meeting in the workspace) */
-    static const long long LENS[2][7] = {{8196, 16388, 32768, 65544, 100000, 131072, 0},
-                                         {8200, 32768, 32776, 100000, 262144, 300000, 0}};
-    static const int PIECES[2][7] = {{1, 2, 2, 5, 7, 8, 0}, {1, 1, 2, 4, 8, 10, 0}};
+    /* pieces of 64 KB: 16-bit 8200 (1), 32768 (1), 32776 (2), 100000 (4), 262144 (8), 300000 (10: past
+     * a cluster, meeting in the workspace); float logits run on the row engine, which takes none */
+    static const long long LENS[2][7] = {{0}, {8200, 32768, 32776, 100000, 262144, 300000, 0}};
+    static const int PIECES[2][7] = {{0}, {1, 1, 2, 4, 8, 10, 0}};
     train_set_long_rows(TRAIN_LONG_BULK);
-    for (int st = 0; st < 3; st++) {
-        const dtype t = st == 0 ? DTYPE_F32 : st == 1 ? DTYPE_F16 : DTYPE_BF16;
+    for (int st = 1; st < 3; st++) {
+        const dtype t = st == 1 ? DTYPE_F16 : DTYPE_BF16;
         for (int l = 0; l < 7 && LENS[st > 0][l]; l++) {
             const long long n = LENS[st > 0][l], rows = 6;
             const int c = classifier_bulk_size(rows, n, t);
@@ -195,23 +193,24 @@ static void test_classifier_bulk(void)
             free(x);
         }
     }
-    for (int st = 0; st < 2 && major >= 9; st++) {
-        const long long n = st ? 32776 : 32768; /* 2 pieces of floats, or of float16 values */
-        const dtype t16 = st ? DTYPE_F16 : DTYPE_F32;
-        for (int r = 0; r < NSPECIAL; r++) check_classifier_special("in bulk-loaded clusters", n, r, 2100 + r, t16);
-    }
+    if (major >= 9) /* 2 pieces of float16 values */
+        for (int r = 0; r < NSPECIAL; r++)
+            check_classifier_special("in bulk-loaded clusters", 32776, r, 2100 + r, DTYPE_F16);
     if (major >= 9) /* 10 pieces of float16 */
         for (int r = 0; r < NSPECIAL; r++)
             check_classifier_special("in bulk-loaded blocks meeting in the workspace", 300000, r, 2150 + r, DTYPE_F16);
     train_set_long_rows(TRAIN_LONG_AUTO);
     /* the default: where every SM gets a block; aligned views only */
     const int sms = device_sms();
-    const int many = classifier_bulk_size(sms, 65536, DTYPE_F32), few = classifier_bulk_size(sms / 8, 65536, DTYPE_F32);
+    const int many = classifier_bulk_size(sms, 65536, DTYPE_F16), few = classifier_bulk_size(sms / 8, 65536, DTYPE_F16);
     snprintf(name, sizeof name,
-             "by default, rows of 65536 floats take bulk-loaded clusters of 4 at %d rows (one block per SM), none at %d", sms,
-             sms / 8);
+             "by default, float16 rows of 65536 take bulk-loaded clusters of 2 at %d rows (one block per SM), none at %d",
+             sms, sms / 8);
     if (major < 9) test_skip(name, "no clusters before sm_90");
-    else test_expect(many == 4 && few == 0, name, "clusters of %d and %d", many, few);
+    else test_expect(many == 2 && few == 0, name, "clusters of %d and %d", many, few);
+    snprintf(name, sizeof name, "float rows never take bulk-loaded clusters (they run on the row engine)");
+    test_expect(classifier_bulk_size(sms, 65536, DTYPE_F32) == 0, name, "clusters of %d",
+                classifier_bulk_size(sms, 65536, DTYPE_F32));
     const int f8 = classifier_bulk_size(4 * sms, 1 << 17, DTYPE_F32), h8 = classifier_bulk_size(4 * sms, 1 << 18, DTYPE_F16);
     snprintf(name, sizeof name,
              "by default, rows of 8 pieces take bulk-loaded clusters in float16 (2^18), not in float32 (2^17)");

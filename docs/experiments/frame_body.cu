@@ -55,7 +55,7 @@ __global__ void __launch_bounds__(BLK) frame_body_kernel(const float *__restrict
     long long row, begin;
     int piece, len;
     if constexpr (HELPERS) {
-        train_onchip_take<false>(sync, pieces, seg, cols, &row, &piece, &begin, &len);
+        train_onchip_take(sync, pieces, seg, cols, &row, &piece, &begin, &len);
     } else {
         __shared__ unsigned ticket;
         if (threadIdx.x == 0) fx_grid_ticket(&sync[0], &ticket);
@@ -75,7 +75,7 @@ __global__ void __launch_bounds__(BLK) frame_body_kernel(const float *__restrict
     online_md r;
     unsigned before = 0;
     if constexpr (HELPERS) {
-        r = train_onchip_exchange<false>(b, work + row * pieces, piece, pieces, &sync[1 + row], red_m, red_d, &before);
+        r = train_grid_exchange(b, work + row * pieces, piece, pieces, &sync[1 + row], red_m, red_d, &before);
     } else {
         online_md *wr = work + row * pieces;
         if (threadIdx.x == 0) {
@@ -103,7 +103,7 @@ __global__ void __launch_bounds__(BLK) frame_body_kernel(const float *__restrict
         fx_piece_write<rows_op_softmax, 4, false, FPT, BLK>(y + row * cols + begin, len, v, srow, m_regs, r,
                                                             (float *)nullptr);
     }
-    if constexpr (HELPERS) train_onchip_leave<false>(&sync[1 + row], before, pieces);
+    if constexpr (HELPERS) train_onchip_leave(&sync[1 + row], before, pieces);
     else if (threadIdx.x == 0) fx_grid_leave(&sync[1 + row], before, (unsigned)pieces);
 }
 

@@ -1,5 +1,7 @@
-/* Lesson 10: the fused classifier. The last layer's loss and its gradient
- * in one pass over the logits, the gradient written over the logits:
+/* Lesson 10: the fused classifier over 16-bit logits (float logits run on
+ * the row engine: classifier.cu, which also holds the small launches and
+ * the loss slots' rules this file shares). The last layer's loss and its
+ * gradient in one pass over the logits, the gradient written over them:
  *
  *     losses[i] = (m - x[t]) + log(d)
  *     x_j      <- (exp(x_j - m) / d - [j == t]) * dloss,
@@ -535,37 +537,31 @@ __device__ __forceinline__ bool owner_t(long long tl, int len)
 }
 
 /* Long rows on chip: a CTA's piece, its (m, d), the row's from the
- * exchange (CLUSTER: the row is a cluster, train_grid.cuh), then the
- * gradient, in place (classifier_onchip_store). The owner of column t
- * reads x[t] first (no CTA writes column t before the exchange), stores
- * p - 1 there after the piece, and writes the row's loss; thread 0 of
- * piece 0 writes it for an ignored row or a target out of range. With
- * fin.loss (one launch of all_rows rows), in clusters the loss goes to
- * the row's slot before the gradient and the CTA that starts last adds
- * up the slots (classifier_slots_finish); through the ticket, the thread
- * that writes a row's loss counts in and the last CTA adds up the
- * all_rows losses (all_losses): there the slots ran slower, 86.5 % of
- * the copy against 88.0 at 64 x 2^20 (float32, H100). It counts in
- * before the piece's gradient, as classifier_bulk_kernel does, so that
- * its fence waits for the loss alone, not for thread 0's share of the
- * stores (docs/experiments/training-classifier-loss-grid.md). A minimum
- * of CTAs per SM in __launch_bounds__ for one element per access only, 0
- * (none) for vectors (train_grid.cuh, TRAIN_GRID_MIN_CTAS). */
-template <class T, int VEC, bool CLUSTER, int B = TRAIN_GRID_BLOCK>
-__global__ void __launch_bounds__(B, VEC == 1 ? (B == TRAIN_GRID_BLOCK ? TRAIN_GRID_MIN_CTAS : 2) : 0)
+ * exchange through the workspace (train_grid.cuh), then the gradient, in
+ * place (classifier_onchip_store). The owner of column t reads x[t] first
+ * (no CTA writes column t before the exchange), stores p - 1 there after
+ * the piece, and writes the row's loss; thread 0 of piece 0 writes it for
+ * an ignored row or a target out of range. With fin.loss (one launch of
+ * all_rows rows), the thread that writes a row's loss counts in and the
+ * last CTA adds up the all_rows losses (all_losses). It counts in before
+ * the piece's gradient, as classifier_bulk_kernel does, so that its fence
+ * waits for the loss alone, not for thread 0's share of the stores
+ * (docs/experiments/training-classifier-loss-grid.md). A minimum of CTAs
+ * per SM in __launch_bounds__ for one element per access only, 0 (none)
+ * for vectors (train_grid.cuh, TRAIN_GRID_MIN_CTAS). */
+template <class T, int VEC>
+__global__ void __launch_bounds__(TRAIN_GRID_BLOCK, VEC == 1 ? TRAIN_GRID_MIN_CTAS : 0)
 classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__restrict__ losses, long long cols,
                        int pieces, int seg, int ignore_index, classifier_finish fin, unsigned *sync, online_md *work,
                        const float *all_losses, long long all_rows)
 {
-    if constexpr (CLUSTER && !FX_CLUSTER_CODE) return; /* never launched there (train_onchip_exchange) */
+    constexpr int B = TRAIN_GRID_BLOCK;
     extern __shared__ float4 train_grid_smem[];
     T *srow = reinterpret_cast<T *>(train_grid_smem);
     __shared__ float red_m[32], red_d[32];
     long long row, begin;
     int piece, len;
-    unsigned ticket = 0;
-    if (CLUSTER && fin.loss && threadIdx.x == 0) ticket = atomicAdd(fin.done, 1u); /* the last to start adds up the slots */
-    train_onchip_take<CLUSTER>(sync, pieces, seg, cols, &row, &piece, &begin, &len);
+    train_onchip_take(sync, pieces, seg, cols, &row, &piece, &begin, &len);
     const long long t = targets[row];
     const bool ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols);
     T *xs = logits + row * cols + begin;
@@ -578,38 +574,32 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     const float xt = owner ? elem_load(xs + (t - begin)) : 0.0f;
     s = online_md_row_merge<B>(s, red_m, red_d);
     unsigned before = 0;
-    const online_md r = train_onchip_exchange<CLUSTER>(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m,
-                                                       red_d, &before);
+    const online_md r = train_grid_exchange(s, work + row * pieces, piece, pieces, &sync[1 + row], red_m, red_d,
+                                            &before);
     const float dloss = classifier_dloss(&fin);
     /* the row's loss: from the owner of column t, or from thread 0 of
      * piece 0 for an ignored row or a target out of range */
     const bool writer = owner || ((ignored || bad) && piece == 0 && threadIdx.x == 0);
     const float l = owner ? train_row_loss(r.m, r.d, xt) : ignored ? 0.0f : __int_as_float(0x7fc00000);
     __shared__ bool last;
-    if constexpr (CLUSTER) {
-        if (writer && fin.loss) classifier_slot_put(fin.slots + row, l); /* before the gradient */
-    } else if (writer) {
+    if (writer) {
         losses[row] = l;
         if (fin.loss) last = last_block_count(fin.done, (unsigned)all_rows);
     }
     classifier_onchip_store<VEC, TRAIN_GRID_FPT, T, B>(xs, len, v, srow, m_regs, r, dloss, ignored, bad);
     if (owner) /* p - 1 first: no cancellation */
         elem_store(xs + (t - begin), (fx_exp<T>(xt - online_md_shift(r.m)) * (1.0f / r.d) - 1.0f) * dloss);
-    if constexpr (CLUSTER) {
-        if (writer) losses[row] = l;
-        if (fin.loss) classifier_slots_finish<B>(ticket, &fin, all_rows, red_m);
-    } else { /* the CTA that wrote a row's loss counted in */
-        const bool loss_cta = ignored || bad ? piece == 0 : t >= begin && t < begin + len; /* the same in all threads */
-        if (fin.loss && loss_cta) {
-            __syncthreads(); /* the writer's `last` */
-            if (last) {
-                float total;
-                last_block_total<B>(all_losses, all_rows, fin.done, red_m, &total);
-                if (threadIdx.x == 0) *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
-            }
+    /* the CTA that wrote a row's loss counted in */
+    const bool loss_cta = ignored || bad ? piece == 0 : t >= begin && t < begin + len; /* the same in all threads */
+    if (fin.loss && loss_cta) {
+        __syncthreads(); /* the writer's `last` */
+        if (last) {
+            float total;
+            last_block_total<B>(all_losses, all_rows, fin.done, red_m, &total);
+            if (threadIdx.x == 0) *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
         }
     }
-    train_onchip_leave<CLUSTER>(&sync[1 + row], before, pieces);
+    train_onchip_leave(&sync[1 + row], before, pieces);
 }
 
 /* A bulk-loaded CTA's piece: its row and its rank among the row's C CTAs,
@@ -737,7 +727,7 @@ classifier_bulk_kernel(T *logits, const int *__restrict__ targets, float *__rest
             if (threadIdx.x == 0) *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
         }
     }
-    if constexpr (TICKET) train_onchip_leave<false>(&sync[1 + row], before, C);
+    if constexpr (TICKET) train_onchip_leave(&sync[1 + row], before, C);
     else cooperative_groups::this_cluster().barrier_wait(); /* nobody reads this CTA's state any more */
 #else
     (void)pieces;
@@ -839,9 +829,9 @@ static void classifier_bulk(int c, long long seg, T *logits, const int *targets,
     }
 }
 
-/* Whether rows x cols go on chip (rows past CLS_ON_CHIP_FROM whose pieces
- * fit), and their plan: float rows in clusters where they pay
- * (train_cluster_plan), 16-bit ones never (train_grid.cuh says why). */
+/* Whether rows x cols of 16-bit logits go on chip (rows past
+ * CLS_ON_CHIP_FROM whose pieces fit), and their plan: never in the
+ * threads' clusters (train_grid.cuh says why). */
 template <class T, int VEC>
 static bool classifier_grid_plan(long long rows, long long cols, train_grid_plan *p)
 {
@@ -849,33 +839,31 @@ static bool classifier_grid_plan(long long rows, long long cols, train_grid_plan
     constexpr long long RCAP = TRAIN_GRID_BLOCK * TRAIN_GRID_FPT, CAP = RCAP + TRAIN_GRID_SMEM / ES;
     if (cols <= CLS_ON_CHIP_FROM || !train_long_on_chip() ||
         !train_grid_make_plan(rows, cols, CAP, RCAP, 1, ES,
-                              train_grid_resident((const void *)classifier_grid_kernel<T, VEC, false>), p))
+                              train_grid_resident((const void *)classifier_grid_kernel<T, VEC>), p))
         return false;
-    if constexpr (ES == 4) /* 128 KB CTAs up to 16 pieces of 64 KB (train_grid.cuh, TRAIN_BIG_BLOCK) */
-        train_float_cluster_plan(rows, cols, 16, (const void *)classifier_grid_kernel<T, VEC, true>,
-                                 (const void *)classifier_grid_kernel<T, VEC, true, TRAIN_BIG_BLOCK>, p);
     return true;
 }
 
+/* Float logits run on the row engine (classifier.cu): none of this
+ * file's paths. */
 int classifier_bulk_size(long long rows, long long cols, dtype t)
 {
     long long seg;
-    if (cols % (16 / dtype_size(t)) != 0) return 0; /* no aligned view */
-    return t == DTYPE_F16    ? classifier_bulk_shape<__half>(rows, cols, &seg)
-           : t == DTYPE_BF16 ? classifier_bulk_shape<__nv_bfloat16>(rows, cols, &seg)
-                             : classifier_bulk_shape<float>(rows, cols, &seg);
+    if (t == DTYPE_F32 || cols % (16 / dtype_size(t)) != 0) return 0; /* no aligned view */
+    return t == DTYPE_F16 ? classifier_bulk_shape<__half>(rows, cols, &seg)
+                          : classifier_bulk_shape<__nv_bfloat16>(rows, cols, &seg);
 }
 
 int classifier_on_chip(long long rows, long long cols, dtype t)
 {
+    if (t == DTYPE_F32) return 0;
     if (classifier_rows_held(rows, cols, t)) return 1; /* one block per row */
     const int bulk = classifier_bulk_size(rows, cols, t);
     if (bulk) return bulk;
     train_grid_plan p;
-    const bool on = t == DTYPE_F16    ? classifier_grid_plan<__half, 8>(rows, cols, &p)
-                    : t == DTYPE_BF16 ? classifier_grid_plan<__nv_bfloat16, 8>(rows, cols, &p)
-                                      : classifier_grid_plan<float, 4>(rows, cols, &p);
-    return on ? (p.cluster ? p.cluster : 1) : 0;
+    const bool on = t == DTYPE_F16 ? classifier_grid_plan<__half, 8>(rows, cols, &p)
+                                   : classifier_grid_plan<__nv_bfloat16, 8>(rows, cols, &p);
+    return on ? 1 : 0;
 }
 
 /* Plan p's launches, in batches of `batch` rows; work: batch x pieces
@@ -887,11 +875,7 @@ static void classifier_grid(const train_grid_plan *p, long long batch, T *logits
 {
     for (long long r0 = 0; r0 < rows; r0 += batch) {
         const long long n = rows - r0 < batch ? rows - r0 : batch;
-        auto k = classifier_grid_kernel<T, VEC, false>;
-        if constexpr (sizeof(T) == 4) {
-            if (p->block == TRAIN_BIG_BLOCK) k = classifier_grid_kernel<T, VEC, true, TRAIN_BIG_BLOCK>;
-            else if (p->cluster) k = classifier_grid_kernel<T, VEC, true>;
-        }
+        const auto k = classifier_grid_kernel<T, VEC>;
         train_onchip_launch(p, n, stream, k, logits + r0 * cols, targets + r0, losses + r0, cols, (int)p->pieces, (int)p->seg,
                             ignore_index, fin, sync, work, (const float *)losses, rows);
     }
@@ -1047,7 +1031,7 @@ static void classifier_run(T *logits, const int *targets, float *losses, float *
     long long bseg = 0;
     const int held = sizeof(T) == 2 && vec ? classifier_rows16_class(rows, cols) : -1; /* 16-bit, as loaded */
     const int bulk = vec ? classifier_bulk_shape<T>(rows, cols, &bseg) : 0;
-    train_grid_plan gp = {0, 0, 0, 0, TRAIN_GRID_BLOCK};
+    train_grid_plan gp = {0, 0, 0};
     const bool on_chip = held < 0 && !bulk && (vec ? classifier_grid_plan<T, VW>(rows, cols, &gp)
                                                    : classifier_grid_plan<T, 1>(rows, cols, &gp));
     const bool bulk_grid = bulk > FX_BULK_MAX_C; /* bulk-loaded CTAs meeting through the workspace */

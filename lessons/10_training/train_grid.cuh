@@ -1,39 +1,26 @@
-/* Lesson 10: the classifier's rows longer than TRAIN_REG_MAX_COLS, held on
- * chip across CTAs (log-softmax and the backward run on the row engine:
- * log_softmax.cu, softmax_backward.cu). Lesson 8's path 3g: a row is cut into P
- * pieces, one CTA each; a CTA keeps its piece from the load to the store
- * (the first TRAIN_GRID_BLOCK x FPT elements in registers, the rest in
- * shared memory), writes its piece's state to the workspace, waits until
- * the row's P states are there (common/device/grid_sync.cuh: a ticket
- * hands out the pieces in the order CTAs become resident, so a row's CTAs
- * are all running once its pieces fit on the GPU at once), merges them
- * and writes its piece. Each element is read once and written once, as
- * in registers: 8 bytes per element, where the split path (train_row.cuh)
- * reads the row twice.
+/* Lesson 10: the 16-bit classifier's rows longer than TRAIN_REG_MAX_COLS,
+ * held on chip across CTAs (float logits, log-softmax and the backward run
+ * on the row engine: classifier.cu, log_softmax.cu, softmax_backward.cu).
+ * Lesson 8's path 3g: a row is cut into P pieces, one CTA each; a CTA
+ * keeps its piece from the load to the store (the first TRAIN_GRID_BLOCK x
+ * FPT elements in registers, the rest in shared memory), writes its
+ * piece's state to the workspace, waits until the row's P states are
+ * there (common/device/grid_sync.cuh: a ticket hands out the pieces in the
+ * order CTAs become resident, so a row's CTAs are all running once its
+ * pieces fit on the GPU at once), merges them and writes its piece. Each
+ * element is read once and written once, as in registers: 4 bytes per
+ * element, where the split path (train_row.cuh) reads the row twice.
  *
  * The classifier needs only p: its register part keeps exps as lesson 8
  * does (train_onchip_load with KEEP_EXP), its shared part raw values.
+ * 16-bit CTAs are bound by issue, not by the exchange: they keep the
+ * ticket, never the threads' clusters. (Aligned rows of up to 8 pieces
+ * take clusters loaded by bulk copies instead, which issue no loads, and
+ * aligned rows of more pieces as many bulk-loaded CTAs meeting through
+ * the workspace: classifier_bulk_kernel, classifier_fused.cu.)
  *
- * Float rows of 2 to 16 pieces meet in a thread-block cluster instead
- * (sm_90, lesson 8's path 3): the row's P CTAs are one cluster, started
- * together on one GPC, and exchange their states through distributed
- * shared memory: no ticket, no workspace, no waiting on global memory.
- * Same pieces, same CTA: the classifier at N = 2^15 ran at 94.6 % of the
- * copy in clusters against 89.5 with the ticket (H100). 16-bit logits
- * keep the ticket: their CTAs are bound by issue, not by the exchange.
- * (The classifier's aligned rows of up to 8 pieces take clusters loaded
- * by bulk copies instead, which issue no loads, and its aligned 16-bit
- * rows of more pieces take as many bulk-loaded CTAs meeting through the
- * workspace: classifier_bulk_kernel, classifier_fused.cu.) Float rows of
- * more than 8 pieces meet in clusters of larger CTAs (TRAIN_BIG_BLOCK,
- * below), up to 16 pieces of 64 KB. Longer rows keep the ticket: the classifier's
- * rows of 2^19 in 16 CTAs of 128 KB, one per SM, ran at 57.5 % against
- * 89.1 (H100); and a row of several clusters, meeting in the workspace,
- * has its clusters start apart, each waiting for the last with 16 CTAs'
- * slots held (docs/experiments/training-onchip-clusters.md).
- *
- * A row whose P pieces do not fit on the GPU at once (past about 8.6 M
- * floats on an H100) takes the split path. */
+ * A row whose P pieces do not fit on the GPU at once takes the split
+ * path. */
 #ifndef LESSON10_TRAIN_GRID_CUH
 #define LESSON10_TRAIN_GRID_CUH
 
@@ -44,19 +31,6 @@
 #include "device/grid_sync.cuh" /* lesson 8's ticket and per-row count */
 #include "device/cluster_launch.h" /* lesson 8's cluster launch and its test */
 #include "device/rows.h" /* the row engine: its paths and plans */
-
-/* Most CTAs in a cluster: 16 on the H100 and H200, with the kernel opted
- * in to sizes past the portable 8 (train_cluster_fits). */
-#define TRAIN_CLUSTER_MAX 16
-/* Float rows of more than 8 pieces of 64 KB go to clusters of
- * larger CTAs, lesson 8's path 3 shape at 2^19: 512 threads, 16 floats a
- * thread in registers and 96 KB of shared memory, 128 KB of the row, two
- * CTAs per SM: log-softmax at 128 x 2^19 (C = 16) ran at 92.1 % of the
- * copy against 89.3 through global memory (H100). The classifier takes
- * them for 9 to 16 pieces of 64 KB only: at 2^19 they no longer pay for
- * it (docs/experiments/training-onchip-clusters.md). */
-#define TRAIN_BIG_BLOCK 512
-#define TRAIN_BIG_SMEM (96 * 1024)
 
 /* A CTA: 256 threads, 64 KB of the row (16 floats a thread in registers,
  * 48 KB of shared memory), four CTAs per SM: lesson 8's path 3g shape,
@@ -82,19 +56,15 @@
 #define TRAIN_GRID_MIN_PIECE 2048
 
 /* The CTA's row and piece, which starts at column *begin and holds *len
- * elements (pieces of seg, the last one shorter). CLUSTER: the row is the
- * CTA's cluster, the piece its rank in it; else thread 0 draws a ticket. */
-template <bool CLUSTER>
+ * elements (pieces of seg, the last one shorter), from the ticket thread
+ * 0 draws. */
 __device__ __forceinline__ void train_onchip_take(unsigned *sync, int pieces, int seg, long long cols, long long *row,
                                                   int *piece, long long *begin, int *len)
 {
-    unsigned id = blockIdx.x; /* clusters of a 1-D grid: CTAs id / pieces * pieces, ... in a row */
-    if constexpr (!CLUSTER) {
-        __shared__ unsigned ticket;
-        if (threadIdx.x == 0) fx_grid_ticket(&sync[0], &ticket);
-        __syncthreads();
-        id = ticket;
-    }
+    __shared__ unsigned ticket;
+    if (threadIdx.x == 0) fx_grid_ticket(&sync[0], &ticket);
+    __syncthreads();
+    const unsigned id = ticket;
     *row = id / (unsigned)pieces;
     *piece = (int)(id % (unsigned)pieces);
     *begin = (long long)*piece * seg;
@@ -262,56 +232,21 @@ __device__ __forceinline__ online_md train_grid_exchange(online_md b, online_md 
     return r;
 }
 
-/* The row's (m, d) from the CTA's: through the cluster (lesson 8's
- * fx_cluster_exchange; call train_onchip_leave<true>() last) or the
- * workspace. Cluster kernels are built only where FX_CLUSTER_CODE (sm_90
- * and the emulator); elsewhere their bodies return at once, and the host
- * never launches them (train_has_clusters). */
-template <bool CLUSTER>
-__device__ __forceinline__ online_md train_onchip_exchange(online_md b, online_md *work, int piece, int pieces,
-                                                           unsigned *count, float *red_m, float *red_d,
-                                                           unsigned *before)
-{
-    if constexpr (CLUSTER) {
-        (void)before;
-#if FX_CLUSTER_CODE
-        return fx_cluster_exchange(b, pieces); /* the row's pieces are its cluster */
-#else
-        return b;
-#endif
-    } else {
-        return train_grid_exchange(b, work, piece, pieces, count, red_m, red_d, before);
-    }
-}
-
-/* The end of an on-chip kernel: in a cluster, wait until no CTA reads
- * this one's state any more; in the workspace, thread 0 puts the row's
- * counter back to 0 if its count out was the row's last (fx_grid_leave;
- * before: what train_onchip_exchange's count out returned). */
-template <bool CLUSTER>
+/* The end of an on-chip kernel: thread 0 puts the row's counter back to
+ * 0 if its count out was the row's last (fx_grid_leave; before: what
+ * train_grid_exchange's count out returned). */
 __device__ __forceinline__ void train_onchip_leave(unsigned *count, unsigned before, int pieces)
 {
-    if constexpr (CLUSTER) {
-        (void)count;
-        (void)before;
-        (void)pieces;
-#if FX_CLUSTER_CODE
-        cooperative_groups::this_cluster().barrier_wait();
-#endif
-    } else if (threadIdx.x == 0) {
-        fx_grid_leave(count, before, (unsigned)pieces);
-    }
+    if (threadIdx.x == 0) fx_grid_leave(count, before, (unsigned)pieces);
 }
 
 /* ---- the host side ---------------------------------------------------------- */
 
 /* A plan for rows x cols on chip: P pieces of seg elements (a multiple of
- * 8: pieces start on 16 bytes), the dynamic shared memory of a CTA, and
- * cluster: 0 to meet in the workspace, else P, the row's cluster. */
+ * 8: pieces start on 16 bytes) and the dynamic shared memory of a CTA. */
 typedef struct {
     long long pieces, seg;
     size_t smem;
-    int cluster, block; /* block: threads per CTA (TRAIN_GRID_BLOCK, or TRAIN_BIG_BLOCK in a cluster) */
 } train_grid_plan;
 
 /* The workspace's counters (train_work.cu): zeroed when allocated, left
@@ -325,16 +260,10 @@ int train_long_auto(void);
 /* How many CTAs of kernel k (TRAIN_GRID_BLOCK threads, TRAIN_GRID_SMEM of
  * shared memory) the GPU holds at once; opts k in to that shared memory. */
 long long train_grid_resident(const void *k);
-/* Whether this GPU and binary launch clusters, and long rows may use
- * them (train_set_long_rows): 0 never, 1 where they pay, 2 wherever
- * they fit (TRAIN_LONG_CLUSTER). */
-int train_long_clusters(void);
-/* The same for the classifier's bulk-loaded clusters: 0 never, 1 where
- * they pay (TRAIN_LONG_AUTO), 2 wherever they fit (TRAIN_LONG_BULK). */
+/* Whether this GPU and binary launch the classifier's bulk-loaded
+ * clusters, and long rows may use them: 0 never, 1 where they pay
+ * (TRAIN_LONG_AUTO), 2 wherever they fit (TRAIN_LONG_BULK). */
 int train_long_bulk(void);
-/* Whether a cluster of c CTAs of kernel k, smem bytes of dynamic shared
- * memory each, fits on this GPU (asked once per k and c; opts k in). */
-int train_cluster_fits(const void *k, int c, int block, size_t smem);
 
 /* A row of cols elements cut p ways: pieces of *seg elements (a multiple
  * of 8: pieces start on 16 bytes), the last one shorter, and *smem bytes
@@ -370,64 +299,15 @@ static inline int train_grid_make_plan(long long rows, long long cols, long long
     }
     if (p < 1) p = 1;
     plan->pieces = train_cut(cols, p, rcap, arrays, esize, &plan->seg, &plan->smem);
-    plan->cluster = 0;
-    plan->block = TRAIN_GRID_BLOCK;
     return plan->pieces <= resident && plan->seg <= cap;
 }
 
-/* Turns plan p into clusters of kernel k where they pay: as few full
- * pieces as hold the row (2 ... TRAIN_CLUSTER_MAX of them), one cluster
- * per row, with enough rows to give every SM a CTA (fewer rows keep the
- * ticket's smaller pieces), or wherever a cluster fits in
- * TRAIN_LONG_CLUSTER mode. */
-static inline bool train_cluster_plan(long long rows, long long cols, long long cap, long long rcap, int esize,
-                                      const void *k, train_grid_plan *p, int block = TRAIN_GRID_BLOCK)
-{
-    const int mode = train_long_clusters();
-    const long long c = (cols + cap - 1) / cap;
-    if (!mode || c < 2 || c > TRAIN_CLUSTER_MAX || (mode == 1 && rows * c < device_sms())) return false;
-    long long seg;
-    size_t smem;
-    if (train_cut(cols, c, rcap, 1, esize, &seg, &smem) != c || !train_cluster_fits(k, (int)c, block, smem))
-        return false;
-    p->pieces = c;
-    p->seg = seg;
-    p->smem = smem;
-    p->cluster = (int)c;
-    p->block = block;
-    return true;
-}
-
-/* Float rows into clusters where they pay: rows of more than 8 pieces of
- * 64 KB, up to big_pieces of them, in clusters of the 128 KB CTAs of
- * kernel big (TRAIN_BIG_BLOCK); else, or where those do not fit,
- * clusters of kernel k's 64 KB CTAs (train_cluster_plan). */
-static inline void train_float_cluster_plan(long long rows, long long cols, long long big_pieces, const void *k,
-                                            const void *big, train_grid_plan *p)
-{
-    constexpr long long RCAP = TRAIN_GRID_BLOCK * TRAIN_GRID_FPT, CAP = RCAP + TRAIN_GRID_SMEM / 4;
-    constexpr long long BIG_RCAP = TRAIN_BIG_BLOCK * TRAIN_GRID_FPT, BIG_CAP = BIG_RCAP + TRAIN_BIG_SMEM / 4;
-    if (cols > 8 * CAP && cols <= big_pieces * CAP &&
-        train_cluster_plan(rows, cols, BIG_CAP, BIG_RCAP, 4, big, p, TRAIN_BIG_BLOCK))
-        return;
-    train_cluster_plan(rows, cols, CAP, RCAP, 4, k, p);
-}
-
-/* Launches kernel k over n rows of plan p (n x pieces CTAs): in clusters
- * of p->cluster CTAs, or plainly. */
+/* Launches kernel k over n rows of plan p (n x pieces CTAs). */
 template <class... P, class... A>
 static void train_onchip_launch(const train_grid_plan *p, long long n, cudaStream_t stream, void (*k)(P...),
                                 A... args)
 {
-    const unsigned grid = (unsigned)(n * p->pieces);
-    if (!p->cluster) {
-        k<<<grid, p->block, p->smem, stream>>>(args...);
-        CUDA_CHECK_LAUNCH();
-        return;
-    }
-    cudaLaunchAttribute attr[1];
-    const cudaLaunchConfig_t lc = fx_cluster_config(grid, p->block, p->cluster, p->smem, stream, attr);
-    CUDA_CHECK(cudaLaunchKernelEx(&lc, k, args...));
+    k<<<(unsigned)(n * p->pieces), TRAIN_GRID_BLOCK, p->smem, stream>>>(args...);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -446,8 +326,10 @@ const char *loss_path_name(long long rows, long long cols);
  * BULK: the dispatcher's choice; SPLIT, GRID, CLUSTER: that path where
  * the shape fits it). */
 fastest_path train_engine_want(long long cols);
-/* Whether the classifier takes its on-chip path at rows x cols: 0 no, 1
- * with the workspace, C >= 2 in clusters of C CTAs (classifier_fused.cu). */
+/* Whether the classifier takes its on-chip path at rows x cols of 16-bit
+ * logits: 0 no, 1 one block per row or with the workspace, C >= 2 in
+ * bulk-loaded clusters of C CTAs (classifier_fused.cu); float logits run
+ * on the row engine: 0. */
 int classifier_on_chip(long long rows, long long cols, dtype t);
 /* The classifier's 16-bit-only paths, by name (classifier_fused.cu). */
 const char *classifier_path16(long long rows, long long cols, dtype t);

@@ -104,42 +104,10 @@ static int train_has_clusters(void)
     return has;
 }
 
-int train_long_clusters(void)
-{
-    if (long_mode == TRAIN_LONG_AUTO || long_mode == TRAIN_LONG_BULK) return train_has_clusters();
-    return long_mode == TRAIN_LONG_CLUSTER && train_has_clusters() ? 2 : 0;
-}
 int train_long_bulk(void)
 {
     if (long_mode == TRAIN_LONG_AUTO) return train_has_clusters();
     return long_mode == TRAIN_LONG_BULK && train_has_clusters() ? 2 : 0;
-}
-
-int train_cluster_fits(const void *k, int c, int block, size_t smem)
-{
-    static const void *keys[64];
-    static int cs[64], values[64];
-    static size_t sizes[64];
-    static int n;
-    for (int i = 0; i < n; i++)
-        if (keys[i] == k && cs[i] == c && sizes[i] == smem) return values[i];
-    int fits = 0;
-    const int most = block > TRAIN_GRID_BLOCK ? TRAIN_BIG_SMEM : TRAIN_GRID_SMEM;
-    if ((c <= 8 || cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess) &&
-        cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, most) == cudaSuccess) {
-        cudaLaunchAttribute attr[1];
-        const cudaLaunchConfig_t lc = fx_cluster_config((unsigned)c, block, c, smem, 0, attr);
-        int clusters = 0;
-        fits = cudaOccupancyMaxActiveClusters(&clusters, k, &lc) == cudaSuccess && clusters >= 1;
-    }
-    cudaGetLastError(); /* a refused size is an answer, not an error */
-    if (n < 64) {
-        keys[n] = k;
-        cs[n] = c;
-        sizes[n] = smem;
-        values[n++] = fits;
-    }
-    return fits;
 }
 
 int train_reads_once(train_kernel k, long long rows, long long cols, dtype t)
@@ -205,13 +173,6 @@ const char *train_path_name_typed(train_kernel k, long long rows, long long cols
         else
             snprintf(name, sizeof name, "on chip in clusters of %d blocks: pieces of %lld %s loaded by bulk copies",
                      bulk, seg, elems);
-        return name;
-    }
-    const int cluster = t == DTYPE_F32 ? train_cluster_size(k, rows, cols) : 0;
-    if (cluster) {
-        const long long seg = ((cols + cluster - 1) / cluster + 7) / 8 * 8;
-        snprintf(name, sizeof name, "on chip in clusters of %d blocks: pieces of %lld floats, states met in distributed shared memory",
-                 cluster, seg);
         return name;
     }
     if (on_chip) {

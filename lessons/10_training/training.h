@@ -150,9 +150,10 @@ const char *train_path_name_typed(train_kernel k, long long rows, long long cols
 int train_cluster_size(train_kernel k, long long rows, long long cols);
 
 /* The blocks per row of the classifier's bulk-loaded clusters at
- * rows x cols of storage type t in an aligned view (cols a multiple of 4
- * floats or 8 16-bit values, the logits 16-byte aligned), in the
- * long-row mode set now; 0 where it does not take them. */
+ * rows x cols of 16-bit storage type t in an aligned view (cols a
+ * multiple of 8, the logits 16-byte aligned), in the long-row mode set
+ * now; 0 where it does not take them (float logits: the row engine's
+ * paths, none bulk-loaded). */
 int classifier_bulk_size(long long rows, long long cols, dtype t);
 /* Whether the classifier holds rows x cols of 16-bit logits (t float16
  * or bfloat16) in an aligned view as loaded, one row per block: rows of
