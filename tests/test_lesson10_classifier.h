@@ -204,8 +204,8 @@ static void test_classifier_bulk(void)
     const int sms = device_sms();
     const int many = classifier_bulk_size(sms, 65536, DTYPE_F16), few = classifier_bulk_size(sms / 8, 65536, DTYPE_F16);
     snprintf(name, sizeof name,
-             "by default, float16 rows of 65536 take bulk-loaded clusters of 2 at %d rows (one block per SM), none at %d",
-             sms, sms / 8);
+             "by default, float16 rows of 65536 take bulk-loaded clusters of 2 at %d rows (one block per SM), "
+             "none at %d", sms, sms / 8);
     if (major < 9) test_skip(name, "no clusters before sm_90");
     else test_expect(many == 2 && few == 0, name, "clusters of %d and %d", many, few);
     snprintf(name, sizeof name, "float rows never take bulk-loaded clusters (they run on the row engine)");

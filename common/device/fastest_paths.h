@@ -136,7 +136,7 @@ static constexpr long long fx_cl_cap(int cfg, int esize)
 #define FX_SPLIT_FPT 32
 /* An operation that writes nothing (lesson 10's loss) runs path 4 as a
  * read pass: kernel 1 over pieces of FX_READ_SEG floats in blocks of
- * FX_READ_BLOCK, then a block per row merges their states. With nothing
+ * FX_READ_BLOCK, then a warp per row merges their states. With nothing
  * to keep in L2 for a second read, longer pieces and smaller blocks
  * stream best: 92 % of the read pass's bandwidth in blocks of 256 threads
  * against 71 in blocks of 512 (M x N = 2^26, H100). */

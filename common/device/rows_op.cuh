@@ -120,7 +120,7 @@ __device__ __forceinline__ bool fx_row_owner(long long c, long long lo, long lon
     return c >= lo && c < hi && ((c - lo) / vec) % stride == lane;
 }
 
-/* Paths 3 and 3g, ROW operations: the CTA that counts in last, told from
+/* Paths 2, 3 and 3g, ROW operations: the block that counts in last, told from
  * its lead (fx_row_piece_lead) to all its threads (fx_row_piece_end). */
 __device__ __forceinline__ bool *fx_row_last(void)
 {

@@ -362,7 +362,8 @@ void classifier_sum(const float *vals, long long n, float *parts, unsigned *done
     static int dependent = -1;
     if (dependent < 0) dependent = fx_can_launch_clusters((const void *)classifier_sum_kernel);
     cudaLaunchAttribute attr[1];
-    const cudaLaunchConfig_t lc = fx_dependent_config((unsigned)classifier_parts(n), CLS_BLOCK, stream, attr, dependent);
+    const unsigned blocks = (unsigned)classifier_parts(n);
+    const cudaLaunchConfig_t lc = fx_dependent_config(blocks, CLS_BLOCK, stream, attr, dependent);
     CUDA_CHECK(cudaLaunchKernelEx(&lc, classifier_sum_kernel, vals, n, parts, done, mean, loss));
     CUDA_CHECK_LAUNCH();
 }
