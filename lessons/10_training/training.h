@@ -102,19 +102,20 @@ void train_release(void);
  * them at 0, so that the next one needs no memset. */
 const unsigned *train_sync_words(long long *count);
 
-/* How rows longer than TRAIN_REG_MAX_COLS run: TRAIN_LONG_AUTO on chip
- * when their pieces fit on the GPU at once (float rows of 2 to 16 pieces
- * in a thread-block cluster each where that pays, on sm_90), else split.
- * The classifier's aligned rows of 1 to 8 pieces of 64 KB go to
- * clusters whose pieces are loaded by bulk copies instead, where every SM
- * gets a CTA.
+/* How rows longer than TRAIN_REG_MAX_COLS run: TRAIN_LONG_AUTO where the
+ * row engine's dispatcher puts them (float rows: on chip when their
+ * pieces fit on the GPU at once, in a thread-block cluster each where
+ * that pays, on sm_90; else split; the loss always as a read pass). The
+ * classifier's aligned 16-bit rows of 1 to 8 pieces of 64 KB go to
+ * clusters whose pieces are loaded by bulk copies, where every SM gets a
+ * CTA.
  * For the tests and the lesson's comparisons: TRAIN_LONG_SPLIT always
  * split (read twice); TRAIN_LONG_GRID on chip but never in clusters (the
  * pieces meet in the workspace); TRAIN_LONG_CLUSTER in clusters loaded by
- * the threads wherever they fit, however few the rows; TRAIN_LONG_BULK
- * the classifier's bulk-loaded clusters wherever they fit, the rest as
- * TRAIN_LONG_AUTO. The same results every way, within the tolerances of
- * train_check.h. */
+ * the threads wherever they fit, however few the rows (float rows of one
+ * input); TRAIN_LONG_BULK the 16-bit classifier's bulk-loaded clusters
+ * wherever they fit, the rest as TRAIN_LONG_AUTO. The same results every
+ * way, within the tolerances of train_check.h. */
 typedef enum {
     TRAIN_LONG_AUTO = 0,
     TRAIN_LONG_SPLIT = 1,
