@@ -5,22 +5,24 @@
  *     x_j      <- (exp(x_j - m) / d - [j == t]) * dloss     (the classifier, in place)
  *
  * The engine reads each row once and finds (m, d) on whichever path the
- * dispatcher picks. What the operation adds is a row of its own: its
- * target t, read before the row's loads; x[t], read by the thread that
- * leads the piece holding column t, after its loads and before anything
- * is written; the loss, written by that thread once (m, d) is known; and
- * after the piece's stores, column t written again as p - 1 (the one-hot
- * costs one store per row, not a compare per element). The loss alone
+ * dispatcher picks. What the operation adds is a row of its own
+ * (rows_op.cuh, ROW): its target t, read before the row's loads; x[t],
+ * read by the thread that holds column t, after its loads and before
+ * anything is written; the loss, written by that thread once (m, d) is
+ * known; and after its stores, column t written again as p - 1, so that
+ * the one-hot costs one store per row, not a compare per element (rows of
+ * up to 256 floats compare instead: pick_regs says why). The loss alone
  * (OUT = false) writes no element: 4 bytes per element.
  *
- * The reduced loss is added up where the losses are: paths 1 and 2 each
- * block's, then the last block to finish adds the blocks' parts; paths 3
- * and 3g, the CTA that wrote a row's loss counts in and the last adds up
- * the M losses. Both in a fixed order: the same bits every run. Past
- * CLS_MAX_BLOCKS blocks, CLS_ON_CHIP_FINISH_ROWS rows on chip, and on
- * path 4, a small launch after the main one adds them up instead. The
- * mean's count of rows not ignored is a launch before: every gradient
- * needs its inverse. */
+ * The reduced loss is added up where the losses are: path 1 through the
+ * loss slots (up to CLS_SLOT_ROWS rows) or each block's part, the last
+ * block to finish adding the parts; paths 2, 3 and 3g, the thread that
+ * wrote a row's loss counts it in and the last block adds up the M
+ * losses. Both in a fixed order: the same bits every run. Past
+ * CLS_MAX_BLOCKS blocks or rows, CLS_ON_CHIP_FINISH_ROWS rows on chip,
+ * and on path 4, a small launch after the main one adds them up instead.
+ * The mean's count of rows not ignored is a launch before: every
+ * gradient needs its inverse. */
 #include <stdint.h>
 
 #include "check.h"
@@ -36,8 +38,7 @@ typedef struct {
     float xt;
 } ce_row;
 
-/* The one float `lead` writes and `total` reads: NaN for a target out of
- * range, 0 for an ignored row. */
+/* The loss and the gradient of a row whose target is out of range. */
 __device__ __forceinline__ float ce_nan(void) { return __int_as_float(0x7fc00000); }
 
 /* Thread 0 gets the sum of every thread's s, added in a fixed order
