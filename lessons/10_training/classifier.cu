@@ -57,13 +57,17 @@ __device__ __forceinline__ float ce_block_sum(float s, float *red)
 
 /* Every thread of one block: *loss = the sum of vals[0 .. n) (read from
  * L2, never a stale L1 line), divided by the count for the mean; *done
- * back to 0 for the next launch. */
+ * back to 0 for the next launch. BLOCK: the block's threads where the
+ * kernel knows them (a reduction of fewer registers), else 0. */
+template <int BLOCK = 0>
 __device__ __forceinline__ void ce_total(const float *vals, long long n, const classifier_scale *scale,
                                          unsigned *done, float *loss, float *red)
 {
     float s = 0.0f;
-    for (long long k = threadIdx.x; k < n; k += blockDim.x) s += __ldcg(vals + k);
-    s = ce_block_sum(s, red);
+    const int step = BLOCK ? BLOCK : (int)blockDim.x;
+    for (long long k = threadIdx.x; k < n; k += step) s += __ldcg(vals + k);
+    if constexpr (BLOCK > 0) s = row_reduce<BLOCK>(s, red, op_sum());
+    else s = ce_block_sum(s, red);
     if (threadIdx.x == 0) {
         *loss = scale ? s / (float)scale->count : s;
         *done = 0;
@@ -243,7 +247,8 @@ struct op_cross_entropy {
         }
         (void)ticket;
         __shared__ bool last;
-        const float s = ce_block_sum(mine, red);
+        __syncthreads(); /* red may still be read by a slow warp */
+        const float s = row_reduce<BLOCK>(mine, red, op_sum());
         if (threadIdx.x == 0) {
             parts[blockIdx.x] = s;
             if (loss) {
@@ -253,7 +258,7 @@ struct op_cross_entropy {
         }
         if (!loss) return;
         __syncthreads();
-        if (last) ce_total(parts, gridDim.x, scale, done, loss, red);
+        if (last) ce_total<BLOCK>(parts, gridDim.x, scale, done, loss, red);
     }
     __device__ bool counts() const { return loss != nullptr; }
     __device__ bool count_in() const
