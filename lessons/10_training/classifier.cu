@@ -379,7 +379,7 @@ void classifier_sum(const float *vals, long long n, float *parts, unsigned *done
 /* The path asked of the engine: the classifier's as every operation's
  * (train_engine_want); the loss's long rows always split, since with
  * nothing to write it reads each element once there too, and streams
- * (path 4's kernel 1, then one block per row merges the states). */
+ * (path 4's kernel 1, then a warp per row merges the states). */
 template <bool GRAD>
 static fastest_path ce_want(long long cols)
 {
@@ -397,7 +397,7 @@ static fastest_plan ce_plan(const float *x, long long rows, long long cols)
 static long long ce_row_blocks(const fastest_plan *p, long long rows, long long cols)
 {
     if (p->path != FASTEST_WARP) return 0;
-    const int i = fx_reg_index(cols, p->path == FASTEST_WARP ? 0 : FX_NWARP);
+    const int i = fx_reg_index(cols, 0);
     const fx_reg_config c = fx_reg_op(fx_reg_for(i, p->vec4 ? 4 : 1), op_cross_entropy<true>::FPT_MIN);
     return fx_grid(rows, c.block / c.tpr);
 }
@@ -455,6 +455,7 @@ void classifier_fused(float *logits, const int *targets, float *losses, float *l
 void cross_entropy_forward(const float *x, const int *targets, float *loss, long long rows, long long cols,
                            int ignore_index, cudaStream_t stream)
 {
+    /* x stands for the output too: the loss writes no element of it */
     ce_run<false>((float *)x, targets, loss, nullptr, rows, cols, ignore_index, TRAIN_SUM, stream);
 }
 
