@@ -63,6 +63,22 @@ static fastest_plan fx_plan_op(fastest_path want, const float *x, long long ldx,
     return fx_plan_f32_for(fx_op_kernels_of<OP>(), want, x, ldx, y, ldy, rows, cols);
 }
 
+/* Runs plan p (fx_plan_op's, for these rows) with operation OP. */
+template <class OP>
+static void fx_run_plan_op(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy,
+                           long long rows, long long cols, cudaStream_t stream, fx_in2 in2, const OP &op)
+{
+    switch (p->path) {
+    case FASTEST_WARP:
+    case FASTEST_BLOCK: fx_run_rows_op<OP>(p, x, ldx, y, ldy, rows, cols, stream, in2, op); break;
+    case FASTEST_CLUSTER:
+        if constexpr (OP::NIN == 1) fx_run_cluster_op<OP>(p, x, ldx, y, ldy, rows, cols, stream, op);
+        break;
+    case FASTEST_GRID: fx_run_grid_op<OP>(p, x, ldx, y, ldy, rows, cols, stream, in2, op); break;
+    default: fx_run_split_op<OP>(p, x, ldx, y, ldy, rows, cols, stream, in2, op); break;
+    }
+}
+
 /* y = OP(x) over rows x cols floats, as fx_run_typed runs the softmax
  * (rows.h: strides, `want`, the plan it returns). An operation of two
  * inputs reads in2.x2 too. */
@@ -79,15 +95,7 @@ static fastest_plan fx_run_op(fastest_path want, const float *x, long long ldx, 
     fastest_plan p = fx_plan_op<OP>(want, x, ldx, y, ldy, rows, cols);
     if (OP::NIN == 2) fx_plan_in2(&p, x, ldx, in2);
     if (rows < 1 || cols < 1) return p; /* nothing to do; a 0-block grid is an error */
-    switch (p.path) {
-    case FASTEST_WARP:
-    case FASTEST_BLOCK: fx_run_rows_op<OP>(&p, x, ldx, y, ldy, rows, cols, stream, in2, op); break;
-    case FASTEST_CLUSTER:
-        if constexpr (OP::NIN == 1) fx_run_cluster_op<OP>(&p, x, ldx, y, ldy, rows, cols, stream, op);
-        break;
-    case FASTEST_GRID: fx_run_grid_op<OP>(&p, x, ldx, y, ldy, rows, cols, stream, in2, op); break;
-    default: fx_run_split_op<OP>(&p, x, ldx, y, ldy, rows, cols, stream, in2, op); break;
-    }
+    fx_run_plan_op<OP>(&p, x, ldx, y, ldy, rows, cols, stream, in2, op);
     return p;
 }
 

@@ -27,6 +27,7 @@
 
 #include "check.h"
 #include "train_grid.cuh"
+#include "train_loss.cuh"
 #include "device/rows_run.cuh" /* the row engine, for any operation */
 
 /* A row of the classifier: its index in the launch, its target and the
@@ -40,107 +41,6 @@ typedef struct {
 
 /* The loss and the gradient of a row whose target is out of range. */
 __device__ __forceinline__ float ce_nan(void) { return __int_as_float(0x7fc00000); }
-
-/* Thread 0 gets the sum of every thread's s, added in a fixed order
- * (shuffles, then the warps' sums one after another). red: 32 floats. */
-__device__ __forceinline__ float ce_block_sum(float s, float *red)
-{
-    for (int off = 16; off > 0; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
-    __syncthreads(); /* red may still be read by a slow warp */
-    if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = s;
-    __syncthreads();
-    float t = 0.0f;
-    if (threadIdx.x == 0)
-        for (unsigned w = 0; w < (blockDim.x + 31) / 32; w++) t += red[w];
-    return t;
-}
-
-/* Every thread of one block: *loss = the sum of vals[0 .. n) (read from
- * L2, never a stale L1 line), divided by the count for the mean; *done
- * back to 0 for the next launch. BLOCK: the block's threads where the
- * kernel knows them (a reduction of fewer registers), else 0. */
-template <int BLOCK = 0>
-__device__ __forceinline__ void ce_total(const float *vals, long long n, const classifier_scale *scale,
-                                         unsigned *done, float *loss, float *red)
-{
-    float s = 0.0f;
-    const int step = BLOCK ? BLOCK : (int)blockDim.x;
-    for (long long k = threadIdx.x; k < n; k += step) s += __ldcg(vals + k);
-    if constexpr (BLOCK > 0) s = row_reduce<BLOCK>(s, red, op_sum());
-    else s = ce_block_sum(s, red);
-    if (threadIdx.x == 0) {
-        *loss = scale ? s / (float)scale->count : s;
-        *done = 0;
-    }
-}
-
-/* ---- the loss slots ---------------------------------------------------------
- * A row's loss and a flag in one 8-byte store, with no fence: each block
- * of path 1 draws a ticket as it starts, and the block with the last
- * ticket, once its own rows are done, reads every slot until it is
- * flagged, adds them up in a fixed order and puts the slots back to 0.
- * Every other block has started by then and waits on nothing, so the wait
- * always ends; and the slots were written while the gradients were still
- * on their way, where counting blocks in at their end puts a fence, a
- * count and a read of the parts in a row after the last stores: 7.1 us
- * against 8.0 at 1024 x 512 (float32, H100;
- * docs/experiments/training-classifier-loss-end.md). */
-__device__ __forceinline__ void ce_slot_put(unsigned long long *p, float l)
-{
-    const unsigned long long v = 1ull << 32 | __float_as_uint(l);
-#ifdef FASTEST_GPU_CODE
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-#else
-    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*p).store(v, cuda::memory_order_relaxed);
-#endif
-}
-__device__ __forceinline__ unsigned long long ce_slot_get(const unsigned long long *p)
-{
-#ifdef FASTEST_GPU_CODE
-    unsigned long long v;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-#else
-    return cuda::atomic_ref<const unsigned long long, cuda::thread_scope_device>(*p).load(cuda::memory_order_relaxed);
-#endif
-}
-
-/* Every thread of a block of BLOCK: in the block whose ticket is the last,
- * *loss from the n slots (each round loads every slot still waited for:
- * one trip to L2). */
-template <int BLOCK>
-__device__ __forceinline__ void ce_slots_total(unsigned long long *slots, long long n, unsigned ticket,
-                                               const classifier_scale *scale, unsigned *done, float *loss, float *red)
-{
-    constexpr int K = (CLS_SLOT_ROWS + BLOCK - 1) / BLOCK;
-    static_assert(K <= 32, "a bit of `waiting` per slot");
-    if (!__syncthreads_or(threadIdx.x == 0 && ticket == gridDim.x - 1)) return;
-    unsigned long long v[K];
-    unsigned waiting = 0;
-#pragma unroll
-    for (int k = 0; k < K; k++)
-        if (threadIdx.x + (long long)k * BLOCK < n) waiting |= 1u << k;
-    while (waiting) {
-#pragma unroll
-        for (int k = 0; k < K; k++)
-            if (waiting >> k & 1u) v[k] = ce_slot_get(slots + threadIdx.x + k * BLOCK);
-#pragma unroll
-        for (int k = 0; k < K; k++)
-            if ((waiting >> k & 1u) && (v[k] >> 32) != 0) waiting &= ~(1u << k);
-    }
-    float s = 0.0f;
-#pragma unroll
-    for (int k = 0; k < K; k++)
-        if (threadIdx.x + (long long)k * BLOCK < n) {
-            s += __uint_as_float((unsigned)v[k]);
-            slots[threadIdx.x + k * BLOCK] = 0; /* for the next launch */
-        }
-    s = ce_block_sum(s, red);
-    if (threadIdx.x == 0) {
-        *loss = scale ? s / (float)scale->count : s;
-        *done = 0;
-    }
-}
 
 /* GRAD: the classifier (else the loss alone). SLOTS: path 1's kernels
  * for up to CLS_SLOT_ROWS rows, which end through the loss slots: their
@@ -251,21 +151,14 @@ struct op_cross_entropy {
         const float s = row_reduce<BLOCK>(mine, red, op_sum());
         if (threadIdx.x == 0) {
             parts[blockIdx.x] = s;
-            if (loss) {
-                __threadfence(); /* the part before the count */
-                last = atomicAdd(done, 1u) == gridDim.x - 1;
-            }
+            if (loss) last = ce_count_in(done, gridDim.x);
         }
         if (!loss) return;
         __syncthreads();
         if (last) ce_total<BLOCK>(parts, gridDim.x, scale, done, loss, red);
     }
     __device__ bool counts() const { return loss != nullptr; }
-    __device__ bool count_in() const
-    {
-        __threadfence(); /* the row's loss before the count */
-        return atomicAdd(done, 1u) == (unsigned)all_rows - 1;
-    }
+    __device__ bool count_in() const { return ce_count_in(done, (unsigned)all_rows); }
     __device__ void total(float *red) const { ce_total(all_losses, all_rows, scale, done, loss, red); }
 };
 
@@ -343,8 +236,7 @@ classifier_sum_kernel(const float *__restrict__ vals, long long n, float *parts,
     s = ce_block_sum(s, red);
     if (threadIdx.x == 0) {
         parts[blockIdx.x] = s;
-        __threadfence();
-        last = atomicAdd(done, 1u) == gridDim.x - 1;
+        last = ce_count_in(done, gridDim.x);
     }
     __syncthreads();
     if (last) ce_total(parts, gridDim.x, mean, done, loss, red);
@@ -438,8 +330,7 @@ static void ce_run(float *x, const int *targets, float *losses, float *loss, lon
                                                          fx_in2{nullptr, 0}, so);
         }
     } else {
-        fx_run_op<op_cross_entropy<GRAD>>(ce_want<GRAD>(cols), x, cols, x, cols, rows, cols, stream,
-                                          fx_in2{nullptr, 0}, op);
+        fx_run_plan_op<op_cross_entropy<GRAD>>(&p, x, cols, x, cols, rows, cols, stream, fx_in2{nullptr, 0}, op);
     }
     if (GRAD && !inside)
         classifier_sum(blocks ? block_parts : losses, blocks ? blocks : rows, sum_parts, &done[1],

@@ -24,9 +24,9 @@
  * The reduced loss is finished inside the same kernel when the grid has
  * at most CLS_MAX_BLOCKS blocks: each block adds up the losses it wrote,
  * and the last block to finish adds up the blocks' parts
- * (last_block_sum), or for up to CLS_SLOT_ROWS rows in registers and
+ * (ce_count_in, ce_total), or for up to CLS_SLOT_ROWS rows in registers and
  * rows on chip in clusters, the last block to start adds up the rows'
- * losses as they come out (classifier_slots_finish); so it is for up to
+ * losses as they come out (ce_slots_total); so it is for up to
  * CLS_ON_CHIP_FINISH_ROWS rows on chip, and for any number in bulk-loaded
  * clusters, where the CTA that wrote a row's loss counts in. Larger
  * grids, more rows on chip and split rows leave the sum to one small
@@ -37,7 +37,7 @@
  * takes 7 us, five launches (two stages for the count, two for the sum)
  * took the classifier to 25.5 us, 33 % of its bound (H100). */
 #include "check.h"
-#include "train_grid.cuh"
+#include "train_loss.cuh" /* the reduced loss's ends, shared with classifier.cu */
 #include "device/bulk_copy.cuh" /* lesson 8's bulk copies and fold (path 3b) */
 
 /* How a launch finishes: the mean's scale (NULL for the sum: dloss = 1),
@@ -50,7 +50,7 @@ typedef struct {
     float *parts;
     unsigned *done;
     float *loss;
-    unsigned long long *slots; /* small grids: a row's loss and a flag (classifier_slot_put) */
+    unsigned long long *slots; /* small grids: a row's loss and a flag (ce_slot_put) */
 } classifier_finish;
 
 __device__ __forceinline__ float classifier_dloss(const classifier_finish *f) { return f->scale ? f->scale->dloss : 1.0f; }
@@ -66,66 +66,6 @@ __device__ __forceinline__ float classifier_dloss(const classifier_finish *f) { 
 /* The small kernels' blocks (threads, and at most this many per grid),
  * and the most blocks of a register kernel that finish the reduced loss
  * themselves. */
-
-
-
-/* Thread 0 only: counts its block in at *done and returns true in the
- * last of `blocks` blocks to get here. The fence makes thread 0's own
- * writes before the call visible GPU-wide before the count.
- *
- * The count puts trips to L2 in a row at the kernel's end (the fence, the
- * count, the read of the parts), so small grids take the loss slots
- * instead (below). The trips, not the fence's kind, are the cost: an
- * acq_rel atomic or fence in its place takes as long, and built without
- * the last block's sum the kernel took 6.5 us against 8.0 (float32,
- * 1024 x 512, H100). The same ends on a bare copy of that shape
- * (docs/experiments/copy_sum.cu) cost it as much
- * (docs/experiments/training-classifier-loss-end.md). */
-__device__ __forceinline__ bool last_block_count(unsigned *done, unsigned blocks)
-{
-    __threadfence();
-    return atomicAdd(done, 1u) == blocks - 1;
-}
-
-/* Every thread of the last block: *total = vals[0] + ... + vals[count - 1],
- * added in the same order and tree whichever block it is, read from L2
- * (__ldcg), never a stale L1 line; *done is left at 0 for the next
- * launch. red: 32 floats of shared memory, free. */
-template <int BLOCK>
-__device__ __forceinline__ void last_block_total(const float *vals, long long count, unsigned *done, float *red,
-                                                 float *total)
-{
-    float s = 0.0f;
-#pragma unroll 8 /* eight loads in flight, added in the same order */
-    for (long long i = threadIdx.x; i < count; i += BLOCK) s += __ldcg(vals + i);
-    s = row_reduce<BLOCK>(s, red, op_sum());
-    if (threadIdx.x == 0) *done = 0;
-    *total = s;
-}
-
-/* The two together: the last of `blocks` blocks to get here (counted at
- * *done) returns true, in all its threads, with *total the sum of vals.
- * Each block must have written its vals by thread 0, or by a thread that
- * fenced after writing, before a barrier (a fence orders its own thread's
- * writes). (The CUDA samples' threadFenceReduction does the same.) */
-template <int BLOCK>
-__device__ __forceinline__ bool last_block_sum(const float *vals, long long count, unsigned *done, unsigned blocks,
-                                               float *red, float *total)
-{
-    __shared__ bool last;
-    if (threadIdx.x == 0) last = last_block_count(done, blocks);
-    __syncthreads();
-    if (!last) return false;
-    last_block_total<BLOCK>(vals, count, done, red, total);
-    return true;
-}
-
-/* The reduced loss from the total of the losses. */
-__device__ __forceinline__ float classifier_reduced(float total, train_reduction reduction,
-                                                    const classifier_scale *scale)
-{
-    return reduction == TRAIN_MEAN ? total / (float)scale->count : total;
-}
 
 
 
@@ -145,77 +85,15 @@ __device__ __forceinline__ float classifier_row_loss(bool ignored, bool bad, flo
     return ignored ? 0.0f : bad ? __int_as_float(0x7fc00000) : train_row_loss(m, d, xt);
 }
 
-/* ---- small grids: the loss slots -----------------------------------------
- * Counting the blocks in at the end (last_block_sum) puts three trips to
- * L2 in a row after the last block's stores: its fence, the count, the
- * read of the parts. With slots, a row's loss goes out as soon as it is
- * known, before the row's gradient: one 8-byte store of the value and a
- * flag (one store, so no fence orders them). Each block draws a ticket
- * as it starts, and the block with the last ticket, once its own rows
- * are done, reads every slot until it is flagged, adds them up in a fixed
- * order and puts the slots back to 0. Every other block has started by
- * then and waits on nothing, so the wait always ends; and the slots were
- * written while the gradients were still on their way: 7.1 us against
- * 8.0 with last_block_sum (float32, 1024 x 512, H100;
- * docs/experiments/training-classifier-loss-end.md). Its own template
- * instance (SLOTS), so the kernel of larger grids keeps its registers.
- * The slots follow the two counters in the words that train_sync_counters
- * zeroes once (classifier_run). */
-__device__ __forceinline__ void classifier_slot_put(unsigned long long *p, float l)
-{
-    const unsigned long long v = 1ull << 32 | __float_as_uint(l);
-#ifdef FASTEST_GPU_CODE
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-#else
-    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*p).store(v, cuda::memory_order_relaxed);
-#endif
-}
-__device__ __forceinline__ unsigned long long classifier_slot_get(const unsigned long long *p)
-{
-#ifdef FASTEST_GPU_CODE
-    unsigned long long v;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-#else
-    return cuda::atomic_ref<const unsigned long long, cuda::thread_scope_device>(*p).load(cuda::memory_order_relaxed);
-#endif
-}
-
-/* Every thread: the end of a kernel with slots. ticket: what thread 0
- * drew at *fin->done as the block started. */
-template <int BLOCK>
-__device__ __forceinline__ void classifier_slots_finish(unsigned ticket, const classifier_finish *fin, long long rows,
-                                                        float *red)
-{
-    constexpr int K = (CLS_SLOT_ROWS + BLOCK - 1) / BLOCK;
-    static_assert(K <= 32, "a bit of `waiting` per slot");
-    if (!__syncthreads_or(threadIdx.x == 0 && ticket == gridDim.x - 1)) return;
-    unsigned long long v[K];
-    unsigned waiting = 0;
-#pragma unroll
-    for (int k = 0; k < K; k++)
-        if (threadIdx.x + (long long)k * BLOCK < rows) waiting |= 1u << k;
-    while (waiting) { /* each round loads every slot still waited for: one trip to L2 */
-#pragma unroll
-        for (int k = 0; k < K; k++)
-            if (waiting >> k & 1u) v[k] = classifier_slot_get(fin->slots + threadIdx.x + k * BLOCK);
-#pragma unroll
-        for (int k = 0; k < K; k++)
-            if ((waiting >> k & 1u) && (v[k] >> 32) != 0) waiting &= ~(1u << k);
-    }
-    float s = 0.0f;
-#pragma unroll
-    for (int k = 0; k < K; k++)
-        if (threadIdx.x + (long long)k * BLOCK < rows) {
-            s += __uint_as_float((unsigned)v[k]);
-            fin->slots[threadIdx.x + k * BLOCK] = 0; /* for the next launch */
-        }
-    s = row_reduce<BLOCK>(s, red, op_sum());
-    if (threadIdx.x == 0) {
-        *fin->loss = classifier_reduced(s, fin->reduction, fin->scale);
-        *fin->done = 0;
-    }
-}
+/* The reduced loss's ends (counting in, the total, the loss slots) are
+ * train_loss.cuh's, shared with classifier.cu. Counting the blocks in at
+ * the end puts trips to L2 in a row after the last stores (the fence,
+ * the count, the read of the parts), so small grids take the loss slots
+ * instead: 7.1 us against 8.0 at 1024 x 512 (float32, H100;
+ * docs/experiments/training-classifier-loss-end.md). The slots follow the
+ * two counters in the words that train_sync_counters zeroes once
+ * (classifier_run); their kernels are their own template instances
+ * (SLOTS), so the kernels of larger grids keep their registers. */
 
 /* The end of a kernel of rows in registers: the block's part of the
  * reduced loss (mine: the losses this thread wrote; any thread may hold a
@@ -224,13 +102,16 @@ __device__ __forceinline__ void classifier_slots_finish(unsigned ticket, const c
 template <int BLOCK>
 __device__ __forceinline__ void classifier_block_finish(float mine, const classifier_finish *fin, float *red)
 {
+    __shared__ bool last;
     __syncthreads();
     mine = row_reduce<BLOCK>(mine, red, op_sum());
-    if (threadIdx.x == 0) fin->parts[blockIdx.x] = mine;
-    float total;
-    if (fin->loss && last_block_sum<BLOCK>(fin->parts, gridDim.x, fin->done, gridDim.x, red, &total) &&
-        threadIdx.x == 0)
-        *fin->loss = classifier_reduced(total, fin->reduction, fin->scale);
+    if (threadIdx.x == 0) {
+        fin->parts[blockIdx.x] = mine;
+        if (fin->loss) last = ce_count_in(fin->done, gridDim.x);
+    }
+    if (!fin->loss) return;
+    __syncthreads();
+    if (last) ce_total<BLOCK>(fin->parts, gridDim.x, fin->scale, fin->done, fin->loss, red);
 }
 
 /* Rows in registers. Per element only what the forward softmax does
@@ -322,7 +203,7 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
         const bool writer = live && (plain && !PICK ? owner : sub == 0); /* writes the row's loss */
         const float l = classifier_row_loss(ignored, bad, m, d, xt);
         if constexpr (SLOTS)
-            if (writer) classifier_slot_put(fin.slots + row, l); /* before the row's gradient */
+            if (writer) ce_slot_put(fin.slots + row, l); /* before the row's gradient */
 #pragma unroll
         for (int p = 0; p < FPT; p++) {
             if constexpr (PICK)
@@ -339,7 +220,7 @@ classifier_registers_kernel(T *logits, const int *__restrict__ targets, float *_
         }
     }
     if constexpr (SLOTS)
-        classifier_slots_finish<BLOCK>(ticket, &fin, rows, red_sum);
+        ce_slots_total<BLOCK>(fin.slots, rows, ticket, fin.scale, fin.done, fin.loss, red_sum);
     else
         classifier_block_finish<BLOCK>(mine, &fin, red_sum);
 }
@@ -584,7 +465,7 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     __shared__ bool last;
     if (writer) {
         losses[row] = l;
-        if (fin.loss) last = last_block_count(fin.done, (unsigned)all_rows);
+        if (fin.loss) last = ce_count_in(fin.done, (unsigned)all_rows);
     }
     classifier_onchip_store<VEC, TRAIN_GRID_FPT, T, B>(xs, len, v, srow, m_regs, r, dloss, ignored, bad);
     if (owner) /* p - 1 first: no cancellation */
@@ -594,9 +475,7 @@ classifier_grid_kernel(T *logits, const int *__restrict__ targets, float *__rest
     if (fin.loss && loss_cta) {
         __syncthreads(); /* the writer's `last` */
         if (last) {
-            float total;
-            last_block_total<B>(all_losses, all_rows, fin.done, red_m, &total);
-            if (threadIdx.x == 0) *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
+            ce_total<B>(all_losses, all_rows, fin.scale, fin.done, fin.loss, red_m);
         }
     }
     train_onchip_leave(&sync[1 + row], before, pieces);
@@ -697,7 +576,7 @@ classifier_bulk_kernel(T *logits, const int *__restrict__ targets, float *__rest
     const bool loss_cta = plain ? here : rank == 0; /* the same in all threads */
     if (loss_cta && threadIdx.x == 0) {
         losses[row] = plain ? train_row_loss(r.m, r.d, xt) : fixed;
-        if (fin.loss) last = last_block_count(fin.done, (unsigned)all_rows);
+        if (fin.loss) last = ce_count_in(fin.done, (unsigned)all_rows);
     }
     if (plain) {
 #pragma unroll 4
@@ -722,9 +601,7 @@ classifier_bulk_kernel(T *logits, const int *__restrict__ targets, float *__rest
     if (fin.loss && loss_cta) {
         __syncthreads(); /* thread 0's `last` */
         if (last) {
-            float total;
-            last_block_total<FX_BULK_BLOCK>(all_losses, all_rows, fin.done, red_m, &total);
-            if (threadIdx.x == 0) *fin.loss = classifier_reduced(total, fin.reduction, fin.scale);
+            ce_total<FX_BULK_BLOCK>(all_losses, all_rows, fin.scale, fin.done, fin.loss, red_m);
         }
     }
     if constexpr (TICKET) train_onchip_leave(&sync[1 + row], before, C);
