@@ -138,54 +138,41 @@ static const char *long_mode_name(train_long_rows m)
 }
 
 /* Whether the classifier at RULE_ROWS x cols of type t, in the mode set
- * now (m), takes the path m names, cut into `pieces` (0: not asserted):
- * split, pieces of TRAIN_SPLIT_SEG; on chip meeting in the workspace (GRID,
- * and AUTO at so few rows), no cluster, no bulk copy, not held; clusters
- * of `pieces` CTAs loaded by the threads (CLUSTER); `pieces` bulk-loaded
- * CTAs (BULK). Float logits run on the row engine: its path 4, 3g, or 3
- * in clusters of `pieces`. */
+ * now (m), takes the engine path m names: path 4 (SPLIT), path 3 in
+ * clusters of `pieces` CTAs (CLUSTER; 0: any), path 3b in clusters of
+ * `pieces` CTAs loaded by bulk copies (BULK), path 3g (GRID, and AUTO at
+ * so few rows). */
 static int rules_path_taken(train_long_rows m, long long cols, dtype t, int pieces)
 {
-    if (t == DTYPE_F32) {
-        const fastest_plan p = classifier_plan_at(RULE_ROWS, cols);
-        return m == TRAIN_LONG_SPLIT     ? p.path == FASTEST_SPLIT
-               : m == TRAIN_LONG_CLUSTER ? p.path == FASTEST_CLUSTER && p.cluster == pieces
-                                         : p.path == FASTEST_GRID;
-    }
-    const char *path = train_path_name_typed(TRAIN_K_CLASSIFIER, RULE_ROWS, cols, t);
+    const fastest_plan p = classifier_plan_typed_at(RULE_ROWS, cols, t);
     const int once = train_reads_once(TRAIN_K_CLASSIFIER, RULE_ROWS, cols, t);
-    const int bulk = classifier_bulk_size(RULE_ROWS, cols, t), held = classifier_rows_held(RULE_ROWS, cols, t);
-    const int cluster = t == DTYPE_F32 ? train_cluster_size(TRAIN_K_CLASSIFIER, RULE_ROWS, cols) : 0;
     switch (m) {
-    case TRAIN_LONG_SPLIT:
-        return !once && strncmp(path, "split:", 6) == 0 && (cols + TRAIN_SPLIT_SEG - 1) / TRAIN_SPLIT_SEG == pieces;
-    case TRAIN_LONG_CLUSTER: return cluster == pieces && strstr(path, "distributed shared memory") != NULL;
-    case TRAIN_LONG_BULK: return bulk == pieces && strstr(path, "loaded by bulk copies") != NULL;
-    default: /* GRID, and AUTO at RULE_ROWS rows */
-        return once && !bulk && !cluster && !held && strstr(path, "on chip across blocks: pieces of up to") != NULL;
+    case TRAIN_LONG_SPLIT: return p.path == FASTEST_SPLIT && !once;
+    case TRAIN_LONG_CLUSTER: return p.path == FASTEST_CLUSTER && (pieces == 0 || p.cluster == pieces) && once;
+    case TRAIN_LONG_BULK: return p.path == FASTEST_BULK && p.cluster == pieces && once;
+    default: return p.path == FASTEST_GRID && once; /* GRID, and AUTO at RULE_ROWS rows */
     }
 }
 
 /* The modes at lengths that reach them (longer than TRAIN_REG_MAX_COLS),
- * odd and multiples of 8, and the pieces a row is cut into: split pieces
- * of 32768 (3: 65544 and 70001; float rows the engine's pieces); the
- * workspace's pieces of about 2048 at 6 rows (9 at 20000); clusters of 3
- * CTAs (40001, 40008); bulk-loaded CTAs of 64 KB (3; 9 for the 16-bit
- * rows of 262152 that meet in the workspace); 16-bit rows never in the
- * threads' clusters. */
+ * odd and multiples of 8, and the CTAs a row takes: clusters of 3 CTAs
+ * for float rows of 40001 and 40008 (16-bit rows: what the 16-bit CTAs'
+ * capacity makes); 16-bit rows in bulk-loaded CTAs of up to 64 KB (3, and
+ * 8 for 2^18, the largest cluster). */
 static const struct {
     train_long_rows mode;
     dtype t;
     long long cols;
     int pieces;
 } RULE_CASES[] = {
-    {TRAIN_LONG_SPLIT, DTYPE_F32, 65544, 3},   {TRAIN_LONG_SPLIT, DTYPE_F32, 70001, 3},
-    {TRAIN_LONG_SPLIT, DTYPE_F16, 65544, 3},   {TRAIN_LONG_SPLIT, DTYPE_BF16, 70001, 3},
+    {TRAIN_LONG_SPLIT, DTYPE_F32, 65544, 0},   {TRAIN_LONG_SPLIT, DTYPE_F32, 70001, 0},
+    {TRAIN_LONG_SPLIT, DTYPE_F16, 65544, 0},   {TRAIN_LONG_SPLIT, DTYPE_BF16, 70001, 0},
     {TRAIN_LONG_GRID, DTYPE_F32, 20000, 0},    {TRAIN_LONG_GRID, DTYPE_F32, 20001, 0},
     {TRAIN_LONG_GRID, DTYPE_F16, 20001, 0},    {TRAIN_LONG_GRID, DTYPE_BF16, 20000, 0},
     {TRAIN_LONG_CLUSTER, DTYPE_F32, 40008, 3}, {TRAIN_LONG_CLUSTER, DTYPE_F32, 40001, 3},
+    {TRAIN_LONG_CLUSTER, DTYPE_F16, 40008, 0}, {TRAIN_LONG_CLUSTER, DTYPE_BF16, 40001, 0},
     {TRAIN_LONG_GRID, DTYPE_F32, 40008, 0},    {TRAIN_LONG_BULK, DTYPE_F16, 65544, 3},
-    {TRAIN_LONG_BULK, DTYPE_BF16, 65544, 3},   {TRAIN_LONG_BULK, DTYPE_F16, 262152, 9},
+    {TRAIN_LONG_BULK, DTYPE_BF16, 65544, 3},   {TRAIN_LONG_BULK, DTYPE_F16, 262144, 8},
     {TRAIN_LONG_AUTO, DTYPE_F32, 20001, 0},    {TRAIN_LONG_AUTO, DTYPE_BF16, 40008, 0},
 };
 #define NRULE_CASES (int)(sizeof RULE_CASES / sizeof RULE_CASES[0])
@@ -204,8 +191,9 @@ static void check_rules_case(int c, int major)
              train_path_name_typed(TRAIN_K_CLASSIFIER, RULE_ROWS, n, t));
     const int pieces = RULE_CASES[c].pieces;
     char want[120];
-    if (m == TRAIN_LONG_SPLIT) snprintf(want, sizeof want, "the split path, %d pieces of up to 32768", pieces);
-    else if (m == TRAIN_LONG_CLUSTER) snprintf(want, sizeof want, "clusters of %d CTAs loaded by the threads", pieces);
+    if (m == TRAIN_LONG_SPLIT) snprintf(want, sizeof want, "the split path");
+    else if (m == TRAIN_LONG_CLUSTER && pieces) snprintf(want, sizeof want, "clusters of %d CTAs loaded by the threads", pieces);
+    else if (m == TRAIN_LONG_CLUSTER) snprintf(want, sizeof want, "clusters loaded by the threads");
     else if (m == TRAIN_LONG_BULK) snprintf(want, sizeof want, "%d CTAs a row loaded by bulk copies", pieces);
     else snprintf(want, sizeof want, "the pieces on chip meeting in the workspace%s",
                   m == TRAIN_LONG_AUTO ? " (6 rows are too few for clusters)" : "");
@@ -216,9 +204,8 @@ static void check_rules_case(int c, int major)
         return;
     }
     const int taken = rules_path_taken(m, n, t, pieces);
-    test_expect(taken, name, "it does not (bulk %d, cluster %d, on chip %d)", classifier_bulk_size(RULE_ROWS, n, t),
-                t == DTYPE_F32 ? train_cluster_size(TRAIN_K_CLASSIFIER, RULE_ROWS, n) : 0,
-                train_reads_once(TRAIN_K_CLASSIFIER, RULE_ROWS, n, t));
+    test_expect(taken, name, "it does not (path %d, cluster %d)", (int)classifier_plan_typed_at(RULE_ROWS, n, t).path,
+                classifier_plan_typed_at(RULE_ROWS, n, t).cluster);
     float *x = (float *)malloc((size_t)(RULE_ROWS * n) * sizeof(float));
     inputs_fill(x, RULE_ROWS, n, INPUT_NORMAL, 3000 + (unsigned long long)c);
     const char *loss_path = train_path_name(TRAIN_K_LOSS, RULE_ROWS, n);

@@ -242,13 +242,11 @@ __device__ __forceinline__ float fx_words16_sum_exp(const unsigned (&w)[ITEMS][4
     return d;
 }
 
-/* Stores this thread's words to row r as exp(x - shift) * scale, rounded
- * once to T; a row that is not `live` gets `fixed` in every element
- * (lesson 10's ignored rows and targets out of range; path 2 passes
- * true, and the select folds away). */
-template <int ITEMS, int BLOCK, class T>
+/* Stores this thread's words to row r as OP::out(exp(x - shift), f), each
+ * rounded once to T (the softmax: exp(x - m) / d). */
+template <class OP, int ITEMS, int BLOCK, class T>
 __device__ __forceinline__ void fx_words16_store(T *r, int nvec, const unsigned (&w)[ITEMS][4], float shift,
-                                                 float scale, bool live, float fixed)
+                                                 typename OP::fin f)
 {
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
@@ -257,9 +255,8 @@ __device__ __forceinline__ void fx_words16_store(T *r, int nvec, const unsigned 
             unsigned o[4];
 #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const float2 f = vec16_widen2(w[i][j], r);
-                o[j] = vec16_narrow2(live ? fx_exp<T>(f.x - shift) * scale : fixed,
-                                     live ? fx_exp<T>(f.y - shift) * scale : fixed, r);
+                const float2 v = vec16_widen2(w[i][j], r);
+                o[j] = vec16_narrow2(OP::out(fx_exp<T>(v.x - shift), f), OP::out(fx_exp<T>(v.y - shift), f), r);
             }
             vec16_store_words<8>(r + (long long)k * 8, o);
         }

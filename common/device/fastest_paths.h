@@ -231,10 +231,20 @@ typedef struct {
     int all_paths, nin;
     int whole;      /* rows never peeled (a ROW operation's: rows_op.cuh) */
     int reads_only; /* writes no element (OUT = false): path 4 in read passes of FX_READ_SEG */
+    /* 16-bit rows (fx_plan_typed_for; NULL where the operation runs on
+     * float rows only): fx_cluster_shape_16, fx_grid_resident_16 and, for
+     * an operation with path 3b, fx_bulk_shape for its own kernels */
+    int (*cluster_shape16)(dtype t, int mode16, long long cols, int *cfg_out, int *c_out);
+    long long (*grid_resident16)(dtype t, int mode16);
+    int (*bulk_shape16)(dtype t, long long cols, int *c_out, long long *seg_out);
 } fx_op_kernels;
+extern const fx_op_kernels FX_SOFTMAX_KERNELS; /* rows_plan.cu */
 /* fx_plan_f32 for the operation whose kernels k describes. */
 fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const float *x, long long ldx,
                              const float *y, long long ldy, long long rows, long long cols);
+/* fx_plan_typed for the operation whose kernels k describes (fastest_typed.cu). */
+fastest_plan fx_plan_typed_for(const fx_op_kernels *k, fastest_path want, dtype t, const void *x, long long ldx,
+                               const void *y, long long ldy, long long rows, long long cols);
 fastest_plan fx_run_f32(fastest_path want, const float *x, long long ldx, float *y, long long ldy, long long rows,
                         long long cols, cudaStream_t stream);
 

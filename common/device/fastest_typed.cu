@@ -40,18 +40,29 @@ static int fx_takes_16(fastest_path p) { return p > FASTEST_AUTO && p < FASTEST_
 fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long ldx, const void *y, long long ldy,
                            long long rows, long long cols)
 {
+    return fx_plan_typed_for(&FX_SOFTMAX_KERNELS, want, t, x, ldx, y, ldy, rows, cols);
+}
+
+/* An operation's plan asks its own kernels (fx_op_kernels): their
+ * occupancy, and whether it has path 3b; its rows are peeled only where
+ * its kernels take peeled rows (k->whole: never). */
+fastest_plan fx_plan_typed_for(const fx_op_kernels *k, fastest_path want, dtype t, const void *x, long long ldx,
+                               const void *y, long long ldy, long long rows, long long cols)
+{
     if (t == DTYPE_F32)
-        return fx_plan_f32(want, (const float *)x, ldx, (const float *)y, ldy, rows, cols);
+        return fx_plan_f32_for(k, want, (const float *)x, ldx, (const float *)y, ldy, rows, cols);
     if (cols < 1) cols = 1;
     if (rows < 1) rows = 1;
-    int mode16 = fx_vec16(x, ldx, y, ldy, rows, cols) ? 1 : view16_can_peel(x, ldx, y, ldy, rows) ? 2 : 0;
+    int mode16 = fx_vec16(x, ldx, y, ldy, rows, cols)                  ? 1
+                 : !k->whole && view16_can_peel(x, ldx, y, ldy, rows) ? 2
+                                                                       : 0;
     const long long body = fx_body_cols(cols, mode16 == 2, 8); /* paths 3 and 3b size their CTAs by it */
     /* The float plan of an aligned view of this shape (its rows rounded up
      * to whole float4s) picks the path. */
     const float *a = (const float *)(uintptr_t)256;
     const long long ld = (cols + 3) / 4 * 4;
     const fastest_path fw = fx_takes_16(want) ? want : FASTEST_AUTO;
-    fastest_path path = fx_plan_f32(fw, a, ld, a, ld, rows, ld).path;
+    fastest_path path = fx_plan_f32_for(k, fw, a, ld, a, ld, rows, ld).path;
 
     fastest_plan p = {};
     long long pieces = 0, seg = 0;
@@ -63,9 +74,10 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
      * H100 (docs/experiments/rows-bulk-path.md). */
     int bsize = 0;
     long long bseg = 0;
-    const int bulk16 = mode16 != 0 && softmax_fastest_has_clusters() && fx_bulk_shape(t, body, &bsize, &bseg);
+    const int bulk16 = mode16 != 0 && k->bulk_shape16 && softmax_fastest_has_clusters() &&
+                       k->bulk_shape16(t, body, &bsize, &bseg);
     if (want == FASTEST_BULK && !bulk16) /* forced where it does not fit: the dispatcher's choice */
-        path = fx_plan_f32(FASTEST_AUTO, a, ld, a, ld, rows, ld).path;
+        path = fx_plan_f32_for(k, FASTEST_AUTO, a, ld, a, ld, rows, ld).path;
     const int long_row = path == FASTEST_CLUSTER || path == FASTEST_GRID || path == FASTEST_BULK;
     if (bulk16 && (want == FASTEST_BULK || (want == FASTEST_AUTO && long_row && rows * bsize >= fx_sms() / 2)))
         path = FASTEST_BULK;
@@ -74,7 +86,7 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
     /* Path 3's 16-bit CTAs hold 1.75x the elements (fx_cl_cap): the
      * cluster is sized by them, and left for 3g below float's fill. */
     if (path == FASTEST_CLUSTER &&
-        (!fx_cluster_shape_16(t, mode16, body, &ccfg, &csize) ||
+        (!k->cluster_shape16(t, mode16, body, &ccfg, &csize) ||
          (want != FASTEST_CLUSTER && body * 100 < csize * fx_cl_cap(ccfg, 2) * FX_CLUSTER_MIN_FILL)))
         path = FASTEST_GRID;
     if (path == FASTEST_GRID) {
@@ -85,7 +97,7 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
         }
         /* Every CTA of a row resident at once, with the 16-bit kernel's
          * own occupancy. */
-        if (pieces > fx_grid_resident_16(t, mode16)) path = FASTEST_SPLIT;
+        if (pieces > k->grid_resident16(t, mode16)) path = FASTEST_SPLIT;
     }
     p.path = path;
     p.bytes_per_elem = 2.0 * dtype_size(t);

@@ -229,6 +229,134 @@ fastest_rows2_kernel(const float *__restrict__ x, long long ldx, const float *x2
     fx_rows_body<OP, VEC, PEEL, FPT, TPR, BLOCK, float>(x, ldx, x2, ldx2, y, ldy, rows, cols, mis, OP{});
 }
 
+/* ---- path 2 for 16-bit rows: the row held as loaded ------------------------
+ * The kernel above widens each element on load, so a 16-bit row takes a
+ * float row's registers: at N = 16384 (512 threads x 32 floats, 59-64
+ * registers) two blocks fit per SM, 64 KB of float16 row in flight where
+ * a float row has 128 KB, and at 32768 (1024 x 32) one block. This kernel
+ * keeps the 16-byte words as they came, FPT / 2 registers, and goes over
+ * them three times (fastest_device.cuh's fx_words16_*):
+ *   max:   in 16 bits, two elements per instruction (__hmax2: VHMNMX on
+ *          sm_90, three inputs), exact, then one pair widened;
+ *   sum:   each pair widened (two cvt), exp, added;
+ *   store: widened again, exp again, the operation's out, rounded once.
+ * One more cvt pair and ex2 pair per word than the float kernel, and twice
+ * the blocks per SM. The sum and the store compute what the kernel above
+ * does, in the same order; the 16-bit max is the same value (both keep
+ * the larger of two numbers and the number beside a NaN), so the same
+ * bits come out. Aligned views only (VEC 8, no peel), one row per block,
+ * operations that keep exp(x - m) (KEEP_EXP) and read one input.
+ * A ROW operation's lead, count and fix are path 2's, above. */
+/* Blocks per SM the registers are capped for: the words (FPT / 2) and 16
+ * more for the row's pointers, m, d and the loop (24 with a ROW
+ * operation's target, x[c] and loss), rounded up to the 8 registers a
+ * thread is given at a time, within 64K registers and 2048 threads an SM.
+ * nvcc then fits every class without a spill (ptxas -v, sm_90): 32
+ * registers a thread up to 32 elements, 4 blocks of 512 x 32 where the
+ * kernel above fits 2. Measured on sm_90 only, so below it no cap (as
+ * path 3's FX_CLUSTER_MIN_CTAS; ptxas rejects a cap above what an SM
+ * holds, 1024 or 1536 threads on sm_75, sm_86, sm_89). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define FX_ROWS16_MIN_BLOCKS(FPT, BLOCK, ROW) 0
+#else
+#define FX_ROWS16_MIN_BLOCKS(FPT, BLOCK, ROW) fx_rows16_min_blocks(FPT, BLOCK, (ROW) ? 24 : 16)
+#endif
+
+template <class OP, int FPT, int BLOCK, class T>
+__global__ void __launch_bounds__(BLOCK, FX_ROWS16_MIN_BLOCKS(FPT, BLOCK, OP::ROW))
+fastest_rows16_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, long long rows,
+                      int cols, OP op)
+{
+    static_assert(FPT % 8 == 0, "whole 16-byte words per thread");
+    static_assert(OP::NIN == 1 && OP::KEEP_EXP, "out(exp(x - m), f) from the words");
+    constexpr int ITEMS = FPT / 8;
+    __shared__ float red_m[32], red_d[32];
+    const unsigned pad = vec16_narrow2(-INFINITY, -INFINITY, x); /* exp(pad - m) = 0 */
+    const int nvec = cols / 8;
+    if constexpr (OP::ROW)
+        if (threadIdx.x == 0) *fx_row_last() = false; /* before the barriers of the first row */
+
+    for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+        const T *xr = x + row * ldx;
+        fx_row_t<OP> r{};
+        if constexpr (OP::ROW) r = op.begin(row);
+        unsigned w[ITEMS][4];
+        fx_words16_load<ITEMS, BLOCK>(xr, nvec, pad, w);
+        [[maybe_unused]] int c = -1;
+        [[maybe_unused]] bool owner = false;
+        if constexpr (OP::ROW) {
+            c = (int)op.col(r);
+            owner = fx_row_owner(c, 0, cols, 8, BLOCK, (int)threadIdx.x);
+            if (owner) op.pick(&r, elem_load(xr + c)); /* after the row's loads */
+        }
+        /* all -inf row: NaN below, as the kernel above */
+        const float m = row_reduce<BLOCK>(fx_words16_max(w, pad, x), red_m, op_max());
+        const float d = row_reduce<BLOCK>(fx_words16_sum_exp(w, m, x), red_d, op_sum());
+        const typename OP::fin f = fx_finish(op, m, d, r);
+        if constexpr (OP::ROW)
+            if (c < 0 ? threadIdx.x == 0 : owner) {
+                op.lead(r, f);
+                if (op.counts() && op.count_in()) *fx_row_last() = true;
+            }
+        T *yr = y + row * ldy;
+        if constexpr (OP::OUT) fx_words16_store<OP, ITEMS, BLOCK>(yr, nvec, w, m, f);
+        if constexpr (OP::ROW && OP::OUT)
+            if (owner) elem_store(yr + c, op.fix(r, f)); /* after its word */
+    }
+    if constexpr (OP::ROW) {
+        if (op.counts()) {
+            __syncthreads();
+            if (*fx_row_last()) op.total(red_d);
+        }
+    }
+}
+
+/* Path 2's class i as the kernel above runs it for OP: 8-element words;
+ * a ROW operation in blocks of at most 512 threads, each holding twice
+ * the elements: its 24 registers more leave one block of 1024 an SM, and
+ * at N = 32768 float16 the classifier ran at 93.4 % of the copy in 512
+ * threads of 64 against 79.7 in 1024 of 32 (H100). */
+template <class OP>
+static constexpr fx_reg_config fx_rows16_for(int i)
+{
+    const fx_reg_config c = fx_reg_for(i, 8);
+    return OP::ROW && c.block > 512 ? fx_reg_config{c.max_cols, 512, c.fpt * c.block / 512, 512} : c;
+}
+
+/* Launches class I of the kernel above (a recursive template, as
+ * fx_run_rows_at). */
+template <class OP, class T, int I = FX_NWARP>
+static void fx_run_rows16_at(int i, const T *x, long long ldx, T *y, long long ldy, long long rows, long long cols,
+                             cudaStream_t s, const OP &op)
+{
+    if constexpr (I < FX_NREG) {
+        if (i != I) {
+            fx_run_rows16_at<OP, T, I + 1>(i, x, ldx, y, ldy, rows, cols, s, op);
+            return;
+        }
+        constexpr fx_reg_config C = fx_rows16_for<OP>(I);
+        static_assert(C.tpr == C.block, "path 2's classes: one row per block");
+        void (*kernel)(const T *, long long, T *, long long, long long, int, OP) =
+            fastest_rows16_kernel<OP, C.fpt, C.block, T>;
+        kernel<<<fx_grid(rows, 1), C.block, 0, s>>>(x, ldx, y, ldy, rows, (int)cols, op);
+        CUDA_CHECK_LAUNCH();
+    } else {
+        (void)i, (void)x, (void)ldx, (void)y, (void)ldy, (void)rows, (void)cols, (void)s, (void)op;
+    }
+}
+
+/* Whether path 2's 16-bit rows of class i are held as loaded: where the
+ * widened row leaves an SM at most two blocks (512 threads and up): at
+ * N = 24576 float16, 70.5 us against 100 us widened (H200). With four
+ * blocks an SM already (N = 8192, 256 threads) holding it as loaded gains
+ * nothing (docs/experiments/rows-register-classes.md). A ROW operation's
+ * rows always: its registers more leave the widened row fewer blocks. */
+template <class OP>
+static bool fx_rows_held16(int i)
+{
+    return OP::ROW || fx_reg_blocks_per_sm(i) <= 2;
+}
+
 /* Class c as operation OP runs it: at least OP::FPT_MIN floats a thread,
  * with proportionally fewer lanes. An operation whose finish costs each
  * thread more than the softmax's one division (log-softmax's log) pays it
@@ -294,6 +422,11 @@ static void fx_run_rows_op(const fastest_plan *p, const T *x, long long ldx, T *
     const int i = fx_reg_index(cols, p->path == FASTEST_WARP ? 0 : FX_NWARP);
     /* a peeled row's extras need a thread each */
     const int extras = fx_is_float<T> ? VIEW_MAX_EXTRAS : VIEW16_MAX_EXTRAS;
+    if constexpr (!fx_is_float<T> && OP::NIN == 1 && OP::KEEP_EXP && !fx_path1_only<OP>())
+        if (p->path == FASTEST_BLOCK && p->vec4 && !p->peel && fx_rows_held16<OP>(i)) {
+            fx_run_rows16_at<OP>(i, x, ldx, y, ldy, rows, cols, stream, op);
+            return;
+        }
     if (p->peel && fx_reg_op(fx_reg_for(i, V), OP::FPT_MIN).tpr >= extras)
         fx_run_rows_at<OP, V, true>(i, x, ldx, y, ldy, rows, cols, stream, in2, op);
     else if (p->peel) fx_run_rows_at<OP, 1, false>(i, x, ldx, y, ldy, rows, cols, stream, in2, op);

@@ -139,8 +139,8 @@ static int fx_alignment(const float *x, long long ldx, const float *y, long long
 }
 
 /* The softmax's kernels, as the plan asks them. */
-static const fx_op_kernels FX_SOFTMAX_KERNELS = {fx_cluster_shape, fx_cluster_ctas_per_sm, fx_grid_resident,
-                                                  1, 1, 0, 0};
+const fx_op_kernels FX_SOFTMAX_KERNELS = {fx_cluster_shape,    fx_cluster_ctas_per_sm, fx_grid_resident, 1, 1, 0, 0,
+                                          fx_cluster_shape_16, fx_grid_resident_16,    fx_bulk_shape};
 
 fastest_plan fx_plan_f32(fastest_path want, const float *x, long long ldx, const float *y, long long ldy,
                          long long rows, long long cols)

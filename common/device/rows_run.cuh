@@ -1,8 +1,9 @@
 /* Taught in lesson 8; lesson 10 runs its operations on it. The row engine
- * for any row operation (rows_op.cuh) on float rows: the dispatcher's plan
- * (rows_plan.cu), asked of the operation's own kernels, and the run of
- * paths 1, 2, 3, 3g and 4 with them (an operation of two inputs: 1, 2, 3g
- * and 4). Paths 2s and 3b run the softmax only: an operation's plan leaves
+ * for any row operation (rows_op.cuh): the dispatcher's plan (rows_plan.cu,
+ * fastest_typed.cu), asked of the operation's own kernels, and the run of
+ * paths 1, 2, 3, 3g and 4 with them (an operation of two inputs: float
+ * rows, paths 1, 2, 3g and 4), and of path 3b for 16-bit rows. Path 2s
+ * runs the softmax only, as 3b does float rows: an operation's plan leaves
  * them out, and the rows they would take go to path 3, 3g or 4 as the
  * dispatcher's next rules say. */
 #ifndef COMMON_DEVICE_ROWS_RUN_CUH
@@ -13,6 +14,7 @@
 
 #include "path1_2_rows.cuh"
 #include "path3_cluster.cuh"
+#include "path3b_bulk.cuh"
 #include "path3g_grid.cuh"
 #include "path4_split.cuh"
 
@@ -36,13 +38,61 @@ template <class OP>
 static const fx_op_kernels *fx_op_kernels_of(void)
 {
     if constexpr (OP::NIN == 2) {
-        static const fx_op_kernels k = {fx_no_cluster, fx_no_cluster_ctas, fx_grid_resident_op<OP, float>, 0, 2, 0, 0};
+        static const fx_op_kernels k = {fx_no_cluster, fx_no_cluster_ctas, fx_grid_resident_op<OP, float>,
+                                        0, 2, 0, 0, nullptr, nullptr, nullptr};
         return &k;
     } else {
         static const fx_op_kernels k = {fx_cluster_shape_op<OP, float>, fx_cluster_ctas_per_sm_op<OP, float>,
-                                        fx_grid_resident_op<OP, float>, 0, 1, OP::ROW ? 1 : 0, OP::OUT ? 0 : 1};
+                                        fx_grid_resident_op<OP, float>, 0, 1, OP::ROW ? 1 : 0, OP::OUT ? 0 : 1,
+                                        nullptr, nullptr, nullptr};
         return &k;
     }
+}
+
+/* The queries of OP's 16-bit kernels (fx_op_kernels), the storage type
+ * picking the instance. */
+template <class OP>
+static int fx_cluster_shape16_op(dtype t, int mode16, long long cols, int *cfg_out, int *c_out)
+{
+    return t == DTYPE_BF16 ? fx_cluster_shape_op<OP, __nv_bfloat16>(mode16, cols, cfg_out, c_out)
+                           : fx_cluster_shape_op<OP, __half>(mode16, cols, cfg_out, c_out);
+}
+
+template <class OP>
+static long long fx_grid_resident16_op(dtype t, int mode16)
+{
+    return t == DTYPE_BF16 ? fx_grid_resident_op<OP, __nv_bfloat16>(mode16) : fx_grid_resident_op<OP, __half>(mode16);
+}
+
+template <class OP>
+static int fx_bulk_shape16_op(dtype t, long long cols, int *c_out, long long *seg_out)
+{
+    return t == DTYPE_BF16 ? fx_bulk_shape_op<OP, __nv_bfloat16>(cols, c_out, seg_out)
+                           : fx_bulk_shape_op<OP, __half>(cols, c_out, seg_out);
+}
+
+/* What the plan asks of OP's kernels for float and 16-bit rows (one
+ * input): its 16-bit kernels are built only for the operations that ask. */
+template <class OP>
+static const fx_op_kernels *fx_op_kernels16_of(void)
+{
+    static_assert(OP::NIN == 1, "16-bit rows: operations of one input");
+    static fx_op_kernels k = {};
+    if (!k.cluster_shape16) {
+        k = *fx_op_kernels_of<OP>();
+        k.cluster_shape16 = fx_cluster_shape16_op<OP>;
+        k.grid_resident16 = fx_grid_resident16_op<OP>;
+        k.bulk_shape16 = fx_bulk_shape16_op<OP>;
+    }
+    return &k;
+}
+
+/* The plan for OP over rows of storage type t (fx_plan_typed's rules). */
+template <class OP>
+static fastest_plan fx_plan_typed_op(fastest_path want, dtype t, const void *x, long long ldx, const void *y,
+                                     long long ldy, long long rows, long long cols)
+{
+    return fx_plan_typed_for(fx_op_kernels16_of<OP>(), want, t, x, ldx, y, ldy, rows, cols);
 }
 
 /* A plan's accesses, made for x and y, kept for a second input only if
@@ -63,16 +113,20 @@ static fastest_plan fx_plan_op(fastest_path want, const float *x, long long ldx,
     return fx_plan_f32_for(fx_op_kernels_of<OP>(), want, x, ldx, y, ldy, rows, cols);
 }
 
-/* Runs plan p (fx_plan_op's, for these rows) with operation OP. */
-template <class OP>
-static void fx_run_plan_op(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy,
-                           long long rows, long long cols, cudaStream_t stream, fx_in2 in2, const OP &op)
+/* Runs plan p (fx_plan_op's or fx_plan_typed_op's, for these rows of
+ * storage type T) with operation OP. */
+template <class OP, class T>
+static void fx_run_plan_op(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
+                           long long cols, cudaStream_t stream, fx_in2 in2, const OP &op)
 {
     switch (p->path) {
     case FASTEST_WARP:
     case FASTEST_BLOCK: fx_run_rows_op<OP>(p, x, ldx, y, ldy, rows, cols, stream, in2, op); break;
     case FASTEST_CLUSTER:
         if constexpr (OP::NIN == 1) fx_run_cluster_op<OP>(p, x, ldx, y, ldy, rows, cols, stream, op);
+        break;
+    case FASTEST_BULK: /* planned for 16-bit rows only */
+        if constexpr (!fx_is_float<T> && OP::NIN == 1) fx_run_bulk_op<OP>(p, x, ldx, y, ldy, rows, cols, stream, op);
         break;
     case FASTEST_GRID: fx_run_grid_op<OP>(p, x, ldx, y, ldy, rows, cols, stream, in2, op); break;
     default: fx_run_split_op<OP>(p, x, ldx, y, ldy, rows, cols, stream, in2, op); break;

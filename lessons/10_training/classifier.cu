@@ -1,5 +1,6 @@
 /* Lesson 10: the cross-entropy loss and the fused classifier as one
- * operation of the row engine (common/device/rows_op.cuh), float logits.
+ * operation of the row engine (common/device/rows_op.cuh): the loss over
+ * float logits, the classifier over float or 16-bit ones.
  *
  *     losses[i] = (m - x[t]) + log(d)                       (both)
  *     x_j      <- (exp(x_j - m) / d - [j == t]) * dloss     (the classifier, in place)
@@ -24,9 +25,10 @@
  * The mean's count of rows not ignored is a launch before: every
  * gradient needs its inverse. */
 #include <stdint.h>
+#include <stdio.h>
 
 #include "check.h"
-#include "train_grid.cuh"
+#include "train_engine.h"
 #include "train_loss.cuh"
 #include "device/rows_run.cuh" /* the row engine, for any operation */
 
@@ -242,7 +244,7 @@ classifier_sum_kernel(const float *__restrict__ vals, long long n, float *parts,
     if (last) ce_total(parts, gridDim.x, mean, done, loss, red);
 }
 
-void classifier_count(const int *targets, long long rows, int ignore_index, unsigned *parts, unsigned *done,
+static void classifier_count(const int *targets, long long rows, int ignore_index, unsigned *parts, unsigned *done,
                       classifier_scale *out, cudaStream_t stream)
 {
     classifier_count_kernel<<<classifier_parts(rows), CLS_BLOCK, 0, stream>>>(targets, rows, ignore_index, parts, done,
@@ -254,7 +256,7 @@ void classifier_count(const int *targets, long long rows, int ignore_index, unsi
  * (sm_90, as lesson 8's path 4): it starts while the last blocks of the
  * kernel before run, and waits for them on the GPU: about 0.6 points of
  * the copy for float logits at N = 32 ... 8192 (H100). */
-void classifier_sum(const float *vals, long long n, float *parts, unsigned *done, const classifier_scale *mean,
+static void classifier_sum(const float *vals, long long n, float *parts, unsigned *done, const classifier_scale *mean,
                     float *loss, cudaStream_t stream)
 {
     static int dependent = -1;
@@ -266,7 +268,7 @@ void classifier_sum(const float *vals, long long n, float *parts, unsigned *done
     CUDA_CHECK_LAUNCH();
 }
 
-/* ---- the float classifier and loss on the engine ------------------------- */
+/* ---- the classifier and the loss on the engine ---------------------------- */
 
 /* The path asked of the engine: the classifier's as every operation's
  * (train_engine_want); the loss's long rows always split, since with
@@ -278,19 +280,22 @@ static fastest_path ce_want(long long cols)
     return GRAD || cols <= TRAIN_REG_MAX_COLS ? train_engine_want(cols) : FASTEST_SPLIT;
 }
 
-/* The engine's plan for contiguous rows of the logits. */
+/* The engine's plan for contiguous rows of the logits, of storage type t. */
 template <bool GRAD>
-static fastest_plan ce_plan(const float *x, long long rows, long long cols)
+static fastest_plan ce_plan(const void *x, long long rows, long long cols, dtype t)
 {
-    return fx_plan_op<op_cross_entropy<GRAD>>(ce_want<GRAD>(cols), x, cols, x, cols, rows, cols);
+    typedef op_cross_entropy<GRAD> OP;
+    if constexpr (GRAD) /* the loss's 16-bit kernels are never built */
+        if (t != DTYPE_F32) return fx_plan_typed_op<OP>(ce_want<GRAD>(cols), t, x, cols, x, cols, rows, cols);
+    return fx_plan_op<OP>(ce_want<GRAD>(cols), (const float *)x, cols, (const float *)x, cols, rows, cols);
 }
 
 /* The blocks of path 1 for plan p (0 on the other paths). */
-static long long ce_row_blocks(const fastest_plan *p, long long rows, long long cols)
+static long long ce_row_blocks(const fastest_plan *p, long long rows, long long cols, dtype t)
 {
     if (p->path != FASTEST_WARP) return 0;
-    const int i = fx_reg_index(cols, 0);
-    const fx_reg_config c = fx_reg_op(fx_reg_for(i, p->vec4 ? 4 : 1), op_cross_entropy<true>::FPT_MIN);
+    const int i = fx_reg_index(cols, 0), vec = !p->vec4 ? 1 : t == DTYPE_F32 ? 4 : 8;
+    const fx_reg_config c = fx_reg_op(fx_reg_for(i, vec), op_cross_entropy<true>::FPT_MIN);
     return fx_grid(rows, c.block / c.tpr);
 }
 
@@ -298,13 +303,15 @@ static long long ce_row_blocks(const fastest_plan *p, long long rows, long long 
  * float per block of path 1. Counters: the count's, the sum's. */
 #define CE_HEAD (256 + 2 * CLS_MAX_PARTS * 4)
 
-template <bool GRAD>
-static void ce_run(float *x, const int *targets, float *losses, float *loss, long long rows, long long cols,
-                   int ignore_index, train_reduction reduction, cudaStream_t stream)
+/* T: float, __half or __nv_bfloat16 (t says which); the loss (GRAD
+ * false) over float logits only. */
+template <bool GRAD, class T>
+static void ce_run(T *x, const int *targets, float *losses, float *loss, long long rows, long long cols,
+                   int ignore_index, train_reduction reduction, dtype t, cudaStream_t stream)
 {
     if (rows <= 0 || cols <= 0) return;
-    const fastest_plan p = ce_plan<GRAD>(x, rows, cols);
-    const long long blocks = ce_row_blocks(&p, rows, cols);
+    const fastest_plan p = ce_plan<GRAD>(x, rows, cols, t);
+    const long long blocks = ce_row_blocks(&p, rows, cols, t);
     char *w = (char *)train_workspace(CE_HEAD + (size_t)blocks * sizeof(float));
     unsigned *done = train_sync_counters(2 + 2 * CLS_SLOT_ROWS); /* two counters, then the slots */
     classifier_scale *scale = (classifier_scale *)w;
@@ -313,11 +320,12 @@ static void ce_run(float *x, const int *targets, float *losses, float *loss, lon
     if (mean) classifier_count(targets, rows, ignore_index, (unsigned *)(w + 256), &done[0], scale, stream);
     op_cross_entropy<GRAD> op = {targets, losses, cols, ignore_index, mean ? scale : nullptr,
                                  nullptr, nullptr, &done[1], losses, rows, nullptr};
-    /* path 1 adds up its blocks' parts; paths 2, 3 and 3g count rows in */
+    /* path 1 adds up its blocks' parts; paths 2, 3, 3b and 3g count rows in */
     const bool on_chip = p.path == FASTEST_CLUSTER || p.path == FASTEST_GRID;
-    const bool inside = blocks                       ? blocks <= CLS_MAX_BLOCKS
+    const bool inside = blocks                     ? blocks <= CLS_MAX_BLOCKS
                         : p.path == FASTEST_BLOCK ? rows <= CLS_MAX_BLOCKS
-                                                     : on_chip && rows <= CLS_ON_CHIP_FINISH_ROWS;
+                        : p.path == FASTEST_BULK  ? true /* the CTA that wrote a row's loss counts in */
+                                                   : on_chip && rows <= CLS_ON_CHIP_FINISH_ROWS;
     if (GRAD) {
         op.parts = blocks ? block_parts : nullptr;
         op.loss = inside ? loss : nullptr;
@@ -326,11 +334,12 @@ static void ce_run(float *x, const int *targets, float *losses, float *loss, lon
         if constexpr (GRAD) {
             const op_cross_entropy<true, true> so = {targets, losses, cols, ignore_index, op.scale, nullptr, loss,
                                                      &done[1], losses, rows, (unsigned long long *)(done + 2)};
-            fx_run_rows_op<op_cross_entropy<true, true>>(&p, (const float *)x, cols, x, cols, rows, cols, stream,
+            fx_run_rows_op<op_cross_entropy<true, true>>(&p, (const T *)x, cols, x, cols, rows, cols, stream,
                                                          fx_in2{nullptr, 0}, so);
         }
     } else {
-        fx_run_plan_op<op_cross_entropy<GRAD>>(&p, x, cols, x, cols, rows, cols, stream, fx_in2{nullptr, 0}, op);
+        fx_run_plan_op<op_cross_entropy<GRAD>>(&p, (const T *)x, cols, x, cols, rows, cols, stream, fx_in2{nullptr, 0},
+                                               op);
     }
     if (GRAD && !inside)
         classifier_sum(blocks ? block_parts : losses, blocks ? blocks : rows, sum_parts, &done[1],
@@ -340,32 +349,56 @@ static void ce_run(float *x, const int *targets, float *losses, float *loss, lon
 void classifier_fused(float *logits, const int *targets, float *losses, float *loss, long long rows, long long cols,
                       int ignore_index, train_reduction reduction, cudaStream_t stream)
 {
-    ce_run<true>(logits, targets, losses, loss, rows, cols, ignore_index, reduction, stream);
+    ce_run<true>(logits, targets, losses, loss, rows, cols, ignore_index, reduction, DTYPE_F32, stream);
+}
+
+void classifier_fused_typed(void *logits, const int *targets, float *losses, float *loss, long long rows,
+                            long long cols, int ignore_index, train_reduction reduction, dtype t, cudaStream_t stream)
+{
+    if (t == DTYPE_F16)
+        ce_run<true>((__half *)logits, targets, losses, loss, rows, cols, ignore_index, reduction, t, stream);
+    else if (t == DTYPE_BF16)
+        ce_run<true>((__nv_bfloat16 *)logits, targets, losses, loss, rows, cols, ignore_index, reduction, t, stream);
+    else ce_run<true>((float *)logits, targets, losses, loss, rows, cols, ignore_index, reduction, t, stream);
 }
 
 void cross_entropy_forward(const float *x, const int *targets, float *loss, long long rows, long long cols,
                            int ignore_index, cudaStream_t stream)
 {
     /* x stands for the output too: the loss writes no element of it */
-    ce_run<false>((float *)x, targets, loss, nullptr, rows, cols, ignore_index, TRAIN_SUM, stream);
+    ce_run<false>((float *)x, targets, loss, nullptr, rows, cols, ignore_index, TRAIN_SUM, DTYPE_F32, stream);
+}
+
+fastest_plan classifier_plan_typed_at(long long rows, long long cols, dtype t)
+{
+    return ce_plan<true>((const void *)(uintptr_t)256, rows, cols, t); /* an aligned address, never dereferenced */
 }
 
 fastest_plan classifier_plan_at(long long rows, long long cols)
 {
-    return ce_plan<true>((const float *)(uintptr_t)256, rows, cols); /* an aligned address, never dereferenced */
+    return classifier_plan_typed_at(rows, cols, DTYPE_F32);
 }
 
 fastest_plan loss_plan_at(long long rows, long long cols)
 {
-    return ce_plan<false>((const float *)(uintptr_t)256, rows, cols);
+    return ce_plan<false>((const void *)(uintptr_t)256, rows, cols, DTYPE_F32);
 }
 
-const char *classifier_path_name(long long rows, long long cols)
+const char *classifier_path_name(long long rows, long long cols, dtype t)
 {
-    return train_engine_name(classifier_plan_at(rows, cols), cols, op_cross_entropy<true>::FPT_MIN, 1);
+    static char name[160];
+    const fastest_plan p = classifier_plan_typed_at(rows, cols, t);
+    if (t != DTYPE_F32 && p.path == FASTEST_BLOCK && p.vec4 && !p.peel) { /* fx_rows_held16 */
+        const fx_reg_config c = fx_rows16_for<op_cross_entropy<true>>(fx_reg_index(cols, FX_NWARP));
+        snprintf(name, sizeof name,
+                 "registers as loaded (the row engine's path 2, two elements a register), %d threads per row, "
+                 "%d elements each", c.block, c.fpt);
+        return name;
+    }
+    return train_engine_name(p, cols, op_cross_entropy<true>::FPT_MIN, 1, t);
 }
 
 const char *loss_path_name(long long rows, long long cols)
 {
-    return train_engine_name(loss_plan_at(rows, cols), cols, op_cross_entropy<false>::FPT_MIN, 1);
+    return train_engine_name(loss_plan_at(rows, cols), cols, op_cross_entropy<false>::FPT_MIN, 1, DTYPE_F32);
 }

@@ -18,7 +18,7 @@
 #include <stdio.h>
 
 #include "check.h"
-#include "train_grid.cuh"
+#include "train_engine.h"
 #include "device/rows_run.cuh" /* the row engine, for any operation */
 
 /* log-softmax as an operation of the row engine (common/device/rows_op.cuh):
@@ -53,7 +53,7 @@ fastest_plan log_softmax_plan_at(long long rows, long long cols)
 
 const char *log_softmax_path_name(long long rows, long long cols)
 {
-    return train_engine_name(log_softmax_plan_at(rows, cols), cols, op_log_softmax::FPT_MIN, 1);
+    return train_engine_name(log_softmax_plan_at(rows, cols), cols, op_log_softmax::FPT_MIN, 1, DTYPE_F32);
 }
 
 void log_softmax_forward(const float *x, float *out, long long rows, long long cols, cudaStream_t stream)

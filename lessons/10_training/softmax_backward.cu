@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "check.h"
-#include "train_grid.cuh"
+#include "train_engine.h"
 #include "device/rows_run.cuh" /* the row engine, for any operation */
 
 /* The backward as an operation of the row engine (rows_op.cuh): the row's
@@ -46,7 +46,7 @@ fastest_plan backward_plan_at(long long rows, long long cols)
 
 const char *backward_path_name(long long rows, long long cols)
 {
-    return train_engine_name(backward_plan_at(rows, cols), cols, op_softmax_backward::FPT_MIN, 2);
+    return train_engine_name(backward_plan_at(rows, cols), cols, op_softmax_backward::FPT_MIN, 2, DTYPE_F32);
 }
 
 void softmax_backward(const float *y, const float *dy, float *dx, long long rows, long long cols,

@@ -1,13 +1,14 @@
-/* Lesson 10: the reduced loss's building blocks, shared by the float
- * classifier on the row engine (classifier.cu) and the 16-bit one
- * (classifier_fused.cu): a block's sum in a fixed order, the last block
- * counted in, its total over n values, and the loss slots of small grids.
+/* Lesson 10: the reduced loss's building blocks, which the classifier's
+ * operation ends with on every path (classifier.cu): a block's sum in a
+ * fixed order, the last block counted in, its total over n values, and
+ * the loss slots of small grids.
  * Every total is added in the same order and tree whichever block makes
  * it: the same bits every run. */
 #ifndef LESSON10_TRAIN_LOSS_CUH
 #define LESSON10_TRAIN_LOSS_CUH
 
-#include "train_grid.cuh" /* classifier_scale, CLS_SLOT_ROWS */
+#include "train_engine.h" /* classifier_scale, CLS_SLOT_ROWS */
+#include "device/grid_sync.cuh" /* FASTEST_GPU_CODE, <cuda/atomic> for the emulator */
 #include "device/row_reduce.cuh"
 
 /* Thread 0 only: counts its block (or row) in at *done and returns true

@@ -87,7 +87,7 @@ void classifier_fused(float *logits, const int *targets, float *losses, float *l
 /* The same over 16-bit logits (t = DTYPE_F16 or DTYPE_BF16, or DTYPE_F32,
  * which is classifier_fused): widened to float on the load, float32
  * arithmetic, the gradient rounded once to t on the store, in place.
- * 4 bytes per element while the row fits on chip. */
+ * 4 bytes per element while the row fits on chip, 6 split. */
 void classifier_fused_typed(void *logits, const int *targets, float *losses, float *loss, long long rows,
                             long long cols, int ignore_index, train_reduction reduction, dtype t,
                             cudaStream_t stream);
@@ -96,26 +96,23 @@ void classifier_fused_typed(void *logits, const int *targets, float *losses, flo
  * that needs one allocates it again). */
 void train_release(void);
 
-/* For the tests: the workspace's synchronisation words (the on-chip
- * path's counters, the classifier's count and loss slots) and how many
+/* For the tests: the workspace's synchronisation words (the classifier's
+ * counters and loss slots) and how many
  * (*count; NULL and 0 before a kernel needed them). Every launch leaves
  * them at 0, so that the next one needs no memset. */
 const unsigned *train_sync_words(long long *count);
 
 /* How rows longer than TRAIN_REG_MAX_COLS run: TRAIN_LONG_AUTO where the
- * row engine's dispatcher puts them (float rows: on chip when their
- * pieces fit on the GPU at once, in a thread-block cluster each where
- * that pays, on sm_90; else split; the loss always as a read pass). The
- * classifier's aligned 16-bit rows of 1 to 8 pieces of 64 KB go to
- * clusters whose pieces are loaded by bulk copies, where every SM gets a
- * CTA.
- * For the tests and the lesson's comparisons: TRAIN_LONG_SPLIT always
- * split (read twice); TRAIN_LONG_GRID on chip but never in clusters (the
- * pieces meet in the workspace); TRAIN_LONG_CLUSTER in clusters loaded by
- * the threads wherever they fit, however few the rows (float rows of one
- * input); TRAIN_LONG_BULK the 16-bit classifier's bulk-loaded clusters
- * wherever they fit, the rest as TRAIN_LONG_AUTO. The same results every
- * way, within the tolerances of train_check.h. */
+ * row engine's dispatcher puts them (on chip when their pieces fit on the
+ * GPU at once, in a thread-block cluster each where that pays, on sm_90;
+ * else split; the loss always as a read pass). For the tests and the
+ * lesson's comparisons: TRAIN_LONG_SPLIT always split (read twice);
+ * TRAIN_LONG_GRID on chip but never in clusters (the pieces meet in the
+ * workspace); TRAIN_LONG_CLUSTER in clusters loaded by the threads
+ * wherever they fit, however few the rows (one-input operations);
+ * TRAIN_LONG_BULK the classifier's 16-bit rows in clusters loaded by bulk
+ * copies wherever they fit, the rest as TRAIN_LONG_AUTO. The same results
+ * every way, within the tolerances of train_check.h. */
 typedef enum {
     TRAIN_LONG_AUTO = 0,
     TRAIN_LONG_SPLIT = 1,
@@ -129,10 +126,12 @@ void train_set_long_rows(train_long_rows mode);
  * makes for contiguous aligned rows x cols under the current
  * train_set_long_rows mode (log_softmax.cu). */
 fastest_plan log_softmax_plan_at(long long rows, long long cols);
-/* The same for the backward (softmax_backward.cu), and for float logits
- * the classifier's and the loss's (classifier.cu). */
+/* The same for the backward (softmax_backward.cu), the loss's and the
+ * classifier's (classifier.cu), the classifier's for logits of storage
+ * type t too. */
 fastest_plan backward_plan_at(long long rows, long long cols);
 fastest_plan classifier_plan_at(long long rows, long long cols);
+fastest_plan classifier_plan_typed_at(long long rows, long long cols, dtype t);
 fastest_plan loss_plan_at(long long rows, long long cols);
 
 /* The four kernels, for the two queries below. */
@@ -149,20 +148,6 @@ const char *train_path_name_typed(train_kernel k, long long rows, long long cols
  * k runs at rows x cols (float32) in the long-row mode set now; 0 when
  * its rows do not go to clusters. */
 int train_cluster_size(train_kernel k, long long rows, long long cols);
-
-/* The blocks per row of the classifier's bulk-loaded clusters at
- * rows x cols of 16-bit storage type t in an aligned view (cols a
- * multiple of 8, the logits 16-byte aligned), in the long-row mode set
- * now; 0 where it does not take them (float logits: the row engine's
- * paths, none bulk-loaded). */
-int classifier_bulk_size(long long rows, long long cols, dtype t);
-/* Whether the classifier holds rows x cols of 16-bit logits (t float16
- * or bfloat16) in an aligned view as loaded, one row per block: rows of
- * 1025 to 32768 elements, past 8192 by default and with a row per SM. */
-int classifier_rows_held(long long rows, long long cols, dtype t);
-/* The elements of each of those c blocks' pieces (whole 16-byte vectors;
- * the last piece may be shorter). */
-long long classifier_bulk_seg(long long cols, int c, dtype t);
 
 /* Whether kernel k reads each element once at rows x cols in storage
  * type t (the row in registers, or on chip across blocks; the loss

@@ -1,0 +1,161 @@
+/* Taught in lesson 8. Path 3b of the row engine (path3b_bulk.cu says how
+ * it works) for any operation that keeps exp(x - m) (rows_op.cuh,
+ * KEEP_EXP) and reads one input: the kernel, its fit and its launcher as
+ * templates, which path3b_bulk.cu instantiates for the softmax and lesson
+ * 10 for its classifier over 16-bit logits. */
+#ifndef COMMON_DEVICE_PATH3B_BULK_CUH
+#define COMMON_DEVICE_PATH3B_BULK_CUH
+#include <limits.h>
+#include <math.h>
+
+#include "bulk_copy.cuh"
+#include "check.h"
+#include "cluster_launch.h"
+#include "fastest_paths.h"
+#include <cooperative_groups.h>
+
+/* One row per cluster; CTA `rank` holds elements [rank x seg, ...) of the
+ * row's body, at most seg, all in dynamic shared memory. VEC: elements per
+ * 16-byte vector (4 floats, 8 16-bit values). mis: x's offset from 16
+ * bytes in elements (PEEL only). A ROW operation's column is picked from
+ * the piece in shared memory, so no thread waits on global memory for it;
+ * its lead writes the row's value and counts in before its CTA's stores,
+ * so that the fence waits for that alone (paths 3 and 3g do the same). */
+template <class OP, int VEC, bool PEEL, class T>
+__global__ void __launch_bounds__(FX_BULK_BLOCK)
+fastest_bulk_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, int cols, int seg,
+                    int mis, OP op)
+{
+    static_assert(OP::NIN == 1 && OP::KEEP_EXP, "out(exp(x - m), f) from the piece");
+#if FX_CLUSTER_CODE
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    /* 128-byte aligned: the copy engine writes shared memory in 128-byte
+     * lines. At the 16-byte alignment float4 gives (304 bytes in, after the
+     * static arrays) the L1 is busier: 105.6 us at 1024 x 65536 float16
+     * against 94.6 us with the buffer 384 bytes in (H100, ncu). */
+    extern __shared__ __align__(128) float4 fastest_bulk_smem[];
+    T *srow = reinterpret_cast<T *>(fastest_bulk_smem);
+    __shared__ unsigned long long landed[FX_BULK_CHUNKS];
+    __shared__ float red_m[32], red_d[32];
+
+    const int C = (int)cluster.num_blocks();
+    const int rank = (int)cluster.block_rank();
+    const long long row = (long long)blockIdx.x / C;
+    const T *xr = x + row * ldx;
+    const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
+    const int nvec = fx_piece_len((int)(cut.nvec * VEC), rank, seg) / VEC;
+    const long long begin = cut.head + (long long)rank * seg;
+    if (threadIdx.x == 0) fx_bulk_start<VEC>(landed, srow, xr + begin, nvec);
+    fx_row_t<OP> rc{};
+    if constexpr (OP::ROW) rc = op.begin(row);
+    __syncthreads(); /* the barriers are initialised before anyone waits on them */
+    online_md s = fx_bulk_fold<VEC>(landed, srow, nvec);
+    /* PEEL: CTA 0's first threads fold one head or tail element each. */
+    const bool has_extra = PEEL && rank == 0 && (int)threadIdx.x < cut.nextra;
+    float extra = -INFINITY;
+    if (has_extra) {
+        extra = elem_load(xr + fx_extra_at<T>(cut, threadIdx.x));
+        s = fx_push<fx_bulk_exp_type, 1>(s, &extra);
+    }
+    [[maybe_unused]] bool owner = false; /* ROW: this thread stores the vector that holds column c */
+    if constexpr (OP::ROW) {
+        const long long c = op.col(rc);
+        owner = fx_row_owner(c, begin, begin + (long long)nvec * VEC, VEC, FX_BULK_BLOCK, (int)threadIdx.x);
+        if (owner) op.pick(&rc, elem_load(srow + (c - begin))); /* every chunk has landed: the fold waited */
+        if (threadIdx.x == 0) *fx_row_last() = false; /* the merge's barriers come before the lead */
+    }
+    const online_md r = fx_cluster_exchange(online_md_row_merge<FX_BULK_BLOCK>(s, red_m, red_d), C);
+    const float shift = online_md_shift(r.m);
+    const typename OP::fin f = fx_finish(op, r.m, r.d, rc);
+    if constexpr (OP::ROW) fx_row_piece_lead(op, rc, f, owner, rank == 0);
+
+    /* The way out, as path 3's shared-memory part (fx_piece_write),
+     * unrolled so that each thread has several loads from shared memory
+     * in flight: 93.4 % of the copy at 1024 x 65536 float16 against 92.0 %
+     * rolled, H100. */
+    T *yr = y + row * ldy;
+    T *yb = yr + begin;
+#pragma unroll 4
+    for (int i = threadIdx.x; i < (OP::OUT ? nvec : 0); i += FX_BULK_BLOCK) {
+        float w[VEC];
+        load_vec<VEC>(srow + i * VEC, w);
+#pragma unroll
+        for (int j = 0; j < VEC; j++) w[j] = OP::out(fx_exp<fx_bulk_exp_type>(w[j] - shift), f);
+        if constexpr (PEEL) fx_store_peel<VEC>(yb + i * VEC, w);
+        else store_vec<VEC>(yb + i * VEC, w);
+    }
+    if (OP::OUT && has_extra)
+        elem_store(yr + fx_extra_at<T>(cut, threadIdx.x), OP::out(fx_exp<fx_bulk_exp_type>(extra - shift), f));
+    if constexpr (OP::ROW) fx_row_piece_end(op, rc, f, yr, owner, red_m);
+    cluster.barrier_wait(); /* nobody reads this CTA's state any more */
+#else
+    (void)x, (void)ldx, (void)y, (void)ldy, (void)cols, (void)seg, (void)mis, (void)op;
+#endif
+}
+
+template <class OP, class T>
+using fx_bulk_fn_t = void (*)(const T *, long long, T *, long long, int, int, int, OP);
+
+template <class OP, class T>
+static fx_bulk_fn_t<OP, T> fx_bulk_kernel_op(bool peel)
+{
+    constexpr int VEC = (int)(16 / sizeof(T));
+    if constexpr (OP::ROW) { /* rows never peeled */
+        (void)peel;
+        return fastest_bulk_kernel<OP, VEC, false, T>;
+    } else {
+        return peel ? fastest_bulk_kernel<OP, VEC, true, T> : fastest_bulk_kernel<OP, VEC, false, T>;
+    }
+}
+
+/* Path 3b's cluster for a row of cols elements of type T: c = the fewest
+ * CTAs whose pieces of at most fx_bulk_max_piece bytes hold the row,
+ * 2 <= c <= FX_BULK_MAX_C, and seg elements per CTA (whole 16-byte
+ * vectors). 0 where no such cluster fits this GPU. Cached per element
+ * size and c: the plan runs before every launch. */
+template <class OP, class T>
+static int fx_bulk_shape_op(long long cols, int *c_out, long long *seg_out)
+{
+    static long long piece = -1;
+    static int fits[FX_BULK_MAX_C + 1]; /* 0: not asked yet; the answer + 1 */
+    const fx_bulk_fn_t<OP, T> k = fx_bulk_kernel_op<OP, T>(false);
+    if (piece < 0) {
+        piece = fx_bulk_max_piece(k);
+        /* The peeled kernel: the same shared memory, and the same fit
+         * (its registers do not limit 3 CTAs of 256 threads an SM). */
+        if (piece > 0)
+            CUDA_CHECK(cudaFuncSetAttribute(fx_bulk_kernel_op<OP, T>(true),
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)piece));
+    }
+    const long long bytes = cols * (long long)sizeof(T);
+    const long long c = piece > 0 ? (bytes + piece - 1) / piece : 0;
+    if (c < 2 || c > FX_BULK_MAX_C) return 0;
+    const int vec = (int)(16 / sizeof(T));
+    const long long seg = ((cols + c - 1) / c + vec - 1) / vec * vec;
+    if (!fits[c]) fits[c] = 1 + (fx_bulk_clusters(k, (int)c, piece) >= 1);
+    if (fits[c] != 2) return 0;
+    *c_out = (int)c;
+    *seg_out = seg;
+    return 1;
+}
+
+/* Runs plan p (path 3b) with operation OP, rows in batches so that one
+ * grid stays within 2^31 - 1 CTAs. */
+template <class OP, class T>
+static void fx_run_bulk_op(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
+                           long long cols, cudaStream_t stream, const OP &op = OP{})
+{
+    const long long batch_max = INT_MAX / p->cluster;
+    for (long long r0 = 0; r0 < rows; r0 += batch_max) {
+        const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
+        cudaLaunchAttribute attr[1];
+        cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(n * p->cluster), p->block, p->cluster,
+                                                  (size_t)p->smem_bytes, stream, attr);
+        CUDA_CHECK(cudaLaunchKernelEx(&lc, fx_bulk_kernel_op<OP, T>(p->peel), x + r0 * ldx, ldx, y + r0 * ldy, ldy,
+                                      (int)cols, (int)p->segment, fx_mis(x + r0 * ldx), fx_op_at(op, r0)));
+        CUDA_CHECK_LAUNCH();
+    }
+}
+
+#endif

@@ -1,0 +1,53 @@
+/* Lesson 10: what the lesson's operations share on the row engine
+ * (common/device/rows_run.cuh): the workspace of the reduced loss, the
+ * path each operation asks for, the paths by name, and the classifier's
+ * small launches (classifier.cu). */
+#ifndef LESSON10_TRAIN_ENGINE_H
+#define LESSON10_TRAIN_ENGINE_H
+#include <stddef.h>
+
+#include "f16.h"
+#include "training.h"
+#include "device/rows.h" /* the row engine: its paths and plans */
+
+/* The workspace (train_work.cu): grown on demand and kept, so the timed
+ * runs allocate nothing; its counters, zeroed when allocated and left at
+ * 0 by every kernel. */
+void *train_workspace(size_t bytes);
+unsigned *train_sync_counters(long long count);
+
+/* The engine path the operations ask for: paths 1 and 2 up to
+ * TRAIN_REG_MAX_COLS, past it what train_set_long_rows says (AUTO: the
+ * dispatcher's choice; SPLIT, GRID, CLUSTER, BULK: that path where the
+ * shape fits it). */
+fastest_path train_engine_want(long long cols);
+
+/* The engine's plan p for rows of cols elements of type t by name, for
+ * an operation whose threads of paths 1 and 2 hold at least fpt_min
+ * elements of each of its nin inputs (train_work.cu); each operation's
+ * path by name (log_softmax.cu, softmax_backward.cu, classifier.cu). */
+const char *train_engine_name(fastest_plan p, long long cols, int fpt_min, int nin, dtype t);
+const char *log_softmax_path_name(long long rows, long long cols);
+const char *backward_path_name(long long rows, long long cols);
+const char *classifier_path_name(long long rows, long long cols, dtype t);
+const char *loss_path_name(long long rows, long long cols);
+
+/* The mean's count of rows not ignored and the dloss of such a row (1 /
+ * count; 0 / 0 and inf when every row is ignored: no row uses it). */
+typedef struct {
+    unsigned count;
+    float dloss;
+} classifier_scale;
+
+/* The most blocks of the small launches, the most blocks of paths 1 and 2
+ * that finish the reduced loss themselves, and the most rows on chip that
+ * do (classifier.cu). */
+#define CLS_MAX_PARTS 1024
+#define CLS_MAX_BLOCKS 4096
+#define CLS_ON_CHIP_FINISH_ROWS 2048
+/* Rows that finish the reduced loss through the loss slots (classifier.cu,
+ * ce_slot_put): 16 KB of them after the two counters. */
+#define CLS_SLOT_ROWS 2048
+static_assert(CLS_ON_CHIP_FINISH_ROWS <= CLS_SLOT_ROWS, "a slot for every row that finishes in the kernel");
+
+#endif
