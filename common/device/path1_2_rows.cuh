@@ -24,12 +24,34 @@ __device__ __forceinline__ float fx_rows_out(const float *v, const float *w, int
 }
 
 /* Whether a ROW operation takes its column from the registers in rows of
- * tpr lanes of fpt floats (rows_op.cuh, pick_regs). */
-template <class OP>
+ * tpr lanes of fpt elements of T (rows_op.cuh, pick_regs). */
+template <class OP, class T>
 __host__ __device__ static constexpr bool fx_pick_regs(int fpt, int tpr)
 {
-    if constexpr (OP::ROW) return tpr <= 32 && OP::pick_regs(fpt, tpr);
+    if constexpr (OP::ROW) return tpr <= 32 && OP::pick_regs(fpt, tpr, (int)sizeof(T));
     else return (void)fpt, (void)tpr, false;
+}
+
+/* Class c as operation OP runs it: at least OP::FPT_MIN floats a thread,
+ * with proportionally fewer lanes. An operation whose finish costs each
+ * thread more than the softmax's one division (log-softmax's log) pays it
+ * on fewer threads: at N = 32 on the H200 log-softmax ran 0.6 % slower with
+ * path 1's 8 lanes of 4 floats than with 4 lanes of 8. */
+static constexpr fx_reg_config fx_reg_op(fx_reg_config c, int fpt_min)
+{
+    return c.fpt >= fpt_min ? c
+                            : fx_reg_config{c.max_cols, c.tpr * c.fpt >= fpt_min ? c.tpr * c.fpt / fpt_min : 1, fpt_min,
+                                            c.block};
+}
+
+/* Class i's configuration as OP runs it on rows of T in accesses of vec
+ * elements: at least OP::FPT_MIN elements a thread (fx_reg_op), and in
+ * path 1's classes of 16-bit rows at least FPT_MIN16 (rows_op.cuh). */
+template <class OP, class T>
+static constexpr fx_reg_config fx_op_class(int i, int vec)
+{
+    if constexpr (fx_is_float<T>) return fx_reg_op(fx_reg_for(i, vec), OP::FPT_MIN);
+    else return fx_reg_op(fx_reg_for(i, vec), i < FX_NWARP ? OP::FPT_MIN16 : OP::FPT_MIN);
 }
 
 /* Whether OP runs on path 1 only (a ROW operation's PATH1_ONLY): its
@@ -39,6 +61,24 @@ __host__ __device__ static constexpr bool fx_path1_only(void)
 {
     if constexpr (OP::ROW) return OP::PATH1_ONLY;
     else return false;
+}
+
+/* The blocks per SM paths 1 and 2's kernel caps its registers for: none,
+ * but for a ROW operation's 16-bit rows in 16-byte vectors of 16 elements
+ * a thread, in blocks of up to 512 threads: 1536 threads an SM (40
+ * registers; not its PATH1_ONLY kernels, which the cap made spill). Left
+ * alone, ptxas gave the classifier's bfloat16 rows of 2048 48 registers,
+ * 1280 threads an SM: 87.6 % of the copy at 32768 x 2048 against 90.6
+ * with the cap (H100). Measured on sm_90 only. */
+template <class OP, class T>
+static constexpr int fx_rows_min_blocks(int vec, int fpt, int block)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+    return (void)vec, (void)fpt, (void)block, 0;
+#else
+    return OP::ROW && !fx_path1_only<OP>() && !fx_is_float<T> && vec == 8 && fpt == 16 && block <= 512 ? 1536 / block
+                                                                                                     : 0;
+#endif
 }
 
 /* A ROW operation's column taken from the registers: the row's max and
@@ -130,7 +170,7 @@ __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long 
             }
         }
         /* ROW: the row's column c, and whether this thread holds it */
-        constexpr bool PK = fx_pick_regs<OP>(FPT, TPR);
+        constexpr bool PK = fx_pick_regs<OP, T>(FPT, TPR);
         [[maybe_unused]] int c = -1; /* cols <= 32768 here */
         [[maybe_unused]] bool owner = false;
         if constexpr (OP::ROW) {
@@ -215,7 +255,7 @@ __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long 
  * may be x2, as lesson 10's backward allows dx = dy: every element is read
  * before its thread writes it, and x2 and y are not __restrict__). */
 template <class OP, int VEC, bool PEEL, int FPT, int TPR, int BLOCK, class T = float>
-__global__ void __launch_bounds__(BLOCK)
+__global__ void __launch_bounds__(BLOCK, (fx_rows_min_blocks<OP, T>(VEC, FPT, BLOCK)))
 fastest_rows_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy,
                     long long rows, int cols, int mis, OP op)
 {
@@ -357,23 +397,11 @@ static bool fx_rows_held16(int i)
     return OP::ROW || fx_reg_blocks_per_sm(i) <= 2;
 }
 
-/* Class c as operation OP runs it: at least OP::FPT_MIN floats a thread,
- * with proportionally fewer lanes. An operation whose finish costs each
- * thread more than the softmax's one division (log-softmax's log) pays it
- * on fewer threads: at N = 32 on the H200 log-softmax ran 0.6 % slower with
- * path 1's 8 lanes of 4 floats than with 4 lanes of 8. */
-static constexpr fx_reg_config fx_reg_op(fx_reg_config c, int fpt_min)
-{
-    return c.fpt >= fpt_min ? c
-                            : fx_reg_config{c.max_cols, c.tpr * c.fpt >= fpt_min ? c.tpr * c.fpt / fpt_min : 1, fpt_min,
-                                            c.block};
-}
-
 template <class OP, int VEC, bool PEEL, int I, class T = float>
 static void fx_launch_rows(const T *x, long long ldx, T *y, long long ldy, long long rows,
                            long long cols, cudaStream_t stream, fx_in2 in2, const OP &op)
 {
-    constexpr fx_reg_config C = fx_reg_op(fx_reg_for(I, VEC), OP::FPT_MIN);
+    constexpr fx_reg_config C = fx_op_class<OP, T>(I, VEC);
     static_assert(C.fpt % 4 == 0 && C.tpr * C.fpt >= C.max_cols, "capacity holds the class");
     if constexpr (OP::NIN == 2) {
         void (*kernel)(const float *, long long, const float *, long long, float *, long long, long long, int, int) =
@@ -427,9 +455,12 @@ static void fx_run_rows_op(const fastest_plan *p, const T *x, long long ldx, T *
             fx_run_rows16_at<OP>(i, x, ldx, y, ldy, rows, cols, stream, op);
             return;
         }
-    if (p->peel && fx_reg_op(fx_reg_for(i, V), OP::FPT_MIN).tpr >= extras)
-        fx_run_rows_at<OP, V, true>(i, x, ldx, y, ldy, rows, cols, stream, in2, op);
-    else if (p->peel) fx_run_rows_at<OP, 1, false>(i, x, ldx, y, ldy, rows, cols, stream, in2, op);
+    if constexpr (!OP::ROW) /* a ROW operation's rows are never peeled (rows_op.cuh) */
+        if (p->peel && fx_op_class<OP, T>(i, V).tpr >= extras) {
+            fx_run_rows_at<OP, V, true>(i, x, ldx, y, ldy, rows, cols, stream, in2, op);
+            return;
+        }
+    if (p->peel) fx_run_rows_at<OP, 1, false>(i, x, ldx, y, ldy, rows, cols, stream, in2, op);
     else if (p->vec4) fx_run_rows_at<OP, V, false>(i, x, ldx, y, ldy, rows, cols, stream, in2, op);
     else fx_run_rows_at<OP, 1, false>(i, x, ldx, y, ldy, rows, cols, stream, in2, op);
 }

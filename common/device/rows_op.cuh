@@ -17,7 +17,9 @@
  *             their thread's own max m_t (paths 3 and 3g), the fin that
  *             gives their output, c being exp(m_t - m),
  *   FPT_MIN   the fewest floats a thread of paths 1 and 2 holds
- *             (path1_2_rows.cuh's fx_reg_op),
+ *             (path1_2_rows.cuh's fx_reg_op); FPT_MIN16 the fewest 16-bit
+ *             elements a thread of path 1 holds (operations that run on
+ *             16-bit rows),
  *   NIN       1.
  *
  * An operation of two inputs a and b (NIN = 2, float rows: lesson 10's
@@ -50,8 +52,9 @@
  *   counts(), count_in(), total(red)  paths 2, 3 and 3g (a row per block
  *                    or more), where counts(): the lead counts its row in;
  *                    the block counted in last calls total in all threads,
- *   pick_regs(fpt, tpr)  true: in paths 1 and 2 with rows of tpr lanes of
- *                    fpt floats, x[col] comes from the registers (a
+ *   pick_regs(fpt, tpr, esize)  true: in paths 1 and 2 with rows of tpr
+ *                    lanes of fpt elements of esize bytes, x[col] comes
+ *                    from the registers (a
  *                    compare per element, reduced with the max) and every
  *                    element's output is out_at(v, f, is_col) (a compare
  *                    per element) in place of pick and fix, which cost a
@@ -175,7 +178,7 @@ struct rows_op_softmax {
     static constexpr int NIN = 1;
     static constexpr bool ROW = false, OUT = true;
     static constexpr bool KEEP_EXP = true;
-    static constexpr int FPT_MIN = 4; /* every class of FX_REG as it is */
+    static constexpr int FPT_MIN = 4, FPT_MIN16 = 4; /* every class of FX_REG as it is */
     struct fin {
         float scale;
     };

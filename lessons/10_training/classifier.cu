@@ -53,7 +53,10 @@ template <bool GRAD, bool SLOTS = false>
 struct op_cross_entropy {
     static constexpr int NIN = 1;
     static constexpr bool ROW = true, OUT = GRAD, KEEP_EXP = true, PATH1_ONLY = SLOTS;
-    static constexpr int FPT_MIN = 8; /* lanes of 8 floats at least: fewer lanes to reduce x[t] over */
+    /* lanes of 8 floats at least: fewer lanes to reduce x[t] over; in
+     * path 1, of 16 16-bit elements, two 16-byte vectors in flight
+     * (float16 rows of 64: 82 % of the 16-bit copy against 69 with 8, H200) */
+    static constexpr int FPT_MIN = 8, FPT_MIN16 = 16;
     typedef ce_row row;
     struct fin {
         float scale, fixed, m, d, dloss;
@@ -122,9 +125,15 @@ struct op_cross_entropy {
     /* Float rows of up to 256 take x[t] from the registers and compare
      * every column with t: their pass is so short that a second load,
      * which waits for the target, lengthens it (91.4 % of the copy against
-     * 83.2 at N = 32, H100;
-     * docs/experiments/training-classifier-registers.md). */
-    __host__ __device__ static constexpr bool pick_regs(int fpt, int tpr) { return fpt * tpr <= 256; }
+     * 83.2 at N = 32, H100). 16-bit rows, half the bytes an element, cannot
+     * hide a compare and a select per element (float16 at N = 256: 76.8 %
+     * of the 16-bit copy with the load, 66.5 with the compares, H200),
+     * except in the kernels with loss slots, so short that the load costs
+     * more (docs/experiments/training-classifier-registers.md). */
+    __host__ __device__ static constexpr bool pick_regs(int fpt, int tpr, int esize)
+    {
+        return esize == 4 ? fpt * tpr <= 256 : SLOTS;
+    }
     static __device__ __forceinline__ float out_at(float e, fin f, bool is_t)
     {
         return f.plain ? (is_t ? (e * f.scale - f.dloss) : e * f.scale) : f.fixed;
@@ -294,8 +303,9 @@ static fastest_plan ce_plan(const void *x, long long rows, long long cols, dtype
 static long long ce_row_blocks(const fastest_plan *p, long long rows, long long cols, dtype t)
 {
     if (p->path != FASTEST_WARP) return 0;
+    typedef op_cross_entropy<true> OP;
     const int i = fx_reg_index(cols, 0), vec = !p->vec4 ? 1 : t == DTYPE_F32 ? 4 : 8;
-    const fx_reg_config c = fx_reg_op(fx_reg_for(i, vec), op_cross_entropy<true>::FPT_MIN);
+    const fx_reg_config c = t == DTYPE_F32 ? fx_op_class<OP, float>(i, vec) : fx_op_class<OP, __half>(i, vec);
     return fx_grid(rows, c.block / c.tpr);
 }
 
@@ -395,7 +405,9 @@ const char *classifier_path_name(long long rows, long long cols, dtype t)
                  "%d elements each", c.block, c.fpt);
         return name;
     }
-    return train_engine_name(p, cols, op_cross_entropy<true>::FPT_MIN, 1, t);
+    typedef op_cross_entropy<true> OP; /* FPT_MIN16: path 1's 16-bit rows only (fx_op_class) */
+    const int fpt_min = t != DTYPE_F32 && p.path == FASTEST_WARP ? OP::FPT_MIN16 : OP::FPT_MIN;
+    return train_engine_name(p, cols, fpt_min, 1, t);
 }
 
 const char *loss_path_name(long long rows, long long cols)
