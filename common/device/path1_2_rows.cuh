@@ -208,6 +208,13 @@ __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long 
                 if constexpr (TPR == BLOCK)
                     if (op.counts() && op.count_in()) *fx_row_last() = true;
             }
+        /* 16-bit rows: column c's output made before the stores, so that
+         * the row's state it needs is dead during them: bfloat16 rows of
+         * 32 ran 11 % faster so; float rows of 512, 4 % slower (H200). */
+        constexpr bool FIX_EARLY = OP::ROW && OP::OUT && !PK && !fx_is_float<T>;
+        [[maybe_unused]] float fixv = 0.0f;
+        if constexpr (FIX_EARLY)
+            if (owner) fixv = op.fix(r, f);
         T *yr = y + (live ? row : 0) * ldy;
         T *yb = yr + cut.head;
 #pragma unroll
@@ -237,7 +244,7 @@ __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long 
          * loop that goes round comes here, and only with a block per row. */
         if constexpr (TWO && TPR > 32) __syncthreads();
         if constexpr (OP::ROW && OP::OUT && !PK)
-            if (owner) elem_store(yr + c, op.fix(r, f)); /* after its vector's store */
+            if (owner) elem_store(yr + c, FIX_EARLY ? fixv : op.fix(r, f)); /* after its vector's store */
     }
     if constexpr (OP::ROW && TPR == BLOCK) {
         if (op.counts()) {
