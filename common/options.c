@@ -5,7 +5,9 @@
  * is checked in full, and every problem gets one line that names the flag. */
 #include "options.h"
 
+#include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* rows * cols may not exceed this: 2^40 floats is 4 TiB, far beyond any GPU,
@@ -143,6 +145,29 @@ int options_take(int argc, char **argv, int *i, const char *const *names, int n,
         else *value = NULL;
         return k;
     }
+    return -1;
+}
+
+int options_int(const char *flag, const char *s, long lo, long hi, int *out, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    const long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || s[0] == ' ' || s[0] == '+' || errno == ERANGE || v < lo || v > hi) {
+        snprintf(err, errlen, "%s: '%.40s' is not a whole number from %ld to %ld", flag, s, lo, hi);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+int options_choice(const char *flag, const char *s, const char *const *names, int n, char *err, size_t errlen)
+{
+    for (int k = 0; k < n; k++)
+        if (strcmp(s, names[k]) == 0) return k;
+    size_t used = (size_t)snprintf(err, errlen, "%s: '%.40s' is not", flag, s);
+    for (int k = 0; k < n && used < errlen; k++)
+        used += (size_t)snprintf(err + used, errlen - used, "%s %s", k == 0 ? "" : k == n - 1 ? " or" : ",", names[k]);
     return -1;
 }
 

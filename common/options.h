@@ -60,6 +60,13 @@ int options_parse(options *o, int argc, char **argv, char *err, size_t errlen);
  * argv[*i] is none of them. */
 int options_take(int argc, char **argv, int *i, const char *const *names, int n, const char **value);
 
+/* A lesson flag's value: a whole number in [lo, hi] into *out (0), or a
+ * one-line message in err (-1). */
+int options_int(const char *flag, const char *s, long lo, long hi, int *out, char *err, size_t errlen);
+/* The index of s among the n names, or -1 with "flag: 's' is not a, b or
+ * c" in err. */
+int options_choice(const char *flag, const char *s, const char *const *names, int n, char *err, size_t errlen);
+
 /* The option summary printed by --help. */
 void options_usage(FILE *f, const char *prog);
 

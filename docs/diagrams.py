@@ -809,8 +809,114 @@ def lesson11(out):
     return save(fig, out, "idea-lesson11.png")
 
 
+# ---- the architecture: blocks, engine, lessons' kernels (docs/architecture.md) --
+
+def architecture(out):
+    """common/device/: each file's first line says which lesson teaches it; rows_op.cuh
+    is what an operation supplies, rows_plan.cu + fastest_typed.cu the dispatcher,
+    path*.cu(h) the paths; lessons 8-11 run on the engine (lessons/*/ includes)."""
+    def card(ax, x, y, w, h, head, body, hc, fs=6.8, hh=2.0):
+        """A box with a header band in colour hc (head) over its text (body)."""
+        box(ax, x, y, w, h, fc="white", lw=0.8)
+        r, g, b = matplotlib.colors.to_rgb(hc)
+        box(ax, x, y + h - hh, w, hh, fc=hc, lw=0.8, text=head, fs=fs + 0.4,
+            tc="white" if 0.299 * r + 0.587 * g + 0.114 * b < 0.55 else st.INK)
+        ax.text(x + w / 2, y + (h - hh) / 2, body, ha="center", va="center", fontsize=fs, color=st.INK,
+                linespacing=1.3)
+
+    def L(n):
+        return st.LESSON.get(n, st.VARIANTS[0])  # lesson 10 has no colour of its own in figstyle
+
+    fig, ax = canvas(11, 7.7, (0, 100), (0, 70))
+    # top: the lessons' kernels, as instances of the engine (8-11) or of their own (1-7)
+    ty, th = 57.5, 11.0
+    card(ax, 1, ty, 28, th, "lessons 1-7: kernels of their own",
+         "1 naive  ·  2 stable\n3 three-pass (block_reduce.h)\n4 warp (warp_reduce.h)\n"
+         "5 fused  ·  6 online  ·  7 attention", "#dddddd", fs=7)
+    tops = [(8, 32.0, "the softmax, float32:\nfx_run_typed, all\nseven paths"),
+            (9, 48.75, "the softmax, 16-bit:\nT = __half, __nv_bfloat16\n(+ half_fused.cu)"),
+            (10, 65.5, "operations:\nop_log_softmax\nop_softmax_backward\nop_cross_entropy"),
+            (11, 82.25, "a row split over GPUs:\npath 4's kernels per\nslice, (m, d) over NCCL")]
+    for n, x, body in tops:
+        card(ax, x, ty, 16.75, th, f"lesson {n}", body, L(n), fs=7)
+    # middle: the row engine
+    p8 = L(8)
+    ey, eh = 24.5, 30.5
+    box(ax, 31, ey, 68.5, eh, fc="#f3f3f3", ec="#888888", lw=0.8)
+    ax.text(32, ey + eh - 1.3, "the row engine (common/device/), taught in lesson 8", fontsize=8.5,
+            fontweight="bold", va="center")
+    card(ax, 33, 44.5, 30.5, 7.5, "rows.h: fx_run_typed",
+         "the softmax (rows_op_softmax) over rows\nof any length and storage type", p8, fs=7)
+    card(ax, 65.5, 44.5, 16.5, 7.5, "rows_run.cuh",
+         "fx_run_op<OP>: any\noperation OP (its fields:\nrows_op.cuh)", p8, fs=6.8)
+    card(ax, 33, 36.5, 49, 6.5, "the dispatcher: a path from the shape, the pointers and the GPU",
+         "rows_plan.cu (float32)  ·  fastest_typed.cu (16-bit)\nfastest_paths.h (tables, launchers)", p8, fs=7)
+    for x in (48.25, 73.75):
+        arrow(ax, (x, 44.5), (x, 43.0), ms=7)
+    paths = [("1", "rows in a\nwarp's lanes", "path1_2_rows"),
+             ("2", "a row per\nblock (regs)", "path1_2_rows"),
+             ("2s", "a row in\nshared mem.", "path2s_shared\nsoftmax only"),
+             ("3", "a row over\na cluster", "path3_cluster\n+cluster_launch"),
+             ("3b", "cluster +\nTMA copies", "path3b_bulk\n+bulk_copy"),
+             ("3g", "a row over\nthe grid", "path3g_grid\n+grid_sync"),
+             ("4", "split: two\nkernels", "path4_split\n+cluster_launch")]
+    pw, gap, py, ph = 8.85, 0.7, 25.5, 9.0
+    bus = 35.5
+    ax.plot([33 + pw / 2, 33 + 6 * (pw + gap) + pw / 2], [bus, bus], color=st.INK, lw=0.9)
+    ax.plot([57.5, 57.5], [36.5, bus], color=st.INK, lw=0.9)
+    for i, (name, body, files) in enumerate(paths):
+        x = 33 + i * (pw + gap)
+        box(ax, x, py, pw, ph, fc="white", lw=0.8)
+        box(ax, x, py + ph - 1.8, pw, 1.8, fc=p8, lw=0.8, text=f"path {name}", fs=7.2)
+        ax.text(x + pw / 2, py + 4.6, body, ha="center", va="center", fontsize=6.8, linespacing=1.25)
+        ax.text(x + pw / 2, py + 0.4, files, ha="center", va="bottom", fontsize=5.6, color="#555555",
+                family="monospace", linespacing=1.1)
+        arrow(ax, (x + pw / 2, bus), (x + pw / 2, py + ph), ms=6, lw=0.8)
+    # arrows from the lessons into the engine; lesson 11 straight to path 4
+    for x0, x1 in ((40.4, 40.4), (57.1, 54.0), (73.9, 73.75)):
+        arrow(ax, (x0, ty), (x1, 52.0), color=st.INK, lw=1.1, ms=8)
+    x4 = 33 + 6 * (pw + gap) + pw / 2
+    arrow(ax, (x4, ty), (x4, py + ph), color=L(11), lw=1.6, ms=9)
+    ax.text(x4 - 1.0, 47, "kernels\n1 and 2\nonly", fontsize=6.5, color=L(11), va="center", ha="right")
+    # bottom: the building blocks, each with the lesson that teaches it
+    blocks = [(5, "vec.cuh", "128-bit\nloads, stores"),
+              (5, "view_cut.cuh", "misaligned\nrows cut"),
+              (5, "row_reduce.cuh", "max / sum over\na row's threads"),
+              (6, "online_md.cuh", "the (m, d) state\nand its merge"),
+              (8, "fastest_device.cuh", "per-thread (m, d),\npieces on chip"),
+              (8, "cluster_launch.h", "cluster and\nPDL launches"),
+              (8, "bulk_copy.cuh", "TMA copies into\nshared memory"),
+              (8, "grid_sync.cuh", "CTAs meet in\nglobal memory")]
+    bw, bg, by, bh = 12.0, 0.35, 10.0, 9.0
+    for i, (n, name, body) in enumerate(blocks):
+        x = 1 + i * (bw + bg)
+        card(ax, x, by, bw, bh, f"lesson {n}", "\n" + body, L(n), fs=6.6, hh=1.9)
+        ax.text(x + bw / 2, by + 5.25, name, ha="center", va="center", fontsize=6.6, fontweight="bold")
+    ax.text(1, by + bh + 0.5, "building blocks (common/device/)", fontsize=8.5, fontweight="bold", va="bottom")
+    xf = 1 + 4 * (bw + bg) + bw / 2
+    arrow(ax, (xf, ey), (xf, by + bh), ms=8, lw=1.1)
+    ax.text(xf + 1.2, 21.6, "every path: fastest_device.cuh (which includes lessons 5 and 6's blocks),\n"
+            "and the block at the path's foot", fontsize=6.6, va="center")
+    # lessons 5-7 (and lesson 9's half_fused.cu) use the blocks without the engine
+    arrow(ax, (6, ty), (6, by + bh + 3.2), lw=1.1, ms=8)
+    ax.plot([1, 1 + 4 * bw + 3 * bg], [by + bh + 3.2] * 2, color=st.INK, lw=0.9)
+    ax.text(7.2, 45.5, "lessons 5, 6 and 7\n(and lesson 9's half_fused.cu)\ninclude blocks directly,\n"
+            "without the engine", fontsize=7, va="center")
+    ax.text(7.2, 32, "A coloured band names the lesson\nthat teaches the block or the\npath; the lessons on"
+            " top are\nin their own colours.", fontsize=6.5, color="#555555", va="center")
+    # underneath: the host side every program shares
+    box(ax, 1, 1.0, 98.5, 6.2, fc="#ececec", ec="#888888", lw=0.8)
+    ax.text(2, 5.5, "host side (common/), under every lesson's program", fontsize=8, fontweight="bold", va="center")
+    ax.text(2, 2.8, "harness (run, verify, time, report)  ·  options  ·  inputs  ·  reference "
+            "(float64)  ·  verify  ·  train_check (lesson 10)  ·  npy  ·  f16  ·  timing  ·  emu/ (CPU emulator)",
+            fontsize=6.8, va="center")
+    ax.set_title("The course's architecture: building blocks, the row engine, and the lessons' kernels on top",
+                 fontsize=10.5)
+    return save(fig, out, "architecture.png")
+
+
 FIGURES = [lesson1, lesson2, lesson3, lesson4, lesson5, lesson6, lesson7, lesson8, lesson8_cluster, lesson8_grid,
-           lesson9, lesson10, lesson11]
+           lesson9, lesson10, lesson11, architecture]
 
 
 def main():

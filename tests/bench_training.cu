@@ -22,7 +22,7 @@
 #include "bench.h"
 #include "../lessons/08_fastest/softmax_fastest.h"
 #include "../lessons/10_training/training.h"
-#include "../lessons/10_training/train_check.h"
+#include "train_check.h"
 
 static const int *tr_targets; /* device: M ints */
 
@@ -207,8 +207,8 @@ static void bench_reads_x(train_bench *b, const float *hx, const timing *copy, c
                 double sum = 0.0;
                 for (long long i = 0; i < crows; i++) sum += b->hl[i];
                 CUDA_CHECK(cudaMemcpy(b->hout, b->A[0], b->cn * sizeof(float), cudaMemcpyDeviceToHost));
-                ok = train_check_classifier(hx, b->ht, b->hout, b->hl, (float)sum, crows, cols, TRAIN_IGNORE_INDEX,
-                                            TRAIN_SUM, DTYPE_F32, &r);
+                ok = train_check_classifier(hx, b->ht, b->hout, b->hl, (float)sum, crows, cols, TRAIN_IGNORE_INDEX, 0,
+                                            DTYPE_F32, &r);
             }
         }
         const timing tm = time_runs(fn[f], b->A, b->B, b->sets, rows, cols, b->warmup, b->iters);
@@ -243,7 +243,7 @@ static void bench_classifier16(train_bench *b, const float *hx)
         train_report r;
         train_report_init(&r);
         const int ok = train_check_classifier(b->hw, b->ht, b->hout, b->hl, (float)sum, crows, cols,
-                                              TRAIN_IGNORE_INDEX, TRAIN_SUM, (dtype)t, &r);
+                                              TRAIN_IGNORE_INDEX, 0, (dtype)t, &r);
         const timing tm = time_runs_typed(tr_classifier_16, (dtype)t, A16, B16, b->sets, rows, cols, b->warmup,
                                           b->iters);
         snprintf(label, sizeof label, "lesson10 classifier_fused %s", dtype_name((dtype)t));

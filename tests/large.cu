@@ -35,7 +35,7 @@
 #include "test.h"
 #include "../lessons/08_fastest/softmax_fastest.h"
 #include "../lessons/10_training/training.h"
-#include "../lessons/10_training/train_check.h"
+#include "train_check.h"
 
 #define LEVELS 1024
 
@@ -223,8 +223,8 @@ static void run_training(long long rows, long long cols)
     CUDA_CHECK(cudaMemcpy(hl, d_out, ((size_t)rows + 1) * sizeof(float), cudaMemcpyDeviceToHost));
     train_report_init(&r);
     training_verdict(NAMES[3], rows, cols,
-                     train_check_classifier(hx, ht, hout, hl, hl[rows], rows, cols, TRAIN_IGNORE_INDEX, TRAIN_SUM,
-                                            DTYPE_F32, &r),
+                     train_check_classifier(hx, ht, hout, hl, hl[rows], rows, cols, TRAIN_IGNORE_INDEX, 0, DTYPE_F32,
+                                            &r),
                      &r);
 
     CUDA_CHECK(cudaFree(d_x));

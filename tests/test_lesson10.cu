@@ -37,7 +37,7 @@
 #include "inputs.h"
 #include "reference.h"
 #include "../lessons/10_training/training.h"
-#include "../lessons/10_training/train_check.h"
+#include "train_check.h"
 #include "../tests/test.h"
 #include "test_lesson10_checks.h"     /* running and checking each kernel; special rows */
 #include "test_lesson10_classifier.h" /* the classifier's 16-bit and bulk-loaded paths */

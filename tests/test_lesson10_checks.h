@@ -19,7 +19,7 @@
 #include "reference.h"
 #include "verify.h"
 #include "../lessons/10_training/training.h"
-#include "../lessons/10_training/train_check.h"
+#include "train_check.h"
 #include "../tests/test.h"
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -222,7 +222,7 @@ static void check_classifier(const char *name, const float *x32, const int *targ
     classifier_out o = run_classifier(x32, targets, rows, cols, ignore_index, red, st);
     train_report rep;
     train_report_init(&rep);
-    train_check_classifier(o.xw, targets, o.g, o.losses, o.loss, rows, cols, ignore_index, red, st, &rep);
+    train_check_classifier(o.xw, targets, o.g, o.losses, o.loss, rows, cols, ignore_index, red == TRAIN_MEAN, st, &rep);
     report(name, &rep, rows, cols);
     classifier_out_free(&o);
 }

@@ -119,7 +119,7 @@ static void check_classifier_rules(const char *name, const float *x, long long c
     classifier_out o = run_classifier(x, r->t, RULE_ROWS, cols, r->ignore_index, TRAIN_MEAN, st);
     train_report rep;
     train_report_init(&rep);
-    train_check_classifier(o.xw, r->t, o.g, o.losses, o.loss, RULE_ROWS, cols, r->ignore_index, TRAIN_MEAN, st, &rep);
+    train_check_classifier(o.xw, r->t, o.g, o.losses, o.loss, RULE_ROWS, cols, r->ignore_index, 1, st, &rep);
     char why[200];
     if (!rules_exact(r, cols, o.losses, o.g, &o.loss, why, sizeof why)) test_fail(name, "%s", why);
     else report(name, &rep, RULE_ROWS, cols);
@@ -224,14 +224,15 @@ static void check_rules_case(int c, int major)
 
 /* ---- the register paths ----------------------------------------------------- */
 
-/* Short rows in every storage type: warps or lanes of a row (100, and
- * 16-bit's short classes), a row not in 16-byte vectors (1001), a block
- * per row and 16-bit rows held as loaded (5000). */
+/* Short rows in every storage type: warps or lanes of a row (100; 16-bit
+ * rows 16 elements a lane), a row not in 16-byte vectors (1001), a block
+ * per row and 16-bit rows held as loaded (5000), a block per row of 16-bit
+ * elements widened, not in 16-byte vectors (5001). */
 static void check_rules_short(void)
 {
-    static const long long LENS[] = {100, 1001, 5000};
+    static const long long LENS[] = {100, 1001, 5000, 5001};
     char name[600];
-    for (int l = 0; l < 3; l++) {
+    for (int l = 0; l < 4; l++) {
         const long long n = LENS[l];
         float *x = (float *)malloc((size_t)(RULE_ROWS * n) * sizeof(float));
         inputs_fill(x, RULE_ROWS, n, INPUT_NORMAL, 3100 + (unsigned long long)l);

@@ -211,7 +211,7 @@ typedef struct {
     size_t size;
     char *map;        /* mmap'd region (NULL under ASan or for host memory) */
     size_t map_size;  /* including the guard page                           */
-    int host;         /* cudaMallocHost / cudaMallocManaged                  */
+    int host;         /* 1: cudaMallocHost, 2: cudaMallocManaged (cudaFree's) */
 } emu_alloc;
 
 static emu_alloc *allocs;
@@ -279,10 +279,11 @@ static cudaError_t do_free(void *p, int host)
     emu_init();
     if (!p) return cudaSuccess;
     for (int i = 0; i < nallocs; i++) {
-        if (allocs[i].ptr != p || allocs[i].host != host) continue;
+        /* managed memory is host memory here, freed by cudaFree */
+        if (allocs[i].ptr != p || (allocs[i].host != host && !(host == 0 && allocs[i].host == 2))) continue;
         if (allocs[i].map) munmap(allocs[i].map, allocs[i].map_size);
         else free(allocs[i].ptr);
-        if (!host) device_bytes -= allocs[i].size;
+        if (!allocs[i].host) device_bytes -= allocs[i].size;
         allocs[i] = allocs[--nallocs];
         return sticky_error ? sticky_error : cudaSuccess;
     }
@@ -303,7 +304,7 @@ cudaError_t cudaFreeHost(void *ptr) { return do_free(ptr, 1); }
 cudaError_t cudaMallocManaged(void **ptr, size_t size, unsigned int flags)
 {
     (void)flags;
-    return do_alloc(ptr, size, 1);
+    return do_alloc(ptr, size, 2);
 }
 
 /* A device-side range of a copy or memset must lie inside one buffer, as

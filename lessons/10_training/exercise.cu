@@ -2,8 +2,8 @@
  *
  * out_i = x_i - logsumexp(x), so d out_i / d x_j = [i == j] - softmax(x)_j
  * = [i == j] - exp(out_j): the Jacobian is I - 1 y^T, with y = exp(out).
- * Multiply the incoming gradient dout by it (README.md, "The log-softmax
- * backward"):
+ * Multiply the incoming gradient dout by it (README.md, "Exercises",
+ * exercise 1):
  *
  *     dx_j = sum_i dout_i ([i == j] - y_j) = dout_j - y_j * sum_i dout_i.
  *

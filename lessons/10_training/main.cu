@@ -19,7 +19,6 @@
  * the other three kernels are float32 only).
  * --output writes the log-softmax. The CSV rows (one per
  * kernel) carry each kernel's bound in the copy columns. */
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -74,36 +73,17 @@ static void fail_usage(const char *msg, const char *value)
     exit(2);
 }
 
-/* A whole signed number that fits an int, or exit 2. */
-static int parse_signed(const char *flag, const char *s)
-{
-    char buf[200];
-    errno = 0;
-    char *end;
-    const long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || s[0] == ' ' || s[0] == '+') {
-        snprintf(buf, sizeof buf, "%s: '%.40s' is not a whole number", flag, s);
-        fail_usage(buf, NULL);
-    }
-    if (errno == ERANGE || v < INT_MIN || v > INT_MAX) {
-        snprintf(buf, sizeof buf, "%s: %.40s does not fit a 32-bit int", flag, s);
-        fail_usage(buf, NULL);
-    }
-    return (int)v;
-}
-
 /* Takes lesson 10's flags out of argv (the rest goes to the common
  * parser); returns the new argc. */
 static int parse_train_options(int argc, char **argv, train_options *t)
 {
     static const char *const FLAGS[] = {"--ignore-index", "--reduction", "--target", "--long-rows", "--logits"};
-    t->ignore_index = TRAIN_IGNORE_INDEX;
-    t->reduction = TRAIN_MEAN;
-    t->target = 0;
-    t->target_set = 0;
-    t->long_rows = TRAIN_LONG_AUTO;
-    t->logits = DTYPE_F32;
-    int out = 1;
+    static const char *const REDUCTIONS[] = {"mean", "sum"}; /* train_reduction's order */
+    static const char *const LONG[] = {"on-chip", "split", "grid", "cluster", "bulk"}; /* train_long_rows' */
+    static const char *const LOGITS[] = {"f32", "f16", "bf16"};                         /* dtype's */
+    *t = (train_options){TRAIN_IGNORE_INDEX, TRAIN_MEAN, 0, 0, TRAIN_LONG_AUTO, DTYPE_F32};
+    char err[200];
+    int out = 1, k = 0;
     for (int i = 1; i < argc; i++) {
         const char *value;
         /* a negative number is a value here (--ignore-index -100), another flag is not */
@@ -113,37 +93,16 @@ static int parse_train_options(int argc, char **argv, train_options *t)
             continue;
         }
         if (!value) fail_usage(FLAGS[f], "needs a value");
-        if (f == 0) {
-            t->ignore_index = parse_signed(FLAGS[f], value);
-        } else if (f == 1) {
-            if (strcmp(value, "mean") == 0) t->reduction = TRAIN_MEAN;
-            else if (strcmp(value, "sum") == 0) t->reduction = TRAIN_SUM;
-            else {
-                char buf[120];
-                snprintf(buf, sizeof buf, "--reduction: '%.40s' is not mean or sum", value);
-                fail_usage(buf, NULL);
-            }
-        } else if (f == 2) {
-            t->target = parse_signed(FLAGS[f], value);
-            t->target_set = 1;
-        } else if (f == 4) {
-            if (dtype_parse(value, &t->logits) != 0) {
-                char buf[120];
-                snprintf(buf, sizeof buf, "--logits: '%.40s' is not f32, f16 or bf16", value);
-                fail_usage(buf, NULL);
-            }
-        } else {
-            if (strcmp(value, "on-chip") == 0) t->long_rows = TRAIN_LONG_AUTO;
-            else if (strcmp(value, "grid") == 0) t->long_rows = TRAIN_LONG_GRID;
-            else if (strcmp(value, "cluster") == 0) t->long_rows = TRAIN_LONG_CLUSTER;
-            else if (strcmp(value, "bulk") == 0) t->long_rows = TRAIN_LONG_BULK;
-            else if (strcmp(value, "split") == 0) t->long_rows = TRAIN_LONG_SPLIT;
-            else {
-                char buf[120];
-                snprintf(buf, sizeof buf, "--long-rows: '%.40s' is not on-chip, grid, cluster, bulk or split", value);
-                fail_usage(buf, NULL);
-            }
-        }
+        const int bad = f == 0   ? options_int(FLAGS[f], value, INT_MIN, INT_MAX, &t->ignore_index, err, sizeof err)
+                        : f == 2 ? options_int(FLAGS[f], value, INT_MIN, INT_MAX, &t->target, err, sizeof err)
+                        : f == 1 ? (k = options_choice(FLAGS[f], value, REDUCTIONS, 2, err, sizeof err)) < 0
+                        : f == 3 ? (k = options_choice(FLAGS[f], value, LONG, 5, err, sizeof err)) < 0
+                                 : (k = options_choice(FLAGS[f], value, LOGITS, 3, err, sizeof err)) < 0;
+        if (bad) fail_usage(err, NULL);
+        if (f == 1) t->reduction = (train_reduction)k;
+        if (f == 2) t->target_set = 1;
+        if (f == 3) t->long_rows = (train_long_rows)k;
+        if (f == 4) t->logits = (dtype)k;
     }
     argv[out] = NULL;
     return out;
@@ -162,34 +121,25 @@ static void make_targets(int *t, long long rows, long long cols, const options *
 
 static void worked_example(void)
 {
-    const float x[3] = {1.0f, 2.0f, 3.0f};
-    const int t = 2;
-    float y[3], ls[3], loss, losses, g[3], dy[3], dx[3];
-    float *dxp, *dyp, *dout, *dl, *dloss;
-    int *dt;
-    CUDA_CHECK(cudaMalloc(&dxp, 3 * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&dyp, 3 * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&dout, 3 * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&dl, 2 * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&dloss, sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&dt, sizeof(int)));
-    CUDA_CHECK(cudaMemcpy(dxp, x, sizeof x, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(dt, &t, sizeof t, cudaMemcpyHostToDevice));
-
-    log_softmax_forward(dxp, dout, 1, 3, 0);
-    CUDA_CHECK(cudaMemcpy(ls, dout, sizeof ls, cudaMemcpyDeviceToHost));
-    cross_entropy_forward(dxp, dt, dl, 1, 3, TRAIN_IGNORE_INDEX, 0);
-    CUDA_CHECK(cudaMemcpy(&loss, dl, sizeof loss, cudaMemcpyDeviceToHost));
-    for (int j = 0; j < 3; j++) y[j] = expf(ls[j]);
+    /* managed memory: the GPU writes it, the host reads it after a sync */
+    float *m, loss;
+    int *t;
+    CUDA_CHECK(cudaMallocManaged(&m, 17 * sizeof(float)));
+    CUDA_CHECK(cudaMallocManaged(&t, sizeof(int)));
+    float *x = m, *ls = m + 3, *y = m + 6, *dy = m + 9, *dx = m + 12, *l = m + 15;
+    const float x0[3] = {1.0f, 2.0f, 3.0f};
+    memcpy(x, x0, sizeof x0);
+    *t = 2;
+    log_softmax_forward(x, ls, 1, 3, 0);
+    cross_entropy_forward(x, t, l, 1, 3, TRAIN_IGNORE_INDEX, 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    loss = *l;
     /* the chain rule by hand: L = -log y[t], so dL/dy = -1/y[t] at t, 0 elsewhere */
-    for (int j = 0; j < 3; j++) dy[j] = j == t ? -1.0f / y[t] : 0.0f;
-    CUDA_CHECK(cudaMemcpy(dout, y, sizeof y, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(dyp, dy, sizeof dy, cudaMemcpyHostToDevice));
-    softmax_backward(dout, dyp, dyp, 1, 3, 0);
-    CUDA_CHECK(cudaMemcpy(dx, dyp, sizeof dx, cudaMemcpyDeviceToHost));
-    classifier_fused(dxp, dt, dl, dloss, 1, 3, TRAIN_IGNORE_INDEX, TRAIN_SUM, 0); /* over x, in place */
-    CUDA_CHECK(cudaMemcpy(g, dxp, sizeof g, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(&losses, dl, sizeof losses, cudaMemcpyDeviceToHost));
+    for (int j = 0; j < 3; j++) y[j] = expf(ls[j]);
+    for (int j = 0; j < 3; j++) dy[j] = j == *t ? -1.0f / y[*t] : 0.0f;
+    softmax_backward(y, dy, dx, 1, 3, 0);
+    classifier_fused(x, t, l, l + 1, 1, 3, TRAIN_IGNORE_INDEX, TRAIN_SUM, 0); /* over x, in place */
+    CUDA_CHECK(cudaDeviceSynchronize());
 
     printf("The last layer of a classifier on x = [1, 2, 3], target 2\n");
     print_row("log_softmax_forward", ls, 3);
@@ -197,27 +147,20 @@ static void worked_example(void)
     printf("  %-22s %.4f  (= log(e + e^2 + e^3) - 3)\n", "cross_entropy_forward", loss);
     print_row("dL/dy = -1/y[t] at t", dy, 3);
     print_row("softmax_backward", dx, 3);
-    print_row("classifier_fused", g, 3);
-    printf("  %-22s %.4f\n", "  and its loss", losses);
+    print_row("classifier_fused", x, 3);
+    printf("  %-22s %.4f\n", "  and its loss", *l);
     printf("  The chain rule through softmax_backward and the fused gradient softmax - one_hot agree;\n"
            "  the fused kernel never forms y, dL/dy or 1/y[t].\n\n");
 
     /* log(softmax) against log-softmax where exp underflows */
-    const float far[2] = {0.0f, -200.0f};
-    float lsf[2];
-    CUDA_CHECK(cudaMemcpy(dxp, far, sizeof far, cudaMemcpyHostToDevice));
-    log_softmax_forward(dxp, dout, 1, 2, 0);
-    CUDA_CHECK(cudaMemcpy(lsf, dout, sizeof lsf, cudaMemcpyDeviceToHost));
+    x[0] = 0.0f, x[1] = -200.0f;
+    log_softmax_forward(x, ls, 1, 2, 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
     const float naive1 = logf(expf(-200.0f) / (1.0f + expf(-200.0f)));
     printf("x = [0, -200]: log(softmax) in float32 gives [0, %g] (exp(-200) underflows to 0);\n"
-           "log_softmax_forward gives [%g, %g].\n\n", naive1, lsf[0], lsf[1]);
-
-    CUDA_CHECK(cudaFree(dxp));
-    CUDA_CHECK(cudaFree(dyp));
-    CUDA_CHECK(cudaFree(dout));
-    CUDA_CHECK(cudaFree(dl));
-    CUDA_CHECK(cudaFree(dloss));
-    CUDA_CHECK(cudaFree(dt));
+           "log_softmax_forward gives [%g, %g].\n\n", naive1, ls[0], ls[1]);
+    CUDA_CHECK(cudaFree(m));
+    CUDA_CHECK(cudaFree(t));
 }
 
 /* ---- measuring ------------------------------------------------------------------
@@ -452,7 +395,7 @@ static int run_and_check(const train_run *r, const kernel_row *K, int k, const o
         }
         CUDA_CHECK(cudaMemcpy(r->small_h, r->S[0], ((size_t)rows + 1) * sizeof(float), cudaMemcpyDeviceToHost));
         pass = train_check_classifier(typed ? r->hw : r->x, r->targets, r->out, r->small_h, r->small_h[rows], rows,
-                                      cols, to->ignore_index, to->reduction, lt, &rep);
+                                      cols, to->ignore_index, to->reduction == TRAIN_MEAN, lt, &rep);
     }
     char desc[600];
     train_describe(&rep, rows, cols, desc, sizeof desc);

@@ -13,7 +13,6 @@
  * all-reduce|all-gather (the entry point's; both are timed) and --comm
  * nccl|local (NCCL, the default where it was built; local: the in-process
  * stand-in, which may also put several ranks on one GPU). */
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -70,6 +69,7 @@ typedef struct {
 static int parse_split_options(int argc, char **argv, split_options *s)
 {
     static const char *const FLAGS[] = {"--gpus", "--method", "--comm"};
+    static const char *const METHODS[] = {"all-gather", "all-reduce"}, *const COMMS[] = {"nccl", "local"};
     char buf[160];
     s->gpus = 0;
     s->gpus_set = 0;
@@ -87,31 +87,14 @@ static int parse_split_options(int argc, char **argv, split_options *s)
             snprintf(buf, sizeof buf, "%s needs a value", FLAGS[f]);
             fail_usage(buf);
         }
-        if (f == 0) {
-            char *end;
-            errno = 0;
-            const long v = strtol(value, &end, 10);
-            if (*value == '\0' || *end != '\0' || errno == ERANGE || v < 1 || v > SPLIT_MAX_RANKS) {
-                snprintf(buf, sizeof buf, "--gpus: '%.40s' is not a whole number from 1 to %d", value, SPLIT_MAX_RANKS);
-                fail_usage(buf);
-            }
-            s->gpus = (int)v;
-            s->gpus_set = 1;
-        } else if (f == 1) {
-            if (strcmp(value, "all-gather") == 0) s->how = SPLIT_ALL_GATHER;
-            else if (strcmp(value, "all-reduce") == 0) s->how = SPLIT_ALL_REDUCE;
-            else {
-                snprintf(buf, sizeof buf, "--method: '%.40s' is not all-gather or all-reduce", value);
-                fail_usage(buf);
-            }
-        } else {
-            if (strcmp(value, "local") == 0) s->local = 1;
-            else if (strcmp(value, "nccl") == 0) s->local = 0;
-            else {
-                snprintf(buf, sizeof buf, "--comm: '%.40s' is not nccl or local", value);
-                fail_usage(buf);
-            }
-        }
+        int k = 0;
+        const int bad = f == 0   ? options_int(FLAGS[f], value, 1, SPLIT_MAX_RANKS, &s->gpus, buf, sizeof buf)
+                        : f == 1 ? (k = options_choice(FLAGS[f], value, METHODS, 2, buf, sizeof buf)) < 0
+                                 : (k = options_choice(FLAGS[f], value, COMMS, 2, buf, sizeof buf)) < 0;
+        if (bad) fail_usage(buf);
+        if (f == 0) s->gpus_set = 1;
+        if (f == 1) s->how = k ? SPLIT_ALL_REDUCE : SPLIT_ALL_GATHER;
+        if (f == 2) s->local = k;
     }
     argv[out] = NULL;
     return out;

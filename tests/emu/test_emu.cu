@@ -65,6 +65,30 @@ template <class T> static void to_dev(T *d, const T *h, size_t n)
     CUDA_CHECK(cudaMemcpy(d, h, n * sizeof(T), cudaMemcpyHostToDevice));
 }
 
+/* ---- managed memory ----------------------------------------------------------------- */
+__global__ void add_one_kernel(float *v, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) v[i] += 1.0f;
+}
+
+/* cudaMallocManaged memory: the host writes it, a kernel adds to it, the
+ * host reads it after a sync, and cudaFree frees it (as on a GPU). */
+static void test_managed(void)
+{
+    float *v;
+    CUDA_CHECK(cudaMallocManaged(&v, 100 * sizeof(float)));
+    for (int i = 0; i < 100; i++) v[i] = (float)i;
+    add_one_kernel<<<2, 64>>>(v, 100);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    int bad = 0;
+    for (int i = 0; i < 100; i++) bad += v[i] != (float)i + 1.0f;
+    test_expect(!bad, "emu: managed memory is written by the host and a kernel, and freed by cudaFree", "%d wrong",
+                bad);
+    CUDA_CHECK(cudaFree(v));
+}
+
 /* ---- indices in three dimensions ----------------------------------------------------- */
 __global__ void index3d_kernel(unsigned *out)
 {
@@ -1337,6 +1361,7 @@ int main(int argc, char **argv)
     printf("%s\n", EMULATED ? "emulator tests: kernels run on the CPU emulator (common/emu)"
                             : "emulator tests, feature part, run natively on the GPU");
     test_index3d();
+    test_managed();
     test_shuffles();
     test_votes();
     test_static_shared();

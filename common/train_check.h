@@ -1,6 +1,6 @@
-/* Lesson 10: checking the four kernels' outputs against the float64
- * reference (common/reference.h), on the host. One set of rules for the
- * program (main.cu), the tests (tests/test_lesson10.cu) and the exercise.
+/* Taught in lesson 10. Checking the four training kernels' outputs against
+ * the float64 reference (reference.h), on the host. One set of rules for
+ * lesson 10's program and exercise, the tests and the benchmark.
  *
  * The element rule is common/verify.h's: NaN only where the reference is
  * NaN, the same infinity where it is infinite, else |got - want| <= atol +
@@ -25,8 +25,8 @@
  * Above VERIFY_FULL_LIMIT elements only VERIFY_SAMPLE_ROWS rows are
  * compared (every element of each), as verify.h does; the reduced loss
  * always sums every row's reference loss. */
-#ifndef LESSON10_TRAIN_CHECK_H
-#define LESSON10_TRAIN_CHECK_H
+#ifndef COMMON_TRAIN_CHECK_H
+#define COMMON_TRAIN_CHECK_H
 
 #include <float.h>
 #include <math.h>
@@ -37,7 +37,6 @@
 #include "f16.h"
 #include "reference.h"
 #include "verify.h"
-#include "training.h"
 
 typedef struct {
     long long checked, bad, rows_checked;
@@ -158,16 +157,17 @@ static inline int train_check_loss(const float *x, const int *targets, const flo
 }
 
 /* x: the logits the kernel read (16-bit ones widened exactly); grad: its
- * gradient widened to float; losses (M) and loss (1) as written; st: the
- * storage type of the logits and gradient. */
+ * gradient widened to float; losses (M) and loss (1) as written; mean: 1
+ * for the mean over the rows not ignored, 0 for the sum; st: the storage
+ * type of the logits and gradient. */
 static inline int train_check_classifier(const float *x, const int *targets, const float *grad, const float *losses,
                                          float loss, long long rows, long long cols, int ignore_index,
-                                         train_reduction reduction, dtype st, train_report *r)
+                                         int mean, dtype st, train_report *r)
 {
     const double R = verify_rtol(cols), rs = verify_rtol_storage(st, R), as = verify_atol_storage(st);
     long long count = 0;
     for (long long i = 0; i < rows; i++) count += targets[i] != ignore_index;
-    const double dloss = reduction == TRAIN_MEAN ? 1.0 / (double)(count ? count : 1) : 1.0;
+    const double dloss = mean ? 1.0 / (double)(count ? count : 1) : 1.0;
 
     /* every row's loss and the reduced loss */
     double total = 0.0, tol = 0.0;
@@ -177,8 +177,8 @@ static inline int train_check_classifier(const float *x, const int *targets, con
         total += li;
         if (isfinite(li)) tol += R * (1.0 + fabs(li));
     }
-    const double want = reduction == TRAIN_MEAN ? total / (double)count : total; /* 0 / 0 = NaN: every row ignored */
-    tol = (tol + verify_rtol(rows) * fabs(total)) * (reduction == TRAIN_MEAN ? dloss : 1.0);
+    const double want = mean ? total / (double)count : total; /* 0 / 0 = NaN: every row ignored */
+    tol = (tol + verify_rtol(rows) * fabs(total)) * (mean ? dloss : 1.0);
     train_report_add(r, "loss", 0, 0, loss, want, 0.0, tol + VERIFY_ATOL);
 
     /* the gradient, row by row (sampled above VERIFY_FULL_LIMIT) */
