@@ -101,6 +101,70 @@ __device__ __forceinline__ float fx_max_pick(const OP &op, typename OP::row *r, 
     return m;
 }
 
+/* Paths 1 and 2: thread `sub` of a row loads its vectors of the row's
+ * body (xr, cut by `cut`; PEEL: its extra too) into v, and with two inputs
+ * the second's into w; past the row, padding that the reduction ignores. */
+template <class OP, int VEC, bool PEEL, int FPT, int TPR, class T>
+__device__ __forceinline__ void fx_rows_load(const T *xr, const T *x2r, const view_cut &cut, int sub, bool live,
+                                             float *v, float *w)
+{
+    constexpr bool TWO = OP::NIN == 2;           /* a second input, and a sum in place of (m, d) */
+    constexpr float PAD = TWO ? 0.0f : -INFINITY;
+    const int nvec = (int)cut.nvec;
+#pragma unroll
+    for (int i = 0; i < FPT / VEC; i++) {
+        const int k = i * TPR + sub;
+        if (live && k < nvec) {
+            load_vec<VEC>(xr + cut.head + (long long)k * VEC, &v[i * VEC]);
+            if constexpr (TWO) load_vec<VEC>(x2r + cut.head + (long long)k * VEC, &w[i * VEC]);
+        } else {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) v[i * VEC + j] = PAD;
+            if constexpr (TWO)
+                for (int j = 0; j < VEC; j++) w[i * VEC + j] = PAD;
+        }
+    }
+    if constexpr (PEEL) {
+        v[FPT] = live ? view_extra_load(xr, cut, sub) : -INFINITY;
+        if constexpr (TWO) {
+            const bool has = live && sub < cut.nextra;
+            v[FPT] = has ? v[FPT] : 0.0f;
+            w[FPT] = has ? view_extra_load(x2r, cut, sub) : 0.0f;
+        }
+    }
+}
+
+/* Paths 1 and 2: thread `sub` stores its elements' outputs to row yr (PK:
+ * a ROW operation's column c by a compare per element, out_at). */
+template <class OP, int VEC, bool PEEL, int FPT, int TPR, bool PK, class T>
+__device__ __forceinline__ void fx_rows_store(T *yr, const view_cut &cut, int sub, bool live, float *v,
+                                              const float *w, typename OP::fin f, int c)
+{
+    const int nvec = (int)cut.nvec;
+    T *yb = yr + cut.head;
+#pragma unroll
+    for (int i = 0; i < FPT / VEC; i++) {
+        const int k = i * TPR + sub;
+        if (live && k < nvec) {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                if constexpr (PK) v[i * VEC + j] = OP::out_at(v[i * VEC + j], f, k * VEC + j == c);
+                else v[i * VEC + j] = fx_rows_out<OP>(v, w, i * VEC + j, f);
+            }
+            /* PEEL: one st.global.v4 even where it costs <32 floats, 512
+             * threads> a 4-byte spill: 97.7 against 95.1 % of the aligned
+             * speed with the split store, 4096 x 16384 (H100). */
+            if constexpr (PEEL) fx_store_peel<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
+            else store_vec<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
+        }
+    }
+    if constexpr (PEEL)
+        if (live && sub < cut.nextra) {
+            if constexpr (fx_is_float<T>) yr[view_extra_at(cut, sub)] = fx_rows_out<OP>(v, w, FPT, f);
+            else elem_store(yr + view16_extra_at(cut, sub), fx_rows_out<OP>(v, w, FPT, f));
+        }
+}
+
 /* ---- paths 1 and 2: the row in registers ----------------------------------
  * TPR threads per row: 1 ... 32 neighbouring lanes (path 1, BLOCK / TPR
  * rows per block, no barrier at all), or the whole block (path 2). Thread
@@ -123,11 +187,9 @@ __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long 
 {
     static_assert(FPT % VEC == 0, "whole vectors per thread");
     static_assert(BLOCK % TPR == 0 && (TPR <= 32 || TPR == BLOCK), "a row: part of a warp, or the block");
-    constexpr int ITEMS = FPT / VEC;
     constexpr int RPB = BLOCK / TPR;
-    constexpr int X = PEEL ? 1 : 0;          /* the extra's register */
-    constexpr bool TWO = OP::NIN == 2;       /* a second input, and a sum in place of (m, d) */
-    constexpr float PAD = TWO ? 0.0f : -INFINITY;
+    constexpr int X = PEEL ? 1 : 0;    /* the extra's register */
+    constexpr bool TWO = OP::NIN == 2; /* a second input, and a sum in place of (m, d) */
     __shared__ float red_m[32], red_d[32]; /* TPR > 32 only: max, sum */
     const int sub = threadIdx.x % TPR;
     float mine = 0.0f; /* ROW: the values this thread wrote as its rows' lead */
@@ -142,33 +204,10 @@ __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long 
         const T *xr = x + (live ? row : 0) * ldx;
         const T *x2r = TWO ? x2 + (live ? row : 0) * ldx2 : nullptr;
         const view_cut cut = fx_row_cut<VEC, PEEL>(live ? row : 0, ldx, mis, cols);
-        const int nvec = (int)cut.nvec;
-        const T *xb = xr + cut.head;
-        const T *x2b = TWO ? x2r + cut.head : nullptr;
         float v[FPT + X], w[TWO ? FPT + X : 1];
         fx_row_t<OP> r{};
         if constexpr (OP::ROW) r = op.begin(live ? row : -1); /* before the loads: their latencies overlap */
-#pragma unroll
-        for (int i = 0; i < ITEMS; i++) {
-            const int k = i * TPR + sub;
-            if (live && k < nvec) {
-                load_vec<VEC>(xb + (long long)k * VEC, &v[i * VEC]);
-                if constexpr (TWO) load_vec<VEC>(x2b + (long long)k * VEC, &w[i * VEC]);
-            } else {
-#pragma unroll
-                for (int j = 0; j < VEC; j++) v[i * VEC + j] = PAD;
-                if constexpr (TWO)
-                    for (int j = 0; j < VEC; j++) w[i * VEC + j] = PAD;
-            }
-        }
-        if constexpr (X) {
-            v[FPT] = live ? view_extra_load(xr, cut, sub) : -INFINITY;
-            if constexpr (TWO) {
-                const bool has = live && sub < cut.nextra;
-                v[FPT] = has ? v[FPT] : 0.0f;
-                w[FPT] = has ? view_extra_load(x2r, cut, sub) : 0.0f;
-            }
-        }
+        fx_rows_load<OP, VEC, PEEL, FPT, TPR>(xr, x2r, cut, sub, live, v, w);
         /* ROW: the row's column c, and whether this thread holds it */
         constexpr bool PK = fx_pick_regs<OP, T>(FPT, TPR);
         [[maybe_unused]] int c = -1; /* cols <= 32768 here */
@@ -216,28 +255,7 @@ __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long 
         if constexpr (FIX_EARLY)
             if (owner) fixv = op.fix(r, f);
         T *yr = y + (live ? row : 0) * ldy;
-        T *yb = yr + cut.head;
-#pragma unroll
-        for (int i = 0; i < (OP::OUT ? ITEMS : 0); i++) {
-            const int k = i * TPR + sub;
-            if (live && k < nvec) {
-#pragma unroll
-                for (int j = 0; j < VEC; j++) {
-                    if constexpr (PK) v[i * VEC + j] = OP::out_at(v[i * VEC + j], f, k * VEC + j == c);
-                    else v[i * VEC + j] = fx_rows_out<OP>(v, w, i * VEC + j, f);
-                }
-                /* PEEL: one st.global.v4 even where it costs <32 floats, 512
-                 * threads> a 4-byte spill: 97.7 against 95.1 % of the aligned
-                 * speed with the split store, 4096 x 16384 (H100). */
-                if constexpr (PEEL) fx_store_peel<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
-                else store_vec<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
-            }
-        }
-        if constexpr (X && OP::OUT)
-            if (live && sub < cut.nextra) {
-                if constexpr (fx_is_float<T>) yr[view_extra_at(cut, sub)] = fx_rows_out<OP>(v, w, FPT, f);
-                else elem_store(yr + view16_extra_at(cut, sub), fx_rows_out<OP>(v, w, FPT, f));
-            }
+        if constexpr (OP::OUT) fx_rows_store<OP, VEC, PEEL, FPT, TPR, PK>(yr, cut, sub, live, v, w, f, c);
         /* Two-input operations reduce once per row into one shared array:
          * a fast warp's next row must not overwrite red_d before a slow
          * warp has read this row's (row_reduce.cuh). Only a grid-stride

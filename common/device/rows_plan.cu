@@ -148,6 +148,22 @@ fastest_plan fx_plan_f32(fastest_path want, const float *x, long long ldx, const
     return fx_plan_f32_for(&FX_SOFTMAX_KERNELS, want, x, ldx, y, ldy, rows, cols);
 }
 
+/* Path 4's launch shape for operation k's plan p: pieces of the split
+ * shape, read twice; an operation that writes nothing reads once, in
+ * pieces of FX_READ_SEG. */
+static void fx_split_plan(fastest_plan *p, const fx_op_kernels *k, long long rows, long long cols)
+{
+    p->path = FASTEST_SPLIT;
+    p->block = FX_SPLIT_BLOCK;
+    fx_split_shape(rows, cols, &p->splits, &p->segment);
+    p->bytes_per_elem = 4.0 * (2 * k->nin + 1); /* the inputs read twice */
+    if (k->reads_only) {
+        p->block = FX_READ_BLOCK;
+        p->segment = FX_READ_SEG;
+        p->splits = (cols + FX_READ_SEG - 1) / FX_READ_SEG;
+    }
+}
+
 fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const float *x, long long ldx,
                              const float *y, long long ldy, long long rows, long long cols)
 {
@@ -256,17 +272,7 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
         p.segment = gseg;
         p.smem_bytes = fx_grid_smem(gseg, sizeof(float), k->nin);
         break;
-    default:
-        p.path = FASTEST_SPLIT;
-        p.block = FX_SPLIT_BLOCK;
-        fx_split_shape(rows, cols, &p.splits, &p.segment);
-        p.bytes_per_elem = 4.0 * (2 * k->nin + 1); /* the inputs read twice */
-        if (k->reads_only) {
-            p.block = FX_READ_BLOCK;
-            p.segment = FX_READ_SEG;
-            p.splits = (cols + FX_READ_SEG - 1) / FX_READ_SEG;
-        }
-        break;
+    default: fx_split_plan(&p, k, rows, cols); break;
     }
     if (k->reads_only) p.bytes_per_elem = 4.0; /* one read, nothing written */
     p.vec4 = mode != FX_SCALAR;

@@ -17,8 +17,8 @@
  *
  * The reduced loss is added up where the losses are: path 1 through the
  * loss slots (up to CLS_SLOT_ROWS rows) or each block's part, the last
- * block to finish adding the parts; paths 2, 3 and 3g, the thread that
- * wrote a row's loss counts it in and the last block adds up the M
+ * block to finish adding the parts; paths 2, 3, 3b and 3g, the thread
+ * that wrote a row's loss counts it in and the last block adds up the M
  * losses. Both in a fixed order: the same bits every run. Past
  * CLS_MAX_BLOCKS blocks or rows, CLS_ON_CHIP_FINISH_ROWS rows on chip,
  * and on path 4, a small launch after the main one adds them up instead.
