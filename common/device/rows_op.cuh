@@ -54,11 +54,11 @@
  *                    the block counted in last calls total in all threads,
  *   pick_regs(fpt, tpr, esize)  true: in paths 1 and 2 with rows of tpr
  *                    lanes of fpt elements of esize bytes, x[col] comes
- *                    from the registers (a
- *                    compare per element, reduced with the max) and every
- *                    element's output is out_at(v, f, is_col) (a compare
- *                    per element) in place of pick and fix, which cost a
- *                    load that waits for the target and a second store,
+ *                    from the registers (a compare per element, reduced
+ *                    with the max) and every element's output is
+ *                    out_at(v, f, is_col) (a compare per element) in place
+ *                    of pick and fix, which cost a load that waits for the
+ *                    target and a second store,
  *   OUT              false: no element is written, the row's value is all,
  *   PATH1_ONLY       true: run by fx_run_rows_op on path 1's plans only (an
  *                    instance of the operation for small grids alone).
@@ -68,10 +68,11 @@
  * vectors' order alone.
  *
  * Paths 1, 2, 3, 3g and 4 take any one-input operation (path1_2_rows.cuh,
- * path3_cluster.cuh, path3g_grid.cuh, path4_split.cuh), paths 1, 2, 3g
- * and 4 any two-input one; paths 2s and 3b run the softmax only, and the
- * plan of another operation leaves out what it has no kernel for
- * (rows_run.cuh). */
+ * path3_cluster.cuh, path3g_grid.cuh, path4_split.cuh), and path 3b any
+ * that keeps exp on 16-bit rows (path3b_bulk.cuh); paths 1, 2, 3g and 4
+ * take any two-input one. Path 2s runs the softmax only, as path 3b does
+ * float rows: the plan of another operation leaves out what it has no
+ * kernel for (rows_run.cuh). */
 #ifndef COMMON_DEVICE_ROWS_OP_CUH
 #define COMMON_DEVICE_ROWS_OP_CUH
 #include "vec.cuh" /* elem_load, elem_store */
