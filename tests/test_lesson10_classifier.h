@@ -190,7 +190,8 @@ static void test_classifier_bulk(void)
             }
             const int t0[6] = {0, 1, 0, (int)(n - 2), 0, 5};
             snprintf(name, sizeof name,
-                     "classifier_fused_typed in bulk-loaded clusters (%s) at 6 x %lld: ignore_index = 0, inside the row",
+                     "classifier_fused_typed in bulk-loaded clusters (%s) at 6 x %lld: ignore_index = 0, "
+                     "inside the row",
                      dtype_name(t), n);
             check_classifier(name, x, t0, rows, n, 0, TRAIN_MEAN, t);
             free(x);

@@ -192,7 +192,8 @@ static void check_rules_case(int c, int major)
     const int pieces = RULE_CASES[c].pieces;
     char want[120];
     if (m == TRAIN_LONG_SPLIT) snprintf(want, sizeof want, "the split path");
-    else if (m == TRAIN_LONG_CLUSTER && pieces) snprintf(want, sizeof want, "clusters of %d CTAs loaded by the threads", pieces);
+    else if (m == TRAIN_LONG_CLUSTER && pieces)
+        snprintf(want, sizeof want, "clusters of %d CTAs loaded by the threads", pieces);
     else if (m == TRAIN_LONG_CLUSTER) snprintf(want, sizeof want, "clusters loaded by the threads");
     else if (m == TRAIN_LONG_BULK) snprintf(want, sizeof want, "%d CTAs a row loaded by bulk copies", pieces);
     else snprintf(want, sizeof want, "the pieces on chip meeting in the workspace%s",

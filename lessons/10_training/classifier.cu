@@ -253,8 +253,8 @@ classifier_sum_kernel(const float *__restrict__ vals, long long n, float *parts,
     if (last) ce_total(parts, gridDim.x, mean, done, loss, red);
 }
 
-static void classifier_count(const int *targets, long long rows, int ignore_index, unsigned *parts, unsigned *done,
-                      classifier_scale *out, cudaStream_t stream)
+static void classifier_count(const int *targets, long long rows, int ignore_index, unsigned *parts,
+                             unsigned *done, classifier_scale *out, cudaStream_t stream)
 {
     classifier_count_kernel<<<classifier_parts(rows), CLS_BLOCK, 0, stream>>>(targets, rows, ignore_index, parts, done,
                                                                               out);
@@ -265,8 +265,8 @@ static void classifier_count(const int *targets, long long rows, int ignore_inde
  * (sm_90, as lesson 8's path 4): it starts while the last blocks of the
  * kernel before run, and waits for them on the GPU: about 0.6 points of
  * the copy for float logits at N = 32 ... 8192 (H100). */
-static void classifier_sum(const float *vals, long long n, float *parts, unsigned *done, const classifier_scale *mean,
-                    float *loss, cudaStream_t stream)
+static void classifier_sum(const float *vals, long long n, float *parts, unsigned *done,
+                           const classifier_scale *mean, float *loss, cudaStream_t stream)
 {
     static int dependent = -1;
     if (dependent < 0) dependent = fx_can_launch_clusters((const void *)classifier_sum_kernel);
