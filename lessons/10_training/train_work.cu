@@ -51,7 +51,7 @@ void train_release(void)
     if (sync_words) CUDA_CHECK(cudaFree(sync_words));
     sync_words = nullptr;
     sync_count = 0;
-    softmax_fastest_release(); /* the row engine's, which log-softmax and the backward use */
+    softmax_fastest_release(); /* the row engine's, which the four kernels run on */
 }
 
 static train_long_rows long_mode = TRAIN_LONG_AUTO;

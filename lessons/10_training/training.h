@@ -4,29 +4,25 @@
  * bound of its own traffic.
  *
  * All pointers are device pointers to contiguous rows (row i of an M x N
- * tensor at i * N). Rows that fit on one SM (N <= TRAIN_REG_MAX_COLS) are
- * read once into registers. Longer rows are cut into pieces, one block
- * each, whose states meet in a thread-block cluster or a workspace: held
- * on chip while they wait, so still read once, as long as a row's pieces
- * fit on the GPU at once
- * (about 8.6 M floats on an H100; 4.3 M for the backward); past that,
- * split into pieces of TRAIN_SPLIT_SEG floats and read twice. Log-softmax,
- * the backward, the loss and the classifier over float logits run on
- * lesson 8's row engine (common/device/rows.h), whose dispatcher picks
- * their paths and pieces as it does the softmax's. The
- * workspace is allocated by the first call that needs it and grown, never
- * shrunk: not for use from several streams or host threads at once, nor
- * inside a CUDA graph capture (cudaMalloc). */
+ * tensor at i * N). The four kernels are operations of lesson 8's row
+ * engine (common/device/rows.h, docs/architecture.md), whose dispatcher
+ * picks their paths as it does the softmax's: rows that fit on one SM in
+ * registers, longer rows cut into pieces that meet in a thread-block
+ * cluster or a workspace, held on chip while they wait, so read once as
+ * long as a row's pieces fit on the GPU at once; past that, split and
+ * read twice. The workspace is allocated by the first call that needs it
+ * and grown, never shrunk: not for use from several streams or host
+ * threads at once, nor inside a CUDA graph capture (cudaMalloc). */
 #ifndef LESSON10_TRAINING_H
 #define LESSON10_TRAINING_H
 #include <cuda_runtime.h>
 #include "f16.h" /* dtype, for the 16-bit classifier */
-#include "device/rows.h" /* the row engine that log-softmax and the backward run on */
+#include "device/rows.h" /* the row engine the four kernels run on */
 
-/* Rows up to this length are held in one block's registers; longer rows
- * on chip across blocks, or split into pieces of TRAIN_SPLIT_SEG floats. */
+/* Rows up to this length are held in one block's registers (the engine's
+ * paths 1 and 2, whatever the long-row mode); longer rows take the path
+ * train_set_long_rows asks for. */
 #define TRAIN_REG_MAX_COLS 16384
-#define TRAIN_SPLIT_SEG 32768
 
 /* PyTorch's default ignore_index: a row whose target is this value has
  * loss 0 and gradient 0, and does not count for the mean. */
