@@ -1,0 +1,257 @@
+/* Lesson 10: the cross-entropy loss and the fused classifier as one
+ * operation of the row engine (common/device/rows_op.cuh): the loss over
+ * float logits, the classifier over float or 16-bit ones.
+ *
+ *     losses[i] = (m - x[t]) + log(d)                       (both)
+ *     x_j      <- (exp(x_j - m) / d - [j == t]) * dloss     (the classifier, in place)
+ *
+ * The engine reads each row once and finds (m, d) on whichever path the
+ * dispatcher picks. What the operation adds is a row of its own
+ * (rows_op.cuh, ROW): its target t, read before the row's loads; x[t],
+ * read by the thread that holds column t, after its loads and before
+ * anything is written; the loss, written by that thread once (m, d) is
+ * known; and after its stores, column t written again as p - 1, so that
+ * the one-hot costs one store per row, not a compare per element (rows of
+ * up to 256 floats compare instead: pick_regs says why). The loss alone
+ * (OUT = false) writes no element: 4 bytes per element.
+ *
+ * The reduced loss is added up where the losses are: path 1 through the
+ * loss slots (up to CLS_SLOT_ROWS rows) or each block's part, the last
+ * block to finish adding the parts; paths 2, 3, 3b and 3g, the thread
+ * that wrote a row's loss counts it in and the last block adds up the M
+ * losses. Both in a fixed order: the same bits every run. Past
+ * CLS_MAX_BLOCKS blocks or rows, CLS_ON_CHIP_FINISH_ROWS rows on chip,
+ * and on path 4, a small launch after the main one adds them up instead.
+ * The mean's count of rows not ignored is a launch before: every
+ * gradient needs its inverse. The float entries are classifier.cu's, the
+ * 16-bit ones classifier16.cu's: two translation units that compile side
+ * by side. */
+#ifndef LESSON10_CLASSIFIER_CUH
+#define LESSON10_CLASSIFIER_CUH
+#include "check.h"
+#include "train_engine.h"
+#include "train_loss.cuh"
+#include "device/rows_run.cuh" /* the row engine, for any operation */
+
+/* A row of the classifier: its index in the launch, its target and the
+ * rules it falls under (training.h), and x[t] once picked. */
+typedef struct {
+    long long i;
+    int t;
+    bool ignored, bad;
+    float xt;
+} ce_row;
+
+/* The loss and the gradient of a row whose target is out of range. */
+__device__ __forceinline__ float ce_nan(void) { return __int_as_float(0x7fc00000); }
+
+/* GRAD: the classifier (else the loss alone). SLOTS: path 1's kernels
+ * for up to CLS_SLOT_ROWS rows, which end through the loss slots: their
+ * own instances (PATH1_ONLY), since the slots' wait holds 32 registers a
+ * thread, and the float classifier's other kernels at N = 32 ... 512
+ * ran 15-27 % slower with them compiled in (H200). */
+template <bool GRAD, bool SLOTS = false>
+struct op_cross_entropy {
+    static constexpr int NIN = 1;
+    static constexpr bool ROW = true, OUT = GRAD, KEEP_EXP = true, PATH1_ONLY = SLOTS;
+    /* lanes of 8 floats at least: fewer lanes to reduce x[t] over; in
+     * path 1, of 16 16-bit elements, two 16-byte vectors in flight
+     * (float16 rows of 64: 82 % of the 16-bit copy against 69 with 8, H200) */
+    static constexpr int FPT_MIN = 8, FPT_MIN16 = 16;
+    typedef ce_row row;
+    struct fin {
+        float scale, fixed, m, d, dloss;
+        bool plain;
+    };
+    const int *targets;
+    float *losses;
+    long long cols;
+    int ignore_index;
+    const classifier_scale *scale; /* the mean's (dloss = 1 / count), or NULL: dloss = 1 */
+    /* the reduced loss in the kernel, or loss NULL: paths 1 and 2 keep
+     * their blocks' parts, paths 3 and 3g count rows in at done */
+    float *parts, *loss;
+    unsigned *done;
+    const float *all_losses;
+    long long all_rows;
+    unsigned long long *slots; /* path 1's loss slots, or NULL */
+
+    op_cross_entropy at(long long r0) const
+    {
+        op_cross_entropy o = *this;
+        o.targets += r0;
+        o.losses += r0;
+        return o;
+    }
+    /* The target's load has no branch around it (a dead lane reads row 0's
+     * and drops it), so it goes out before the row's loads: behind a
+     * branch it went after them, and the loss at N = 32 took 1.3 times
+     * as long (H200). */
+    __device__ row begin(long long i) const
+    {
+        const int t0 = targets[i >= 0 ? i : 0], t = i >= 0 ? t0 : ignore_index;
+        const bool ignored = t == ignore_index;
+        return row{i, t, ignored, !ignored && (t < 0 || t >= cols), 0.0f};
+    }
+    /* the target's column where it is one (an ignored row's too: there
+     * fix gives 0); in this form, not `plain ? t : -1`, the compiler
+     * issues the target's load before the row's (79.5 % of the copy
+     * against 92.1 at N = 256, H200) */
+    __device__ __forceinline__ long long col(const row &r) const { return r.t >= 0 && r.t < cols ? r.t : -1; }
+    static __device__ __forceinline__ void pick(row *r, float v) { r->xt = v; }
+    __device__ fin finish(float m, float d, const row &r) const
+    {
+        const float dloss = scale ? scale->dloss : 1.0f;
+        return fin{dloss / d, r.ignored ? 0.0f : ce_nan(), m, d, dloss, !r.ignored && !r.bad};
+    }
+    static __device__ __forceinline__ fin rescale(fin f, float c)
+    {
+        f.scale *= c;
+        return f;
+    }
+    static __device__ __forceinline__ float out(float e, fin f) { return f.plain ? e * f.scale : f.fixed; }
+    /* (m - x[t]) first: both may be huge, their difference is not; d >= 1. */
+    __device__ float lead(const row &r, fin f) const
+    {
+        const float l = f.plain ? (f.m - r.xt) + logf(f.d) : f.fixed;
+        if constexpr (SLOTS) ce_slot_put(slots + r.i, l); /* before the row's gradient */
+        losses[r.i] = l;
+        return l;
+    }
+    /* p - 1 from x[t], not from the p stored: no cancellation. */
+    static __device__ __forceinline__ float fix(const row &r, fin f)
+    {
+        return f.plain ? (expf(r.xt - online_md_shift(f.m)) / f.d - 1.0f) * f.dloss : f.fixed;
+    }
+    /* Float rows of up to 256 take x[t] from the registers and compare
+     * every column with t: their pass is so short that a second load,
+     * which waits for the target, lengthens it (91.4 % of the copy against
+     * 83.2 at N = 32, H100). 16-bit rows, half the bytes an element, cannot
+     * hide a compare and a select per element (float16 at N = 256: 76.8 %
+     * of the 16-bit copy with the load, 66.5 with the compares, H200),
+     * except in the kernels with loss slots, so short that the load costs
+     * more (docs/experiments/training-classifier-registers.md). */
+    __host__ __device__ static constexpr bool pick_regs(int fpt, int tpr, int esize)
+    {
+        return esize == 4 ? fpt * tpr <= 256 : SLOTS;
+    }
+    static __device__ __forceinline__ float out_at(float e, fin f, bool is_t)
+    {
+        return f.plain ? (is_t ? (e * f.scale - f.dloss) : e * f.scale) : f.fixed;
+    }
+    /* Path 1: up to CLS_SLOT_ROWS rows, each row's loss goes to its slot
+     * as soon as it is known, and the block that started last adds them
+     * up (ce_slots_total); more rows, each block's part goes to parts[]
+     * and the last block to finish adds the parts, or with loss NULL a
+     * launch after does. */
+    __device__ unsigned rows_start() const
+    {
+        if constexpr (SLOTS) return threadIdx.x == 0 ? atomicAdd(done, 1u) : 0u;
+        else return 0u;
+    }
+    template <int BLOCK>
+    __device__ void rows_end(float mine, float *red, unsigned ticket) const
+    {
+        if constexpr (!GRAD) return; /* the loss alone */
+        if constexpr (SLOTS) {
+            ce_slots_total<BLOCK>(slots, all_rows, ticket, scale, done, loss, red);
+            return;
+        }
+        (void)ticket;
+        __shared__ bool last;
+        __syncthreads(); /* red may still be read by a slow warp */
+        const float s = row_reduce<BLOCK>(mine, red, op_sum());
+        if (threadIdx.x == 0) {
+            parts[blockIdx.x] = s;
+            if (loss) last = ce_count_in(done, gridDim.x);
+        }
+        if (!loss) return;
+        __syncthreads();
+        if (last) ce_total<BLOCK>(parts, gridDim.x, scale, done, loss, red);
+    }
+    __device__ bool counts() const { return loss != nullptr; }
+    __device__ bool count_in() const { return ce_count_in(done, (unsigned)all_rows); }
+    __device__ void total(float *red) const { ce_total(all_losses, all_rows, scale, done, loss, red); }
+};
+
+/* ---- the classifier and the loss on the engine ---------------------------- */
+
+/* The path asked of the engine: the classifier's as every operation's
+ * (train_engine_want); the loss's long rows always split, since with
+ * nothing to write it reads each element once there too, and streams
+ * (path 4's kernel 1, then a warp per row merges the states). */
+template <bool GRAD>
+static fastest_path ce_want(long long cols)
+{
+    return GRAD || cols <= TRAIN_REG_MAX_COLS ? train_engine_want(cols) : FASTEST_SPLIT;
+}
+
+/* classifier.cu: the mean's count into *out (parts: CLS_MAX_PARTS words;
+ * done: a counter at 0, left at 0); the sum of n values after the launch
+ * before it into *loss, divided by mean->count where mean is not NULL
+ * (parts: CLS_MAX_PARTS floats). */
+void classifier_count(const int *targets, long long rows, int ignore_index, unsigned *parts, unsigned *done,
+                      classifier_scale *out, cudaStream_t stream);
+void classifier_sum(const float *vals, long long n, float *parts, unsigned *done, const classifier_scale *mean,
+                    float *loss, cudaStream_t stream);
+/* classifier16.cu: the classifier's plan for 16-bit logits (t) at x. */
+fastest_plan classifier_plan16(const void *x, long long rows, long long cols, dtype t);
+
+/* The blocks of path 1 for plan p (0 on the other paths). */
+static inline long long ce_row_blocks(const fastest_plan *p, long long rows, long long cols, dtype t)
+{
+    if (p->path != FASTEST_WARP) return 0;
+    typedef op_cross_entropy<true> OP;
+    const int i = fx_reg_index(cols, 0), vec = !p->vec4 ? 1 : t == DTYPE_F32 ? 4 : 8;
+    const fx_reg_config c = t == DTYPE_F32 ? fx_op_class<OP, float>(i, vec) : fx_op_class<OP, __half>(i, vec);
+    return fx_grid(rows, c.block / c.tpr);
+}
+
+/* The workspace: the scale, the count's parts, the sum's parts, then one
+ * float per block of path 1. Counters: the count's, the sum's. */
+#define CE_HEAD (256 + 2 * CLS_MAX_PARTS * 4)
+
+/* Plan p (the engine's, for these rows) with the operation. T: float,
+ * __half or __nv_bfloat16 (t says which); the loss (GRAD false) over
+ * float logits only. */
+template <bool GRAD, class T>
+static void ce_run(const fastest_plan &p, T *x, const int *targets, float *losses, float *loss, long long rows,
+                   long long cols, int ignore_index, train_reduction reduction, dtype t, cudaStream_t stream)
+{
+    if (rows <= 0 || cols <= 0) return;
+    const long long blocks = ce_row_blocks(&p, rows, cols, t);
+    char *w = (char *)train_workspace(CE_HEAD + (size_t)blocks * sizeof(float));
+    unsigned *done = train_sync_counters(2 + 2 * CLS_SLOT_ROWS); /* two counters, then the slots */
+    classifier_scale *scale = (classifier_scale *)w;
+    float *sum_parts = (float *)(w + 256 + CLS_MAX_PARTS * 4), *block_parts = (float *)(w + CE_HEAD);
+    const bool mean = GRAD && reduction == TRAIN_MEAN;
+    if (mean) classifier_count(targets, rows, ignore_index, (unsigned *)(w + 256), &done[0], scale, stream);
+    op_cross_entropy<GRAD> op = {targets, losses, cols, ignore_index, mean ? scale : nullptr,
+                                 nullptr, nullptr, &done[1], losses, rows, nullptr};
+    /* path 1 adds up its blocks' parts; paths 2, 3, 3b and 3g count rows in */
+    const bool on_chip = p.path == FASTEST_CLUSTER || p.path == FASTEST_GRID;
+    const bool inside = blocks                     ? blocks <= CLS_MAX_BLOCKS
+                        : p.path == FASTEST_BLOCK ? rows <= CLS_MAX_BLOCKS
+                        : p.path == FASTEST_BULK  ? true /* the CTA that wrote a row's loss counts in */
+                                                   : on_chip && rows <= CLS_ON_CHIP_FINISH_ROWS;
+    if (GRAD) {
+        op.parts = blocks ? block_parts : nullptr;
+        op.loss = inside ? loss : nullptr;
+    }
+    if (GRAD && blocks && rows <= CLS_SLOT_ROWS) { /* path 1 with the slots: its own kernels */
+        if constexpr (GRAD) {
+            const op_cross_entropy<true, true> so = {targets, losses, cols, ignore_index, op.scale, nullptr, loss,
+                                                     &done[1], losses, rows, (unsigned long long *)(done + 2)};
+            fx_run_rows_op<op_cross_entropy<true, true>>(&p, (const T *)x, cols, x, cols, rows, cols, stream,
+                                                         fx_in2{nullptr, 0}, so);
+        }
+    } else {
+        fx_run_plan_op<op_cross_entropy<GRAD>>(&p, (const T *)x, cols, x, cols, rows, cols, stream, fx_in2{nullptr, 0},
+                                               op);
+    }
+    if (GRAD && !inside)
+        classifier_sum(blocks ? block_parts : losses, blocks ? blocks : rows, sum_parts, &done[1],
+                       mean ? scale : nullptr, loss, stream);
+}
+
+#endif
