@@ -41,11 +41,11 @@ typedef struct {
 
 /* The most blocks of the small launches, the most blocks of paths 1 and 2
  * that finish the reduced loss themselves, and the most rows on chip that
- * do (classifier.cu). */
+ * do (classifier.cuh). */
 #define CLS_MAX_PARTS 1024
 #define CLS_MAX_BLOCKS 4096
 #define CLS_ON_CHIP_FINISH_ROWS 2048
-/* Rows that finish the reduced loss through the loss slots (classifier.cu,
+/* Rows that finish the reduced loss through the loss slots (classifier.cuh,
  * ce_slot_put): 16 KB of them after the two counters. */
 #define CLS_SLOT_ROWS 2048
 static_assert(CLS_ON_CHIP_FINISH_ROWS <= CLS_SLOT_ROWS, "a slot for every row that finishes in the kernel");

@@ -1,5 +1,5 @@
 /* Lesson 10: the reduced loss's building blocks, which the classifier's
- * operation ends with on every path (classifier.cu): a block's sum in a
+ * operation ends with on every path (classifier.cuh): a block's sum in a
  * fixed order, the last block counted in, its total over n values, and
  * the loss slots of small grids.
  * Every total is added in the same order and tree whichever block makes
