@@ -1,5 +1,7 @@
 /* The command line: every valid form is read as meant, every invalid one
  * is refused with one line that names the flag. */
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "options.h"
@@ -244,6 +246,32 @@ static void test_take(void)
                 "f %d f2 %d i %d", f, f2, i);
 }
 
+/* A lesson flag's value (lessons 10 and 11): options_int takes a whole
+ * number in its range, negative ones included, and nothing else;
+ * options_choice gives a name's index, or a message naming every choice. */
+static void test_int_and_choice(void)
+{
+    char err[200];
+    int v = 7;
+    test_expect(options_int("--ignore-index", "-100", INT_MIN, INT_MAX, &v, err, sizeof err) == 0 && v == -100,
+                "options_int: \"-100\" is -100", "v %d", v);
+    static const char *const BAD[] = {"abc", "+5", " 5", "5x", "", "4294967296", "17", "0"};
+    for (int k = 0; k < 8; k++) {
+        v = 7;
+        const int r = options_int("--gpus", BAD[k], 1, 16, &v, err, sizeof err);
+        char name[120];
+        snprintf(name, sizeof name, "options_int: '%s', not a whole number from 1 to 16, is refused, naming the flag",
+                 BAD[k]);
+        test_expect(r == -1 && v == 7 && strstr(err, "--gpus") != NULL, name, "r %d v %d err %s", r, v, err);
+    }
+    static const char *const NAMES[] = {"on-chip", "split", "grid"};
+    const int k = options_choice("--long-rows", "grid", NAMES, 3, err, sizeof err);
+    test_expect(k == 2, "options_choice: a name's index", "k %d", k);
+    const int bad = options_choice("--long-rows", "twice", NAMES, 3, err, sizeof err);
+    test_expect(bad == -1 && strcmp(err, "--long-rows: 'twice' is not on-chip, split or grid") == 0,
+                "options_choice: another word is refused with every choice named", "%d: %s", bad, err);
+}
+
 int main(void)
 {
     test_defaults();
@@ -251,5 +279,6 @@ int main(void)
     test_invalid();
     test_usage();
     test_take();
+    test_int_and_choice();
     return test_exit_status();
 }
