@@ -718,10 +718,10 @@ def lesson9(out):
     return save(fig, out, "idea-lesson9.png")
 
 
-# ---- lesson 10: the fused classifier (classifier_fused.cu) ------------------
+# ---- lesson 10: the fused classifier (classifier.cuh)   ------------------
 
 def lesson10(out):
-    """classifier_fused.cu: one read of a row of logits gives its (m, d) and x[t];
+    """classifier.cuh: one read of a row of logits gives its (m, d) and x[t];
     the loss is (m - x[t]) + log d, and the gradient (softmax - one_hot(t)) * dloss is
     written over the logits. Example: one row, target 2, reduction sum (dloss 1)."""
     x, t = [1.0, 2.0, 3.0, 0.5], 2
