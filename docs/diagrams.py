@@ -718,7 +718,7 @@ def lesson9(out):
     return save(fig, out, "idea-lesson9.png")
 
 
-# ---- lesson 10: the fused classifier (classifier.cuh)   ------------------
+# ---- lesson 10: the fused classifier (classifier.cuh) -----------------------
 
 def lesson10(out):
     """classifier.cuh: one read of a row of logits gives its (m, d) and x[t];
