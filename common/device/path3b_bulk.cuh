@@ -5,13 +5,13 @@
  * 10 for its classifier over 16-bit logits. */
 #ifndef COMMON_DEVICE_PATH3B_BULK_CUH
 #define COMMON_DEVICE_PATH3B_BULK_CUH
-#include <limits.h>
 #include <math.h>
 
 #include "bulk_copy.cuh"
 #include "check.h"
 #include "cluster_launch.h"
 #include "fastest_paths.h"
+#include "path3_cluster.cuh" /* fx_cluster_batches */
 #include <cooperative_groups.h>
 
 /* One row per cluster; CTA `rank` holds elements [rank x seg, ...) of the
@@ -140,22 +140,13 @@ static int fx_bulk_shape_op(long long cols, int *c_out, long long *seg_out)
     return 1;
 }
 
-/* Runs plan p (path 3b) with operation OP, rows in batches so that one
- * grid stays within 2^31 - 1 CTAs. */
+/* Runs plan p (path 3b) with operation OP: path 3's batches of clusters
+ * (fx_cluster_batches), whose kernels take the same arguments. */
 template <class OP, class T>
 static void fx_run_bulk_op(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
                            long long cols, cudaStream_t stream, const OP &op = OP{})
 {
-    const long long batch_max = INT_MAX / p->cluster;
-    for (long long r0 = 0; r0 < rows; r0 += batch_max) {
-        const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
-        cudaLaunchAttribute attr[1];
-        cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(n * p->cluster), p->block, p->cluster,
-                                                  (size_t)p->smem_bytes, stream, attr);
-        CUDA_CHECK(cudaLaunchKernelEx(&lc, fx_bulk_kernel_op<OP, T>(p->peel), x + r0 * ldx, ldx, y + r0 * ldy, ldy,
-                                      (int)cols, (int)p->segment, fx_mis(x + r0 * ldx), fx_op_at(op, r0)));
-        CUDA_CHECK_LAUNCH();
-    }
+    fx_cluster_batches<OP, T>(fx_bulk_kernel_op<OP, T>(p->peel), p, x, ldx, y, ldy, rows, cols, stream, op);
 }
 
 #endif
