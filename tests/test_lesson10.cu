@@ -66,16 +66,16 @@ static void check_shape(int s)
     inputs_fill(dy, rows, cols, INPUT_UNIFORM, 200 + s);
     make_targets(t, rows, cols, 300 + s, 5, TRAIN_IGNORE_INDEX);
     snprintf(name, sizeof name, "softmax_backward matches y * (dy - <y, dy>) on every element at %lld x %lld (%s)",
-             rows, cols, train_path_name(TRAIN_K_BACKWARD, rows, cols));
+             rows, cols, train_path_name(TRAIN_K_BACKWARD, rows, cols, DTYPE_F32));
     check_backward(name, x, dy, rows, cols, 0);
     snprintf(name, sizeof name, "log_softmax_forward matches x - m - log d on every element at %lld x %lld (%s)",
-             rows, cols, train_path_name(TRAIN_K_LOG_SOFTMAX, rows, cols));
+             rows, cols, train_path_name(TRAIN_K_LOG_SOFTMAX, rows, cols, DTYPE_F32));
     check_log_softmax(name, x, rows, cols);
     snprintf(name, sizeof name,
              "cross_entropy_forward gives logsumexp - x[t] per row at %lld x %lld, every 5th row ignored (%s)",
-             rows, cols, train_path_name(TRAIN_K_LOSS, rows, cols));
+             rows, cols, train_path_name(TRAIN_K_LOSS, rows, cols, DTYPE_F32));
     check_loss(name, x, t, rows, cols, TRAIN_IGNORE_INDEX);
-    const char *path = train_path_name(TRAIN_K_CLASSIFIER, rows, cols);
+    const char *path = train_path_name(TRAIN_K_CLASSIFIER, rows, cols, DTYPE_F32);
     snprintf(name, sizeof name,
              "classifier_fused (mean) writes (softmax - one_hot) / count over the logits, every element, at %lld x %lld (%s)",
              rows, cols, path);
@@ -87,12 +87,18 @@ static void check_shape(int s)
     }
     if (cols > TRAIN_REG_MAX_COLS && s % 2 == 0) {
         snprintf(name, sizeof name, "classifier_fused_typed (f16 logits) at %lld x %lld (%s)", rows, cols,
-                 train_path_name_typed(TRAIN_K_CLASSIFIER, rows, cols, DTYPE_F16));
+                 train_path_name(TRAIN_K_CLASSIFIER, rows, cols, DTYPE_F16));
         check_classifier(name, x, t, rows, cols, TRAIN_IGNORE_INDEX, TRAIN_MEAN, DTYPE_F16);
     }
     free(x);
     free(dy);
     free(t);
+}
+
+/* Whether log-softmax's rows go to clusters in the long-row mode set now. */
+static int clustered_now(long long rows, long long cols)
+{
+    return train_plan(TRAIN_K_LOG_SOFTMAX, rows, cols, DTYPE_F32).path == FASTEST_CLUSTER;
 }
 
 /* Rows past the registers run every way there is: the default (on chip,
@@ -105,9 +111,9 @@ static void test_shapes(void)
         const long long rows = SHAPES[s][0], cols = SHAPES[s][1];
         check_shape(s);
         if (cols > TRAIN_REG_MAX_COLS) {
-            const int clustered = train_cluster_size(TRAIN_K_LOG_SOFTMAX, rows, cols) > 0;
+            const int clustered = clustered_now(rows, cols);
             train_set_long_rows(clustered ? TRAIN_LONG_GRID : TRAIN_LONG_CLUSTER);
-            if (clustered || train_cluster_size(TRAIN_K_LOG_SOFTMAX, rows, cols) > 0) check_shape(s);
+            if (clustered || clustered_now(rows, cols)) check_shape(s);
             train_set_long_rows(TRAIN_LONG_SPLIT);
             check_shape(s);
             train_set_long_rows(TRAIN_LONG_AUTO);
@@ -298,14 +304,14 @@ static void test_targets(void)
             const long long rows = block_rows[k];
             snprintf(name, sizeof name, "classifier_fused (%s) at %lld x %lld: every row and the reduced loss, "
                      "finished %s (%s)", red ? "sum" : "mean", rows, nc, k ? "by a second launch" : "in the kernel",
-                     train_path_name(TRAIN_K_CLASSIFIER, rows, nc));
+                     train_path_name(TRAIN_K_CLASSIFIER, rows, nc, DTYPE_F32));
             check_classifier_drawn(name, rows, nc, 1054 + k, 4, (train_reduction)red, DTYPE_F32);
         }
     /* Rows sharing path 1's blocks, past 4096 of them (600000 rows of 4:
      * 128 a block): the blocks' parts, added up by a second launch. */
     for (int red = 0; red < 2; red++) {
         snprintf(name, sizeof name, "classifier_fused (%s) at 600000 x 4: every row and the reduced loss over 4688 "
-                 "blocks' parts (%s)", red ? "sum" : "mean", train_path_name(TRAIN_K_CLASSIFIER, 600000, 4));
+                 "blocks' parts (%s)", red ? "sum" : "mean", train_path_name(TRAIN_K_CLASSIFIER, 600000, 4, DTYPE_F32));
         check_classifier_drawn(name, 600000, 4, 1058, 4, (train_reduction)red, DTYPE_F32);
     }
 }
@@ -511,6 +517,7 @@ int main(void)
     test_16bit();
     test_short16();
     test_rows_held();
+    test_rows_held_warp();
     test_classifier_bulk();
     train_release(); /* memcheck's leak check: nothing left allocated */
     return test_exit_status();

@@ -11,7 +11,7 @@
  * aligned view of 16-bit logits: path1_2_rows.cuh, fx_rows_held16). */
 static int held16(long long rows, long long cols, dtype t)
 {
-    const fastest_plan p = classifier_plan_typed_at(rows, cols, t);
+    const fastest_plan p = train_plan(TRAIN_K_CLASSIFIER, rows, cols, t);
     return t != DTYPE_F32 && p.path == FASTEST_BLOCK && p.vec4 && !p.peel;
 }
 
@@ -19,7 +19,7 @@ static int held16(long long rows, long long cols, dtype t)
  * 3b), 0 where it takes another path. */
 static int bulk16(long long rows, long long cols, dtype t)
 {
-    const fastest_plan p = classifier_plan_typed_at(rows, cols, t);
+    const fastest_plan p = train_plan(TRAIN_K_CLASSIFIER, rows, cols, t);
     return p.path == FASTEST_BULK ? p.cluster : 0;
 }
 
@@ -63,10 +63,10 @@ static void test_short16(void)
         const dtype st = tt ? DTYPE_BF16 : DTYPE_F16;
         for (int s = 0; s < 9; s++) {
             const long long rows = S[s][0], cols = S[s][1];
-            const char *path = train_path_name_typed(TRAIN_K_CLASSIFIER, rows, cols, st);
+            const char *path = train_path_name(TRAIN_K_CLASSIFIER, rows, cols, st);
             snprintf(name, sizeof name, "classifier_fused_typed (%s logits) at %lld x %lld, path 1 (%s)",
                      dtype_name(st), rows, cols, path);
-            if (classifier_plan_typed_at(rows, cols, st).path != FASTEST_WARP)
+            if (train_plan(TRAIN_K_CLASSIFIER, rows, cols, st).path != FASTEST_WARP)
                 test_fail(name, "the path is not the engine's path 1");
             else
                 check_classifier_drawn(name, rows, cols, 1800 + s, 5, s % 2 ? TRAIN_SUM : TRAIN_MEAN, st);
@@ -145,6 +145,73 @@ static void test_rows_held(void)
                  red ? "sum" : "mean", rows, n);
         check_classifier_drawn(name, rows, n, 2600, 4, (train_reduction)red, DTYPE_F16);
     }
+}
+
+/* Whether path 1 holds 16-bit rows x cols as loaded (fx_rows_held16_warp),
+ * as the classifier names its path. */
+static int held16_warp(long long rows, long long cols, dtype t)
+{
+    return strstr(train_path_name(TRAIN_K_CLASSIFIER, rows, cols, t), "as loaded (the row engine's path 1") != NULL;
+}
+
+/* float16 and bfloat16 rows of 513 to 1024 elements in an aligned view,
+ * more than the loss slots' 2048 (CLS_SLOT_ROWS), take path 1's kernel that holds them
+ * as loaded, 32 elements a lane: rows that fill the class and part of it,
+ * a last block with dead lanes, targets first, last, between, ignored and
+ * out of range, ignore_index inside the row, special rows, the mean and
+ * the sum, and more blocks than finish the loss themselves. */
+static void test_rows_held_warp(void)
+{
+    char name[300];
+    static const long long LENS[] = {1024, 1000, 520};
+    test_expect(!held16_warp(2048, 1024, DTYPE_F16) && !held16_warp(8192, 512, DTYPE_F16) &&
+                    !held16_warp(8192, 1020, DTYPE_F16) && !held16_warp(8192, 1024, DTYPE_F32),
+                "path 1 never holds rows as loaded with the loss slots, at 512, without an aligned view, or in float32",
+                "it does");
+    for (int st = 0; st < 2; st++) {
+        const dtype t = st ? DTYPE_BF16 : DTYPE_F16;
+        for (int l = 0; l < 3; l++) {
+            const long long n = LENS[l], rows = 2049 + l;
+            float *x = (float *)malloc(rows * n * sizeof(float));
+            int *tg = (int *)malloc(rows * sizeof(int));
+            inputs_fill(x, rows, n, INPUT_NORMAL, 2800 + l);
+            make_targets(tg, rows, n, 2850 + l, 5, TRAIN_IGNORE_INDEX);
+            tg[0] = 0, tg[1] = (int)(n - 1), tg[2] = (int)(n / 2 + 3), tg[3] = (int)n, tg[4] = -1;
+            tg[5] = TRAIN_IGNORE_INDEX, tg[rows - 1] = (int)(n - 1);
+            snprintf(name, sizeof name, "%s rows at %lld x %lld are held as loaded on path 1", dtype_name(t), rows, n);
+            test_expect(held16_warp(rows, n, t), name, "not held");
+            for (int red = 0; red < 2; red++) {
+                snprintf(name, sizeof name,
+                         "classifier_fused_typed held as loaded on path 1 (%s, %s) at %lld x %lld: targets first, "
+                         "last, between, ignored and out of range",
+                         dtype_name(t), red ? "sum" : "mean", rows, n);
+                check_classifier(name, x, tg, rows, n, TRAIN_IGNORE_INDEX, (train_reduction)red, t);
+            }
+            for (long long i = 0; i < rows; i++) tg[i] = (int)(i % 3 ? i % n : 0);
+            snprintf(name, sizeof name,
+                     "classifier_fused_typed held as loaded on path 1 (%s) at %lld x %lld: ignore_index = 0, inside "
+                     "the row",
+                     dtype_name(t), rows, n);
+            check_classifier(name, x, tg, rows, n, 0, TRAIN_MEAN, t);
+            if (l == 0) { /* special rows among normal ones, in different lanes of their blocks */
+                for (int r = 0; r < NSPECIAL; r++) tg[9 * r + r % 4] = special_row(x + (9 * r + r % 4) * n, n, r);
+                snprintf(name, sizeof name,
+                         "special values held as loaded on path 1 (%s) at %lld x %lld: the classifier's gradient "
+                         "and loss are the reference's",
+                         dtype_name(t), rows, n);
+                check_classifier(name, x, tg, rows, n, TRAIN_IGNORE_INDEX, TRAIN_SUM, t);
+            }
+            free(x);
+            free(tg);
+        }
+    }
+    /* 16390 rows: 4098 blocks of 4 rows, past the 4096 that finish the
+     * loss themselves (their parts go to the loss kernel after) */
+    const long long rows = 16390, n = 520;
+    test_expect(held16_warp(rows, n, DTYPE_BF16), "bf16 rows at 16390 x 520 are held as loaded on path 1", "not held");
+    check_classifier_drawn("classifier_fused_typed held as loaded on path 1 (bf16, sum) at 16390 x 520: the loss over "
+                           "4098 blocks' parts",
+                           rows, n, 2900, 4, TRAIN_SUM, DTYPE_BF16);
 }
 
 /* ---- the classifier's bulk-loaded clusters (path 3b) --------------------- */

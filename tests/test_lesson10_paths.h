@@ -19,7 +19,7 @@
  * TRAIN_LONG_GRID path 3g, TRAIN_LONG_CLUSTER path 3 (sm_90 and up).
  * (The softmax's rows are peeled where a row does not start on 16 bytes;
  * the classifier's and the loss's are not: these rows all do.) */
-static void test_engine_paths_of(const char *kn, fastest_plan (*plan_at)(long long, long long))
+static void test_engine_paths_of(const char *kn, train_kernel k)
 {
     static const long long S[][2] = {{4096, 512},   {64, 20000},    {4096, 1 << 15}, {1, 1 << 15},
                                      {256, 1 << 18}, {128, 1 << 19}, {2, 70001},      {64, 1 << 20}};
@@ -27,7 +27,7 @@ static void test_engine_paths_of(const char *kn, fastest_plan (*plan_at)(long lo
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         const long long rows = S[i][0], cols = S[i][1];
         const fastest_path soft = fx_plan_typed(FASTEST_AUTO, DTYPE_F32, a, cols, a, cols, rows, cols).path;
-        const fastest_path lsm = plan_at(rows, cols).path;
+        const fastest_path lsm = train_plan(k, rows, cols, DTYPE_F32).path;
         const int own = soft == FASTEST_SHARED || soft == FASTEST_BULK;
         char name[200];
         snprintf(name, sizeof name, "%s at %lld x %lld takes the softmax's path (%s)%s", kn, rows, cols,
@@ -37,26 +37,26 @@ static void test_engine_paths_of(const char *kn, fastest_plan (*plan_at)(long lo
         if (cols <= TRAIN_REG_MAX_COLS) continue;
         train_set_long_rows(TRAIN_LONG_SPLIT);
         snprintf(name, sizeof name, "%s at %lld x %lld: TRAIN_LONG_SPLIT takes path 4", kn, rows, cols);
-        test_expect(plan_at(rows, cols).path == FASTEST_SPLIT, name, "path %s",
-                    fastest_path_name(plan_at(rows, cols).path));
+        test_expect(train_plan(k, rows, cols, DTYPE_F32).path == FASTEST_SPLIT, name, "path %s",
+                    fastest_path_name(train_plan(k, rows, cols, DTYPE_F32).path));
         train_set_long_rows(TRAIN_LONG_GRID);
         snprintf(name, sizeof name, "%s at %lld x %lld: TRAIN_LONG_GRID takes path 3g", kn, rows, cols);
-        test_expect(plan_at(rows, cols).path == FASTEST_GRID, name, "path %s",
-                    fastest_path_name(plan_at(rows, cols).path));
+        test_expect(train_plan(k, rows, cols, DTYPE_F32).path == FASTEST_GRID, name, "path %s",
+                    fastest_path_name(train_plan(k, rows, cols, DTYPE_F32).path));
         train_set_long_rows(TRAIN_LONG_CLUSTER);
         snprintf(name, sizeof name, "%s at %lld x %lld: TRAIN_LONG_CLUSTER takes path 3", kn, rows, cols);
         if (!softmax_fastest_has_clusters()) test_skip(name, "no clusters on this GPU or build");
         else
-            test_expect(plan_at(rows, cols).path == FASTEST_CLUSTER, name, "path %s",
-                        fastest_path_name(plan_at(rows, cols).path));
+            test_expect(train_plan(k, rows, cols, DTYPE_F32).path == FASTEST_CLUSTER, name, "path %s",
+                        fastest_path_name(train_plan(k, rows, cols, DTYPE_F32).path));
         train_set_long_rows(TRAIN_LONG_AUTO);
     }
 }
 
 static void test_ops_engine_paths(void)
 {
-    test_engine_paths_of("log_softmax_forward", log_softmax_plan_at);
-    test_engine_paths_of("classifier_fused", classifier_plan_at);
+    test_engine_paths_of("log_softmax_forward", TRAIN_K_LOG_SOFTMAX);
+    test_engine_paths_of("classifier_fused", TRAIN_K_CLASSIFIER);
     /* the loss: the softmax's path in registers, path 4 past them */
     static const train_long_rows modes[] = {TRAIN_LONG_AUTO, TRAIN_LONG_GRID, TRAIN_LONG_CLUSTER, TRAIN_LONG_SPLIT};
     static const long long S[][2] = {{4096, 512}, {64, 16384}, {6, 16385}, {4096, 1 << 15}, {64, 1 << 20}};
@@ -64,7 +64,7 @@ static void test_ops_engine_paths(void)
         for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
             const long long rows = S[i][0], cols = S[i][1];
             train_set_long_rows(modes[m]);
-            const fastest_path got = loss_plan_at(rows, cols).path;
+            const fastest_path got = train_plan(TRAIN_K_LOSS, rows, cols, DTYPE_F32).path;
             const fastest_path want = cols <= 1024 ? FASTEST_WARP : cols <= TRAIN_REG_MAX_COLS ? FASTEST_BLOCK
                                                                                                : FASTEST_SPLIT;
             char name[200];
@@ -86,18 +86,18 @@ static void test_backward_engine_paths(void)
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         const long long rows = S[i][0], cols = S[i][1];
         const fastest_path want = cols <= 1024 ? FASTEST_WARP : cols <= TRAIN_REG_MAX_COLS ? FASTEST_BLOCK : FASTEST_GRID;
-        const fastest_path got = backward_plan_at(rows, cols).path;
+        const fastest_path got = train_plan(TRAIN_K_BACKWARD, rows, cols, DTYPE_F32).path;
         char name[200];
         snprintf(name, sizeof name, "softmax_backward at %lld x %lld takes the row engine's %s", rows, cols,
                  fastest_path_name(want));
         test_expect(got == want, name, "path %s", fastest_path_name(got));
         if (cols <= TRAIN_REG_MAX_COLS) continue;
         train_set_long_rows(TRAIN_LONG_SPLIT);
-        const fastest_path split = backward_plan_at(rows, cols).path;
+        const fastest_path split = train_plan(TRAIN_K_BACKWARD, rows, cols, DTYPE_F32).path;
         train_set_long_rows(TRAIN_LONG_GRID);
-        const fastest_path grid = backward_plan_at(rows, cols).path;
+        const fastest_path grid = train_plan(TRAIN_K_BACKWARD, rows, cols, DTYPE_F32).path;
         train_set_long_rows(TRAIN_LONG_CLUSTER);
-        const fastest_path cl = backward_plan_at(rows, cols).path;
+        const fastest_path cl = train_plan(TRAIN_K_BACKWARD, rows, cols, DTYPE_F32).path;
         train_set_long_rows(TRAIN_LONG_AUTO);
         snprintf(name, sizeof name,
                  "softmax_backward at %lld x %lld: TRAIN_LONG_SPLIT takes path 4, TRAIN_LONG_GRID path 3g, "

@@ -144,7 +144,7 @@ static const char *long_mode_name(train_long_rows m)
  * so few rows). */
 static int rules_path_taken(train_long_rows m, long long cols, dtype t, int pieces)
 {
-    const fastest_plan p = classifier_plan_typed_at(RULE_ROWS, cols, t);
+    const fastest_plan p = train_plan(TRAIN_K_CLASSIFIER, RULE_ROWS, cols, t);
     const int once = train_reads_once(TRAIN_K_CLASSIFIER, RULE_ROWS, cols, t);
     switch (m) {
     case TRAIN_LONG_SPLIT: return p.path == FASTEST_SPLIT && !once;
@@ -188,7 +188,7 @@ static void check_rules_case(int c, int major)
     char name[600], head[300];
     train_set_long_rows(m);
     snprintf(head, sizeof head, "%s, %s logits, %d x %lld (%s)", long_mode_name(m), dtype_name(t), RULE_ROWS, n,
-             train_path_name_typed(TRAIN_K_CLASSIFIER, RULE_ROWS, n, t));
+             train_path_name(TRAIN_K_CLASSIFIER, RULE_ROWS, n, t));
     const int pieces = RULE_CASES[c].pieces;
     char want[120];
     if (m == TRAIN_LONG_SPLIT) snprintf(want, sizeof want, "the split path");
@@ -205,11 +205,11 @@ static void check_rules_case(int c, int major)
         return;
     }
     const int taken = rules_path_taken(m, n, t, pieces);
-    test_expect(taken, name, "it does not (path %d, cluster %d)", (int)classifier_plan_typed_at(RULE_ROWS, n, t).path,
-                classifier_plan_typed_at(RULE_ROWS, n, t).cluster);
+    const fastest_plan p = train_plan(TRAIN_K_CLASSIFIER, RULE_ROWS, n, t);
+    test_expect(taken, name, "it does not (path %d, cluster %d)", (int)p.path, p.cluster);
     float *x = (float *)malloc((size_t)(RULE_ROWS * n) * sizeof(float));
     inputs_fill(x, RULE_ROWS, n, INPUT_NORMAL, 3000 + (unsigned long long)c);
-    const char *loss_path = train_path_name(TRAIN_K_LOSS, RULE_ROWS, n);
+    const char *loss_path = train_path_name(TRAIN_K_LOSS, RULE_ROWS, n, DTYPE_F32);
     for (int s = 0; taken && s < RULE_SETS; s++) {
         const rule_set r = rule_set_for(s, n);
         snprintf(name, sizeof name, "classifier_fused_typed (mean), %s: %s", head, r.what);
@@ -242,12 +242,12 @@ static void check_rules_short(void)
             for (int s = 0; s < RULE_SETS; s++) {
                 const rule_set r = rule_set_for(s, n);
                 snprintf(name, sizeof name, "classifier_fused_typed (mean), %s logits, %d x %lld (%s): %s",
-                         dtype_name(t), RULE_ROWS, n, train_path_name_typed(TRAIN_K_CLASSIFIER, RULE_ROWS, n, t),
+                         dtype_name(t), RULE_ROWS, n, train_path_name(TRAIN_K_CLASSIFIER, RULE_ROWS, n, t),
                          r.what);
                 check_classifier_rules(name, x, n, &r, t);
                 if (t != DTYPE_F32) continue;
                 snprintf(name, sizeof name, "cross_entropy_forward, %d x %lld (%s): %s", RULE_ROWS, n,
-                         train_path_name(TRAIN_K_LOSS, RULE_ROWS, n), r.what_loss);
+                         train_path_name(TRAIN_K_LOSS, RULE_ROWS, n, DTYPE_F32), r.what_loss);
                 check_loss_rules(name, x, n, &r);
             }
         }

@@ -1,8 +1,7 @@
 /* Lesson 10: the cross-entropy loss and the fused classifier over float
  * logits (the operation: classifier.cuh), the small launches of the
- * reduced loss, and the paths by name. */
+ * reduced loss, and the plans. */
 #include <stdint.h>
-#include <stdio.h>
 
 #include "classifier.cuh"
 
@@ -134,39 +133,13 @@ void cross_entropy_forward(const float *x, const int *targets, float *loss, long
     ce_run<false>(p, (float *)x, targets, loss, nullptr, rows, cols, ignore_index, TRAIN_SUM, DTYPE_F32, stream);
 }
 
-fastest_plan classifier_plan_typed_at(long long rows, long long cols, dtype t)
+fastest_plan classifier_plan_at(long long rows, long long cols, dtype t)
 {
     const void *a = (const void *)(uintptr_t)256; /* an aligned address, never dereferenced */
     return t == DTYPE_F32 ? ce_plan<true>((const float *)a, rows, cols) : classifier_plan16(a, rows, cols, t);
 }
 
-fastest_plan classifier_plan_at(long long rows, long long cols)
-{
-    return classifier_plan_typed_at(rows, cols, DTYPE_F32);
-}
-
 fastest_plan loss_plan_at(long long rows, long long cols)
 {
     return ce_plan<false>((const float *)(uintptr_t)256, rows, cols);
-}
-
-const char *classifier_path_name(long long rows, long long cols, dtype t)
-{
-    static char name[160];
-    const fastest_plan p = classifier_plan_typed_at(rows, cols, t);
-    if (t != DTYPE_F32 && p.path == FASTEST_BLOCK && p.vec4 && !p.peel) { /* fx_rows_held16 */
-        const fx_reg_config c = fx_rows16_for<op_cross_entropy<true>>(fx_reg_index(cols, FX_NWARP));
-        snprintf(name, sizeof name,
-                 "registers as loaded (the row engine's path 2, two elements a register), %d threads per row, "
-                 "%d elements each", c.block, c.fpt);
-        return name;
-    }
-    typedef op_cross_entropy<true> OP; /* FPT_MIN16: path 1's 16-bit rows only (fx_op_class) */
-    const int fpt_min = t != DTYPE_F32 && p.path == FASTEST_WARP ? OP::FPT_MIN16 : OP::FPT_MIN;
-    return train_engine_name(p, cols, fpt_min, 1, t);
-}
-
-const char *loss_path_name(long long rows, long long cols)
-{
-    return train_engine_name(loss_plan_at(rows, cols), cols, op_cross_entropy<false>::FPT_MIN, 1, DTYPE_F32);
 }

@@ -7,24 +7,18 @@
  * at least one equal to 1: d is in [1, N], log(d) in [0, log N], and the
  * result is exact up to a few ulps for every input lesson 2 handles.
  *
- * It runs on the row engine (common/device/rows_run.cuh), the machinery
- * lesson 8 teaches for the softmax, as one more operation
- * (op_log_softmax): the engine reads each row once, reduces its max and
- * sum on chip, and hands each element back for this ending. Rows in
- * registers (paths 1 and 2), rows across a cluster (path 3) or across the
- * GPU (path 3g): 8 bytes per element, a copy's. Rows longer than the GPU
- * holds: split (path 4), 2 reads + 1 write = 12 bytes per element. */
+ * It runs on lesson 8's row engine (common/device/rows_run.cuh) as one
+ * more operation: the engine reads each row once, reduces its max and sum
+ * on chip, and hands each element back for this ending. */
 #include <stdint.h>
-#include <stdio.h>
 
 #include "check.h"
 #include "train_engine.h"
 #include "device/rows_run.cuh" /* the row engine, for any operation */
 
-/* log-softmax as an operation of the row engine (common/device/rows_op.cuh):
- * each register keeps x, and (x - m) first, exact or nearly for x near m,
- * where the result is small; m = -inf (a row of only -inf) gives NaN, as
- * lesson 2. */
+/* The operation (common/device/rows_op.cuh): (x - m) first, exact or
+ * nearly for x near m, where the result is small; m = -inf (a row of only
+ * -inf) gives NaN, as lesson 2. */
 struct op_log_softmax {
     static constexpr int NIN = 1;
     static constexpr bool ROW = false, OUT = true;
@@ -37,23 +31,12 @@ struct op_log_softmax {
     static __device__ __forceinline__ float out(float x, fin f) { return (x - f.m) - f.lse; }
 };
 
-/* The engine's plan for rows x cols: paths 1 and 2 up to
- * TRAIN_REG_MAX_COLS, past it the path that train_set_long_rows asks for
- * (train_engine_want), contiguous rows. */
-static fastest_plan log_softmax_plan(const float *x, float *out, long long rows, long long cols)
-{
-    return fx_plan_op<op_log_softmax>(train_engine_want(cols), x, cols, out, cols, rows, cols);
-}
-
+/* The engine's plan: paths 1 and 2 up to TRAIN_REG_MAX_COLS, past it the
+ * path that train_set_long_rows asks for (train_engine_want). */
 fastest_plan log_softmax_plan_at(long long rows, long long cols)
 {
     const float *a = (const float *)(uintptr_t)256; /* an aligned address, never dereferenced */
-    return log_softmax_plan(a, (float *)(uintptr_t)256, rows, cols);
-}
-
-const char *log_softmax_path_name(long long rows, long long cols)
-{
-    return train_engine_name(log_softmax_plan_at(rows, cols), cols, op_log_softmax::FPT_MIN, 1, DTYPE_F32);
+    return fx_plan_op<op_log_softmax>(train_engine_want(cols), a, cols, (float *)a, cols, rows, cols);
 }
 
 void log_softmax_forward(const float *x, float *out, long long rows, long long cols, cudaStream_t stream)

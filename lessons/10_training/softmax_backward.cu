@@ -3,19 +3,14 @@
  * The forward y = softmax(x) has the Jacobian dy_i/dx_j = y_i (delta_ij -
  * y_j), so dx_j = sum_i dy_i y_i (delta_ij - y_j) = y_j (dy_j - sum_i y_i
  * dy_i): one dot product per row, then one elementwise pass. Fused, each
- * row of y and dy is read once, the dot product is reduced on chip, and dx
- * is written once:
- *
- *     2 reads + 1 write = 12 bytes per element (1.5 x a copy's 8),
+ * row of y and dy is read once and dx written once: 12 bytes per element,
+ * 1.5 x a copy's 8.
  *
  * It runs on lesson 8's row engine (common/device/rows_run.cuh) as an
- * operation of two inputs (op_softmax_backward): the rows in registers
- * (paths 1 and 2, up to TRAIN_REG_MAX_COLS), or a long row's pieces on
- * chip across the GPU while they wait for the row's sum (path 3g). Split,
- * when a row is too long for that (path 4): each piece's part of <y, dy>
- * to the workspace, then a second kernel adds the row's parts and writes
- * its piece: y and dy read twice, 20 bytes per element (the second read
- * partly from L2). */
+ * operation of two inputs: in registers (paths 1 and 2), or a long row's
+ * pieces on chip across the GPU while they wait for the row's sum (path
+ * 3g); too long for that, split (path 4): y and dy read twice, 20 bytes
+ * per element (the second read partly from L2). */
 #include <stdint.h>
 
 #include "check.h"
@@ -40,13 +35,7 @@ struct op_softmax_backward {
 fastest_plan backward_plan_at(long long rows, long long cols)
 {
     const float *a = (const float *)(uintptr_t)256; /* an aligned address, never dereferenced */
-    return fx_plan_op<op_softmax_backward>(train_engine_want(cols), a, cols, (float *)(uintptr_t)256, cols, rows,
-                                           cols);
-}
-
-const char *backward_path_name(long long rows, long long cols)
-{
-    return train_engine_name(backward_plan_at(rows, cols), cols, op_softmax_backward::FPT_MIN, 2, DTYPE_F32);
+    return fx_plan_op<op_softmax_backward>(train_engine_want(cols), a, cols, (float *)a, cols, rows, cols);
 }
 
 void softmax_backward(const float *y, const float *dy, float *dx, long long rows, long long cols,

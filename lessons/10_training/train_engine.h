@@ -1,7 +1,7 @@
 /* Lesson 10: what the lesson's operations share on the row engine
  * (common/device/rows_run.cuh): the workspace of the reduced loss, the
- * path each operation asks for, the paths by name, and the classifier's
- * small launches (classifier.cu). */
+ * path each operation asks for, and the classifier's small launches
+ * (classifier.cu). */
 #ifndef LESSON10_TRAIN_ENGINE_H
 #define LESSON10_TRAIN_ENGINE_H
 #include <stddef.h>
@@ -22,15 +22,12 @@ unsigned *train_sync_counters(long long count);
  * shape fits it). */
 fastest_path train_engine_want(long long cols);
 
-/* The engine's plan p for rows of cols elements of type t by name, for
- * an operation whose threads of paths 1 and 2 hold at least fpt_min
- * elements of each of its nin inputs (train_work.cu); each operation's
- * path by name (log_softmax.cu, softmax_backward.cu, classifier.cu). */
-const char *train_engine_name(fastest_plan p, long long cols, int fpt_min, int nin, dtype t);
-const char *log_softmax_path_name(long long rows, long long cols);
-const char *backward_path_name(long long rows, long long cols);
-const char *classifier_path_name(long long rows, long long cols, dtype t);
-const char *loss_path_name(long long rows, long long cols);
+/* Each operation's plan at rows x cols of contiguous aligned rows (for
+ * train_plan): log_softmax.cu, softmax_backward.cu, classifier.cu. */
+fastest_plan log_softmax_plan_at(long long rows, long long cols);
+fastest_plan backward_plan_at(long long rows, long long cols);
+fastest_plan loss_plan_at(long long rows, long long cols);
+fastest_plan classifier_plan_at(long long rows, long long cols, dtype t);
 
 /* The mean's count of rows not ignored and the dloss of such a row (1 /
  * count; 0 / 0 and inf when every row is ignored: no row uses it). */

@@ -1,10 +1,9 @@
 /* Lesson 10: the classifier's workspace and counters, the long-row mode,
- * and the paths by name. */
+ * and each kernel's path. */
 #include <stdio.h>
 
 #include "check.h"
 #include "train_engine.h"
-#include "device/path1_2_rows.cuh" /* fx_reg_op: the register classes of an operation */
 
 static void *work;
 static size_t work_bytes;
@@ -69,53 +68,33 @@ fastest_path train_engine_want(long long cols)
     }
 }
 
+fastest_plan train_plan(train_kernel k, long long rows, long long cols, dtype t)
+{
+    switch (k) {
+    case TRAIN_K_BACKWARD: return backward_plan_at(rows, cols);
+    case TRAIN_K_LOG_SOFTMAX: return log_softmax_plan_at(rows, cols);
+    case TRAIN_K_LOSS: return loss_plan_at(rows, cols);
+    default: return classifier_plan_at(rows, cols, t); /* the only kernel of 16-bit logits */
+    }
+}
+
+/* The loss's split path reads each element once too: it writes none. */
 int train_reads_once(train_kernel k, long long rows, long long cols, dtype t)
 {
-    if (k == TRAIN_K_LOSS || cols <= TRAIN_REG_MAX_COLS) return 1;
-    if (k == TRAIN_K_LOG_SOFTMAX) return log_softmax_plan_at(rows, cols).path != FASTEST_SPLIT;
-    if (k == TRAIN_K_BACKWARD) return backward_plan_at(rows, cols).path != FASTEST_SPLIT;
-    return classifier_plan_typed_at(rows, cols, t).path != FASTEST_SPLIT;
+    return k == TRAIN_K_LOSS || train_plan(k, rows, cols, t).path != FASTEST_SPLIT;
 }
 
-int train_cluster_size(train_kernel k, long long rows, long long cols)
+const char *train_path_name(train_kernel k, long long rows, long long cols, dtype t)
 {
-    const fastest_plan p = k == TRAIN_K_LOG_SOFTMAX ? log_softmax_plan_at(rows, cols)
-                           : k == TRAIN_K_CLASSIFIER ? classifier_plan_at(rows, cols)
-                           : k == TRAIN_K_LOSS       ? loss_plan_at(rows, cols)
-                                                     : backward_plan_at(rows, cols);
-    return p.path == FASTEST_CLUSTER ? p.cluster : 0;
-}
-
-const char *train_engine_name(fastest_plan p, long long cols, int fpt_min, int nin, dtype t)
-{
-    static char name[160];
-    const char *each = nin == 2 ? " of each input" : "", *elems = t == DTYPE_F32 ? "floats" : "elements";
-    if (p.path == FASTEST_WARP || p.path == FASTEST_BLOCK) {
-        const int i = fx_reg_index(cols, p.path == FASTEST_WARP ? 0 : FX_NWARP);
-        const fx_reg_config c = fx_reg_op(fx_reg_for(i, t == DTYPE_F32 ? 4 : 8), fpt_min);
-        snprintf(name, sizeof name, "registers (the row engine's path %d), %d %s per row, %d %s%s each",
-                 p.path == FASTEST_WARP ? 1 : 2, c.tpr, c.tpr == 1 ? "lane" : c.tpr < 32 ? "lanes" : "threads", c.fpt,
-                 elems, each);
-    } else if (p.path == FASTEST_CLUSTER || p.path == FASTEST_BULK) {
-        snprintf(name, sizeof name, "the row engine's path %s: clusters of %d blocks, pieces of %lld %s%s",
-                 p.path == FASTEST_BULK ? "3b" : "3", p.cluster, p.segment, elems,
-                 p.path == FASTEST_BULK ? " loaded by bulk copies" : "");
-    } else {
-        snprintf(name, sizeof name, "the row engine's path %s: %lld pieces of %lld %s%s",
-                 p.path == FASTEST_GRID ? "3g" : "4", p.splits, p.segment, elems, each);
-    }
+    static char name[200];
+    const fastest_plan p = train_plan(k, rows, cols, t);
+    const char *path = fastest_path_name(p.path);
+    if (p.path == FASTEST_CLUSTER || p.path == FASTEST_BULK)
+        snprintf(name, sizeof name, "path %s, clusters of %d blocks", path, p.cluster);
+    else if (p.path == FASTEST_GRID || p.path == FASTEST_SPLIT)
+        snprintf(name, sizeof name, "path %s, %lld pieces of %lld elements", path, p.splits, p.segment);
+    else /* 16-bit rows of path 2 in aligned views stay in registers as loaded (fx_rows_held16) */
+        snprintf(name, sizeof name, "path %s%s", path,
+                 t != DTYPE_F32 && p.path == FASTEST_BLOCK && p.vec4 && !p.peel ? ", 16-bit rows as loaded" : "");
     return name;
-}
-
-const char *train_path_name_typed(train_kernel k, long long rows, long long cols, dtype t)
-{
-    if (k == TRAIN_K_LOG_SOFTMAX) return log_softmax_path_name(rows, cols);
-    if (k == TRAIN_K_BACKWARD) return backward_path_name(rows, cols);
-    if (k == TRAIN_K_LOSS) return loss_path_name(rows, cols);
-    return classifier_path_name(rows, cols, t); /* the only kernel of 16-bit logits */
-}
-
-const char *train_path_name(train_kernel k, long long rows, long long cols)
-{
-    return train_path_name_typed(k, rows, cols, DTYPE_F32);
 }

@@ -1,18 +1,16 @@
 /* Lesson 10: softmax in training. The four kernels a classifier's last
- * layer needs, forward and backward, each checked on every element against
- * the float64 reference (common/reference.h) and measured against the byte
- * bound of its own traffic.
+ * layer needs, forward and backward. All pointers are device pointers to
+ * contiguous rows (row i of an M x N tensor at i * N).
  *
- * All pointers are device pointers to contiguous rows (row i of an M x N
- * tensor at i * N). The four kernels are operations of lesson 8's row
- * engine (common/device/rows.h, docs/architecture.md), whose dispatcher
- * picks their paths as it does the softmax's: rows that fit on one SM in
- * registers, longer rows cut into pieces that meet in a thread-block
- * cluster or a workspace, held on chip while they wait, so read once as
- * long as a row's pieces fit on the GPU at once; past that, split and
- * read twice. The workspace is allocated by the first call that needs it
- * and grown, never shrunk: not for use from several streams or host
- * threads at once, nor inside a CUDA graph capture (cudaMalloc). */
+ * The four are operations of lesson 8's row engine (common/device/rows.h,
+ * docs/architecture.md), whose dispatcher picks their paths as it does
+ * the softmax's: rows that fit on one SM in registers, longer rows cut
+ * into pieces that meet in a thread-block cluster or a workspace, held on
+ * chip while they wait, so read once as long as a row's pieces fit on the
+ * GPU at once; past that, split and read twice. The workspace is
+ * allocated by the first call that needs it and grown, never shrunk: not
+ * for use from several streams or host threads at once, nor inside a CUDA
+ * graph capture (cudaMalloc). */
 #ifndef LESSON10_TRAINING_H
 #define LESSON10_TRAINING_H
 #include <cuda_runtime.h>
@@ -20,8 +18,7 @@
 #include "device/rows.h" /* the row engine the four kernels run on */
 
 /* Rows up to this length are held in one block's registers (the engine's
- * paths 1 and 2, whatever the long-row mode); longer rows take the path
- * train_set_long_rows asks for. */
+ * paths 1 and 2, whatever the long-row mode). */
 #define TRAIN_REG_MAX_COLS 16384
 
 /* PyTorch's default ignore_index: a row whose target is this value has
@@ -30,34 +27,30 @@
 
 /* ---- softmax backward ------------------------------------------------------
  * dx = y * (dy - sum_j y_j dy_j) per row, y = softmax(x) the forward's
- * output and dy the gradient of the loss with respect to y. x is not
- * needed: the Jacobian of softmax is diag(y) - y y^T. One read of y and
- * dy, one write of dx: 12 bytes per element while the row fits on chip;
- * split rows read y and dy twice (20 bytes). A NaN anywhere in
- * y or dy of a row makes the row NaN (the dot product carries it); an
- * infinity gives what the formula gives in IEEE arithmetic (+-inf or NaN).
- * dx may alias dy (each element is read before it is written, by the
- * same block), not y. */
+ * output and dy the gradient of the loss with respect to y (the Jacobian
+ * of softmax is diag(y) - y y^T: x is not needed). 12 bytes per element
+ * while the row fits on chip, 20 split (y and dy read twice). A NaN in y
+ * or dy makes its row NaN (the dot product carries it); an infinity gives
+ * what the formula gives in IEEE arithmetic. dx may alias dy (each element
+ * is read before it is written, by the same block), not y. */
 void softmax_backward(const float *y, const float *dy, float *dx, long long rows, long long cols,
                       cudaStream_t stream);
 
 /* ---- log-softmax forward ---------------------------------------------------
  * out = x - m - log(d), m = max(x), d = sum exp(x - m): never exp of a
- * large number, never log of 0 for a row lesson 2 handles. Special values
- * as docs/special-values.md: NaN or +inf in a row, or a row of only -inf,
- * gives NaN everywhere; -inf among finite values gives -inf; results below
- * -FLT_MAX (x = -3e38 next to 3e38) are -inf. 8 bytes per element while
- * the row fits on chip (1 read + 1 write), 12 split (2 reads + 1 write). */
+ * large number, never log of 0. Special values as docs/special-values.md:
+ * NaN or +inf in a row, or a row of only -inf, gives NaN everywhere; -inf
+ * among finite values gives -inf; results below -FLT_MAX (x = -3e38 next
+ * to 3e38) are -inf. 8 bytes per element on chip, 12 split. */
 void log_softmax_forward(const float *x, float *out, long long rows, long long cols, cudaStream_t stream);
 
 /* ---- cross-entropy loss ----------------------------------------------------
  * loss[i] = logsumexp(x_i) - x_i[t_i] = (m - x[t]) + log(d), t_i =
- * targets[i], from one streaming pass over the logits (lesson 6's (m, d),
- * plus x[t] picked up by the thread that holds it): 4 bytes per element,
- * for every row length. loss[i] = 0 when t_i == ignore_index; NaN when t_i
- * is out of range (t < 0 or t >= cols, and not ignore_index): nothing is
- * read outside the row. x[t] = -inf gives +inf; a row of only -inf or
- * holding NaN or +inf gives NaN. */
+ * targets[i], from one streaming pass over the logits: 4 bytes per
+ * element, for every row length. loss[i] = 0 when t_i == ignore_index;
+ * NaN when t_i is out of range (t < 0 or t >= cols, and not ignore_index):
+ * nothing is read outside the row. x[t] = -inf gives +inf; a row of only
+ * -inf or holding NaN or +inf gives NaN. */
 void cross_entropy_forward(const float *x, const int *targets, float *loss, long long rows, long long cols,
                            int ignore_index, cudaStream_t stream);
 
@@ -71,11 +64,9 @@ void cross_entropy_forward(const float *x, const int *targets, float *loss, long
  * Ignored rows: loss 0 and gradient exactly 0 whatever their logits hold.
  * A target out of range: loss NaN and a gradient row of NaN (so *loss is
  * NaN). Every row ignored: *loss = 0 (SUM) or 0 / 0 = NaN (MEAN, as
- * PyTorch), every gradient 0. The probabilities are never written: 1 read
- * + 1 write of the logits = 8 bytes per element while the row fits on
- * chip, 12 split (2 reads + 1 write); plus M targets read and M losses
- * written.
- * losses: M floats; loss: 1 float (both device memory). */
+ * PyTorch), every gradient 0. The probabilities are never written: 8
+ * bytes per element on chip, 12 split; plus M targets read and M losses
+ * written. losses: M floats; loss: 1 float (both device memory). */
 typedef enum { TRAIN_MEAN = 0, TRAIN_SUM = 1 } train_reduction;
 void classifier_fused(float *logits, const int *targets, float *losses, float *loss, long long rows,
                       long long cols, int ignore_index, train_reduction reduction, cudaStream_t stream);
@@ -83,7 +74,7 @@ void classifier_fused(float *logits, const int *targets, float *losses, float *l
 /* The same over 16-bit logits (t = DTYPE_F16 or DTYPE_BF16, or DTYPE_F32,
  * which is classifier_fused): widened to float on the load, float32
  * arithmetic, the gradient rounded once to t on the store, in place.
- * 4 bytes per element while the row fits on chip, 6 split. */
+ * 4 bytes per element on chip, 6 split. */
 void classifier_fused_typed(void *logits, const int *targets, float *losses, float *loss, long long rows,
                             long long cols, int ignore_index, train_reduction reduction, dtype t,
                             cudaStream_t stream);
@@ -93,22 +84,21 @@ void classifier_fused_typed(void *logits, const int *targets, float *losses, flo
 void train_release(void);
 
 /* For the tests: the workspace's synchronisation words (the classifier's
- * counters and loss slots) and how many
- * (*count; NULL and 0 before a kernel needed them). Every launch leaves
- * them at 0, so that the next one needs no memset. */
+ * counters and loss slots) and how many (*count; NULL and 0 before a
+ * kernel needed them). Every launch leaves them at 0, so that the next one
+ * needs no memset. */
 const unsigned *train_sync_words(long long *count);
 
 /* How rows longer than TRAIN_REG_MAX_COLS run: TRAIN_LONG_AUTO where the
  * row engine's dispatcher puts them (on chip when their pieces fit on the
  * GPU at once, in a thread-block cluster each where that pays, on sm_90;
- * else split; the loss always as a read pass). For the tests and the
- * lesson's comparisons: TRAIN_LONG_SPLIT always split (read twice);
- * TRAIN_LONG_GRID on chip but never in clusters (the pieces meet in the
- * workspace); TRAIN_LONG_CLUSTER in clusters loaded by the threads
- * wherever they fit, however few the rows (one-input operations);
- * TRAIN_LONG_BULK the classifier's 16-bit rows in clusters loaded by bulk
- * copies wherever they fit, the rest as TRAIN_LONG_AUTO. The same results
- * every way, within the tolerances of train_check.h. */
+ * else split; the loss always as a read pass). For the tests, to reach
+ * every path: SPLIT always split (read twice); GRID on chip but never in
+ * clusters (the pieces meet in the workspace); CLUSTER in clusters loaded
+ * by the threads wherever they fit, however few the rows (one-input
+ * operations); BULK the classifier's 16-bit rows in clusters loaded by
+ * bulk copies wherever they fit, the rest as AUTO. The same results every
+ * way, within the tolerances of train_check.h. */
 typedef enum {
     TRAIN_LONG_AUTO = 0,
     TRAIN_LONG_SPLIT = 1,
@@ -118,37 +108,21 @@ typedef enum {
 } train_long_rows;
 void train_set_long_rows(train_long_rows mode);
 
-/* Log-softmax runs on the row engine (common/device/rows.h): the plan it
- * makes for contiguous aligned rows x cols under the current
- * train_set_long_rows mode (log_softmax.cu). */
-fastest_plan log_softmax_plan_at(long long rows, long long cols);
-/* The same for the backward (softmax_backward.cu), the loss's and the
- * classifier's (classifier.cu), the classifier's for logits of storage
- * type t too. */
-fastest_plan backward_plan_at(long long rows, long long cols);
-fastest_plan classifier_plan_at(long long rows, long long cols);
-fastest_plan classifier_plan_typed_at(long long rows, long long cols, dtype t);
-fastest_plan loss_plan_at(long long rows, long long cols);
-
-/* The four kernels, for the two queries below. */
+/* The four kernels, for the queries below. */
 typedef enum { TRAIN_K_BACKWARD, TRAIN_K_LOG_SOFTMAX, TRAIN_K_LOSS, TRAIN_K_CLASSIFIER } train_kernel;
 
-/* Which path kernel k takes at rows x cols (float32): "registers, 4 lanes
- * per row, 8 floats each" ... */
-const char *train_path_name(train_kernel k, long long rows, long long cols);
-/* The same for the classifier on logits of storage type t (the other
- * kernels are float32 only, whatever t). */
-const char *train_path_name_typed(train_kernel k, long long rows, long long cols, dtype t);
+/* The row engine's plan (common/device/rows.h) for kernel k on contiguous
+ * aligned rows x cols in the long-row mode set now; t is the classifier's
+ * storage type (the other three are float32 only, whatever t). */
+fastest_plan train_plan(train_kernel k, long long rows, long long cols, dtype t);
 
-/* The blocks of the thread-block cluster that holds each row when kernel
- * k runs at rows x cols (float32) in the long-row mode set now; 0 when
- * its rows do not go to clusters. */
-int train_cluster_size(train_kernel k, long long rows, long long cols);
+/* That plan by name: "1 warp (rows in registers, ...)", "3 cluster (...),
+ * clusters of 4 blocks" ... */
+const char *train_path_name(train_kernel k, long long rows, long long cols, dtype t);
 
-/* Whether kernel k reads each element once at rows x cols in storage
- * type t (the row in registers, or on chip across blocks; the loss
- * always) or twice (split): the design traffic that the program and the
- * bench print. */
+/* Whether kernel k reads each element once (the row in registers, or on
+ * chip across blocks; the loss always) or twice (split): the design
+ * traffic that the program and the bench print. */
 int train_reads_once(train_kernel k, long long rows, long long cols, dtype t);
 
 #endif
