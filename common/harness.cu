@@ -316,8 +316,7 @@ static const char *elements_word(dtype t)
     return t == DTYPE_F16 ? "float16 values" : t == DTYPE_BF16 ? "bfloat16 values" : "floats";
 }
 
-/* The report's first lines: the lesson, the device, the shape. */
-static void print_header(const lesson *l, const options *o, const provenance *p, dtype t, int sets)
+void lesson_print_header(const lesson *l, const options *o, const provenance *p, dtype t, int sets)
 {
     char size_txt[32], input_txt[600];
     const size_t bytes = (size_t)o->rows * (size_t)o->cols * (size_t)dtype_size(t);
@@ -402,7 +401,7 @@ int lesson_run_ref(const lesson *l, const options *o, ref_row_fn ref)
     if (o->output_path && npy_write(o->output_path, y, rows, cols, err, sizeof err) != 0)
         fail_usage(l, err);
 
-    print_header(l, o, &p, DTYPE_F32, m.sets);
+    lesson_print_header(l, o, &p, DTYPE_F32, m.sets);
     print_measured(l->traffic, l->bytes_per_elem, DTYPE_F32, o, &m);
 #ifndef CUDA_EMU
     if (o->csv_path)
@@ -444,7 +443,7 @@ int lesson_run_typed(const lesson *l, const typed_kernel *k, int nk, const optio
         const timing copy_before = m.copy; /* the copy is timed with the first kernel only */
         measure(&j, x, xw, y, yw, o, ref_row_softmax, rtol, atol, i == 0, &m);
         if (i > 0) m.copy = copy_before;
-        if (i == 0) print_header(l, o, &p, t, m.sets);
+        if (i == 0) lesson_print_header(l, o, &p, t, m.sets);
         printf("\n  kernel         %s: %s\n", k[i].name, k[i].what);
         print_measured(k[i].traffic, k[i].elems_moved * (double)size, t, o, &m);
         times[i] = m.t;

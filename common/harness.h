@@ -117,6 +117,10 @@ typedef struct {
 
 void get_provenance(provenance *p);
 
+/* The report's first lines: the lesson, the device, the shape of storage
+ * type t, whether `sets` buffer sets rotate, the input. */
+void lesson_print_header(const lesson *l, const options *o, const provenance *p, dtype t, int sets);
+
 /* Appends one CSV row (with the header first if the file is empty):
  * lesson, name, shape, times, GB/s, % of copy, bytes per element, verified,
  * provenance, commit. Exits 2 with one line if the file cannot be written. */

@@ -209,6 +209,33 @@ static inline double train_logsumexp64(const double *r, long long n)
     return m + log(d);
 }
 
+/* The central difference of f at element e of the float64 logits xd
+ * (restored after): the gradients' real specification, against which the
+ * tests and exercise 10 hold the kernels' gradients. */
+static inline double train_central(double (*f)(const double *, const void *), const void *ctx, double *xd, size_t e)
+{
+    const double h = 1e-5, keep = xd[e];
+    xd[e] = keep + h;
+    const double up = f(xd, ctx);
+    xd[e] = keep - h;
+    const double down = f(xd, ctx);
+    xd[e] = keep;
+    return (up - down) / (2.0 * h);
+}
+
+/* A float64 reference row function (reference.h) on every row, rounded
+ * to float: what a forward gives (the backward's y, exercise 10's out). */
+static inline void train_forward_rows(void (*row)(const float *, double *, long long), const float *x, float *out,
+                                      long long rows, long long cols)
+{
+    double *r = train_row_buffer(cols);
+    for (long long i = 0; i < rows; i++) {
+        row(x + i * cols, r, cols);
+        for (long long j = 0; j < cols; j++) out[i * cols + j] = (float)r[j];
+    }
+    free(r);
+}
+
 /* Targets for rows x cols logits (the program's and the benchmark's): row
  * i's a column from a fixed hash of (seed, i), every 16th row the ignore
  * index, so both the loss and the ignored rows are exercised. */

@@ -345,18 +345,6 @@ static double dot_softmax64(const double *x, const float *dy, long long rows, lo
     return total;
 }
 
-/* Central difference at element e of x (float64 copy xd, restored after). */
-static double central(double (*f)(const double *, const void *), const void *ctx, double *xd, size_t e)
-{
-    const double h = 1e-5, keep = xd[e];
-    xd[e] = keep + h;
-    const double up = f(xd, ctx);
-    xd[e] = keep - h;
-    const double down = f(xd, ctx);
-    xd[e] = keep;
-    return (up - down) / (2.0 * h);
-}
-
 typedef struct {
     const int *t;
     const float *dy;
@@ -383,7 +371,7 @@ static void test_finite_differences(void)
         const size_t n = (size_t)rows * (size_t)cols;
         float *x = (float *)malloc(n * sizeof(float)), *dy = (float *)malloc(n * sizeof(float));
         float *g = (float *)malloc(n * sizeof(float)), *y = (float *)malloc(n * sizeof(float));
-        double *xd = (double *)malloc(n * sizeof(double)), *r = (double *)malloc(cols * sizeof(double));
+        double *xd = (double *)malloc(n * sizeof(double));
         int *t = (int *)malloc(rows * sizeof(int));
         inputs_fill(x, rows, cols, INPUT_NORMAL, 1100 + s);
         inputs_fill(dy, rows, cols, INPUT_UNIFORM, 1200 + s);
@@ -403,7 +391,7 @@ static void test_finite_differences(void)
             double worst = 0.0;
             int ok = 1;
             for (size_t e = 0; e < n; e += step) {
-                const double fd = central(fd_loss, &c, xd, e), err = fabs((double)g[e] - fd);
+                const double fd = train_central(fd_loss, &c, xd, e), err = fabs((double)g[e] - fd);
                 if (!(err <= 1e-6 + 2e-5 * fabs(fd))) ok = 0; /* NaN fails */
                 if (err > worst || err != err) worst = err;
             }
@@ -417,10 +405,7 @@ static void test_finite_differences(void)
             CUDA_CHECK(cudaFree(dt));
         }
 
-        for (long long i = 0; i < rows; i++) {
-            ref_softmax_row(x + i * cols, r, cols);
-            for (long long j = 0; j < cols; j++) y[i * cols + j] = (float)r[j];
-        }
+        train_forward_rows(ref_softmax_row, x, y, rows, cols);
         float *dyd = (float *)dev_copy_of(y, n * sizeof(float)), *ddy = (float *)dev_copy_of(dy, n * sizeof(float));
         float *ddx = (float *)dev_poisoned(n * sizeof(float));
         softmax_backward(dyd, ddy, ddx, rows, cols, 0);
@@ -430,7 +415,7 @@ static void test_finite_differences(void)
         double worst = 0.0;
         int ok = 1;
         for (size_t e = 0; e < n; e += step) {
-            const double fd = central(fd_dot, &c, xd, e), err = fabs((double)g[e] - fd);
+            const double fd = train_central(fd_dot, &c, xd, e), err = fabs((double)g[e] - fd);
             if (!(err <= 1e-6 + 2e-5 * fabs(fd))) ok = 0;
             if (err > worst || err != err) worst = err;
         }
@@ -446,7 +431,6 @@ static void test_finite_differences(void)
         free(g);
         free(y);
         free(xd);
-        free(r);
         free(t);
     }
 }

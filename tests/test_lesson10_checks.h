@@ -105,11 +105,7 @@ static void check_backward(const char *name, const float *x, const float *dyh, l
 {
     const size_t n = (size_t)rows * (size_t)cols, bytes = n * sizeof(float);
     float *y = (float *)malloc(bytes), *dx = (float *)malloc(bytes);
-    double *r = (double *)malloc((size_t)cols * sizeof(double));
-    for (long long i = 0; i < rows; i++) {
-        ref_softmax_row(x + i * cols, r, cols);
-        for (long long j = 0; j < cols; j++) y[i * cols + j] = (float)r[j];
-    }
+    train_forward_rows(ref_softmax_row, x, y, rows, cols);
     float *dyv = (float *)dev_copy_of(y, bytes), *ddy = (float *)dev_copy_of(dyh, bytes);
     float *ddx = inplace ? ddy : (float *)dev_poisoned(bytes);
     softmax_backward(dyv, ddy, ddx, rows, cols, 0);
@@ -124,7 +120,6 @@ static void check_backward(const char *name, const float *x, const float *dyh, l
     if (!inplace) CUDA_CHECK(cudaFree(ddx));
     free(y);
     free(dx);
-    free(r);
 }
 
 static void check_log_softmax(const char *name, const float *x, long long rows, long long cols)

@@ -15,36 +15,21 @@
 #include "reference.h"
 #include "verify.h"
 #include "exercise.h"
-#include "train_check.h" /* train_logsumexp64 */
+#include "train_check.h" /* train_central, train_forward_rows, train_logsumexp64 */
 
-/* Runs the exercise on host out, dout; dx back in dx. */
+/* Runs the exercise on host out, dout; dx back in dx, poisoned (NaN) until written. */
 static void run(const float *out, const float *dout, float *dx, long long rows, long long cols)
 {
-    const size_t bytes = (size_t)(rows * cols) * sizeof(float);
-    float *d_out, *d_dout, *d_dx;
-    CUDA_CHECK(cudaMalloc(&d_out, bytes));
-    CUDA_CHECK(cudaMalloc(&d_dout, bytes));
-    CUDA_CHECK(cudaMalloc(&d_dx, bytes));
-    CUDA_CHECK(cudaMemcpy(d_out, out, bytes, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(d_dout, dout, bytes, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemset(d_dx, 0xFF, bytes)); /* NaN until written */
-    log_softmax_backward(d_out, d_dout, d_dx, rows, cols, 0);
+    const size_t n = (size_t)(rows * cols), bytes = n * sizeof(float);
+    float *d;
+    CUDA_CHECK(cudaMalloc(&d, 3 * bytes));
+    CUDA_CHECK(cudaMemcpy(d, out, bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(d + n, dout, bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(d + 2 * n, 0xFF, bytes));
+    log_softmax_backward(d, d + n, d + 2 * n, rows, cols, 0);
     CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaMemcpy(dx, d_dx, bytes, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaFree(d_out));
-    CUDA_CHECK(cudaFree(d_dout));
-    CUDA_CHECK(cudaFree(d_dx));
-}
-
-/* out = log_softmax(x) rounded to float (what the forward gives). */
-static void forward(const float *x, float *out, long long rows, long long cols)
-{
-    double *r = (double *)malloc((size_t)cols * sizeof(double));
-    for (long long i = 0; i < rows; i++) {
-        ref_log_softmax_row(x + i * cols, r, cols);
-        for (long long j = 0; j < cols; j++) out[i * cols + j] = (float)r[j];
-    }
-    free(r);
+    CUDA_CHECK(cudaMemcpy(dx, d + 2 * n, bytes, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(d));
 }
 
 /* Every element against the float64 formula. dx_j owes the float sum of
@@ -72,14 +57,19 @@ static int check(const char *what, const float *out, const float *dout, long lon
     return bad == 0;
 }
 
-/* sum(dout * log_softmax(x)) in float64, and its central difference at e. */
-static double objective(const double *x, const float *dout, long long rows, long long cols)
+/* sum(dout * log_softmax(x)) in float64, the objective whose central
+ * differences are the gradient (ctx: dout, rows, cols). */
+typedef struct {
+    const float *dout;
+    long long rows, cols;
+} objective_ctx;
+static double objective(const double *x, const void *ctx)
 {
+    const objective_ctx *c = (const objective_ctx *)ctx;
     double f = 0.0;
-    for (long long i = 0; i < rows; i++) {
-        const double *r = x + i * cols;
-        const double lse = train_logsumexp64(r, cols);
-        for (long long j = 0; j < cols; j++) f += dout[i * cols + j] * (r[j] - lse);
+    for (long long i = 0; i < c->rows; i++) {
+        const double *r = x + i * c->cols, lse = train_logsumexp64(r, c->cols);
+        for (long long j = 0; j < c->cols; j++) f += c->dout[i * c->cols + j] * (r[j] - lse);
     }
     return f;
 }
@@ -87,32 +77,24 @@ static double objective(const double *x, const float *dout, long long rows, long
 static int check_fd(long long rows, long long cols, unsigned long long seed)
 {
     const size_t n = (size_t)(rows * cols);
-    float *x = (float *)malloc(n * sizeof(float)), *out = (float *)malloc(n * sizeof(float));
-    float *dout = (float *)malloc(n * sizeof(float)), *dx = (float *)malloc(n * sizeof(float));
-    double *xd = (double *)malloc(n * sizeof(double));
+    float *x = (float *)malloc(3 * n * sizeof(float)), *out = x + n, *dout = x + 2 * n;
+    float *dx = (float *)malloc(n * sizeof(float));
+    double *xd = (double *)malloc(n * sizeof(double)), worst = 0.0;
     inputs_fill(x, rows, cols, INPUT_NORMAL, seed);
     inputs_fill(dout, rows, cols, INPUT_UNIFORM, seed + 1);
-    forward(x, out, rows, cols);
+    train_forward_rows(ref_log_softmax_row, x, out, rows, cols);
     run(out, dout, dx, rows, cols);
     for (size_t e = 0; e < n; e++) xd[e] = x[e];
-    double worst = 0.0;
+    const objective_ctx c = {dout, rows, cols};
     int ok = 1;
     for (size_t e = 0; e < n; e++) {
-        const double h = 1e-5, keep = xd[e];
-        xd[e] = keep + h;
-        const double up = objective(xd, dout, rows, cols);
-        xd[e] = keep - h;
-        const double down = objective(xd, dout, rows, cols);
-        xd[e] = keep;
-        const double fd = (up - down) / (2 * h), err = fabs((double)dx[e] - fd);
+        const double fd = train_central(objective, &c, xd, e), err = fabs((double)dx[e] - fd);
         if (!(err <= 1e-5 + 1e-5 * fabs(fd))) ok = 0; /* NaN fails */
         if (!(err <= worst)) worst = err;
     }
     printf("  %-4s central differences of sum(dout * log_softmax(x)) at %lld x %lld: largest error %.2g\n",
            ok ? "ok" : "BAD", rows, cols, worst);
     free(x);
-    free(out);
-    free(dout);
     free(dx);
     free(xd);
     return ok;
@@ -128,16 +110,13 @@ int main(void)
     for (int s = 0; s < 5; s++) {
         const long long rows = shapes[s][0], cols = shapes[s][1];
         const size_t n = (size_t)(rows * cols);
-        float *x = (float *)malloc(n * sizeof(float)), *out = (float *)malloc(n * sizeof(float));
-        float *dout = (float *)malloc(n * sizeof(float));
+        float *x = (float *)malloc(3 * n * sizeof(float)), *out = x + n, *dout = x + 2 * n;
         inputs_fill(x, rows, cols, INPUT_NORMAL, 100 + s);
         inputs_fill(dout, rows, cols, INPUT_UNIFORM, 200 + s);
-        forward(x, out, rows, cols);
+        train_forward_rows(ref_log_softmax_row, x, out, rows, cols);
         snprintf(what, sizeof what, "%lld x %lld, dout uniform in [-4, 4]", rows, cols);
         solved &= check(what, out, dout, rows, cols);
         free(x);
-        free(out);
-        free(dout);
     }
 
     /* The cross-entropy's own dout (-1 at the target) sums to -1; a row
@@ -146,7 +125,7 @@ int main(void)
     const float x3[3][6] = {{1, 2, 3, 4, 5, 6}, {0.5f, -I, 2, -I, 1, 0}, {3, 1, 4, 1, 5, 9}};
     const float d3[3][6] = {{0, 0, -1, 0, 0, 0}, {1, 2, -3, 4, -4, 0}, {0.5f, -0.5f, 0.25f, -0.25f, 1, -1}};
     float out3[18];
-    forward(&x3[0][0], out3, 3, 6);
+    train_forward_rows(ref_log_softmax_row, &x3[0][0], out3, 3, 6);
     solved &= check("3 x 6: one-hot dout, -inf in out, a dout summing to 0", out3, &d3[0][0], 3, 6);
 
     solved &= check_fd(3, 5, 300);
