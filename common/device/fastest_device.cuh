@@ -191,19 +191,18 @@ static constexpr int fx_rows16_min_blocks(int fpt, int block, int extra)
                : 2048 / block;
 }
 
-/* A 16-bit row held as loaded, one row per block of BLOCK threads
- * (path1_2_rows.cu's fastest_rows16_kernel, lesson 10's classifier):
- * this thread's words are vectors k = i * BLOCK + threadIdx.x of the
- * row's nvec, four 32-bit words (8 elements) each, and pad (two -inf)
- * past the row. Every load is issued before any word is used. Why C++
- * references to arrays: the words stay a register array of compile-time
- * size. */
-template <int ITEMS, int BLOCK, class T>
-__device__ __forceinline__ void fx_words16_load(const T *r, int nvec, unsigned pad, unsigned (&w)[ITEMS][4])
+/* A 16-bit row held as loaded by TPR threads (path1_2_rows.cuh's
+ * fastest_rows16_kernel): thread `sub`'s words are vectors
+ * k = i * TPR + sub of the row's nvec, four 32-bit words (8 elements)
+ * each, and pad (two -inf) past the row. Every load is issued before any
+ * word is used. Why C++ references to arrays: the words stay a register
+ * array of compile-time size. */
+template <int ITEMS, int TPR, class T>
+__device__ __forceinline__ void fx_words16_load(const T *r, int nvec, unsigned pad, unsigned (&w)[ITEMS][4], int sub)
 {
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
-        const int k = i * BLOCK + (int)threadIdx.x;
+        const int k = i * TPR + sub;
         if (k < nvec) {
             vec16_load_words<8>(r + (long long)k * 8, w[i]);
         } else {
@@ -242,15 +241,16 @@ __device__ __forceinline__ float fx_words16_sum_exp(const unsigned (&w)[ITEMS][4
     return d;
 }
 
-/* Stores this thread's words to row r as OP::out(exp(x - shift), f), each
- * rounded once to T (the softmax: exp(x - m) / d). */
-template <class OP, int ITEMS, int BLOCK, class T>
+/* Stores thread sub's words (fx_words16_load's) to row r as
+ * OP::out(exp(x - shift), f), each rounded once to T (the softmax:
+ * exp(x - m) / d). */
+template <class OP, int ITEMS, int TPR, class T>
 __device__ __forceinline__ void fx_words16_store(T *r, int nvec, const unsigned (&w)[ITEMS][4], float shift,
-                                                 typename OP::fin f)
+                                                 typename OP::fin f, int sub)
 {
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
-        const int k = i * BLOCK + (int)threadIdx.x;
+        const int k = i * TPR + sub;
         if (k < nvec) {
             unsigned o[4];
 #pragma unroll

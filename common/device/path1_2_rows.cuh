@@ -294,7 +294,7 @@ fastest_rows2_kernel(const float *__restrict__ x, long long ldx, const float *x2
     fx_rows_body<OP, VEC, PEEL, FPT, TPR, BLOCK, float>(x, ldx, x2, ldx2, y, ldy, rows, cols, mis, OP{});
 }
 
-/* ---- path 2 for 16-bit rows: the row held as loaded ------------------------
+/* ---- paths 1 and 2 for 16-bit rows: the row held as loaded ---------------
  * The kernel above widens each element on load, so a 16-bit row takes a
  * float row's registers: at N = 16384 (512 threads x 32 floats, 59-64
  * registers) two blocks fit per SM, 64 KB of float16 row in flight where
@@ -309,70 +309,85 @@ fastest_rows2_kernel(const float *__restrict__ x, long long ldx, const float *x2
  * the blocks per SM. The sum and the store compute what the kernel above
  * does, in the same order; the 16-bit max is the same value (both keep
  * the larger of two numbers and the number beside a NaN), so the same
- * bits come out. Aligned views only (VEC 8, no peel), one row per block,
- * operations that keep exp(x - m) (KEEP_EXP) and read one input.
- * A ROW operation's lead, count and fix are path 2's, above. */
+ * bits come out. Aligned views only (VEC 8, no peel), operations that
+ * keep exp(x - m) (KEEP_EXP) and read one input. Path 2 runs every such
+ * operation's long rows here, a block per row; path 1 only a ROW
+ * operation's rows of 32 elements a lane (fx_rows_held16_warp), TPR lanes
+ * a row. A ROW operation's lead, count and fix are those of the kernel
+ * above. */
 /* Blocks per SM the registers are capped for: the words (FPT / 2) and 16
  * more for the row's pointers, m, d and the loop (24 with a ROW
- * operation's target, x[c] and loss), rounded up to the 8 registers a
- * thread is given at a time, within 64K registers and 2048 threads an SM.
- * nvcc then fits every class without a spill (ptxas -v, sm_90): 32
- * registers a thread up to 32 elements, 4 blocks of 512 x 32 where the
- * kernel above fits 2. Measured on sm_90 only, so below it no cap (as
- * path 3's FX_CLUSTER_MIN_CTAS; ptxas rejects a cap above what an SM
- * holds, 1024 or 1536 threads on sm_75, sm_86, sm_89). */
+ * operation's target, x[c] and loss; 28 with path 1's rows, whose lanes
+ * also keep their losses' sum), rounded up to the 8 registers a thread is
+ * given at a time, within 64K registers and 2048 threads an SM. nvcc then
+ * fits every class without a spill (ptxas -v, sm_90): 32 registers a
+ * thread up to 32 elements, 4 blocks of 512 x 32 where the kernel above
+ * fits 2. Measured on sm_90 only, so below it no cap (as path 3's
+ * FX_CLUSTER_MIN_CTAS; ptxas rejects a cap above what an SM holds, 1024
+ * or 1536 threads on sm_75, sm_86, sm_89). */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#define FX_ROWS16_MIN_BLOCKS(FPT, BLOCK, ROW) 0
+#define FX_ROWS16_MIN_BLOCKS(FPT, TPR, BLOCK, ROW) 0
 #else
-#define FX_ROWS16_MIN_BLOCKS(FPT, BLOCK, ROW) fx_rows16_min_blocks(FPT, BLOCK, (ROW) ? 24 : 16)
+#define FX_ROWS16_MIN_BLOCKS(FPT, TPR, BLOCK, ROW) \
+    fx_rows16_min_blocks(FPT, BLOCK, !(ROW) ? 16 : (TPR) == (BLOCK) ? 24 : 28)
 #endif
 
-template <class OP, int FPT, int BLOCK, class T>
-__global__ void __launch_bounds__(BLOCK, FX_ROWS16_MIN_BLOCKS(FPT, BLOCK, OP::ROW))
+template <class OP, int FPT, int TPR, int BLOCK, class T>
+__global__ void __launch_bounds__(BLOCK, FX_ROWS16_MIN_BLOCKS(FPT, TPR, BLOCK, OP::ROW))
 fastest_rows16_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, long long rows,
                       int cols, OP op)
 {
     static_assert(FPT % 8 == 0, "whole 16-byte words per thread");
     static_assert(OP::NIN == 1 && OP::KEEP_EXP, "out(exp(x - m), f) from the words");
-    constexpr int ITEMS = FPT / 8;
+    static_assert(BLOCK % TPR == 0 && (TPR <= 32 || TPR == BLOCK), "a row: part of a warp, or the block");
+    constexpr int ITEMS = FPT / 8, RPB = BLOCK / TPR;
+    constexpr bool WHOLE = TPR == BLOCK; /* path 2: a block per row, every thread live */
     __shared__ float red_m[32], red_d[32];
     const unsigned pad = vec16_narrow2(-INFINITY, -INFINITY, x); /* exp(pad - m) = 0 */
-    const int nvec = cols / 8;
-    if constexpr (OP::ROW)
+    const int nvec = cols / 8, sub = WHOLE ? (int)threadIdx.x : (int)threadIdx.x % TPR;
+    [[maybe_unused]] float mine = 0.0f;   /* path 1: the losses this thread wrote as its rows' lead */
+    [[maybe_unused]] unsigned ticket = 0; /* path 1: op.rows_start's */
+    if constexpr (OP::ROW && WHOLE)
         if (threadIdx.x == 0) *fx_row_last() = false; /* before the barriers of the first row */
+    if constexpr (OP::ROW && !WHOLE) ticket = op.rows_start();
 
-    for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
-        const T *xr = x + row * ldx;
+    for (long long first = (long long)blockIdx.x * RPB; first < rows; first += (long long)gridDim.x * RPB) {
+        const long long row = WHOLE ? first : first + threadIdx.x / TPR;
+        const bool live = WHOLE || row < rows; /* a dead lane still joins the shuffles */
+        const T *xr = x + (live ? row : 0) * ldx;
         fx_row_t<OP> r{};
-        if constexpr (OP::ROW) r = op.begin(row);
+        if constexpr (OP::ROW) r = op.begin(live ? row : -1);
         unsigned w[ITEMS][4];
-        fx_words16_load<ITEMS, BLOCK>(xr, nvec, pad, w);
+        fx_words16_load<ITEMS, TPR>(xr, live ? nvec : 0, pad, w, sub);
         [[maybe_unused]] int c = -1;
         [[maybe_unused]] bool owner = false;
         if constexpr (OP::ROW) {
             c = (int)op.col(r);
-            owner = fx_row_owner(c, 0, cols, 8, BLOCK, (int)threadIdx.x);
+            owner = live && fx_row_owner(c, 0, cols, 8, TPR, sub);
             if (owner) op.pick(&r, elem_load(xr + c)); /* after the row's loads */
         }
         /* all -inf row: NaN below, as the kernel above */
-        const float m = row_reduce<BLOCK>(fx_words16_max(w, pad, x), red_m, op_max());
-        const float d = row_reduce<BLOCK>(fx_words16_sum_exp(w, m, x), red_d, op_sum());
+        const float m = row_reduce<TPR>(fx_words16_max(w, pad, x), red_m, op_max());
+        const float d = row_reduce<TPR>(fx_words16_sum_exp(w, m, x), red_d, op_sum());
         const typename OP::fin f = fx_finish(op, m, d, r);
         if constexpr (OP::ROW)
-            if (c < 0 ? threadIdx.x == 0 : owner) {
-                op.lead(r, f);
-                if (op.counts() && op.count_in()) *fx_row_last() = true;
+            if (live && (c < 0 ? sub == 0 : owner)) {
+                mine += op.lead(r, f);
+                if constexpr (WHOLE)
+                    if (op.counts() && op.count_in()) *fx_row_last() = true;
             }
-        T *yr = y + row * ldy;
-        if constexpr (OP::OUT) fx_words16_store<OP, ITEMS, BLOCK>(yr, nvec, w, m, f);
+        T *yr = y + (live ? row : 0) * ldy;
+        if constexpr (OP::OUT) fx_words16_store<OP, ITEMS, TPR>(yr, live ? nvec : 0, w, m, f, sub);
         if constexpr (OP::ROW && OP::OUT)
             if (owner) elem_store(yr + c, op.fix(r, f)); /* after its word */
     }
-    if constexpr (OP::ROW) {
+    if constexpr (OP::ROW && WHOLE) {
         if (op.counts()) {
             __syncthreads();
             if (*fx_row_last()) op.total(red_d);
         }
+    } else if constexpr (OP::ROW) {
+        op.template rows_end<BLOCK>(mine, red_d, ticket);
     }
 }
 
@@ -388,22 +403,38 @@ static constexpr fx_reg_config fx_rows16_for(int i)
     return OP::ROW && c.block > 512 ? fx_reg_config{c.max_cols, 512, c.fpt * c.block / 512, 512} : c;
 }
 
+/* Whether a ROW operation's 16-bit rows of path 1's class i are held as
+ * loaded (the kernel above, TPR lanes a row): where a lane holds 32
+ * elements, whose widened floats took the classifier 59-61 registers,
+ * 8 blocks of 128 an SM; as loaded, 48 and 10 (FX_ROWS16_MIN_BLOCKS). */
+template <class OP, class T>
+static constexpr bool fx_rows_held16_warp(int i)
+{
+    return OP::ROW && !fx_path1_only<OP>() && i < FX_NWARP && fx_op_class<OP, T>(i, 8).fpt >= 32;
+}
+
+/* Class I as the kernel above runs it: path 1's (fx_op_class) or path 2's
+ * (fx_rows16_for). */
+template <class OP, class T, int I>
+static constexpr fx_reg_config fx_rows16_class = I < FX_NWARP ? fx_op_class<OP, T>(I, 8) : fx_rows16_for<OP>(I);
+
 /* Launches class I of the kernel above (a recursive template, as
- * fx_run_rows_at). */
-template <class OP, class T, int I = FX_NWARP>
+ * fx_run_rows_at), from path 1's classes held as loaded, then path 2's. */
+template <class OP, class T, int I = 0>
 static void fx_run_rows16_at(int i, const T *x, long long ldx, T *y, long long ldy, long long rows, long long cols,
                              cudaStream_t s, const OP &op)
 {
-    if constexpr (I < FX_NREG) {
+    if constexpr (I < FX_NWARP && !fx_rows_held16_warp<OP, T>(I)) {
+        fx_run_rows16_at<OP, T, I + 1>(i, x, ldx, y, ldy, rows, cols, s, op);
+    } else if constexpr (I < FX_NREG) {
         if (i != I) {
             fx_run_rows16_at<OP, T, I + 1>(i, x, ldx, y, ldy, rows, cols, s, op);
             return;
         }
-        constexpr fx_reg_config C = fx_rows16_for<OP>(I);
-        static_assert(C.tpr == C.block, "path 2's classes: one row per block");
+        constexpr fx_reg_config C = fx_rows16_class<OP, T, I>;
         void (*kernel)(const T *, long long, T *, long long, long long, int, OP) =
-            fastest_rows16_kernel<OP, C.fpt, C.block, T>;
-        kernel<<<fx_grid(rows, 1), C.block, 0, s>>>(x, ldx, y, ldy, rows, (int)cols, op);
+            fastest_rows16_kernel<OP, C.fpt, C.tpr, C.block, T>;
+        kernel<<<fx_grid(rows, C.block / C.tpr), C.block, 0, s>>>(x, ldx, y, ldy, rows, (int)cols, op);
         CUDA_CHECK_LAUNCH();
     } else {
         (void)i, (void)x, (void)ldx, (void)y, (void)ldy, (void)rows, (void)cols, (void)s, (void)op;
@@ -476,7 +507,8 @@ static void fx_run_rows_op(const fastest_plan *p, const T *x, long long ldx, T *
     /* a peeled row's extras need a thread each */
     const int extras = fx_is_float<T> ? VIEW_MAX_EXTRAS : VIEW16_MAX_EXTRAS;
     if constexpr (!fx_is_float<T> && OP::NIN == 1 && OP::KEEP_EXP && !fx_path1_only<OP>())
-        if (p->path == FASTEST_BLOCK && p->vec4 && !p->peel && fx_rows_held16<OP>(i)) {
+        if (p->vec4 && !p->peel &&
+            (p->path == FASTEST_BLOCK ? fx_rows_held16<OP>(i) : fx_rows_held16_warp<OP, T>(i))) {
             fx_run_rows16_at<OP>(i, x, ldx, y, ldy, rows, cols, stream, op);
             return;
         }
