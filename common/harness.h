@@ -83,6 +83,31 @@ void read_pass(const float *x, float *partial, long long n, cudaStream_t stream)
 /* time_runs for read_pass on x[s] -> partial[s] (s rotating over `sets`). */
 timing time_read_pass(float **x, float **partial, int sets, long long n, int warmup, int iters);
 
+/* ---- buffer sets of two tensors of any sizes, for kernels that are not
+ * one input and one output of a shape (lesson 10's program and its part
+ * of the benchmark, tests/bench_training.cu) ---------------------------- */
+typedef struct {
+    int sets;
+    size_t a_bytes, b_bytes;
+    float *a[64], *b[64];
+} buffer_sets;
+
+/* a[s] of a_bytes and b[s] of b_bytes on the device, as many sets as
+ * rotation_sets gives for `bytes` a tensor (one on the CPU emulator, which
+ * times nothing). */
+void buffer_sets_open(buffer_sets *s, size_t a_bytes, size_t b_bytes, size_t bytes);
+void buffer_sets_close(buffer_sets *s);
+
+/* `in` (in_bytes from the host) into every a[s], every b[s] poisoned
+ * (0xFF bytes are NaN, so an output never written fails its check), then
+ * fn once on set 0, whose outputs the caller brings back and checks. */
+void buffer_sets_run_once(const buffer_sets *s, softmax_fn fn, const void *in, size_t in_bytes, long long rows,
+                          long long cols);
+
+/* A bound that is a multiple of a measured time (1.5 x the copy): t with
+ * its median, min and max times scale. */
+timing timing_scaled(timing t, double scale);
+
 /* ---- views: the same rows at misaligned addresses (lessons 5, 6, 8) ---- */
 
 /* A softmax over views: row i of x at x + i * ldx, of y at y + i * ldy. */

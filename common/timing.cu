@@ -237,6 +237,54 @@ timing time_read_pass(float **x, float **partial, int sets, long long n, int war
     return time_job(&j, sets, warmup, iters);
 }
 
+/* ---- buffer sets ------------------------------------------------------- */
+
+void buffer_sets_open(buffer_sets *s, size_t a_bytes, size_t b_bytes, size_t bytes)
+{
+#ifdef CUDA_EMU
+    (void)bytes;
+    s->sets = 1;
+#else
+    size_t free_b, total_b;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    s->sets = rotation_sets(bytes, free_b);
+#endif
+    s->a_bytes = a_bytes;
+    s->b_bytes = b_bytes;
+    for (int k = 0; k < s->sets; k++) {
+        CUDA_CHECK(cudaMalloc(&s->a[k], a_bytes));
+        CUDA_CHECK(cudaMalloc(&s->b[k], b_bytes));
+    }
+}
+
+void buffer_sets_close(buffer_sets *s)
+{
+    for (int k = 0; k < s->sets; k++) {
+        CUDA_CHECK(cudaFree(s->a[k]));
+        CUDA_CHECK(cudaFree(s->b[k]));
+    }
+    s->sets = 0;
+}
+
+void buffer_sets_run_once(const buffer_sets *s, softmax_fn fn, const void *in, size_t in_bytes, long long rows,
+                          long long cols)
+{
+    for (int k = 0; k < s->sets; k++) {
+        CUDA_CHECK(cudaMemcpy(s->a[k], in, in_bytes, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemset(s->b[k], 0xFF, s->b_bytes));
+    }
+    fn(s->a[0], s->b[0], rows, cols, 0);
+    CUDA_CHECK_LAUNCH();
+}
+
+timing timing_scaled(timing t, double scale)
+{
+    t.median_ms *= scale;
+    t.min_ms *= scale;
+    t.max_ms *= scale;
+    return t;
+}
+
 /* ---- views ------------------------------------------------------------- */
 
 /* time_runs takes a softmax_fn; the view being timed rides in here. */

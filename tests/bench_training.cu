@@ -57,10 +57,7 @@ static void tr_report(const char *label, const char *name, dtype t, long long ro
                       const timing *base, double scale, double least, double design, int ok, const char *csv,
                       const provenance *p)
 {
-    timing bound = *base;
-    bound.median_ms *= scale;
-    bound.min_ms *= scale;
-    bound.max_ms *= scale;
+    const timing bound = timing_scaled(*base, scale);
     char what[160];
     snprintf(what, sizeof what, "%9.4f ms %8.1f GB/s %6.1f %% of its bound  %s", tm->median_ms,
              least * (double)rows * (double)cols / (tm->median_ms * 1e6), 100.0 * bound.median_ms / tm->median_ms,
@@ -71,16 +68,15 @@ static void tr_report(const char *label, const char *name, dtype t, long long ro
 
 /* One shape's buffers. Host: the targets, and room for the checked rows
  * (the first crows) as the kernels give them back. Device: the targets
- * and `sets` buffer pairs, A (y then dy: 2 M N floats; the other kernels'
- * input in its first half) and B (M N floats: an output). */
+ * and the buffer sets (harness.h), a (y then dy: 2 M N floats; the other
+ * kernels' input in its first half) and b (M N floats: an output). */
 typedef struct {
     long long rows, cols, crows;
     size_t n, bytes, cn; /* M N, its bytes as floats, crows N */
     int *ht, *dt;
     float *hdy, *hy, *hout, *hl, *hw;
     unsigned short *h16;
-    int sets;
-    float *A[64], *B[64];
+    buffer_sets s;
     int warmup, iters;
     const char *csv;
     const provenance *p;
@@ -117,21 +113,12 @@ static void train_bench_open(train_bench *b, long long rows, long long cols, int
     CUDA_CHECK(cudaMalloc(&b->dt, (size_t)rows * sizeof(int)));
     CUDA_CHECK(cudaMemcpy(b->dt, b->ht, (size_t)rows * sizeof(int), cudaMemcpyHostToDevice));
     tr_targets = b->dt;
-    size_t free_b, total_b;
-    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    b->sets = rotation_sets(2 * b->bytes, free_b); /* a set: y and dy (2 M N floats), then dx */
-    for (int k = 0; k < b->sets; k++) {
-        CUDA_CHECK(cudaMalloc(&b->A[k], 2 * b->bytes));
-        CUDA_CHECK(cudaMalloc(&b->B[k], b->bytes));
-    }
+    buffer_sets_open(&b->s, 2 * b->bytes, b->bytes, 2 * b->bytes); /* a set: y and dy (2 M N floats), then dx */
 }
 
 static void train_bench_close(train_bench *b)
 {
-    for (int k = 0; k < b->sets; k++) {
-        CUDA_CHECK(cudaFree(b->A[k]));
-        CUDA_CHECK(cudaFree(b->B[k]));
-    }
+    buffer_sets_close(&b->s);
     CUDA_CHECK(cudaFree(b->dt));
     train_release();
     free(b->ht);
@@ -155,22 +142,22 @@ static void bench_backward(train_bench *b, const float *hx, const timing *copy)
     }
     inputs_fill(hdy_all, rows, cols, INPUT_UNIFORM, 2);
     memcpy(b->hdy, hdy_all, b->cn * sizeof(float));
-    for (int k = 0; k < b->sets; k++) {
-        CUDA_CHECK(cudaMemcpy(b->B[k], hx, b->bytes, cudaMemcpyHostToDevice));
-        softmax_fastest(b->B[k], b->A[k], rows, cols, 0);
+    for (int k = 0; k < b->s.sets; k++) {
+        CUDA_CHECK(cudaMemcpy(b->s.b[k], hx, b->bytes, cudaMemcpyHostToDevice));
+        softmax_fastest(b->s.b[k], b->s.a[k], rows, cols, 0);
         CUDA_CHECK_LAUNCH();
-        CUDA_CHECK(cudaMemcpy(b->A[k] + b->n, hdy_all, b->bytes, cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaMemset(b->B[k], 0xFF, b->bytes));
+        CUDA_CHECK(cudaMemcpy(b->s.a[k] + b->n, hdy_all, b->bytes, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemset(b->s.b[k], 0xFF, b->bytes));
     }
     free(hdy_all);
-    tr_backward(b->A[0], b->B[0], rows, cols, 0);
+    tr_backward(b->s.a[0], b->s.b[0], rows, cols, 0);
     CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaMemcpy(b->hy, b->A[0], b->cn * sizeof(float), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(b->hout, b->B[0], b->cn * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(b->hy, b->s.a[0], b->cn * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(b->hout, b->s.b[0], b->cn * sizeof(float), cudaMemcpyDeviceToHost));
     train_report r;
     train_report_init(&r);
     const int ok = train_check_backward(b->hy, b->hdy, b->hout, b->crows, cols, &r);
-    const timing tm = time_runs(tr_backward, b->A, b->B, b->sets, rows, cols, b->warmup, b->iters);
+    const timing tm = time_runs(tr_backward, b->s.a, b->s.b, b->s.sets, rows, cols, b->warmup, b->iters);
     const int once = train_reads_once(TRAIN_K_BACKWARD, rows, cols, DTYPE_F32);
     tr_report("lesson10 softmax_backward", "softmax_backward", DTYPE_F32, rows, cols, &tm, copy, 1.5, 12.0,
               once ? 12.0 : 20.0, ok, b->csv, b->p);
@@ -187,31 +174,26 @@ static void bench_reads_x(train_bench *b, const float *hx, const timing *copy, c
     const char *names[3] = {"log_softmax_forward", "cross_entropy_forward", "classifier_fused"};
     char label[64];
     for (int f = 0; f < 3; f++) {
-        for (int k = 0; k < b->sets; k++) {
-            CUDA_CHECK(cudaMemcpy(b->A[k], hx, b->bytes, cudaMemcpyHostToDevice));
-            CUDA_CHECK(cudaMemset(b->B[k], 0xFF, b->bytes));
-        }
-        fn[f](b->A[0], b->B[0], rows, cols, 0);
-        CUDA_CHECK_LAUNCH();
+        buffer_sets_run_once(&b->s, fn[f], hx, b->bytes, rows, cols);
         train_report r;
         train_report_init(&r);
         int ok;
         if (f == 0) {
-            CUDA_CHECK(cudaMemcpy(b->hout, b->B[0], b->cn * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDA_CHECK(cudaMemcpy(b->hout, b->s.b[0], b->cn * sizeof(float), cudaMemcpyDeviceToHost));
             ok = train_check_log_softmax(hx, b->hout, crows, cols, &r);
         } else {
-            CUDA_CHECK(cudaMemcpy(b->hl, b->B[0], (size_t)crows * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDA_CHECK(cudaMemcpy(b->hl, b->s.b[0], (size_t)crows * sizeof(float), cudaMemcpyDeviceToHost));
             if (f == 1) {
                 ok = train_check_loss(hx, b->ht, b->hl, crows, cols, TRAIN_IGNORE_INDEX, &r);
             } else { /* its rows' losses summed as the reduced loss: the sum over all rows is make test's */
                 double sum = 0.0;
                 for (long long i = 0; i < crows; i++) sum += b->hl[i];
-                CUDA_CHECK(cudaMemcpy(b->hout, b->A[0], b->cn * sizeof(float), cudaMemcpyDeviceToHost));
+                CUDA_CHECK(cudaMemcpy(b->hout, b->s.a[0], b->cn * sizeof(float), cudaMemcpyDeviceToHost));
                 ok = train_check_classifier(hx, b->ht, b->hout, b->hl, (float)sum, crows, cols, TRAIN_IGNORE_INDEX, 0,
                                             DTYPE_F32, &r);
             }
         }
-        const timing tm = time_runs(fn[f], b->A, b->B, b->sets, rows, cols, b->warmup, b->iters);
+        const timing tm = time_runs(fn[f], b->s.a, b->s.b, b->s.sets, rows, cols, b->warmup, b->iters);
         snprintf(label, sizeof label, "lesson10 %s", names[f]);
         tr_report(label, names[f], DTYPE_F32, rows, cols, &tm, f == 1 ? readp : copy, 1.0, f == 1 ? 4.0 : 8.0,
                   f == 1 ? 4.0 : (f == 0 ? once_l : once_c) ? 8.0 : 12.0, ok, b->csv, b->p);
@@ -222,21 +204,21 @@ static void bench_reads_x(train_bench *b, const float *hx, const timing *copy, c
 static void bench_classifier16(train_bench *b, const float *hx)
 {
     const long long rows = b->rows, cols = b->cols, crows = b->crows;
-    void **A16 = (void **)b->A, **B16 = (void **)b->B;
+    void **A16 = (void **)b->s.a, **B16 = (void **)b->s.b;
     char label[64];
     for (int t = DTYPE_F16; t <= DTYPE_BF16; t++) {
         storage_narrow(hx, b->h16, b->n, (dtype)t);
         storage_widen(b->h16, b->hw, b->cn, (dtype)t);
-        for (int k = 0; k < b->sets; k++) {
-            CUDA_CHECK(cudaMemcpy(b->A[k], b->h16, b->n * 2, cudaMemcpyHostToDevice));
-            CUDA_CHECK(cudaMemset(b->B[k], 0xFF, b->bytes));
+        for (int k = 0; k < b->s.sets; k++) {
+            CUDA_CHECK(cudaMemcpy(b->s.a[k], b->h16, b->n * 2, cudaMemcpyHostToDevice));
+            CUDA_CHECK(cudaMemset(b->s.b[k], 0xFF, b->bytes));
         }
-        const timing copy16 = time_runs_typed(NULL, (dtype)t, A16, B16, b->sets, rows, cols, b->warmup, b->iters);
-        for (int k = 0; k < b->sets; k++) CUDA_CHECK(cudaMemcpy(b->A[k], b->h16, b->n * 2, cudaMemcpyHostToDevice));
-        tr_classifier_16(b->A[0], cols, b->B[0], cols, rows, cols, (dtype)t, 0);
+        const timing copy16 = time_runs_typed(NULL, (dtype)t, A16, B16, b->s.sets, rows, cols, b->warmup, b->iters);
+        for (int k = 0; k < b->s.sets; k++) CUDA_CHECK(cudaMemcpy(b->s.a[k], b->h16, b->n * 2, cudaMemcpyHostToDevice));
+        tr_classifier_16(b->s.a[0], cols, b->s.b[0], cols, rows, cols, (dtype)t, 0);
         CUDA_CHECK_LAUNCH();
-        CUDA_CHECK(cudaMemcpy(b->hl, b->B[0], (size_t)crows * sizeof(float), cudaMemcpyDeviceToHost));
-        CUDA_CHECK(cudaMemcpy(b->h16, b->A[0], b->cn * 2, cudaMemcpyDeviceToHost)); /* the gradient, in place */
+        CUDA_CHECK(cudaMemcpy(b->hl, b->s.b[0], (size_t)crows * sizeof(float), cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpy(b->h16, b->s.a[0], b->cn * 2, cudaMemcpyDeviceToHost)); /* the gradient, in place */
         storage_widen(b->h16, b->hout, b->cn, (dtype)t);
         double sum = 0.0;
         for (long long i = 0; i < crows; i++) sum += b->hl[i];
@@ -244,7 +226,7 @@ static void bench_classifier16(train_bench *b, const float *hx)
         train_report_init(&r);
         const int ok = train_check_classifier(b->hw, b->ht, b->hout, b->hl, (float)sum, crows, cols,
                                               TRAIN_IGNORE_INDEX, 0, (dtype)t, &r);
-        const timing tm = time_runs_typed(tr_classifier_16, (dtype)t, A16, B16, b->sets, rows, cols, b->warmup,
+        const timing tm = time_runs_typed(tr_classifier_16, (dtype)t, A16, B16, b->s.sets, rows, cols, b->warmup,
                                           b->iters);
         snprintf(label, sizeof label, "lesson10 classifier_fused %s", dtype_name((dtype)t));
         tr_report(label, "classifier_fused", (dtype)t, rows, cols, &tm, &copy16, 1.0, 4.0,
@@ -257,8 +239,8 @@ void bench_training(long long rows, long long cols, const float *hx, int warmup,
 {
     train_bench b;
     train_bench_open(&b, rows, cols, warmup, iters, csv, p);
-    const timing copy = time_runs(NULL, b.A, b.B, b.sets, rows, cols, warmup, iters);
-    const timing readp = time_read_pass(b.A, b.B, b.sets, (long long)b.n, warmup, iters);
+    const timing copy = time_runs(NULL, b.s.a, b.s.b, b.s.sets, rows, cols, warmup, iters);
+    const timing readp = time_read_pass(b.s.a, b.s.b, b.s.sets, (long long)b.n, warmup, iters);
     char what[160];
     snprintf(what, sizeof what, "%9.4f ms %8.1f GB/s  (4 bytes per element: the loss's bound)", readp.median_ms,
              4.0 * (double)b.n / (readp.median_ms * 1e6));

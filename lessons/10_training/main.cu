@@ -3,14 +3,8 @@
  * softmax_backward gives the fused classifier's gradient), log-softmax
  * where log(softmax) fails, then each kernel on the options' shape:
  * checked against the float64 reference on every element (train_check.h),
- * timed, and put against its own bound, measured in the same process:
- *
- *   softmax_backward      12 bytes per element  1.5 x a device-to-device copy
- *   log_softmax_forward    8                    a copy
- *   cross_entropy_forward  4 (reads only)       a read-only pass (harness.h)
- *   classifier_fused       8 (in place)         a copy
- *
- * Beyond every lesson's options: --ignore-index and --reduction
+ * timed, and put against its own bound (K below), measured in the same
+ * process. Beyond every lesson's options: --ignore-index and --reduction
  * (usage_extra). --output holds the log-softmax; the CSV rows (one per
  * kernel) carry each kernel's bound in the copy columns. */
 #include <limits.h>
@@ -38,7 +32,7 @@ static const lesson LESSON = {
  * wrappers below pass on. */
 static int g_ignore = TRAIN_IGNORE_INDEX;
 static train_reduction g_reduction = TRAIN_MEAN;
-static const int *g_targets;
+static int *g_targets;
 
 static void usage_extra(void)
 {
@@ -171,7 +165,7 @@ static const struct {
 typedef struct {
     long long rows, cols;
     size_t n;
-    float *x, *ydy, *out, *losses; /* losses: M, then the reduced loss */
+    float *x, *ydy, *out, *losses; /* ydy: 2 M N, out: M N, losses: M then the reduced loss; one block */
     int *targets;
 } inputs;
 
@@ -193,54 +187,38 @@ static void make_inputs(inputs *in, const options *o)
         in->x = (float *)host_alloc(bytes);
         inputs_fill(in->x, rows, cols, o->kind, o->seed);
     }
-    in->ydy = (float *)host_alloc(2 * bytes);
-    in->out = (float *)host_alloc(bytes);
-    in->losses = (float *)host_alloc(((size_t)rows + 1) * sizeof(float));
+    in->ydy = (float *)host_alloc(3 * bytes + ((size_t)rows + 1) * sizeof(float));
+    in->out = in->ydy + 2 * n;
+    in->losses = in->out + n;
     in->targets = (int *)host_alloc((size_t)rows * sizeof(int));
     train_forward_rows(ref_softmax_row, in->x, in->ydy, rows, cols);
     inputs_fill(in->ydy + n, rows, cols, INPUT_UNIFORM, o->seed + 1);
     train_make_targets(in->targets, rows, cols, o->seed, g_ignore);
 }
 
-/* Kernel k's output, brought back by measure, against the float64
- * reference: PASS or FAIL and what was compared, in check. */
-static int check_kernel(int k, const inputs *in, char *check, size_t len)
-{
-    const long long rows = in->rows, cols = in->cols;
-    train_report rep;
-    train_report_init(&rep);
-    int pass;
-    if (k == 0) pass = train_check_backward(in->ydy, in->ydy + in->n, in->out, rows, cols, &rep);
-    else if (k == 1) pass = train_check_log_softmax(in->x, in->out, rows, cols, &rep);
-    else if (k == 2) pass = train_check_loss(in->x, in->targets, in->losses, rows, cols, g_ignore, &rep);
-    else
-        pass = train_check_classifier(in->x, in->targets, in->out, in->losses, in->losses[rows], rows, cols, g_ignore,
-                                      g_reduction == TRAIN_MEAN, DTYPE_F32, &rep);
-    char desc[600];
-    train_describe(&rep, rows, cols, desc, sizeof desc);
-    snprintf(check, len, "%s (%s)", pass ? "PASS" : "FAIL", desc);
-    return pass;
-}
-
-/* Kernel k: its input into every buffer set, the outputs poisoned (NaN),
- * one run on set 0, its outputs back and checked (unless --no-check),
- * then, off the emulator, timed against its bound. Returns 1 if it passed. */
-static int measure(int k, inputs *in, float **A, float **B, int sets, size_t b_bytes, const options *o,
-                   const provenance *p)
+/* Kernel k: its input into every buffer set, the outputs poisoned, one
+ * run on set 0, its outputs back and checked (unless --no-check), then,
+ * off the emulator, timed against its bound. Returns 1 if it passed. */
+static int measure(int k, inputs *in, buffer_sets *bs, const options *o, const provenance *p)
 {
     const long long rows = in->rows, cols = in->cols;
     const size_t bytes = in->n * sizeof(float);
-    for (int s = 0; s < sets; s++) {
-        CUDA_CHECK(cudaMemcpy(A[s], k == 0 ? in->ydy : in->x, k == 0 ? 2 * bytes : bytes, cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaMemset(B[s], 0xFF, b_bytes));
-    }
-    K[k].run(A[0], B[0], rows, cols, 0);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaMemcpy(in->out, k == 3 ? A[0] : B[0], bytes, cudaMemcpyDeviceToHost)); /* the gradient: in place */
-    CUDA_CHECK(cudaMemcpy(in->losses, B[0], ((size_t)rows + 1) * sizeof(float), cudaMemcpyDeviceToHost));
-    char check[700], err[512];
-    const int pass = o->check ? check_kernel(k, in, check, sizeof check) : 1;
-    if (!o->check) snprintf(check, sizeof check, "not checked (--no-check)");
+    buffer_sets_run_once(bs, K[k].run, k == 0 ? in->ydy : in->x, k == 0 ? 2 * bytes : bytes, rows, cols);
+    CUDA_CHECK(cudaMemcpy(in->out, k == 3 ? bs->a[0] : bs->b[0], bytes, cudaMemcpyDeviceToHost)); /* in place */
+    CUDA_CHECK(cudaMemcpy(in->losses, bs->b[0], ((size_t)rows + 1) * sizeof(float), cudaMemcpyDeviceToHost));
+    train_report rep; /* against the float64 reference, unless --no-check */
+    train_report_init(&rep);
+    int pass = 1;
+    if (o->check && k == 0) pass = train_check_backward(in->ydy, in->ydy + in->n, in->out, rows, cols, &rep);
+    else if (o->check && k == 1) pass = train_check_log_softmax(in->x, in->out, rows, cols, &rep);
+    else if (o->check && k == 2) pass = train_check_loss(in->x, in->targets, in->losses, rows, cols, g_ignore, &rep);
+    else if (o->check)
+        pass = train_check_classifier(in->x, in->targets, in->out, in->losses, in->losses[rows], rows, cols, g_ignore,
+                                      g_reduction == TRAIN_MEAN, DTYPE_F32, &rep);
+    char check[700], desc[600], err[512];
+    train_describe(&rep, rows, cols, desc, sizeof desc);
+    if (o->check) snprintf(check, sizeof check, "%s (%s)", pass ? "PASS" : "FAIL", desc);
+    else snprintf(check, sizeof check, "not checked (--no-check)");
     if (k == 1 && o->output_path && npy_write(o->output_path, in->out, rows, cols, err, sizeof err) != 0)
         fail_usage(err);
 
@@ -254,12 +232,10 @@ static int measure(int k, inputs *in, float **A, float **B, int sets, size_t b_b
     printf("  time           not measured: the kernel ran on the CPU emulator, where timings are "
            "not meaningful (run on a GPU for them)\n");
 #else
-    const timing t = time_runs(K[k].run, A, B, sets, rows, cols, o->warmup, o->iters);
-    timing bound = k == 2 ? time_read_pass(A, B, sets, (long long)in->n, o->warmup, o->iters)
-                          : time_runs(NULL, A, B, sets, rows, cols, o->warmup, o->iters);
-    bound.median_ms *= K[k].scale;
-    bound.min_ms *= K[k].scale;
-    bound.max_ms *= K[k].scale;
+    const timing t = time_runs(K[k].run, bs->a, bs->b, bs->sets, rows, cols, o->warmup, o->iters);
+    const timing base = k == 2 ? time_read_pass(bs->a, bs->b, bs->sets, (long long)in->n, o->warmup, o->iters)
+                               : time_runs(NULL, bs->a, bs->b, bs->sets, rows, cols, o->warmup, o->iters);
+    const timing bound = timing_scaled(base, K[k].scale);
     printf("  time           %.4f ms median (min %.4f, max %.4f, %d runs after %d warm-up)\n", t.median_ms, t.min_ms,
            t.max_ms, t.runs, o->warmup);
     printf("  effective      %.1f GB/s  (%g bytes per element / time: the least such a kernel moves)\n",
@@ -288,45 +264,29 @@ int main(int argc, char **argv)
 
     inputs in;
     make_inputs(&in, &o);
-    /* the buffer sets as "measuring" says, 3 M N floats a set (one on the
-     * CPU emulator, which times nothing), and the targets */
-    size_t free_b, total_b;
-    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-#ifdef CUDA_EMU
-    const int sets = 1;
-#else
-    const int sets = rotation_sets(in.n * sizeof(float) * 3 / 2, free_b);
-#endif
-    const size_t b_bytes = (in.n + (size_t)in.rows + 1 + (size_t)read_pass_blocks((long long)in.n)) * sizeof(float);
-    float *A[64], *B[64];
-    for (int s = 0; s < sets; s++) {
-        CUDA_CHECK(cudaMalloc(&A[s], 2 * in.n * sizeof(float)));
-        CUDA_CHECK(cudaMalloc(&B[s], b_bytes));
-    }
-    int *dt;
-    CUDA_CHECK(cudaMalloc(&dt, (size_t)in.rows * sizeof(int)));
-    CUDA_CHECK(cudaMemcpy(dt, in.targets, (size_t)in.rows * sizeof(int), cudaMemcpyHostToDevice));
-    g_targets = dt;
+    /* the buffer sets as "measuring" says (rotated as for 1.5 M N floats a
+     * tensor), and the targets */
+    buffer_sets bs;
+    buffer_sets_open(&bs, 2 * in.n * sizeof(float),
+                     (in.n + (size_t)in.rows + 1 + (size_t)read_pass_blocks((long long)in.n)) * sizeof(float),
+                     in.n * sizeof(float) * 3 / 2);
+    CUDA_CHECK(cudaMalloc(&g_targets, (size_t)in.rows * sizeof(int)));
+    CUDA_CHECK(cudaMemcpy(g_targets, in.targets, (size_t)in.rows * sizeof(int), cudaMemcpyHostToDevice));
 
     provenance p;
     get_provenance(&p);
-    lesson_print_header(&LESSON, &o, &p, DTYPE_F32, sets);
+    lesson_print_header(&LESSON, &o, &p, DTYPE_F32, bs.sets);
     printf("  targets        from the seed, every 16th row the ignore index %d; reduction %s\n", g_ignore,
            g_reduction == TRAIN_MEAN ? "mean" : "sum");
     int status = 0;
     for (int k = 0; k < 4; k++)
-        if (!measure(k, &in, A, B, sets, b_bytes, &o, &p)) status = 1;
+        if (!measure(k, &in, &bs, &o, &p)) status = 1;
 
-    for (int s = 0; s < sets; s++) {
-        CUDA_CHECK(cudaFree(A[s]));
-        CUDA_CHECK(cudaFree(B[s]));
-    }
-    CUDA_CHECK(cudaFree(dt));
+    buffer_sets_close(&bs);
+    CUDA_CHECK(cudaFree(g_targets));
     train_release();
     free(in.x);
     free(in.ydy);
-    free(in.out);
-    free(in.losses);
     free(in.targets);
     return status;
 }
