@@ -1,8 +1,6 @@
 /* Lesson 10: the cross-entropy loss and the fused classifier over float
  * logits (the operation: classifier.cuh), the small launches of the
  * reduced loss, and the plans. */
-#include <stdint.h>
-
 #include "classifier.cuh"
 
 /* ---- the small launches: the mean's count, the sum after ---------------- */
@@ -33,21 +31,16 @@ __global__ void __launch_bounds__(CLS_BLOCK)
 classifier_count_kernel(const int *__restrict__ targets, long long rows, int ignore_index, unsigned *parts,
                         unsigned *done, classifier_scale *__restrict__ out)
 {
-    __shared__ unsigned red[CLS_BLOCK / 32];
+    __shared__ unsigned red[32];
     __shared__ bool last;
     long long begin, end;
     classifier_slice(rows, &begin, &end);
     unsigned c = 0;
     for (long long i = begin + threadIdx.x; i < end; i += CLS_BLOCK) c += targets[i] != ignore_index;
-    for (int off = 16; off > 0; off /= 2) c += __shfl_xor_sync(0xffffffffu, c, off);
-    if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = c;
-    __syncthreads();
+    c = ce_block_sum(c, red);
     if (threadIdx.x == 0) {
-        unsigned total = 0;
-        for (int w = 0; w < CLS_BLOCK / 32; w++) total += red[w];
-        parts[blockIdx.x] = total;
-        __threadfence();
-        last = atomicAdd(done, 1u) == gridDim.x - 1;
+        parts[blockIdx.x] = c;
+        last = ce_count_in(done, gridDim.x);
     }
     __syncthreads();
     if (last && threadIdx.x == 0) {
@@ -121,8 +114,8 @@ static fastest_plan ce_plan(const float *x, long long rows, long long cols)
 void classifier_fused(float *logits, const int *targets, float *losses, float *loss, long long rows, long long cols,
                       int ignore_index, train_reduction reduction, cudaStream_t stream)
 {
-    const fastest_plan p = ce_plan<true>(logits, rows, cols);
-    ce_run<true>(p, logits, targets, losses, loss, rows, cols, ignore_index, reduction, DTYPE_F32, stream);
+    ce_run<true>(ce_plan<true>(logits, rows, cols), logits, targets, losses, loss, rows, cols, ignore_index, reduction,
+                 DTYPE_F32, stream);
 }
 
 void cross_entropy_forward(const float *x, const int *targets, float *loss, long long rows, long long cols,
@@ -135,11 +128,11 @@ void cross_entropy_forward(const float *x, const int *targets, float *loss, long
 
 fastest_plan classifier_plan_at(long long rows, long long cols, dtype t)
 {
-    const void *a = (const void *)(uintptr_t)256; /* an aligned address, never dereferenced */
-    return t == DTYPE_F32 ? ce_plan<true>((const float *)a, rows, cols) : classifier_plan16(a, rows, cols, t);
+    return t == DTYPE_F32 ? ce_plan<true>(TRAIN_PLAN_ADDR, rows, cols)
+                          : classifier_plan16(TRAIN_PLAN_ADDR, rows, cols, t);
 }
 
 fastest_plan loss_plan_at(long long rows, long long cols)
 {
-    return ce_plan<false>((const float *)(uintptr_t)256, rows, cols);
+    return ce_plan<false>(TRAIN_PLAN_ADDR, rows, cols);
 }

@@ -1,31 +1,27 @@
 /* Lesson 10: the cross-entropy loss and the fused classifier as one
- * operation of the row engine (common/device/rows_op.cuh): the loss over
- * float logits, the classifier over float or 16-bit ones.
+ * operation of the row engine (common/device/rows_op.cuh), over float
+ * logits (classifier.cu) or, the classifier only, 16-bit ones
+ * (classifier16.cu: two translation units that compile side by side).
  *
  *     losses[i] = (m - x[t]) + log(d)                       (both)
  *     x_j      <- (exp(x_j - m) / d - [j == t]) * dloss     (the classifier, in place)
  *
  * The engine reads each row once and finds (m, d) on whichever path the
- * dispatcher picks. What the operation adds is a row of its own
- * (rows_op.cuh, ROW): its target t, read before the row's loads; x[t],
- * read by the thread that holds column t, after its loads and before
- * anything is written; the loss, written by that thread once (m, d) is
- * known; and after its stores, column t written again as p - 1, so that
- * the one-hot costs one store per row, not a compare per element (rows of
- * up to 256 floats compare instead: pick_regs says why). The loss alone
- * (OUT = false) writes no element: 4 bytes per element.
+ * dispatcher picks. The operation adds a row of its own (ROW): its target
+ * t, read before the row's loads; x[t], picked by the thread that holds
+ * column t before anything is written; the loss, written by that thread;
+ * and column t written again as p - 1 after the row's stores, so that the
+ * one-hot costs one store per row, not a compare per element (pick_regs
+ * says where it compares). The loss alone (OUT false) writes no element.
  *
- * The reduced loss is added up where the losses are: path 1 through the
- * loss slots (up to CLS_SLOT_ROWS rows) or each block's part, the last
- * block to finish adding the parts; paths 2, 3, 3b and 3g, the thread
- * that wrote a row's loss counts it in and the last block adds up the M
- * losses. Both in a fixed order: the same bits every run. Past
- * CLS_MAX_BLOCKS blocks or rows, CLS_ON_CHIP_FINISH_ROWS rows on chip,
- * and on path 4, a small launch after the main one adds them up instead.
- * The mean's count of rows not ignored is a launch before: every
- * gradient needs its inverse. The float entries are classifier.cu's, the
- * 16-bit ones classifier16.cu's: two translation units that compile side
- * by side. */
+ * The reduced loss is added up where the losses are, in a fixed order
+ * (the same bits every run): path 1 through the loss slots (up to
+ * CLS_SLOT_ROWS rows) or its blocks' parts, the last block adding them;
+ * paths 2, 3, 3b and 3g, the thread that wrote a row's loss counts it in
+ * and the last block adds the M losses. Past CLS_MAX_BLOCKS blocks or
+ * rows, CLS_ON_CHIP_FINISH_ROWS rows on chip, and on path 4, a small
+ * launch after the main one adds them up instead; the mean's count of rows
+ * not ignored is a launch before it (every gradient needs its inverse). */
 #ifndef LESSON10_CLASSIFIER_CUH
 #define LESSON10_CLASSIFIER_CUH
 #include "check.h"
@@ -33,8 +29,8 @@
 #include "train_loss.cuh"
 #include "device/rows_run.cuh" /* the row engine, for any operation */
 
-/* A row of the classifier: its index in the launch, its target and the
- * rules it falls under (training.h), and x[t] once picked. */
+/* A row: its index in the launch, its target, the rules it falls under
+ * (training.h), and x[t] once picked. */
 typedef struct {
     long long i;
     int t;
@@ -46,10 +42,9 @@ typedef struct {
 __device__ __forceinline__ float ce_nan(void) { return __int_as_float(0x7fc00000); }
 
 /* GRAD: the classifier (else the loss alone). SLOTS: path 1's kernels
- * for up to CLS_SLOT_ROWS rows, which end through the loss slots: their
- * own instances (PATH1_ONLY), since the slots' wait holds 32 registers a
- * thread, and the float classifier's other kernels at N = 32 ... 512
- * ran 15-27 % slower with them compiled in (H200). */
+ * that end through the loss slots, their own instances (PATH1_ONLY): the
+ * slots' wait holds 32 registers a thread, and the float classifier's
+ * other kernels at N = 32 ... 512 ran 15-27 % slower with it (H200). */
 template <bool GRAD, bool SLOTS = false>
 struct op_cross_entropy {
     static constexpr int NIN = 1;
@@ -68,9 +63,7 @@ struct op_cross_entropy {
     long long cols;
     int ignore_index;
     const classifier_scale *scale; /* the mean's (dloss = 1 / count), or NULL: dloss = 1 */
-    /* the reduced loss in the kernel, or loss NULL: paths 1 and 2 keep
-     * their blocks' parts, paths 3 and 3g count rows in at done */
-    float *parts, *loss;
+    float *parts, *loss;           /* loss NULL: a launch after adds up the parts or losses */
     unsigned *done;
     const float *all_losses;
     long long all_rows;
@@ -83,20 +76,18 @@ struct op_cross_entropy {
         o.losses += r0;
         return o;
     }
-    /* The target's load has no branch around it (a dead lane reads row 0's
-     * and drops it), so it goes out before the row's loads: behind a
-     * branch it went after them, and the loss at N = 32 took 1.3 times
-     * as long (H200). */
+    /* No branch around the target's load (a dead lane reads row 0's), so
+     * it goes out before the row's loads: behind one it went after them,
+     * and the loss at N = 32 took 1.3 times as long (H200). */
     __device__ row begin(long long i) const
     {
         const int t0 = targets[i >= 0 ? i : 0], t = i >= 0 ? t0 : ignore_index;
         const bool ignored = t == ignore_index;
         return row{i, t, ignored, !ignored && (t < 0 || t >= cols), 0.0f};
     }
-    /* the target's column where it is one (an ignored row's too: there
-     * fix gives 0); in this form, not `plain ? t : -1`, the compiler
-     * issues the target's load before the row's (79.5 % of the copy
-     * against 92.1 at N = 256, H200) */
+    /* the target's column where it is one (an ignored row's too: fix
+     * gives 0 there); not `plain ? t : -1`, which the compiler issues after
+     * the row's loads (79.5 % of the copy against 92.1 at N = 256, H200) */
     __device__ __forceinline__ long long col(const row &r) const { return r.t >= 0 && r.t < cols ? r.t : -1; }
     static __device__ __forceinline__ void pick(row *r, float v) { r->xt = v; }
     __device__ fin finish(float m, float d, const row &r) const
@@ -124,13 +115,12 @@ struct op_cross_entropy {
         return f.plain ? (expf(r.xt - online_md_shift(f.m)) / f.d - 1.0f) * f.dloss : f.fixed;
     }
     /* Float rows of up to 256 take x[t] from the registers and compare
-     * every column with t: their pass is so short that a second load,
-     * which waits for the target, lengthens it (91.4 % of the copy against
-     * 83.2 at N = 32, H100). 16-bit rows, half the bytes an element, cannot
-     * hide a compare and a select per element (float16 at N = 256: 76.8 %
-     * of the 16-bit copy with the load, 66.5 with the compares, H200),
-     * except in the kernels with loss slots, so short that the load costs
-     * more (docs/experiments/training-classifier-registers.md). */
+     * every column with t: a second load, waiting for the target, would
+     * lengthen so short a pass (91.4 % of the copy against 83.2 at N = 32,
+     * H100). 16-bit rows cannot hide a compare and a select per element
+     * (float16 at N = 256: 76.8 % of the 16-bit copy with the load, 66.5
+     * with the compares, H200), except in the kernels with loss slots, so
+     * short that the load costs more (docs/experiments/training-classifier-registers.md). */
     __host__ __device__ static constexpr bool pick_regs(int fpt, int tpr, int esize)
     {
         return esize == 4 ? fpt * tpr <= 256 : SLOTS;
@@ -139,11 +129,7 @@ struct op_cross_entropy {
     {
         return f.plain ? (is_t ? (e * f.scale - f.dloss) : e * f.scale) : f.fixed;
     }
-    /* Path 1: up to CLS_SLOT_ROWS rows, each row's loss goes to its slot
-     * as soon as it is known, and the block that started last adds them
-     * up (ce_slots_total); more rows, each block's part goes to parts[]
-     * and the last block to finish adds the parts, or with loss NULL a
-     * launch after does. */
+    /* Path 1's end: a ticket each block draws as it starts, for the slots */
     __device__ unsigned rows_start() const
     {
         if constexpr (SLOTS) return threadIdx.x == 0 ? atomicAdd(done, 1u) : 0u;
@@ -176,20 +162,18 @@ struct op_cross_entropy {
 
 /* ---- the classifier and the loss on the engine ---------------------------- */
 
-/* The path asked of the engine: the classifier's as every operation's
- * (train_engine_want); the loss's long rows always split, since with
- * nothing to write it reads each element once there too, and streams
- * (path 4's kernel 1, then a warp per row merges the states). */
+/* The path asked of the engine: the classifier's as every operation's;
+ * the loss's long rows always split: writing nothing, it reads each
+ * element once there too, and streams. */
 template <bool GRAD>
 static fastest_path ce_want(long long cols)
 {
     return GRAD || cols <= TRAIN_REG_MAX_COLS ? train_engine_want(cols) : FASTEST_SPLIT;
 }
 
-/* classifier.cu: the mean's count into *out (parts: CLS_MAX_PARTS words;
- * done: a counter at 0, left at 0); the sum of n values after the launch
- * before it into *loss, divided by mean->count where mean is not NULL
- * (parts: CLS_MAX_PARTS floats). */
+/* classifier.cu: the mean's count into *out; the sum of n values after
+ * the launch before into *loss, divided by mean->count where mean is not
+ * NULL. parts: CLS_MAX_PARTS words; done: a counter at 0, left at 0. */
 void classifier_count(const int *targets, long long rows, int ignore_index, unsigned *parts, unsigned *done,
                       classifier_scale *out, cudaStream_t stream);
 void classifier_sum(const float *vals, long long n, float *parts, unsigned *done, const classifier_scale *mean,
@@ -212,8 +196,7 @@ static inline long long ce_row_blocks(const fastest_plan *p, long long rows, lon
 #define CE_HEAD (256 + 2 * CLS_MAX_PARTS * 4)
 
 /* Plan p (the engine's, for these rows) with the operation. T: float,
- * __half or __nv_bfloat16 (t says which); the loss (GRAD false) over
- * float logits only. */
+ * __half or __nv_bfloat16 (t says which; a template, as the engine). */
 template <bool GRAD, class T>
 static void ce_run(const fastest_plan &p, T *x, const int *targets, float *losses, float *loss, long long rows,
                    long long cols, int ignore_index, train_reduction reduction, dtype t, cudaStream_t stream)
@@ -226,29 +209,26 @@ static void ce_run(const fastest_plan &p, T *x, const int *targets, float *losse
     float *sum_parts = (float *)(w + 256 + CLS_MAX_PARTS * 4), *block_parts = (float *)(w + CE_HEAD);
     const bool mean = GRAD && reduction == TRAIN_MEAN;
     if (mean) classifier_count(targets, rows, ignore_index, (unsigned *)(w + 256), &done[0], scale, stream);
-    op_cross_entropy<GRAD> op = {targets, losses, cols, ignore_index, mean ? scale : nullptr,
-                                 nullptr, nullptr, &done[1], losses, rows, nullptr};
     /* path 1 adds up its blocks' parts; paths 2, 3, 3b and 3g count rows in */
     const bool on_chip = p.path == FASTEST_CLUSTER || p.path == FASTEST_GRID;
     const bool inside = blocks                     ? blocks <= CLS_MAX_BLOCKS
                         : p.path == FASTEST_BLOCK ? rows <= CLS_MAX_BLOCKS
                         : p.path == FASTEST_BULK  ? true /* the CTA that wrote a row's loss counts in */
                                                    : on_chip && rows <= CLS_ON_CHIP_FINISH_ROWS;
-    if (GRAD) {
-        op.parts = blocks ? block_parts : nullptr;
-        op.loss = inside ? loss : nullptr;
-    }
-    if (GRAD && blocks && rows <= CLS_SLOT_ROWS) { /* path 1 with the slots: its own kernels */
-        if constexpr (GRAD) {
-            const op_cross_entropy<true, true> so = {targets, losses, cols, ignore_index, op.scale, nullptr, loss,
-                                                     &done[1], losses, rows, (unsigned long long *)(done + 2)};
+    if constexpr (GRAD) {
+        if (blocks && rows <= CLS_SLOT_ROWS) { /* path 1 with the slots: its own kernels */
+            const op_cross_entropy<true, true> so = {targets, losses, cols, ignore_index, mean ? scale : nullptr,
+                                                     nullptr, loss, &done[1], losses, rows,
+                                                     (unsigned long long *)(done + 2)};
             fx_run_rows_op<op_cross_entropy<true, true>>(&p, (const T *)x, cols, x, cols, rows, cols, stream,
                                                          fx_in2{nullptr, 0}, so);
+            return;
         }
-    } else {
-        fx_run_plan_op<op_cross_entropy<GRAD>>(&p, (const T *)x, cols, x, cols, rows, cols, stream, fx_in2{nullptr, 0},
-                                               op);
     }
+    const op_cross_entropy<GRAD> op = {targets, losses, cols, ignore_index, mean ? scale : nullptr,
+                                       GRAD && blocks ? block_parts : nullptr, GRAD && inside ? loss : nullptr,
+                                       &done[1], losses, rows, nullptr};
+    fx_run_plan_op<op_cross_entropy<GRAD>>(&p, (const T *)x, cols, x, cols, rows, cols, stream, fx_in2{nullptr, 0}, op);
     if (GRAD && !inside)
         classifier_sum(blocks ? block_parts : losses, blocks ? blocks : rows, sum_parts, &done[1],
                        mean ? scale : nullptr, loss, stream);

@@ -1,9 +1,8 @@
 /* Lesson 10: the reduced loss's building blocks, which the classifier's
- * operation ends with on every path (classifier.cuh): a block's sum in a
- * fixed order, the last block counted in, its total over n values, and
- * the loss slots of small grids.
- * Every total is added in the same order and tree whichever block makes
- * it: the same bits every run. */
+ * operation ends with on every path (classifier.cuh): a block's sum, the
+ * last block counted in, its total over n values, and the loss slots of
+ * small grids. Every total is added in the same order and tree whichever
+ * block makes it: the same bits every run. */
 #ifndef LESSON10_TRAIN_LOSS_CUH
 #define LESSON10_TRAIN_LOSS_CUH
 
@@ -22,14 +21,16 @@ __device__ __forceinline__ bool ce_count_in(unsigned *done, unsigned n)
 }
 
 /* Thread 0 gets the sum of every thread's s, added in a fixed order
- * (shuffles, then the warps' sums one after another). red: 32 floats. */
-__device__ __forceinline__ float ce_block_sum(float s, float *red)
+ * (shuffles, then the warps' sums one after another). red: 32 values. A
+ * template (C++) for the losses (float) and the mean's count (unsigned). */
+template <class V>
+__device__ __forceinline__ V ce_block_sum(V s, V *red)
 {
     for (int off = 16; off > 0; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
     __syncthreads(); /* red may still be read by a slow warp */
     if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = s;
     __syncthreads();
-    float t = 0.0f;
+    V t = 0;
     if (threadIdx.x == 0)
         for (unsigned w = 0; w < (blockDim.x + 31) / 32; w++) t += red[w];
     return t;

@@ -5,51 +5,40 @@
 #include "check.h"
 #include "train_engine.h"
 
-static void *work;
-static size_t work_bytes;
+/* The workspace and the counters (train_engine.h), zeroed when allocated. */
+static void *work, *sync_words;
+static size_t work_bytes, sync_bytes;
 
-/* Grown on demand and kept: the timed runs then allocate nothing. The
- * classifier's scale and the parts of its reduced loss (classifier.cu). */
-void *train_workspace(size_t bytes)
+static void *grow(void **p, size_t *have, size_t bytes)
 {
-    if (bytes > work_bytes) {
-        if (work) CUDA_CHECK(cudaFree(work));
-        CUDA_CHECK(cudaMalloc(&work, bytes));
-        work_bytes = bytes;
+    if (bytes > *have) {
+        CUDA_CHECK(cudaFree(*p)); /* synchronises: no kernel still uses it */
+        CUDA_CHECK(cudaMalloc(p, bytes));
+        CUDA_CHECK(cudaMemset(*p, 0, bytes));
+        *have = bytes;
     }
-    return work;
+    return *p;
 }
 
-/* The classifier's counters and loss slots. Zeroed once when allocated;
- * every kernel leaves them at 0, so no launch needs a memset. */
-static unsigned *sync_words;
-static long long sync_count;
+void *train_workspace(size_t bytes) { return grow(&work, &work_bytes, bytes); }
 
 unsigned *train_sync_counters(long long count)
 {
-    if (count > sync_count) {
-        if (sync_words) CUDA_CHECK(cudaFree(sync_words));
-        CUDA_CHECK(cudaMalloc(&sync_words, (size_t)count * sizeof(unsigned)));
-        CUDA_CHECK(cudaMemset(sync_words, 0, (size_t)count * sizeof(unsigned)));
-        sync_count = count;
-    }
-    return sync_words;
+    return (unsigned *)grow(&sync_words, &sync_bytes, (size_t)count * sizeof(unsigned));
 }
 
 const unsigned *train_sync_words(long long *count)
 {
-    *count = sync_count;
-    return sync_words;
+    *count = (long long)(sync_bytes / sizeof(unsigned));
+    return (const unsigned *)sync_words;
 }
 
 void train_release(void)
 {
-    if (work) CUDA_CHECK(cudaFree(work)); /* synchronises: no kernel still uses it */
-    work = nullptr;
-    work_bytes = 0;
-    if (sync_words) CUDA_CHECK(cudaFree(sync_words));
-    sync_words = nullptr;
-    sync_count = 0;
+    CUDA_CHECK(cudaFree(work));
+    CUDA_CHECK(cudaFree(sync_words));
+    work = sync_words = nullptr;
+    work_bytes = sync_bytes = 0;
     softmax_fastest_release(); /* the row engine's, which the four kernels run on */
 }
 
@@ -59,13 +48,7 @@ void train_set_long_rows(train_long_rows mode) { long_mode = mode; }
 fastest_path train_engine_want(long long cols)
 {
     if (cols <= TRAIN_REG_MAX_COLS) return cols <= FASTEST_WARP_MAX_COLS ? FASTEST_WARP : FASTEST_BLOCK;
-    switch (long_mode) {
-    case TRAIN_LONG_SPLIT: return FASTEST_SPLIT;
-    case TRAIN_LONG_GRID: return FASTEST_GRID;
-    case TRAIN_LONG_CLUSTER: return FASTEST_CLUSTER;
-    case TRAIN_LONG_BULK: return FASTEST_BULK; /* 16-bit rows of the classifier; the others: AUTO */
-    default: return FASTEST_AUTO;
-    }
+    return (fastest_path)long_mode; /* BULK: 16-bit rows of the classifier; the others as AUTO */
 }
 
 fastest_plan train_plan(train_kernel k, long long rows, long long cols, dtype t)

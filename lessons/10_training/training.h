@@ -1,24 +1,20 @@
 /* Lesson 10: softmax in training. The four kernels a classifier's last
- * layer needs, forward and backward. All pointers are device pointers to
- * contiguous rows (row i of an M x N tensor at i * N).
- *
- * The four are operations of lesson 8's row engine (common/device/rows.h,
- * docs/architecture.md), whose dispatcher picks their paths as it does
- * the softmax's: rows that fit on one SM in registers, longer rows cut
- * into pieces that meet in a thread-block cluster or a workspace, held on
- * chip while they wait, so read once as long as a row's pieces fit on the
- * GPU at once; past that, split and read twice. The workspace is
- * allocated by the first call that needs it and grown, never shrunk: not
- * for use from several streams or host threads at once, nor inside a CUDA
- * graph capture (cudaMalloc). */
+ * layer needs, forward and backward, on device pointers to contiguous rows
+ * (row i of an M x N tensor at i * N). They are operations of lesson 8's
+ * row engine (common/device/rows.h), whose dispatcher picks their paths as
+ * it does the softmax's: a row read once while its pieces fit on the GPU
+ * at once, past that split and read twice. The workspace is allocated by
+ * the first call that needs it and grown, never shrunk: not for use from
+ * several streams or host threads at once, nor inside a CUDA graph
+ * capture (cudaMalloc). */
 #ifndef LESSON10_TRAINING_H
 #define LESSON10_TRAINING_H
 #include <cuda_runtime.h>
 #include "f16.h" /* dtype, for the 16-bit classifier */
 #include "device/rows.h" /* the row engine the four kernels run on */
 
-/* Rows up to this length are held in one block's registers (the engine's
- * paths 1 and 2, whatever the long-row mode). */
+/* Rows up to this length are held in registers (paths 1 and 2, whatever
+ * the long-row mode). */
 #define TRAIN_REG_MAX_COLS 16384
 
 /* PyTorch's default ignore_index: a row whose target is this value has
@@ -29,8 +25,7 @@
  * dx = y * (dy - sum_j y_j dy_j) per row, y = softmax(x) the forward's
  * output and dy the gradient of the loss with respect to y (the Jacobian
  * of softmax is diag(y) - y y^T: x is not needed). 12 bytes per element
- * while the row fits on chip, 20 split (y and dy read twice). A NaN in y
- * or dy makes its row NaN (the dot product carries it); an infinity gives
+ * on chip, 20 split. A NaN in y or dy makes its row NaN; an infinity gives
  * what the formula gives in IEEE arithmetic. dx may alias dy (each element
  * is read before it is written, by the same block), not y. */
 void softmax_backward(const float *y, const float *dy, float *dx, long long rows, long long cols,
@@ -46,11 +41,10 @@ void log_softmax_forward(const float *x, float *out, long long rows, long long c
 
 /* ---- cross-entropy loss ----------------------------------------------------
  * loss[i] = logsumexp(x_i) - x_i[t_i] = (m - x[t]) + log(d), t_i =
- * targets[i], from one streaming pass over the logits: 4 bytes per
- * element, for every row length. loss[i] = 0 when t_i == ignore_index;
- * NaN when t_i is out of range (t < 0 or t >= cols, and not ignore_index):
- * nothing is read outside the row. x[t] = -inf gives +inf; a row of only
- * -inf or holding NaN or +inf gives NaN. */
+ * targets[i], in one pass over the logits: 4 bytes per element, for every
+ * row length. loss[i] = 0 when t_i == ignore_index; NaN when t_i is out of
+ * range (nothing is read outside the row). x[t] = -inf gives +inf; a row
+ * of only -inf or holding NaN or +inf gives NaN. */
 void cross_entropy_forward(const float *x, const int *targets, float *loss, long long rows, long long cols,
                            int ignore_index, cudaStream_t stream);
 
@@ -83,46 +77,42 @@ void classifier_fused_typed(void *logits, const int *targets, float *losses, flo
  * that needs one allocates it again). */
 void train_release(void);
 
-/* For the tests: the workspace's synchronisation words (the classifier's
- * counters and loss slots) and how many (*count; NULL and 0 before a
- * kernel needed them). Every launch leaves them at 0, so that the next one
- * needs no memset. */
+/* For the tests: the classifier's counters and loss slots and how many
+ * (*count; NULL and 0 before a kernel needed them), which every launch
+ * leaves at 0. */
 const unsigned *train_sync_words(long long *count);
 
-/* How rows longer than TRAIN_REG_MAX_COLS run: TRAIN_LONG_AUTO where the
- * row engine's dispatcher puts them (on chip when their pieces fit on the
- * GPU at once, in a thread-block cluster each where that pays, on sm_90;
- * else split; the loss always as a read pass). For the tests, to reach
- * every path: SPLIT always split (read twice); GRID on chip but never in
- * clusters (the pieces meet in the workspace); CLUSTER in clusters loaded
- * by the threads wherever they fit, however few the rows (one-input
- * operations); BULK the classifier's 16-bit rows in clusters loaded by
- * bulk copies wherever they fit, the rest as AUTO. The same results every
- * way, within the tolerances of train_check.h. */
-typedef enum {
-    TRAIN_LONG_AUTO = 0,
-    TRAIN_LONG_SPLIT = 1,
-    TRAIN_LONG_GRID = 2,
-    TRAIN_LONG_CLUSTER = 3,
-    TRAIN_LONG_BULK = 4
+/* How rows longer than TRAIN_REG_MAX_COLS run: AUTO where the row
+ * engine's dispatcher puts them (the loss always split: it writes none). For
+ * the tests, to reach every path: SPLIT always split (read twice); GRID
+ * on chip but never in clusters (the pieces meet in the workspace);
+ * CLUSTER in clusters loaded by the threads wherever they fit, however few
+ * the rows (one-input operations); BULK the classifier's 16-bit rows in
+ * clusters loaded by bulk copies wherever they fit, the rest as AUTO. The
+ * same results every way, within the tolerances of train_check.h. */
+typedef enum { /* the engine's path that each asks for (train_engine_want) */
+    TRAIN_LONG_AUTO = FASTEST_AUTO,
+    TRAIN_LONG_SPLIT = FASTEST_SPLIT,
+    TRAIN_LONG_GRID = FASTEST_GRID,
+    TRAIN_LONG_CLUSTER = FASTEST_CLUSTER,
+    TRAIN_LONG_BULK = FASTEST_BULK
 } train_long_rows;
 void train_set_long_rows(train_long_rows mode);
 
 /* The four kernels, for the queries below. */
 typedef enum { TRAIN_K_BACKWARD, TRAIN_K_LOG_SOFTMAX, TRAIN_K_LOSS, TRAIN_K_CLASSIFIER } train_kernel;
 
-/* The row engine's plan (common/device/rows.h) for kernel k on contiguous
- * aligned rows x cols in the long-row mode set now; t is the classifier's
- * storage type (the other three are float32 only, whatever t). */
+/* The row engine's plan for kernel k on contiguous aligned rows x cols in
+ * the long-row mode set now; t: the classifier's storage type (the other
+ * three are float32 only, whatever t). */
 fastest_plan train_plan(train_kernel k, long long rows, long long cols, dtype t);
 
 /* That plan by name: "1 warp (rows in registers, ...)", "3 cluster (...),
  * clusters of 4 blocks" ... */
 const char *train_path_name(train_kernel k, long long rows, long long cols, dtype t);
 
-/* Whether kernel k reads each element once (the row in registers, or on
- * chip across blocks; the loss always) or twice (split): the design
- * traffic that the program and the bench print. */
+/* Whether kernel k reads each element once (on chip; the loss always) or
+ * twice (split): the design traffic that the program and the bench print. */
 int train_reads_once(train_kernel k, long long rows, long long cols, dtype t);
 
 #endif
