@@ -1,17 +1,11 @@
 /* Lesson 10: log-softmax, out = x - m - log(d), m = max(x), d = sum exp(x - m).
  *
- * Why not log(softmax(x)): softmax underflows to 0 for every x more than
- * about 104 below the max (exp(-104) is below float's smallest subnormal),
- * and log(0) = -inf, where the true answer is a modest -104.x. Written as
- * x - m - log(d), the only exp is inside d, whose terms are all <= 1 with
- * at least one equal to 1: d is in [1, N], log(d) in [0, log N], and the
- * result is exact up to a few ulps for every input lesson 2 handles.
- *
- * It runs on lesson 8's row engine (common/device/rows_run.cuh) as one
- * more operation: the engine reads each row once, reduces its max and sum
- * on chip, and hands each element back for this ending. */
-#include <stdint.h>
-
+ * Not log(softmax(x)): softmax underflows to 0 for every x more than about
+ * 104 below the max, and log(0) = -inf where the answer is a modest
+ * -104.x. Here the only exp is inside d, in [1, N]: nothing that matters
+ * overflows or underflows (README.md). One more operation of lesson 8's
+ * row engine, which reads each row once and hands each element back for
+ * this ending. */
 #include "check.h"
 #include "train_engine.h"
 #include "device/rows_run.cuh" /* the row engine, for any operation */
@@ -31,11 +25,9 @@ struct op_log_softmax {
     static __device__ __forceinline__ float out(float x, fin f) { return (x - f.m) - f.lse; }
 };
 
-/* The engine's plan: paths 1 and 2 up to TRAIN_REG_MAX_COLS, past it the
- * path that train_set_long_rows asks for (train_engine_want). */
 fastest_plan log_softmax_plan_at(long long rows, long long cols)
 {
-    const float *a = (const float *)(uintptr_t)256; /* an aligned address, never dereferenced */
+    const float *a = TRAIN_PLAN_ADDR;
     return fx_plan_op<op_log_softmax>(train_engine_want(cols), a, cols, (float *)a, cols, rows, cols);
 }
 

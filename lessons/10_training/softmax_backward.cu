@@ -1,18 +1,11 @@
 /* Lesson 10: the softmax backward, dx = y * (dy - <y, dy>) per row.
  *
- * The forward y = softmax(x) has the Jacobian dy_i/dx_j = y_i (delta_ij -
- * y_j), so dx_j = sum_i dy_i y_i (delta_ij - y_j) = y_j (dy_j - sum_i y_i
- * dy_i): one dot product per row, then one elementwise pass. Fused, each
- * row of y and dy is read once and dx written once: 12 bytes per element,
- * 1.5 x a copy's 8.
- *
- * It runs on lesson 8's row engine (common/device/rows_run.cuh) as an
- * operation of two inputs: in registers (paths 1 and 2), or a long row's
- * pieces on chip across the GPU while they wait for the row's sum (path
- * 3g); too long for that, split (path 4): y and dy read twice, 20 bytes
- * per element (the second read partly from L2). */
-#include <stdint.h>
-
+ * The Jacobian of y = softmax(x) is diag(y) - y y^T (README.md): one dot
+ * product per row, then one elementwise pass, never the N x N matrix.
+ * Lesson 8's row engine runs it as an operation of two inputs: y and dy
+ * read once and dx written once, 12 bytes per element, 1.5 x a copy's 8;
+ * a row too long to wait on chip for its sum is split (path 4), y and dy
+ * read twice, 20 bytes per element (the second read partly from L2). */
 #include "check.h"
 #include "train_engine.h"
 #include "device/rows_run.cuh" /* the row engine, for any operation */
@@ -34,7 +27,7 @@ struct op_softmax_backward {
 
 fastest_plan backward_plan_at(long long rows, long long cols)
 {
-    const float *a = (const float *)(uintptr_t)256; /* an aligned address, never dereferenced */
+    const float *a = TRAIN_PLAN_ADDR;
     return fx_plan_op<op_softmax_backward>(train_engine_want(cols), a, cols, (float *)a, cols, rows, cols);
 }
 
