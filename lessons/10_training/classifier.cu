@@ -6,8 +6,7 @@
 /* ---- the small launches: the mean's count, the sum after ---------------- */
 #define CLS_BLOCK 256
 
-/* Slice b of n values when the grid's blocks share them:
- * [b * slice, (b + 1) * slice), slice = ceil(n / blocks): it depends on n
+/* Block b's slice of n values, [b * slice, (b + 1) * slice), slice = ceil(n / blocks): it depends on n
  * only, so the same bits every run. */
 __device__ __forceinline__ void classifier_slice(long long n, long long *begin, long long *end)
 {
@@ -23,10 +22,8 @@ static int classifier_parts(long long n)
     return (int)(g < 1 ? 1 : g > CLS_MAX_PARTS ? CLS_MAX_PARTS : g);
 }
 
-/* The mean's count, one launch: each block counts a slice of the targets
- * (one block reading all M would take as long as the main kernel at
- * M = 2^21 rows of 32), the last block adds the parts (integers: exact in
- * any order). */
+/* The mean's count, one launch: each block counts a slice of the targets (one block reading all M would
+ * take as long as the main kernel at M = 2^21 rows of 32), the last block adds the parts (exact). */
 __global__ void __launch_bounds__(CLS_BLOCK)
 classifier_count_kernel(const int *__restrict__ targets, long long rows, int ignore_index, unsigned *parts,
                         unsigned *done, classifier_scale *__restrict__ out)
@@ -52,8 +49,7 @@ classifier_count_kernel(const int *__restrict__ targets, long long rows, int ign
     }
 }
 
-/* The reduced loss after the main launch: each block sums a slice of the
- * n values, the last block adds the parts. */
+/* The reduced loss after the main launch: each block sums a slice of the n values, the last adds the parts. */
 __global__ void __launch_bounds__(CLS_BLOCK)
 classifier_sum_kernel(const float *__restrict__ vals, long long n, float *parts, unsigned *done,
                       const classifier_scale *__restrict__ mean, float *__restrict__ loss)
@@ -61,8 +57,7 @@ classifier_sum_kernel(const float *__restrict__ vals, long long n, float *parts,
     __shared__ float red[32];
     __shared__ bool last;
 #if FX_CLUSTER_CODE
-    /* a programmatic dependent (classifier_sum): wait until the kernel
-     * before has finished and its values are visible */
+    /* a programmatic dependent (classifier_sum): wait until the kernel before has finished, its values visible */
     cudaGridDependencySynchronize();
 #endif
     long long begin, end;
@@ -86,10 +81,8 @@ void classifier_count(const int *targets, long long rows, int ignore_index, unsi
     CUDA_CHECK_LAUNCH();
 }
 
-/* Launched as a programmatic dependent where the GPU and the build have it
- * (sm_90, as lesson 8's path 4): it starts while the last blocks of the
- * kernel before run, and waits for them on the GPU: about 0.6 points of
- * the copy for float logits at N = 32 ... 8192 (H100). */
+/* A programmatic dependent where the GPU and the build have it (sm_90, as lesson 8's path 4): it starts
+ * while the kernel before ends (docs/experiments/training-classifier-loss-grid.md). */
 void classifier_sum(const float *vals, long long n, float *parts, unsigned *done, const classifier_scale *mean,
                     float *loss, cudaStream_t stream)
 {

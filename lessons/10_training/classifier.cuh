@@ -1,27 +1,9 @@
 /* Lesson 10: the cross-entropy loss and the fused classifier as one
  * operation of the row engine (common/device/rows_op.cuh), over float
  * logits (classifier.cu) or, the classifier only, 16-bit ones
- * (classifier16.cu: two translation units that compile side by side).
- *
- *     losses[i] = (m - x[t]) + log(d)                       (both)
- *     x_j      <- (exp(x_j - m) / d - [j == t]) * dloss     (the classifier, in place)
- *
- * The engine reads each row once and finds (m, d) on whichever path the
- * dispatcher picks. The operation adds a row of its own (ROW): its target
- * t, read before the row's loads; x[t], picked by the thread that holds
- * column t before anything is written; the loss, written by that thread;
- * and column t written again as p - 1 after the row's stores, so that the
- * one-hot costs one store per row, not a compare per element (pick_regs
- * says where it compares). The loss alone (OUT false) writes no element.
- *
- * The reduced loss is added up where the losses are, in a fixed order
- * (the same bits every run): path 1 through the loss slots (up to
- * CLS_SLOT_ROWS rows) or its blocks' parts, the last block adding them;
- * paths 2, 3, 3b and 3g, the thread that wrote a row's loss counts it in
- * and the last block adds the M losses. Past CLS_MAX_BLOCKS blocks or
- * rows, CLS_ON_CHIP_FINISH_ROWS rows on chip, and on path 4, a small
- * launch after the main one adds them up instead; the mean's count of rows
- * not ignored is a launch before it (every gradient needs its inverse). */
+ * (classifier16.cu). The README teaches its row hooks ("Every kernel is an
+ * instance of lesson 8's engine") and where the reduced loss is added up
+ * ("The fused classifier"). The loss alone (OUT false) writes no element. */
 #ifndef LESSON10_CLASSIFIER_CUH
 #define LESSON10_CLASSIFIER_CUH
 #include "check.h"
@@ -42,16 +24,14 @@ typedef struct {
 __device__ __forceinline__ float ce_nan(void) { return __int_as_float(0x7fc00000); }
 
 /* GRAD: the classifier (else the loss alone). SLOTS: path 1's kernels
- * that end through the loss slots, their own instances (PATH1_ONLY): the
- * slots' wait holds 32 registers a thread, and the float classifier's
- * other kernels at N = 32 ... 512 ran 15-27 % slower with it (H200). */
+ * that end through the loss slots, instances of their own (PATH1_ONLY):
+ * the slots' wait made the others 15-27 % slower (docs/experiments/rows-classifier-on-engine.md). */
 template <bool GRAD, bool SLOTS = false>
 struct op_cross_entropy {
     static constexpr int NIN = 1;
     static constexpr bool ROW = true, OUT = GRAD, KEEP_EXP = true, PATH1_ONLY = SLOTS;
-    /* lanes of 8 floats at least: fewer lanes to reduce x[t] over; in
-     * path 1, of 16 16-bit elements, two 16-byte vectors in flight
-     * (float16 rows of 64: 82 % of the 16-bit copy against 69 with 8, H200) */
+    /* lanes of 8 floats at least (fewer to reduce x[t] over); of 16 16-bit elements in path 1, two
+     * 16-byte vectors in flight (docs/experiments/training-classifier-registers.md) */
     static constexpr int FPT_MIN = 8, FPT_MIN16 = 16;
     typedef ce_row row;
     struct fin {
@@ -76,18 +56,16 @@ struct op_cross_entropy {
         o.losses += r0;
         return o;
     }
-    /* No branch around the target's load (a dead lane reads row 0's), so
-     * it goes out before the row's loads: behind one it went after them,
-     * and the loss at N = 32 took 1.3 times as long (H200). */
+    /* No branch around the target's load (a dead lane reads row 0's): behind one it went out after
+     * the row's loads (docs/experiments/rows-classifier-on-engine.md). */
     __device__ row begin(long long i) const
     {
         const int t0 = targets[i >= 0 ? i : 0], t = i >= 0 ? t0 : ignore_index;
         const bool ignored = t == ignore_index;
         return row{i, t, ignored, !ignored && (t < 0 || t >= cols), 0.0f};
     }
-    /* the target's column where it is one (an ignored row's too: fix
-     * gives 0 there); not `plain ? t : -1`, which the compiler issues after
-     * the row's loads (79.5 % of the copy against 92.1 at N = 256, H200) */
+    /* the target's column where it is one (an ignored row's too: fix gives 0 there); not `plain ? t : -1`,
+     * which the compiler issues after the row's loads (docs/experiments/training-classifier-registers.md) */
     __device__ __forceinline__ long long col(const row &r) const { return r.t >= 0 && r.t < cols ? r.t : -1; }
     static __device__ __forceinline__ void pick(row *r, float v) { r->xt = v; }
     __device__ fin finish(float m, float d, const row &r) const
@@ -114,13 +92,10 @@ struct op_cross_entropy {
     {
         return f.plain ? (expf(r.xt - online_md_shift(f.m)) / f.d - 1.0f) * f.dloss : f.fixed;
     }
-    /* Float rows of up to 256 take x[t] from the registers and compare
-     * every column with t: a second load, waiting for the target, would
-     * lengthen so short a pass (91.4 % of the copy against 83.2 at N = 32,
-     * H100). 16-bit rows cannot hide a compare and a select per element
-     * (float16 at N = 256: 76.8 % of the 16-bit copy with the load, 66.5
-     * with the compares, H200), except in the kernels with loss slots, so
-     * short that the load costs more (docs/experiments/training-classifier-registers.md). */
+    /* Float rows of up to 256 take x[t] from the registers and compare every column with t: a load
+     * waiting for the target would lengthen so short a pass (91.4 % of the copy against 83.2 at N = 32,
+     * H100). 16-bit rows cannot hide the compares, except in the kernels with loss slots, so short that
+     * the load costs more (docs/experiments/training-classifier-registers.md). */
     __host__ __device__ static constexpr bool pick_regs(int fpt, int tpr, int esize)
     {
         return esize == 4 ? fpt * tpr <= 256 : SLOTS;
@@ -162,9 +137,8 @@ struct op_cross_entropy {
 
 /* ---- the classifier and the loss on the engine ---------------------------- */
 
-/* The path asked of the engine: the classifier's as every operation's;
- * the loss's long rows always split: writing nothing, it reads each
- * element once there too, and streams. */
+/* The path asked of the engine: the classifier's as every operation's; the loss's long rows always
+ * split: writing nothing, it reads each element once there too, and streams. */
 template <bool GRAD>
 static fastest_path ce_want(long long cols)
 {

@@ -1,7 +1,5 @@
-/* Lesson 10: what the lesson's operations share on the row engine
- * (common/device/rows_run.cuh): the workspace of the reduced loss, the
- * path each operation asks for, and the classifier's small launches
- * (classifier.cu). */
+/* Lesson 10: what the lesson's operations share on the row engine (common/device/rows_run.cuh): the
+ * workspace of the reduced loss, the path each asks for, and the classifier's small launches. */
 #ifndef LESSON10_TRAIN_ENGINE_H
 #define LESSON10_TRAIN_ENGINE_H
 #include <stddef.h>
@@ -9,9 +7,8 @@
 
 #include "training.h" /* and through it the row engine's paths and plans (device/rows.h) */
 
-/* The workspace and the counters (train_work.cu): grown on demand and
- * kept, so the timed runs allocate nothing; every kernel leaves the
- * counters at 0, so no launch needs a memset. */
+/* The workspace and the counters (train_work.cu): grown on demand and kept, so the timed runs allocate
+ * nothing; every kernel leaves the counters at 0, so no launch needs a memset. */
 void *train_workspace(size_t bytes);
 unsigned *train_sync_counters(long long count);
 
@@ -27,17 +24,16 @@ fastest_plan backward_plan_at(long long rows, long long cols);
 fastest_plan loss_plan_at(long long rows, long long cols);
 fastest_plan classifier_plan_at(long long rows, long long cols, dtype t);
 
-/* The mean's count of rows not ignored and the dloss of such a row (1 /
- * count; 0 / 0 and inf when every row is ignored: no row uses it). */
+/* The mean's count of rows not ignored and their dloss, 1 / count (inf when every row is ignored: no
+ * row uses it). */
 typedef struct {
     unsigned count;
     float dloss;
 } classifier_scale;
 
-/* The most blocks of the small launches, the most blocks of paths 1 and 2
- * that finish the reduced loss themselves, the most rows on chip that do,
- * and the rows that finish it through the loss slots, 16 KB of them after
- * the two counters (classifier.cuh). */
+/* The most blocks of the small launches, the most blocks of paths 1 and 2 that finish the reduced loss
+ * themselves, the most rows on chip that do, and the rows that finish it through the loss slots, 16 KB
+ * of them after the two counters (classifier.cuh). */
 #define CLS_MAX_PARTS 1024
 #define CLS_MAX_BLOCKS 4096
 #define CLS_ON_CHIP_FINISH_ROWS 2048

@@ -1,8 +1,5 @@
-/* Lesson 10: the reduced loss's building blocks, which the classifier's
- * operation ends with on every path (classifier.cuh): a block's sum, the
- * last block counted in, its total over n values, and the loss slots of
- * small grids. Every total is added in the same order and tree whichever
- * block makes it: the same bits every run. */
+/* Lesson 10: the reduced loss's building blocks (classifier.cuh). Every total is added in the same
+ * order and tree whichever block makes it: the same bits every run. */
 #ifndef LESSON10_TRAIN_LOSS_CUH
 #define LESSON10_TRAIN_LOSS_CUH
 
@@ -10,19 +7,17 @@
 #include "device/grid_sync.cuh" /* FASTEST_GPU_CODE, <cuda/atomic> for the emulator */
 #include "device/row_reduce.cuh"
 
-/* Thread 0 only: counts its block (or row) in at *done and returns true
- * in the last of n to get here. The fence makes thread 0's own writes
- * before the call (a part, a row's loss) visible GPU-wide before the
- * count. (The CUDA samples' threadFenceReduction does the same.) */
+/* Thread 0 only: counts its block (or row) in at *done and returns true in the last of n to get here.
+ * The fence makes thread 0's writes before it (a part, a row's loss) visible GPU-wide before the count,
+ * as in the CUDA samples' threadFenceReduction. */
 __device__ __forceinline__ bool ce_count_in(unsigned *done, unsigned n)
 {
     __threadfence();
     return atomicAdd(done, 1u) == n - 1;
 }
 
-/* Thread 0 gets the sum of every thread's s, added in a fixed order
- * (shuffles, then the warps' sums one after another). red: 32 values. A
- * template (C++) for the losses (float) and the mean's count (unsigned). */
+/* Thread 0 gets the sum of every thread's s in a fixed order (shuffles, then the warps' sums one after
+ * another); red: 32 values. V: float for the losses, unsigned for the mean's count. */
 template <class V>
 __device__ __forceinline__ V ce_block_sum(V s, V *red)
 {
@@ -36,9 +31,8 @@ __device__ __forceinline__ V ce_block_sum(V s, V *red)
     return t;
 }
 
-/* Every thread of one block: *loss = the sum of vals[0 .. n) (read from
- * L2, never a stale L1 line), divided by the count for the mean; *done
- * back to 0 for the next launch. BLOCK: the block's threads where the
+/* Every thread of one block: *loss = the sum of vals[0 .. n) (from L2, never a stale L1 line), divided
+ * by the count for the mean; *done back to 0 for the next launch. BLOCK: the block's threads where the
  * kernel knows them (a reduction of fewer registers), else 0. */
 template <int BLOCK = 0>
 __device__ __forceinline__ void ce_total(const float *vals, long long n, const classifier_scale *scale,
@@ -56,15 +50,10 @@ __device__ __forceinline__ void ce_total(const float *vals, long long n, const c
 }
 
 /* ---- the loss slots ---------------------------------------------------------
- * A row's loss and a flag in one 8-byte store, with no fence: each block
- * of path 1 draws a ticket as it starts, and the block with the last
- * ticket, once its own rows are done, reads every slot until it is
- * flagged, adds them up in a fixed order and puts the slots back to 0.
- * Every other block has started by then and waits on nothing, so the wait
- * always ends; and the slots were written while the gradients were still
- * on their way, where counting blocks in at their end puts a fence, a
- * count and a read of the parts in a row after the last stores: 7.1 us
- * against 8.0 at 1024 x 512 (float32, H100;
+ * A row's loss and a flag in one 8-byte store, with no fence. The block of path 1 with the last ticket
+ * reads every slot until it is flagged: every other block has started by then and waits on nothing, so
+ * the wait always ends. Written while the gradients are on their way, the slots spare the fence, count
+ * and read after the last stores of counting in: 7.1 us against 8.0 at 1024 x 512 (float32, H100;
  * docs/experiments/training-classifier-loss-end.md). */
 __device__ __forceinline__ void ce_slot_put(unsigned long long *p, float l)
 {
@@ -86,9 +75,8 @@ __device__ __forceinline__ unsigned long long ce_slot_get(const unsigned long lo
 #endif
 }
 
-/* Every thread of a block of BLOCK: in the block whose ticket is the last,
- * *loss from the n slots (each round loads every slot still waited for:
- * one trip to L2). */
+/* Every thread of a block of BLOCK: in the block whose ticket is the last, *loss from the n slots (each
+ * round loads every slot still waited for: one trip to L2). */
 template <int BLOCK>
 __device__ __forceinline__ void ce_slots_total(unsigned long long *slots, long long n, unsigned ticket,
                                                const classifier_scale *scale, unsigned *done, float *loss, float *red)
