@@ -1,6 +1,5 @@
-/* Lesson 10: the cross-entropy loss and the fused classifier over float
- * logits (the operation: classifier.cuh), the small launches of the
- * reduced loss, and the plans. */
+/* Lesson 10: the cross-entropy loss and the fused classifier over float logits (the operation:
+ * classifier.cuh), the small launches of the reduced loss, and the plans. */
 #include "classifier.cuh"
 
 /* ---- the small launches: the mean's count, the sum after ---------------- */

@@ -1,9 +1,7 @@
-/* Lesson 10: the cross-entropy loss and the fused classifier as one
- * operation of the row engine (common/device/rows_op.cuh), over float
- * logits (classifier.cu) or, the classifier only, 16-bit ones
- * (classifier16.cu). The README teaches its row hooks ("Every kernel is an
- * instance of lesson 8's engine") and where the reduced loss is added up
- * ("The fused classifier"). The loss alone (OUT false) writes no element. */
+/* Lesson 10: the cross-entropy loss and the fused classifier as one operation of the row engine
+ * (common/device/rows_op.cuh), over float logits (classifier.cu) or, the classifier only, 16-bit ones
+ * (classifier16.cu). The README teaches its row hooks ("Every kernel is an instance of lesson 8's engine")
+ * and where the reduced loss is added up ("The fused classifier"). The loss alone writes no element. */
 #ifndef LESSON10_CLASSIFIER_CUH
 #define LESSON10_CLASSIFIER_CUH
 #include "check.h"
@@ -11,8 +9,7 @@
 #include "train_loss.cuh"
 #include "device/rows_run.cuh" /* the row engine, for any operation */
 
-/* A row: its index in the launch, its target, the rules it falls under
- * (training.h), and x[t] once picked. */
+/* A row: its index in the launch, its target, the rules it falls under (training.h), x[t] once picked. */
 typedef struct {
     long long i;
     int t;
@@ -23,9 +20,8 @@ typedef struct {
 /* The loss and the gradient of a row whose target is out of range. */
 __device__ __forceinline__ float ce_nan(void) { return __int_as_float(0x7fc00000); }
 
-/* GRAD: the classifier (else the loss alone). SLOTS: path 1's kernels
- * that end through the loss slots, instances of their own (PATH1_ONLY):
- * the slots' wait made the others 15-27 % slower (docs/experiments/rows-classifier-on-engine.md). */
+/* GRAD: the classifier (else the loss alone). SLOTS: path 1's kernels with the loss slots, as instances of their
+ * own (PATH1_ONLY): their wait made the others 15-27 % slower (docs/experiments/rows-classifier-on-engine.md). */
 template <bool GRAD, bool SLOTS = false>
 struct op_cross_entropy {
     static constexpr int NIN = 1;
@@ -145,9 +141,8 @@ static fastest_path ce_want(long long cols)
     return GRAD || cols <= TRAIN_REG_MAX_COLS ? train_engine_want(cols) : FASTEST_SPLIT;
 }
 
-/* classifier.cu: the mean's count into *out; the sum of n values after
- * the launch before into *loss, divided by mean->count where mean is not
- * NULL. parts: CLS_MAX_PARTS words; done: a counter at 0, left at 0. */
+/* classifier.cu: the mean's count into *out; the sum of n values after the launch before into *loss, over
+ * mean->count where mean is not NULL. parts: CLS_MAX_PARTS words; done: a counter at 0, left at 0. */
 void classifier_count(const int *targets, long long rows, int ignore_index, unsigned *parts, unsigned *done,
                       classifier_scale *out, cudaStream_t stream);
 void classifier_sum(const float *vals, long long n, float *parts, unsigned *done, const classifier_scale *mean,
@@ -169,8 +164,7 @@ static inline long long ce_row_blocks(const fastest_plan *p, long long rows, lon
  * float per block of path 1. Counters: the count's, the sum's. */
 #define CE_HEAD (256 + 2 * CLS_MAX_PARTS * 4)
 
-/* Plan p (the engine's, for these rows) with the operation. T: float,
- * __half or __nv_bfloat16 (t says which; a template, as the engine). */
+/* Plan p (the engine's, for these rows) with the operation; T: float, __half or __nv_bfloat16 (t says which). */
 template <bool GRAD, class T>
 static void ce_run(const fastest_plan &p, T *x, const int *targets, float *losses, float *loss, long long rows,
                    long long cols, int ignore_index, train_reduction reduction, dtype t, cudaStream_t stream)

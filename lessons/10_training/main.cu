@@ -1,12 +1,7 @@
-/* Lesson 10 program: the four kernels of a classifier's last layer in
- * training. A worked example on [1, 2, 3] (the chain rule through
- * softmax_backward gives the fused classifier's gradient), log-softmax
- * where log(softmax) fails, then each kernel on the options' shape:
- * checked against the float64 reference on every element (train_check.h),
- * timed, and put against its own bound (K below), measured in the same
- * process. Beyond every lesson's options: --ignore-index and --reduction
- * (usage_extra). --output holds the log-softmax; the CSV rows (one per
- * kernel) carry each kernel's bound in the copy columns. */
+/* Lesson 10 program: a worked example on [1, 2, 3] (the chain rule through softmax_backward gives the
+ * fused classifier's gradient), log-softmax where log(softmax) fails, then each of the four kernels on
+ * the options' shape, checked against float64 (train_check.h) and timed against its own bound (K below).
+ * The CSV rows (one per kernel) carry each kernel's bound in the copy columns. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -28,8 +23,7 @@ static const lesson LESSON = {
     16384, 4096,
 };
 
-/* Lesson 10's options, and the targets on the device: what the kernels'
- * wrappers below pass on. */
+/* Lesson 10's options and the targets on the device, for the kernels' wrappers below. */
 static int g_ignore = TRAIN_IGNORE_INDEX;
 static train_reduction g_reduction = TRAIN_MEAN;
 static int *g_targets;
@@ -48,8 +42,7 @@ static void fail_usage(const char *msg)
     exit(2);
 }
 
-/* Takes lesson 10's flags out of argv (the rest goes to the common
- * parser); returns the new argc. */
+/* Takes lesson 10's flags out of argv (the rest goes to the common parser); returns the new argc. */
 static int parse_train_options(int argc, char **argv)
 {
     static const char *const FLAGS[] = {"--ignore-index", "--reduction"};
@@ -121,11 +114,9 @@ static void worked_example(void)
 }
 
 /* ---- measuring ------------------------------------------------------------------
- * time_runs (common/harness.h) times a softmax_fn(a, b, rows, cols) over
- * rotated buffer sets; each kernel is wrapped into that shape. a holds
- * 2 M N floats (the backward's y, then dy; the others' input in its first
- * half); b holds M N floats and a few more (an output; the losses, then
- * the reduced loss; the read pass's block sums). */
+ * time_runs (common/harness.h) times a softmax_fn(a, b, rows, cols) over rotated buffer sets; each kernel
+ * is wrapped into that shape. a: 2 M N floats (the backward's y, then dy; the others' input first); b: M N
+ * floats and a few more (an output; the losses, then the reduced loss; the read pass's block sums). */
 static void run_backward(const float *a, float *b, long long rows, long long cols, cudaStream_t st)
 {
     softmax_backward(a, a + rows * cols, b, rows, cols, st);
@@ -158,10 +149,8 @@ static const struct {
      "copy", run_classifier, 8, 8, 12, 1.0},
 };
 
-/* On the host: the input x (generated or --input), the backward's y =
- * softmax(x) (float64, rounded: what a forward gives) then dy uniform in
- * [-4, 4], the targets (train_make_targets: every 16th row ignored), and
- * room for what comes back. */
+/* On the host: x (generated or --input), the backward's y = softmax(x) (float64, rounded: what a forward
+ * gives) then dy uniform in [-4, 4], the targets (every 16th row ignored), and room for what comes back. */
 typedef struct {
     long long rows, cols;
     size_t n;
@@ -196,9 +185,8 @@ static void make_inputs(inputs *in, const options *o)
     train_make_targets(in->targets, rows, cols, o->seed, g_ignore);
 }
 
-/* Kernel k: its input into every buffer set, the outputs poisoned, one
- * run on set 0, its outputs back and checked (unless --no-check), then,
- * off the emulator, timed against its bound. Returns 1 if it passed. */
+/* Kernel k: its input into every buffer set, the outputs poisoned, one run on set 0, its outputs back and
+ * checked (unless --no-check), then, off the emulator, timed against its bound. Returns 1 if it passed. */
 static int measure(int k, inputs *in, buffer_sets *bs, const options *o, const provenance *p)
 {
     const long long rows = in->rows, cols = in->cols;
@@ -264,8 +252,7 @@ int main(int argc, char **argv)
 
     inputs in;
     make_inputs(&in, &o);
-    /* the buffer sets as "measuring" says (rotated as for 1.5 M N floats a
-     * tensor), and the targets */
+    /* the buffer sets as "measuring" says (rotated as for 1.5 M N floats a tensor), and the targets */
     buffer_sets bs;
     buffer_sets_open(&bs, 2 * in.n * sizeof(float),
                      (in.n + (size_t)in.rows + 1 + (size_t)read_pass_blocks((long long)in.n)) * sizeof(float),

@@ -12,28 +12,24 @@
 void *train_workspace(size_t bytes);
 unsigned *train_sync_counters(long long count);
 
-/* The path the operations ask of the engine: paths 1 and 2 up to
- * TRAIN_REG_MAX_COLS, past it what train_set_long_rows says. */
+/* The path an operation asks of the engine: 1 or 2 up to TRAIN_REG_MAX_COLS, then what train_set_long_rows says. */
 fastest_path train_engine_want(long long cols);
 
-/* Each operation's plan at rows x cols of contiguous aligned rows
- * (train_plan), made at TRAIN_PLAN_ADDR, never dereferenced. */
+/* Each operation's plan for contiguous aligned rows (train_plan), made at TRAIN_PLAN_ADDR, never dereferenced. */
 #define TRAIN_PLAN_ADDR ((const float *)(uintptr_t)256)
 fastest_plan log_softmax_plan_at(long long rows, long long cols);
 fastest_plan backward_plan_at(long long rows, long long cols);
 fastest_plan loss_plan_at(long long rows, long long cols);
 fastest_plan classifier_plan_at(long long rows, long long cols, dtype t);
 
-/* The mean's count of rows not ignored and their dloss, 1 / count (inf when every row is ignored: no
- * row uses it). */
+/* The mean's count of rows not ignored and their dloss, 1 / count (inf if all are ignored: none uses it). */
 typedef struct {
     unsigned count;
     float dloss;
 } classifier_scale;
 
-/* The most blocks of the small launches, the most blocks of paths 1 and 2 that finish the reduced loss
- * themselves, the most rows on chip that do, and the rows that finish it through the loss slots, 16 KB
- * of them after the two counters (classifier.cuh). */
+/* The most blocks of the small launches; of paths 1 and 2 that finish the reduced loss themselves; the most rows
+ * on chip that do; the rows that finish it through the loss slots, 16 KB after the two counters (classifier.cuh). */
 #define CLS_MAX_PARTS 1024
 #define CLS_MAX_BLOCKS 4096
 #define CLS_ON_CHIP_FINISH_ROWS 2048

@@ -31,9 +31,8 @@ __device__ __forceinline__ V ce_block_sum(V s, V *red)
     return t;
 }
 
-/* Every thread of one block: *loss = the sum of vals[0 .. n) (from L2, never a stale L1 line), divided
- * by the count for the mean; *done back to 0 for the next launch. BLOCK: the block's threads where the
- * kernel knows them (a reduction of fewer registers), else 0. */
+/* Every thread of one block: *loss = the sum of vals[0 .. n) (from L2, never a stale L1 line), over the
+ * count for the mean; *done back to 0. BLOCK: the block's size where the kernel knows it (fewer registers). */
 template <int BLOCK = 0>
 __device__ __forceinline__ void ce_total(const float *vals, long long n, const classifier_scale *scale,
                                          unsigned *done, float *loss, float *red)
