@@ -1,9 +1,7 @@
-/* Checker for exercise 10 (do not edit): log_softmax_backward against the
- * float64 definition dx = dout - exp(out) * sum(dout) on every element,
- * outputs poisoned first, for several shapes, a row whose dout sums to 0
- * and one with -inf in out (probability 0); then the gradient's real
- * specification: central differences in float64 of sum(dout *
- * log_softmax(x)) at small shapes. Exit 0 when solved, 1 if not, 3
+/* Checker for exercise 10 (do not edit): log_softmax_backward against the float64 definition
+ * dx = dout - exp(out) * sum(dout) on every element, outputs poisoned first, for several shapes, a row whose
+ * dout sums to 0 and one with -inf in out (probability 0); then the gradient's real specification: central
+ * differences in float64 of sum(dout * log_softmax(x)) at small shapes. Exit 0 when solved, 1 if not, 3
  * without a GPU. */
 #include <math.h>
 #include <stdio.h>
@@ -12,10 +10,8 @@
 #include "check.h"
 #include "harness.h"
 #include "inputs.h"
-#include "reference.h"
-#include "verify.h"
 #include "exercise.h"
-#include "train_check.h" /* train_central, train_forward_rows, train_logsumexp64 */
+#include "train_check.h" /* train_report, train_central, train_forward_rows; reference.h, verify.h */
 
 /* Runs the exercise on host out, dout; dx back in dx, poisoned (NaN) until written. */
 static void run(const float *out, const float *dout, float *dx, long long rows, long long cols)
@@ -39,22 +35,22 @@ static int check(const char *what, const float *out, const float *dout, long lon
     float *dx = (float *)malloc((size_t)(rows * cols) * sizeof(float));
     run(out, dout, dx, rows, cols);
     const double R = verify_rtol(cols);
-    long long bad = 0, br = -1, bc = -1;
-    double bw = 0.0;
+    train_report rep;
+    train_report_init(&rep);
     for (long long i = 0; i < rows; i++) {
         double s = 0.0, sa = 0.0;
         for (long long j = 0; j < cols; j++) s += dout[i * cols + j], sa += fabs((double)dout[i * cols + j]);
         for (long long j = 0; j < cols; j++) {
             const double y = exp((double)out[i * cols + j]), want = (double)dout[i * cols + j] - y * s;
             const double atol = R * (y * sa + fabs((double)dout[i * cols + j])) + VERIFY_ATOL;
-            if (!verify_element_atol(dx[i * cols + j], want, R, atol) && bad++ == 0) br = i, bc = j, bw = want;
+            train_report_add(&rep, "dx", i, j, dx[i * cols + j], want, R, atol);
         }
     }
-    if (bad) printf("  BAD  %-44s %lld elements off; first [%lld][%lld] = %.9g, want %.9g\n", what, bad, br, bc,
-                    dx[br * cols + bc], bw);
-    else printf("  ok   %s\n", what);
+    char desc[300];
+    train_describe(&rep, rows, cols, desc, sizeof desc);
+    printf("  %-4s %s: %s\n", rep.bad ? "BAD" : "ok", what, desc);
     free(dx);
-    return bad == 0;
+    return rep.bad == 0;
 }
 
 /* sum(dout * log_softmax(x)) in float64, the objective whose central
@@ -79,25 +75,25 @@ static int check_fd(long long rows, long long cols, unsigned long long seed)
     const size_t n = (size_t)(rows * cols);
     float *x = (float *)malloc(3 * n * sizeof(float)), *out = x + n, *dout = x + 2 * n;
     float *dx = (float *)malloc(n * sizeof(float));
-    double *xd = (double *)malloc(n * sizeof(double)), worst = 0.0;
+    double *xd = (double *)malloc(n * sizeof(double));
     inputs_fill(x, rows, cols, INPUT_NORMAL, seed);
     inputs_fill(dout, rows, cols, INPUT_UNIFORM, seed + 1);
     train_forward_rows(ref_log_softmax_row, x, out, rows, cols);
     run(out, dout, dx, rows, cols);
     for (size_t e = 0; e < n; e++) xd[e] = x[e];
     const objective_ctx c = {dout, rows, cols};
-    int ok = 1;
-    for (size_t e = 0; e < n; e++) {
-        const double fd = train_central(objective, &c, xd, e), err = fabs((double)dx[e] - fd);
-        if (!(err <= 1e-5 + 1e-5 * fabs(fd))) ok = 0; /* NaN fails */
-        if (!(err <= worst)) worst = err;
-    }
-    printf("  %-4s central differences of sum(dout * log_softmax(x)) at %lld x %lld: largest error %.2g\n",
-           ok ? "ok" : "BAD", rows, cols, worst);
+    train_report rep; /* within 1e-5 + 1e-5 |fd| */
+    train_report_init(&rep);
+    for (size_t e = 0; e < n; e++)
+        train_report_add(&rep, "dx", (long long)e / cols, (long long)e % cols, dx[e],
+                         train_central(objective, &c, xd, e), 1e-5, 1e-5);
     free(x);
     free(dx);
     free(xd);
-    return ok;
+    char desc[300];
+    train_describe(&rep, rows, cols, desc, sizeof desc);
+    printf("  %-4s central differences of sum(dout * log_softmax(x)): %s\n", rep.bad ? "BAD" : "ok", desc);
+    return rep.bad == 0;
 }
 
 int main(void)
