@@ -17,7 +17,7 @@
 #include "timing.h"
 #include "commit.h" /* GIT_COMMIT, written by the Makefile */
 
-static void fail_usage(const lesson *l, const char *msg)
+void lesson_fail_usage(const lesson *l, const char *msg)
 {
     fprintf(stderr, "lesson%d: %s\n", l->number, msg);
     exit(2);
@@ -49,13 +49,13 @@ static void init_program(const lesson *l, options *o, int argc, char **argv, int
         if (typed) options_usage_dtype(stdout);
         exit(0);
     }
-    if (r < 0) fail_usage(l, err);
+    if (r < 0) lesson_fail_usage(l, err);
     if (!typed && o->storage_set)
-        fail_usage(l, "--dtype: this lesson stores float32 only (lesson 9 takes --dtype f16, bf16 or f32)");
+        lesson_fail_usage(l, "--dtype: this lesson stores float32 only (lesson 9 takes --dtype f16, bf16 or f32)");
     if (o->input_path) {
         if (!typed) r = npy_read(o->input_path, &loaded_input, &o->rows, &o->cols, err, sizeof err);
         else r = npy_read_typed(o->input_path, &loaded_typed, &loaded_type, &o->rows, &o->cols, err, sizeof err);
-        if (r != 0) fail_usage(l, err);
+        if (r != 0) lesson_fail_usage(l, err);
         if (typed && !o->storage_set) o->storage = loaded_type;
     }
 
@@ -83,7 +83,7 @@ static void init_program(const lesson *l, options *o, int argc, char **argv, int
         fmt_bytes((double)free_b, have, sizeof have);
         snprintf(err, sizeof err, "%lld x %lld needs %s of GPU memory (input + output); "
                  "the GPU%s %s free", o->rows, o->cols, need, ngpus > 1 ? "s have" : " has", have);
-        fail_usage(l, err);
+        lesson_fail_usage(l, err);
     }
 }
 
@@ -100,6 +100,31 @@ void lesson_init_typed(const lesson *l, options *o, int argc, char **argv)
 void lesson_init_spread(const lesson *l, options *o, int argc, char **argv)
 {
     init_program(l, o, argc, argv, 0, 1);
+}
+
+int lesson_take_flags(const lesson *l, int argc, char **argv, const char *const *names, int n, lesson_flag_fn take,
+                      void *ctx, void (*help)(void))
+{
+    char err[200];
+    int out = 1;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            atexit(help); /* printed after the common usage, which lesson_init prints before it exits */
+            break;
+        }
+    for (int i = 1; i < argc; i++) {
+        const char *value;
+        /* a negative number is a value here (--ignore-index -100), another flag is not */
+        const int f = options_take(argc, argv, &i, names, n, &value);
+        if (f < 0) {
+            argv[out++] = argv[i];
+            continue;
+        }
+        if (!value) snprintf(err, sizeof err, "%s needs a value", names[f]);
+        if (!value || take(f, value, ctx, err, sizeof err) != 0) lesson_fail_usage(l, err);
+    }
+    argv[out] = NULL;
+    return out;
 }
 
 void require_gpu(const char *who)
@@ -373,7 +398,7 @@ static void *host_alloc(const lesson *l, size_t bytes, const options *o)
         char buf[160], size_txt[32];
         fmt_bytes((double)bytes, size_txt, sizeof size_txt);
         snprintf(buf, sizeof buf, "%lld x %lld needs %s more of host memory", o->rows, o->cols, size_txt);
-        fail_usage(l, buf);
+        lesson_fail_usage(l, buf);
     }
     return p;
 }
@@ -399,7 +424,7 @@ int lesson_run_ref(const lesson *l, const options *o, ref_row_fn ref)
     const job j = {l->run, NULL, DTYPE_F32, NULL, NULL, rows, cols, 0};
     measure(&j, x, x, y, y, o, ref, l->rtol(cols), VERIFY_ATOL, 1, &m);
     if (o->output_path && npy_write(o->output_path, y, rows, cols, err, sizeof err) != 0)
-        fail_usage(l, err);
+        lesson_fail_usage(l, err);
 
     lesson_print_header(l, o, &p, DTYPE_F32, m.sets);
     print_measured(l->traffic, l->bytes_per_elem, DTYPE_F32, o, &m);
@@ -456,7 +481,7 @@ int lesson_run_typed(const lesson *l, const typed_kernel *k, int nk, const optio
 #endif
     }
     if (o->output_path && npy_write_typed(o->output_path, y, t, rows, cols, err, sizeof err) != 0)
-        fail_usage(l, err);
+        lesson_fail_usage(l, err);
     if (input) *input = xw;
     else free(xw);
     if ((void *)yw != y) free(yw);

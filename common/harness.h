@@ -186,6 +186,17 @@ void lesson_init_typed(const lesson *l, options *o, int argc, char **argv);
  * cannot hold it. */
 void lesson_init_spread(const lesson *l, options *o, int argc, char **argv);
 
+/* A usage error: "lessonN: msg" on stderr, exit 2. */
+void lesson_fail_usage(const lesson *l, const char *msg);
+
+/* A lesson's own flags (lessons 10 and 11), taken out of argv before lesson_init parses the rest: for each
+ * of the n names found, take(f, value, ctx, err, errlen) stores the value, or returns nonzero with a
+ * one-line message in err; that or a missing value is a usage error. With --help or -h in argv, help()
+ * prints the lesson's flags after the common usage. Returns the new argc. */
+typedef int (*lesson_flag_fn)(int f, const char *value, void *ctx, char *err, size_t errlen);
+int lesson_take_flags(const lesson *l, int argc, char **argv, const char *const *names, int n, lesson_flag_fn take,
+                      void *ctx, void (*help)(void));
+
 /* n floats to storage type t, rounded to nearest even (common/f16.h), and
  * back, exactly. For DTYPE_F32 both are copies. */
 void storage_narrow(const float *x, void *out, size_t n, dtype t);

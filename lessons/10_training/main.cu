@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "check.h"
 #include "harness.h"
@@ -36,36 +35,14 @@ static void usage_extra(void)
            "  --output FILE.npy   holds the log-softmax\n");
 }
 
-static void fail_usage(const char *msg)
+static const char *const FLAGS[] = {"--ignore-index", "--reduction"}; /* for lesson_take_flags */
+static int take_flag(int f, const char *value, void *, char *err, size_t len)
 {
-    fprintf(stderr, "lesson10: %s\n", msg);
-    exit(2);
-}
-
-/* Takes lesson 10's flags out of argv (the rest goes to the common parser); returns the new argc. */
-static int parse_train_options(int argc, char **argv)
-{
-    static const char *const FLAGS[] = {"--ignore-index", "--reduction"};
     static const char *const REDUCTIONS[] = {"mean", "sum"}; /* train_reduction's order */
-    char err[200];
-    int out = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *value;
-        /* a negative number is a value here (--ignore-index -100), another flag is not */
-        const int f = options_take(argc, argv, &i, FLAGS, 2, &value);
-        if (f < 0) {
-            argv[out++] = argv[i];
-            continue;
-        }
-        int k = -1;
-        if (!value) snprintf(err, sizeof err, "%s needs a value", FLAGS[f]);
-        else if (f == 0) k = options_int(FLAGS[f], value, INT_MIN, INT_MAX, &g_ignore, err, sizeof err);
-        else k = options_choice(FLAGS[f], value, REDUCTIONS, 2, err, sizeof err);
-        if (k < 0) fail_usage(err);
-        if (f == 1) g_reduction = (train_reduction)k;
-    }
-    argv[out] = NULL;
-    return out;
+    if (f == 0) return options_int(FLAGS[f], value, INT_MIN, INT_MAX, &g_ignore, err, len);
+    const int k = options_choice(FLAGS[f], value, REDUCTIONS, 2, err, len);
+    if (k >= 0) g_reduction = (train_reduction)k;
+    return k < 0;
 }
 
 /* ---- the worked example ---------------------------------------------------- */
@@ -114,9 +91,9 @@ static void worked_example(void)
 }
 
 /* ---- measuring ------------------------------------------------------------------
- * time_runs (common/harness.h) times a softmax_fn(a, b, rows, cols) over rotated buffer sets; each kernel
- * is wrapped into that shape. a: 2 M N floats (the backward's y, then dy; the others' input first); b: M N
- * floats and a few more (an output; the losses, then the reduced loss; the read pass's block sums). */
+ * time_runs (common/harness.h) times a softmax_fn(a, b, rows, cols) over rotated buffer sets, each kernel wrapped
+ * into that shape. a: 2 M N floats (the backward's y, then dy; the others' input first); b: M N floats and a few
+ * more (an output; the losses, then the reduced loss; the read pass's block sums). */
 static void run_backward(const float *a, float *b, long long rows, long long cols, cudaStream_t st)
 {
     softmax_backward(a, a + rows * cols, b, rows, cols, st);
@@ -161,7 +138,7 @@ typedef struct {
 static void *host_alloc(size_t bytes)
 {
     void *p = malloc(bytes);
-    if (!p) fail_usage("out of host memory for this shape");
+    if (!p) lesson_fail_usage(&LESSON, "out of host memory for this shape");
     return p;
 }
 
@@ -171,7 +148,8 @@ static void make_inputs(inputs *in, const options *o)
     const size_t n = (size_t)rows * (size_t)cols, bytes = n * sizeof(float);
     char err[512];
     in->rows = rows, in->cols = cols, in->n = n;
-    if (o->input_path && npy_read(o->input_path, &in->x, &in->rows, &in->cols, err, sizeof err) != 0) fail_usage(err);
+    if (o->input_path && npy_read(o->input_path, &in->x, &in->rows, &in->cols, err, sizeof err) != 0)
+        lesson_fail_usage(&LESSON, err);
     if (!o->input_path) {
         in->x = (float *)host_alloc(bytes);
         inputs_fill(in->x, rows, cols, o->kind, o->seed);
@@ -208,7 +186,7 @@ static int measure(int k, inputs *in, buffer_sets *bs, const options *o, const p
     if (o->check) snprintf(check, sizeof check, "%s (%s)", pass ? "PASS" : "FAIL", desc);
     else snprintf(check, sizeof check, "not checked (--no-check)");
     if (k == 1 && o->output_path && npy_write(o->output_path, in->out, rows, cols, err, sizeof err) != 0)
-        fail_usage(err);
+        lesson_fail_usage(&LESSON, err);
 
     const int once = train_reads_once((train_kernel)k, rows, cols, DTYPE_F32);
     const double design = once ? K[k].once : K[k].split;
@@ -240,12 +218,7 @@ static int measure(int k, inputs *in, buffer_sets *bs, const options *o, const p
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            atexit(usage_extra); /* printed after the common usage, which lesson_init prints before it exits */
-            break;
-        }
-    argc = parse_train_options(argc, argv);
+    argc = lesson_take_flags(&LESSON, argc, argv, FLAGS, 2, take_flag, NULL, usage_extra);
     options o;
     lesson_init(&LESSON, &o, argc, argv);
     worked_example();

@@ -17,7 +17,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "check.h"
 #include "harness.h"
@@ -40,12 +39,6 @@ static const lesson LESSON = {
     4096, 65536,
 };
 
-static void fail_usage(const char *msg)
-{
-    fprintf(stderr, "lesson11: %s\n", msg);
-    exit(2);
-}
-
 static void usage_extra(void)
 {
     printf("Lesson 11 also takes:\n"
@@ -64,40 +57,20 @@ typedef struct {
     int local;
 } split_options;
 
-/* Takes lesson 11's flags out of argv (the rest goes to the common
- * parser); returns the new argc. */
-static int parse_split_options(int argc, char **argv, split_options *s)
+/* Lesson 11's flags, for lesson_take_flags (ctx: the split_options). */
+static const char *const FLAGS[] = {"--gpus", "--method", "--comm"};
+static int take_flag(int f, const char *value, void *ctx, char *buf, size_t len)
 {
-    static const char *const FLAGS[] = {"--gpus", "--method", "--comm"};
     static const char *const METHODS[] = {"all-gather", "all-reduce"}, *const COMMS[] = {"nccl", "local"};
-    char buf[160];
-    s->gpus = 0;
-    s->gpus_set = 0;
-    s->how = SPLIT_ALL_GATHER;
-    s->local = !split_have_nccl();
-    int out = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *value;
-        const int f = options_take(argc, argv, &i, FLAGS, 3, &value);
-        if (f < 0) {
-            argv[out++] = argv[i];
-            continue;
-        }
-        if (!value) {
-            snprintf(buf, sizeof buf, "%s needs a value", FLAGS[f]);
-            fail_usage(buf);
-        }
-        int k = 0;
-        const int bad = f == 0   ? options_int(FLAGS[f], value, 1, SPLIT_MAX_RANKS, &s->gpus, buf, sizeof buf)
-                        : f == 1 ? (k = options_choice(FLAGS[f], value, METHODS, 2, buf, sizeof buf)) < 0
-                                 : (k = options_choice(FLAGS[f], value, COMMS, 2, buf, sizeof buf)) < 0;
-        if (bad) fail_usage(buf);
-        if (f == 0) s->gpus_set = 1;
-        if (f == 1) s->how = k ? SPLIT_ALL_REDUCE : SPLIT_ALL_GATHER;
-        if (f == 2) s->local = k;
-    }
-    argv[out] = NULL;
-    return out;
+    split_options *s = (split_options *)ctx;
+    int k = 0;
+    const int bad = f == 0   ? options_int(FLAGS[f], value, 1, SPLIT_MAX_RANKS, &s->gpus, buf, len)
+                    : f == 1 ? (k = options_choice(FLAGS[f], value, METHODS, 2, buf, len)) < 0
+                             : (k = options_choice(FLAGS[f], value, COMMS, 2, buf, len)) < 0;
+    if (f == 0) s->gpus_set = 1;
+    if (f == 1) s->how = k ? SPLIT_ALL_REDUCE : SPLIT_ALL_GATHER;
+    if (f == 2) s->local = k;
+    return bad;
 }
 
 /* The ranks' slices for rows x cols: allocated on first use, again when
@@ -121,7 +94,7 @@ static void place_slices(long long rows, long long cols, int ngpus)
             char buf[200];
             snprintf(buf, sizeof buf, "%lld x %lld floats do not fit GPU %d's memory (%.1f GiB a slice, twice)", rows, n,
                      dev, bytes / 1073741824.0);
-            fail_usage(buf);
+            lesson_fail_usage(&LESSON, buf);
         }
         g_ranks[k].at.device = dev;
         g_ranks[k].x = g_x[k];
@@ -364,13 +337,8 @@ static int whole_fits_gpu0(long long rows, long long cols)
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            atexit(usage_extra); /* after the common usage, which lesson_init prints before it exits */
-            break;
-        }
-    split_options so;
-    argc = parse_split_options(argc, argv, &so);
+    split_options so = {0, 0, SPLIT_ALL_GATHER, !split_have_nccl()};
+    argc = lesson_take_flags(&LESSON, argc, argv, FLAGS, 3, take_flag, &so, usage_extra);
     options o;
     lesson_init_spread(&LESSON, &o, argc, argv); /* the shape may fill every GPU */
 
@@ -380,7 +348,7 @@ int main(int argc, char **argv)
         char buf[160];
         snprintf(buf, sizeof buf, "--gpus %d: this machine has %d GPU(s) (--comm local may put several ranks on one)",
                  g_k, g_ngpus);
-        fail_usage(buf);
+        lesson_fail_usage(&LESSON, buf);
     }
     if (g_k > SPLIT_MAX_RANKS) g_k = SPLIT_MAX_RANKS;
     g_how = so.how;
