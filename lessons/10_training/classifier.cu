@@ -5,8 +5,7 @@
 /* ---- the small launches: the mean's count, the sum after ---------------- */
 #define CLS_BLOCK 256
 
-/* Block b's slice of n values, [b * slice, (b + 1) * slice), slice = ceil(n / blocks): it depends on n
- * only, so the same bits every run. */
+/* Block b's slice of n values, [b * slice, (b + 1) * slice), slice = ceil(n / blocks): the same bits every run. */
 __device__ __forceinline__ void classifier_slice(long long n, long long *begin, long long *end)
 {
     const long long slice = (n + gridDim.x - 1) / gridDim.x;

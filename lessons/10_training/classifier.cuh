@@ -26,8 +26,7 @@ template <bool GRAD, bool SLOTS = false>
 struct op_cross_entropy {
     static constexpr int NIN = 1;
     static constexpr bool ROW = true, OUT = GRAD, KEEP_EXP = true, PATH1_ONLY = SLOTS;
-    /* lanes of 8 floats at least (fewer to reduce x[t] over); of 16 16-bit elements in path 1, two
-     * 16-byte vectors in flight (docs/experiments/training-classifier-registers.md) */
+    /* 8 floats a lane at least (fewer lanes to reduce x[t] over); 16 16-bit ones in path 1, two vectors in flight */
     static constexpr int FPT_MIN = 8, FPT_MIN16 = 16;
     typedef ce_row row;
     struct fin {
@@ -88,10 +87,9 @@ struct op_cross_entropy {
     {
         return f.plain ? (expf(r.xt - online_md_shift(f.m)) / f.d - 1.0f) * f.dloss : f.fixed;
     }
-    /* Float rows of up to 256 take x[t] from the registers and compare every column with t: a load
-     * waiting for the target would lengthen so short a pass (91.4 % of the copy against 83.2 at N = 32,
-     * H100). 16-bit rows cannot hide the compares, except in the kernels with loss slots, so short that
-     * the load costs more (docs/experiments/training-classifier-registers.md). */
+    /* Float rows of up to 256 take x[t] from the registers, comparing every column with t: a load waiting for the
+     * target would lengthen so short a pass (91.4 % of the copy against 83.2 at N = 32). 16-bit rows cannot hide
+     * the compares, save the kernels with loss slots (docs/experiments/training-classifier-registers.md). */
     __host__ __device__ static constexpr bool pick_regs(int fpt, int tpr, int esize)
     {
         return esize == 4 ? fpt * tpr <= 256 : SLOTS;
@@ -160,8 +158,7 @@ static inline long long ce_row_blocks(const fastest_plan *p, long long rows, lon
     return fx_grid(rows, c.block / c.tpr);
 }
 
-/* The workspace: the scale, the count's parts, the sum's parts, then one
- * float per block of path 1. Counters: the count's, the sum's. */
+/* The workspace: the scale, the count's parts, the sum's parts, then one float per block of path 1. */
 #define CE_HEAD (256 + 2 * CLS_MAX_PARTS * 4)
 
 /* Plan p (the engine's, for these rows) with the operation; T: float, __half or __nv_bfloat16 (t says which). */
@@ -172,7 +169,7 @@ static void ce_run(const fastest_plan &p, T *x, const int *targets, float *losse
     if (rows <= 0 || cols <= 0) return;
     const long long blocks = ce_row_blocks(&p, rows, cols, t);
     char *w = (char *)train_workspace(CE_HEAD + (size_t)blocks * sizeof(float));
-    unsigned *done = train_sync_counters(2 + 2 * CLS_SLOT_ROWS); /* two counters, then the slots */
+    unsigned *done = train_sync_counters(2 + 2 * CLS_SLOT_ROWS); /* the count's and the sum's, then the slots */
     classifier_scale *scale = (classifier_scale *)w;
     float *sum_parts = (float *)(w + 256 + CLS_MAX_PARTS * 4), *block_parts = (float *)(w + CE_HEAD);
     const bool mean = GRAD && reduction == TRAIN_MEAN;

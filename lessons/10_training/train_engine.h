@@ -1,5 +1,4 @@
-/* Lesson 10: what the lesson's operations share on the row engine (common/device/rows_run.cuh): the
- * workspace of the reduced loss, the path each asks for, and the classifier's small launches. */
+/* Lesson 10: what its operations share on the row engine: the loss's workspace, the paths they ask, small launches. */
 #ifndef LESSON10_TRAIN_ENGINE_H
 #define LESSON10_TRAIN_ENGINE_H
 #include <stddef.h>

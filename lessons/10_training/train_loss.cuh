@@ -7,9 +7,8 @@
 #include "device/grid_sync.cuh" /* FASTEST_GPU_CODE, <cuda/atomic> for the emulator */
 #include "device/row_reduce.cuh"
 
-/* Thread 0 only: counts its block (or row) in at *done and returns true in the last of n to get here.
- * The fence makes thread 0's writes before it (a part, a row's loss) visible GPU-wide before the count,
- * as in the CUDA samples' threadFenceReduction. */
+/* Thread 0 only: counts its block (or row) in at *done and returns true in the last of n to get here. The
+ * fence makes its writes before it (a part, a row's loss) visible GPU-wide first (threadFenceReduction's way). */
 __device__ __forceinline__ bool ce_count_in(unsigned *done, unsigned n)
 {
     __threadfence();
@@ -49,11 +48,10 @@ __device__ __forceinline__ void ce_total(const float *vals, long long n, const c
 }
 
 /* ---- the loss slots ---------------------------------------------------------
- * A row's loss and a flag in one 8-byte store, with no fence. The block of path 1 with the last ticket
- * reads every slot until it is flagged: every other block has started by then and waits on nothing, so
- * the wait always ends. Written while the gradients are on their way, the slots spare the fence, count
- * and read after the last stores of counting in: 7.1 us against 8.0 at 1024 x 512 (float32, H100;
- * docs/experiments/training-classifier-loss-end.md). */
+ * A row's loss and a flag in one 8-byte store, with no fence. The block of path 1 with the last ticket reads
+ * every slot until it is flagged: every other block has started by then and waits on nothing, so the wait
+ * always ends. Written while the gradients are on their way, the slots spare counting in's fence, count and
+ * read after the last stores: 7.1 us against 8.0 at 1024 x 512 (docs/experiments/training-classifier-loss-end.md). */
 __device__ __forceinline__ void ce_slot_put(unsigned long long *p, float l)
 {
     const unsigned long long v = 1ull << 32 | __float_as_uint(l);

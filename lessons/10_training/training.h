@@ -1,9 +1,8 @@
-/* Lesson 10: softmax in training. The four kernels a classifier's last layer needs, forward and backward,
- * on device pointers to contiguous rows (row i of an M x N tensor at i * N), as operations of lesson 8's row
- * engine (common/device/rows.h). Their special values: docs/special-values.md ("Lesson 10: the training
- * kernels"); their bytes per element: the README's "The bytes and the bounds". The workspace is grown by the
- * first call that needs it, never shrunk: not for use from several streams or host threads at once, nor
- * inside a CUDA graph capture (cudaMalloc). */
+/* Lesson 10: softmax in training. The four kernels a classifier's last layer needs, forward and backward, on
+ * device pointers to contiguous rows (row i of an M x N tensor at i * N), as operations of lesson 8's row engine
+ * (common/device/rows.h). Special values: docs/special-values.md ("Lesson 10: the training kernels"); bytes per
+ * element: the README's "The bytes and the bounds". The workspace is grown by the first call that needs it, never
+ * shrunk: not for several streams or host threads at once, nor inside a CUDA graph capture (cudaMalloc). */
 #ifndef LESSON10_TRAINING_H
 #define LESSON10_TRAINING_H
 #include <cuda_runtime.h>
@@ -48,8 +47,7 @@ void classifier_fused_typed(void *logits, const int *targets, float *losses, flo
 /* Frees the workspace, this lesson's and the row engine's (the next call that needs one allocates it again). */
 void train_release(void);
 
-/* For the tests: the classifier's counters and loss slots, *count of them
- * (NULL and 0 before a kernel needed them), which every launch leaves at 0. */
+/* For the tests: the classifier's counters and loss slots (*count; NULL, 0 before use), left at 0 by every launch. */
 const unsigned *train_sync_words(long long *count);
 
 /* How rows longer than TRAIN_REG_MAX_COLS run: AUTO where the dispatcher puts them (the loss always split:
