@@ -76,6 +76,32 @@ static void test_short16(void)
 
 /* ---- 16-bit rows held as loaded ------------------------------------------ */
 
+/* The classifier held as loaded (`where`) on rows x n normal logits (seed)
+ * of type t: targets first, last, between, out of range (N, -1), ignored
+ * and on the last row's last column, the mean and the sum; then
+ * ignore_index = 0 inside the row. x and tg (rows) are the caller's; tg
+ * is left at the second set. */
+static void check_target_rules(const char *where, float *x, int *tg, long long rows, long long n, dtype t,
+                               unsigned long long seed)
+{
+    char name[300];
+    inputs_fill(x, rows, n, INPUT_NORMAL, seed);
+    make_targets(tg, rows, n, seed + 50, 5, TRAIN_IGNORE_INDEX);
+    tg[0] = 0, tg[1] = (int)(n - 1), tg[2] = (int)(n / 2 + 3), tg[3] = (int)n, tg[4] = -1;
+    tg[5] = TRAIN_IGNORE_INDEX, tg[rows - 1] = (int)(n - 1);
+    for (int red = 0; red < 2; red++) {
+        snprintf(name, sizeof name,
+                 "classifier_fused_typed %s (%s, %s) at %lld x %lld: targets first, last, between, ignored and out "
+                 "of range",
+                 where, dtype_name(t), red ? "sum" : "mean", rows, n);
+        check_classifier(name, x, tg, rows, n, TRAIN_IGNORE_INDEX, (train_reduction)red, t);
+    }
+    for (long long i = 0; i < rows; i++) tg[i] = (int)(i % 3 ? i % n : 0);
+    snprintf(name, sizeof name, "classifier_fused_typed %s (%s) at %lld x %lld: ignore_index = 0, inside the row",
+             where, dtype_name(t), rows, n);
+    check_classifier(name, x, tg, rows, n, 0, TRAIN_MEAN, t);
+}
+
 /* float16 and bfloat16 rows of 1025 to 32768 elements in an aligned view
  * take path 2's kernel that holds them as loaded (past 16384 only with
  * SMs / 4 rows): every class, rows that fill part of their class's last
@@ -107,25 +133,9 @@ static void test_rows_held(void)
             const long long n = LENS[l], rows = n > 8192 ? sms : 7;
             float *x = (float *)malloc(rows * n * sizeof(float));
             int *tg = (int *)malloc(rows * sizeof(int));
-            inputs_fill(x, rows, n, INPUT_NORMAL, 2400 + l);
-            make_targets(tg, rows, n, 2450 + l, 5, TRAIN_IGNORE_INDEX);
-            /* the target first, last, between, out of range (N, -1), ignored */
-            tg[0] = 0, tg[1] = (int)(n - 1), tg[2] = (int)(n / 2 + 3), tg[3] = (int)n, tg[4] = -1;
-            tg[5] = TRAIN_IGNORE_INDEX;
             snprintf(name, sizeof name, "%s rows at %lld x %lld are held as loaded", dtype_name(t), rows, n);
             test_expect(held16(rows, n, t), name, "not held");
-            for (int red = 0; red < 2; red++) {
-                snprintf(name, sizeof name,
-                         "classifier_fused_typed held as loaded (%s, %s) at %lld x %lld: targets first, last, between, "
-                         "ignored and out of range",
-                         dtype_name(t), red ? "sum" : "mean", rows, n);
-                check_classifier(name, x, tg, rows, n, TRAIN_IGNORE_INDEX, (train_reduction)red, t);
-            }
-            for (long long i = 0; i < rows; i++) tg[i] = (int)(i % 3 ? i % n : 0);
-            snprintf(name, sizeof name,
-                     "classifier_fused_typed held as loaded (%s) at %lld x %lld: ignore_index = 0, inside the row",
-                     dtype_name(t), rows, n);
-            check_classifier(name, x, tg, rows, n, 0, TRAIN_MEAN, t);
+            check_target_rules("held as loaded", x, tg, rows, n, t, 2400 + l);
             free(x);
             free(tg);
         }
@@ -172,25 +182,9 @@ static void test_rows_held_warp(void)
             const long long n = LENS[l], rows = 2049 + l;
             float *x = (float *)malloc(rows * n * sizeof(float));
             int *tg = (int *)malloc(rows * sizeof(int));
-            inputs_fill(x, rows, n, INPUT_NORMAL, 2800 + l);
-            make_targets(tg, rows, n, 2850 + l, 5, TRAIN_IGNORE_INDEX);
-            tg[0] = 0, tg[1] = (int)(n - 1), tg[2] = (int)(n / 2 + 3), tg[3] = (int)n, tg[4] = -1;
-            tg[5] = TRAIN_IGNORE_INDEX, tg[rows - 1] = (int)(n - 1);
             snprintf(name, sizeof name, "%s rows at %lld x %lld are held as loaded on path 1", dtype_name(t), rows, n);
             test_expect(held16_warp(rows, n, t), name, "not held");
-            for (int red = 0; red < 2; red++) {
-                snprintf(name, sizeof name,
-                         "classifier_fused_typed held as loaded on path 1 (%s, %s) at %lld x %lld: targets first, "
-                         "last, between, ignored and out of range",
-                         dtype_name(t), red ? "sum" : "mean", rows, n);
-                check_classifier(name, x, tg, rows, n, TRAIN_IGNORE_INDEX, (train_reduction)red, t);
-            }
-            for (long long i = 0; i < rows; i++) tg[i] = (int)(i % 3 ? i % n : 0);
-            snprintf(name, sizeof name,
-                     "classifier_fused_typed held as loaded on path 1 (%s) at %lld x %lld: ignore_index = 0, inside "
-                     "the row",
-                     dtype_name(t), rows, n);
-            check_classifier(name, x, tg, rows, n, 0, TRAIN_MEAN, t);
+            check_target_rules("held as loaded on path 1", x, tg, rows, n, t, 2800 + l);
             if (l == 0) { /* special rows among normal ones, in different lanes of their blocks */
                 for (int r = 0; r < NSPECIAL; r++) tg[9 * r + r % 4] = special_row(x + (9 * r + r % 4) * n, n, r);
                 snprintf(name, sizeof name,
