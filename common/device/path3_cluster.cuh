@@ -109,14 +109,15 @@ static fx_cluster_fn_t<OP, T> fx_cluster_kernel_at(int mode)
 template <class OP, class T>
 static fx_cluster_fn_t<OP, T> fx_cluster_kernel_op(int mode, int cfg)
 {
-    static_assert(FX_NCL == 6, "fx_cluster_kernel_op has one case per configuration");
+    static_assert(FX_NCL == 7, "fx_cluster_kernel_op has one case per configuration");
     switch (cfg) {
     case 0: return fx_cluster_kernel_at<OP, T, 0>(mode);
     case 1: return fx_cluster_kernel_at<OP, T, 1>(mode);
     case 2: return fx_cluster_kernel_at<OP, T, 2>(mode);
     case 3: return fx_cluster_kernel_at<OP, T, 3>(mode);
     case 4: return fx_cluster_kernel_at<OP, T, 4>(mode);
-    default: return fx_cluster_kernel_at<OP, T, 5>(mode);
+    case 5: return fx_cluster_kernel_at<OP, T, 5>(mode);
+    default: return fx_cluster_kernel_at<OP, T, 6>(mode);
     }
 }
 
