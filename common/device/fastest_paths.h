@@ -103,10 +103,10 @@ struct fx_cluster_cfg {
     long long max_cols;
     int c, block, fpt;
 };
-/* The first class, one CTA of 256 x 8 floats and 24 KB, six per SM, is
- * for rows of up to 8192 floats forced onto path 3 (the dispatcher gives
- * them path 1 or 2): against 256 x 16 it keeps half as many registers
- * (docs/experiments/rows-cluster-classes.md). */
+/* The first class, one CTA of 256 x 8 floats and 24 KB, is for rows of up
+ * to 8192 floats forced onto path 3 (the dispatcher gives them path 1 or
+ * 2): six fit an SM where four of 256 x 16 do, and with those the short
+ * rows took up to 1.37 times as long (docs/experiments/rows-cluster-classes.md). */
 static constexpr fx_cluster_cfg FX_CL[] = {
     {8192, 1, 256, 8},    {32768, 2, 256, 16},  {65536, 4, 256, 16},   {131072, 8, 256, 16},
     {262144, 8, 512, 16}, {524288, 16, 512, 16}, {1048576, 16, 1024, 16},

@@ -17,6 +17,18 @@ typedef struct {
     float xt;
 } ce_row;
 
+/* a if p, else b, as one instruction opaque to the compiler's loop optimisations (op_cross_entropy::out). */
+__device__ __forceinline__ float ce_select(bool p, float a, float b)
+{
+#if defined(__CUDA_ARCH__)
+    float r;
+    asm("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %3, 0;\n\tselp.f32 %0, %1, %2, q;\n\t}" : "=f"(r) : "f"(a), "f"(b), "r"((unsigned)p));
+    return r;
+#else
+    return p ? a : b;
+#endif
+}
+
 /* The loss and the gradient of a row whose target is out of range. */
 __device__ __forceinline__ float ce_nan(void) { return __int_as_float(0x7fc00000); }
 
@@ -73,7 +85,10 @@ struct op_cross_entropy {
         f.scale *= c;
         return f;
     }
-    static __device__ __forceinline__ float out(float e, fin f) { return f.plain ? e * f.scale : f.fixed; }
+    /* A select the compiler cannot see through: a plain `?:` on the row's f.plain, the same in every iteration,
+     * is hoisted out of the loops (a second copy of each), which cost path 4's kernel 2 92 registers against
+     * 64 and half its blocks per SM. */
+    static __device__ __forceinline__ float out(float e, fin f) { return ce_select(f.plain, e * f.scale, f.fixed); }
     /* (m - x[t]) first: both may be huge, their difference is not; d >= 1. */
     __device__ float lead(const row &r, fin f) const
     {
@@ -96,7 +111,7 @@ struct op_cross_entropy {
     }
     static __device__ __forceinline__ float out_at(float e, fin f, bool is_t)
     {
-        return f.plain ? (is_t ? (e * f.scale - f.dloss) : e * f.scale) : f.fixed;
+        return ce_select(f.plain, is_t ? e * f.scale - f.dloss : e * f.scale, f.fixed);
     }
     /* Path 1's end: a ticket each block draws as it starts, for the slots */
     __device__ unsigned rows_start() const
