@@ -85,9 +85,9 @@ struct op_cross_entropy {
         f.scale *= c;
         return f;
     }
-    /* A select the compiler cannot see through: a plain `?:` on the row's f.plain, the same in every iteration,
-     * is hoisted out of the loops (a second copy of each), which cost path 4's kernel 2 92 registers against
-     * 64 and half its blocks per SM. */
+    /* A select the compiler cannot hoist: a plain `?:` on the row's f.plain, the same in every iteration, became
+     * a second copy of each loop, and path 4's kernel 2 lost half its blocks per SM to the registers
+     * (docs/experiments/rows-classifier-on-engine.md). */
     static __device__ __forceinline__ float out(float e, fin f) { return ce_select(f.plain, e * f.scale, f.fixed); }
     /* (m - x[t]) first: both may be huge, their difference is not; d >= 1. */
     __device__ float lead(const row &r, fin f) const
