@@ -17,12 +17,14 @@ typedef struct {
     float xt;
 } ce_row;
 
-/* a if p, else b, as one instruction opaque to the compiler's loop optimisations (op_cross_entropy::out). */
+/* a if p, else b, as one selp the compiler cannot hoist: a `?:` on a row's f.plain, the same in every iteration,
+ * became a second copy of each loop, and path 4's kernel 2 lost half its blocks per SM to the registers
+ * (docs/experiments/rows-classifier-on-engine.md). */
 __device__ __forceinline__ float ce_select(bool p, float a, float b)
 {
 #if defined(__CUDA_ARCH__)
     float r;
-    asm("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %3, 0;\n\tselp.f32 %0, %1, %2, q;\n\t}" : "=f"(r) : "f"(a), "f"(b), "r"((unsigned)p));
+    asm("{.reg .pred q; setp.ne.u32 q, %3, 0; selp.f32 %0, %1, %2, q;}" : "=f"(r) : "f"(a), "f"(b), "r"((unsigned)p));
     return r;
 #else
     return p ? a : b;
@@ -85,9 +87,6 @@ struct op_cross_entropy {
         f.scale *= c;
         return f;
     }
-    /* A select the compiler cannot hoist: a plain `?:` on the row's f.plain, the same in every iteration, became
-     * a second copy of each loop, and path 4's kernel 2 lost half its blocks per SM to the registers
-     * (docs/experiments/rows-classifier-on-engine.md). */
     static __device__ __forceinline__ float out(float e, fin f) { return ce_select(f.plain, e * f.scale, f.fixed); }
     /* (m - x[t]) first: both may be huge, their difference is not; d >= 1. */
     __device__ float lead(const row &r, fin f) const

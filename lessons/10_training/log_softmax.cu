@@ -1,11 +1,9 @@
 /* Lesson 10: log-softmax, out = x - m - log(d), m = max(x), d = sum exp(x - m).
  *
- * Not log(softmax(x)): softmax underflows to 0 for every x more than about
- * 104 below the max, and log(0) = -inf where the answer is a modest
- * -104.x. Here the only exp is inside d, in [1, N]: nothing that matters
- * overflows or underflows (README.md). One more operation of lesson 8's
- * row engine, which reads each row once and hands each element back for
- * this ending. */
+ * Not log(softmax(x)): softmax underflows to 0 for every x more than about 104 below the max, and log(0) = -inf
+ * where the answer is a modest -104.x. Here the only exp is inside d, in [1, N]: nothing that matters overflows or
+ * underflows (README.md). One more operation of lesson 8's row engine, which reads each row once and hands each
+ * element back for this ending. */
 #include "check.h"
 #include "train_engine.h"
 #include "device/rows_run.cuh" /* the row engine, for any operation */

@@ -10,8 +10,7 @@
 #include "train_engine.h"
 #include "device/rows_run.cuh" /* the row engine, for any operation */
 
-/* The backward as an operation of the row engine (rows_op.cuh): the row's
- * sum is <y, dy>; padding adds 0 to it. */
+/* The backward as an operation of the row engine (rows_op.cuh): the row's sum is <y, dy>; padding adds 0 to it. */
 struct op_softmax_backward {
     static constexpr int NIN = 2;
     static constexpr bool ROW = false, OUT = true;

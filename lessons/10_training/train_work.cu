@@ -1,5 +1,4 @@
-/* Lesson 10: the classifier's workspace and counters, the long-row mode,
- * and each kernel's path. */
+/* Lesson 10: the classifier's workspace and counters, the long-row mode, and each kernel's path. */
 #include <stdio.h>
 
 #include "check.h"
