@@ -31,6 +31,8 @@ __device__ __forceinline__ float ce_select(bool p, float a, float b)
 #endif
 }
 
+/* 0 <= t < c in one compare: a negative t wraps past every c. */
+__device__ __forceinline__ bool ce_in(int t, long long c) { return (size_t)(long long)t < (size_t)c; }
 /* The loss and the gradient of a row whose target is out of range. */
 __device__ __forceinline__ float ce_nan(void) { return __int_as_float(0x7fc00000); }
 
@@ -71,7 +73,7 @@ struct op_cross_entropy {
     {
         const int t0 = targets[i >= 0 ? i : 0], t = i >= 0 ? t0 : ignore_index;
         const bool ignored = t == ignore_index;
-        return row{i, t, ignored, !ignored && (t < 0 || t >= cols), 0.0f};
+        return row{i, t, ignored, (bool)(!ignored & !ce_in(t, cols)), 0.0f}; /* &: no branch */
     }
     /* the target's column where it is one (an ignored row's too: fix gives 0 there); not `plain ? t : -1`,
      * which the compiler issues after the row's loads (docs/experiments/training-classifier-registers.md) */

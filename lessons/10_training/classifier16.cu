@@ -1,6 +1,5 @@
-/* Lesson 10: the fused classifier over float16 and bfloat16 logits, the
- * operation of classifier.cuh on the engine's 16-bit paths (its own
- * translation unit: it compiles beside classifier.cu). */
+/* Lesson 10: the fused classifier over float16 and bfloat16 logits, the operation of classifier.cuh on the
+ * engine's 16-bit paths (its own translation unit: it compiles beside classifier.cu). */
 #include "classifier.cuh"
 
 fastest_plan classifier_plan16(const void *x, long long rows, long long cols, dtype t)

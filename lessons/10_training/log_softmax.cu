@@ -8,9 +8,8 @@
 #include "train_engine.h"
 #include "device/rows_run.cuh" /* the row engine, for any operation */
 
-/* The operation (common/device/rows_op.cuh): (x - m) first, exact or
- * nearly for x near m, where the result is small; m = -inf (a row of only
- * -inf) gives NaN, as lesson 2. */
+/* The operation (common/device/rows_op.cuh): (x - m) first, exact or nearly for x near m, where the result is
+ * small; m = -inf (a row of only -inf) gives NaN, as lesson 2. */
 struct op_log_softmax {
     static constexpr int NIN = 1;
     static constexpr bool ROW = false, OUT = true;

@@ -1,11 +1,9 @@
 /* Lesson 10: the softmax backward, dx = y * (dy - <y, dy>) per row.
  *
- * The Jacobian of y = softmax(x) is diag(y) - y y^T (README.md): one dot
- * product per row, then one elementwise pass, never the N x N matrix.
- * Lesson 8's row engine runs it as an operation of two inputs: y and dy
- * read once and dx written once, 12 bytes per element, 1.5 x a copy's 8;
- * a row too long to wait on chip for its sum is split (path 4), y and dy
- * read twice, 20 bytes per element (the second read partly from L2). */
+ * The Jacobian of y = softmax(x) is diag(y) - y y^T (README.md): one dot product per row, then one elementwise
+ * pass, never the N x N matrix. Lesson 8's row engine runs it as an operation of two inputs: y and dy read once and
+ * dx written once, 12 bytes per element, 1.5 x a copy's 8; a row too long to wait on chip for its sum is split
+ * (path 4), y and dy read twice, 20 bytes per element (the second read partly from L2). */
 #include "check.h"
 #include "train_engine.h"
 #include "device/rows_run.cuh" /* the row engine, for any operation */
