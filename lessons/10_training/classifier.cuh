@@ -76,7 +76,8 @@ struct op_cross_entropy {
         return row{i, t, ignored, (bool)(!ignored & !ce_in(t, cols)), 0.0f}; /* &: no branch */
     }
     /* the target's column where it is one (an ignored row's too: fix gives 0 there); not `plain ? t : -1` nor
-     * ce_in, after which the compiler issued the target's load late (docs/experiments/rows-classifier-on-engine.md) */
+     * ce_in, after which the compiler issued the target's load late (docs/experiments/training-classifier-registers.md,
+     * rows-classifier-on-engine.md) */
     __device__ __forceinline__ long long col(const row &r) const { return r.t >= 0 && r.t < cols ? r.t : -1; }
     static __device__ __forceinline__ void pick(row *r, float v) { r->xt = v; }
     __device__ fin finish(float m, float d, const row &r) const
