@@ -49,6 +49,10 @@ COMMON_OBJS := $(COMMON_C:%=$(BUILD)/common/%.o) $(BUILD)/common/harness.o $(BUI
 CPU_TESTS   := $(basename $(notdir $(wildcard tests/test_*.c)))
 # GPU tests (tests/test_*.cu) link every lesson's kernels.
 GPU_TESTS   := $(basename $(notdir $(wildcard tests/test_*.cu)))
+# The same, the longest on the CPU emulator first: run two at a time, the
+# suite ends soonest when no long one starts last.
+EMU_LONG_TESTS := test_kernels test_lesson11 test_lesson10 test_lesson9 test_lesson8 test_lesson7
+GPU_TESTS_LONG_FIRST := $(filter $(GPU_TESTS),$(EMU_LONG_TESTS)) $(filter-out $(EMU_LONG_TESTS),$(GPU_TESTS))
 # A lesson's kernels: every .cu in its folder but the program, the exercise,
 # and lesson 11's NCCL calls (only its program links NCCL).
 NOT_KERNELS  = lessons/$(1)/main.cu lessons/$(1)/exercise.cu lessons/$(1)/exercise_check.cu \

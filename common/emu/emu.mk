@@ -116,10 +116,10 @@ $(foreach d,$(LESSON_DIRS),$(eval $(call EMU_LESSON,$(EMU_DIR),,$(d),$(call less
 
 # What `make test` runs on the CPU path, and what it needs built.
 EMU_SELF_TEST  := $(EMU_DIR)/tests/emu/test_emu
-EMU_GPU_TESTS  := $(GPU_TESTS:%=$(EMU_DIR)/tests/%)
+EMU_GPU_TESTS  := $(GPU_TESTS_LONG_FIRST:%=$(EMU_DIR)/tests/%)
 EMU_PROGRAMS   := $(LESSON_NUMS:%=$(EMU_DIR)/lesson%) $(LESSON_NUMS:%=$(EMU_DIR)/exercise%) \
                   $(LESSON_NUMS:%=$(EMU_DIR)/solution%)
-EMU_ASAN_TESTS := $(EMU_ASAN_DIR)/tests/emu/test_emu $(GPU_TESTS:%=$(EMU_ASAN_DIR)/tests/%)
+EMU_ASAN_TESTS := $(GPU_TESTS_LONG_FIRST:%=$(EMU_ASAN_DIR)/tests/%) $(EMU_ASAN_DIR)/tests/emu/test_emu
 
 # With a GPU, the feature half of the emulator's tests also runs natively:
 # it shows that what the emulator is tested against is what a GPU does.
