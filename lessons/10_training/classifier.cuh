@@ -33,6 +33,7 @@ __device__ __forceinline__ float ce_select(bool p, float a, float b)
 
 /* 0 <= t < c in one compare: a negative t wraps past every c. */
 __device__ __forceinline__ bool ce_in(int t, long long c) { return (size_t)(long long)t < (size_t)c; }
+
 /* The loss and the gradient of a row whose target is out of range. */
 __device__ __forceinline__ float ce_nan(void) { return __int_as_float(0x7fc00000); }
 
