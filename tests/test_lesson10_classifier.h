@@ -15,12 +15,13 @@ static int held16(long long rows, long long cols, dtype t)
     return t != DTYPE_F32 && p.path == FASTEST_BLOCK && p.vec4 && !p.peel;
 }
 
-/* The CTAs of the classifier's bulk-loaded clusters at rows x cols (path
- * 3b), 0 where it takes another path. */
+/* The classifier's bulk-loaded CTAs a row at rows x cols (path 3b: a
+ * cluster of up to 8, more meeting through global memory), 0 where it
+ * takes another path. */
 static int bulk16(long long rows, long long cols, dtype t)
 {
     const fastest_plan p = train_plan(TRAIN_K_CLASSIFIER, rows, cols, t);
-    return p.path == FASTEST_BULK ? p.cluster : 0;
+    return p.path != FASTEST_BULK ? 0 : p.splits ? (int)p.splits : p.cluster;
 }
 
 /* ---- 16-bit logits -------------------------------------------------------- */
@@ -221,12 +222,12 @@ static void test_classifier_bulk(void)
     CUDA_CHECK(cudaGetDevice(&dev));
     CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     char name[300];
-    static const long long LENS[3] = {32776, 100000, 262144};
-    static const int PIECES[3] = {2, 4, 8};
+    static const long long LENS[4] = {32776, 100000, 262144, 262152};
+    static const int PIECES[4] = {2, 4, 8, 9}; /* 9: past a cluster, through global memory */
     train_set_long_rows(TRAIN_LONG_BULK);
     for (int st = 1; st < 3; st++) {
         const dtype t = st == 1 ? DTYPE_F16 : DTYPE_BF16;
-        for (int l = 0; l < 3; l++) {
+        for (int l = 0; l < 4; l++) {
             const long long n = LENS[l], rows = 6;
             snprintf(name, sizeof name, "TRAIN_LONG_BULK takes %d bulk-loaded blocks per row of %lld %s logits",
                      PIECES[l], n, dtype_name(t));
@@ -242,14 +243,14 @@ static void test_classifier_bulk(void)
             const int tg[6] = {0, (int)(n - 1), (int)(n / 2 + 3), TRAIN_IGNORE_INDEX, (int)n, -1};
             for (int red = 0; red < 2; red++) {
                 snprintf(name, sizeof name,
-                         "classifier_fused_typed in bulk-loaded clusters (%s, %s) at 6 x %lld: targets first, last, "
+                         "classifier_fused_typed in bulk-loaded blocks (%s, %s) at 6 x %lld: targets first, last, "
                          "between, ignored and out of range",
                          dtype_name(t), red ? "sum" : "mean", n);
                 check_classifier(name, x, tg, rows, n, TRAIN_IGNORE_INDEX, (train_reduction)red, t);
             }
             const int t0[6] = {0, 1, 0, (int)(n - 2), 0, 5};
             snprintf(name, sizeof name,
-                     "classifier_fused_typed in bulk-loaded clusters (%s) at 6 x %lld: ignore_index = 0, "
+                     "classifier_fused_typed in bulk-loaded blocks (%s) at 6 x %lld: ignore_index = 0, "
                      "inside the row",
                      dtype_name(t), n);
             check_classifier(name, x, t0, rows, n, 0, TRAIN_MEAN, t);
@@ -268,9 +269,14 @@ static void test_classifier_bulk(void)
     if (major < 9) test_skip(name, "no clusters before sm_90");
     else test_expect(many == 2 && few == 0, name, "clusters of %d and %d", many, few);
     const int f = bulk16(sms, 65536, DTYPE_F32), h8 = bulk16(4 * sms, 1 << 18, DTYPE_F16);
-    snprintf(name, sizeof name, "by default, float16 rows of 2^18 take bulk-loaded clusters of 8; float rows none");
+    const int h16 = bulk16(sms, 1 << 19, DTYPE_F16), fl = bulk16(sms, 1 << 19, DTYPE_F32);
+    snprintf(name, sizeof name,
+             "by default, float16 rows of 2^18 take bulk-loaded clusters of 8, rows of 2^19 16 bulk-loaded blocks "
+             "meeting through global memory; float rows none");
     if (major < 9) test_skip(name, "no clusters before sm_90");
-    else test_expect(f == 0 && h8 == 8, name, "float32 %d, float16 %d", f, h8);
+    else
+        test_expect(f == 0 && fl == 0 && h8 == 8 && h16 == 16, name, "float32 %d and %d, float16 %d and %d", f, fl,
+                    h8, h16);
 }
 
 #endif

@@ -139,9 +139,9 @@ static const char *long_mode_name(train_long_rows m)
 
 /* Whether the classifier at RULE_ROWS x cols of type t, in the mode set
  * now (m), takes the engine path m names: path 4 (SPLIT), path 3 in
- * clusters of `pieces` CTAs (CLUSTER; 0: any), path 3b in clusters of
- * `pieces` CTAs loaded by bulk copies (BULK), path 3g (GRID, and AUTO at
- * so few rows). */
+ * clusters of `pieces` CTAs (CLUSTER; 0: any), path 3b in `pieces` CTAs
+ * loaded by bulk copies (BULK: a cluster of up to 8, more meeting through
+ * global memory), path 3g (GRID, and AUTO at so few rows). */
 static int rules_path_taken(train_long_rows m, long long cols, dtype t, int pieces)
 {
     const fastest_plan p = train_plan(TRAIN_K_CLASSIFIER, RULE_ROWS, cols, t);
@@ -149,7 +149,7 @@ static int rules_path_taken(train_long_rows m, long long cols, dtype t, int piec
     switch (m) {
     case TRAIN_LONG_SPLIT: return p.path == FASTEST_SPLIT && !once;
     case TRAIN_LONG_CLUSTER: return p.path == FASTEST_CLUSTER && (pieces == 0 || p.cluster == pieces) && once;
-    case TRAIN_LONG_BULK: return p.path == FASTEST_BULK && p.cluster == pieces && once;
+    case TRAIN_LONG_BULK: return p.path == FASTEST_BULK && (p.splits ? p.splits : p.cluster) == pieces && once;
     default: return p.path == FASTEST_GRID && once; /* GRID, and AUTO at RULE_ROWS rows */
     }
 }
@@ -157,8 +157,8 @@ static int rules_path_taken(train_long_rows m, long long cols, dtype t, int piec
 /* The modes at lengths that reach them (longer than TRAIN_REG_MAX_COLS),
  * odd and multiples of 8, and the CTAs a row takes: clusters of 3 CTAs
  * for float rows of 40001 and 40008 (16-bit rows: what the 16-bit CTAs'
- * capacity makes); 16-bit rows in bulk-loaded CTAs of up to 64 KB (3, and
- * 8 for 2^18, the largest cluster). */
+ * capacity makes); 16-bit rows in bulk-loaded CTAs of up to 64 KB (3; 8
+ * for 2^18, the largest cluster; 9 past it). */
 static const struct {
     train_long_rows mode;
     dtype t;
@@ -173,6 +173,7 @@ static const struct {
     {TRAIN_LONG_CLUSTER, DTYPE_F16, 40008, 0}, {TRAIN_LONG_CLUSTER, DTYPE_BF16, 40001, 0},
     {TRAIN_LONG_GRID, DTYPE_F32, 40008, 0},    {TRAIN_LONG_BULK, DTYPE_F16, 65544, 3},
     {TRAIN_LONG_BULK, DTYPE_BF16, 65544, 3},   {TRAIN_LONG_BULK, DTYPE_F16, 262144, 8},
+    {TRAIN_LONG_BULK, DTYPE_BF16, 262152, 9},
     {TRAIN_LONG_AUTO, DTYPE_F32, 20001, 0},    {TRAIN_LONG_AUTO, DTYPE_BF16, 40008, 0},
 };
 #define NRULE_CASES (int)(sizeof RULE_CASES / sizeof RULE_CASES[0])
@@ -206,7 +207,7 @@ static void check_rules_case(int c, int major)
     }
     const int taken = rules_path_taken(m, n, t, pieces);
     const fastest_plan p = train_plan(TRAIN_K_CLASSIFIER, RULE_ROWS, n, t);
-    test_expect(taken, name, "it does not (path %d, cluster %d)", (int)p.path, p.cluster);
+    test_expect(taken, name, "it does not (path %d, cluster %d, pieces %lld)", (int)p.path, p.cluster, p.splits);
     float *x = (float *)malloc((size_t)(RULE_ROWS * n) * sizeof(float));
     inputs_fill(x, RULE_ROWS, n, INPUT_NORMAL, 3000 + (unsigned long long)c);
     const char *loss_path = train_path_name(TRAIN_K_LOSS, RULE_ROWS, n, DTYPE_F32);

@@ -33,6 +33,7 @@
 
 #include "check.h"
 #include "f16.h"
+#include "harness.h" /* device_sms */
 #include "inputs.h"
 #include "reference.h"
 #include "verify.h"
@@ -379,6 +380,14 @@ static void check_fastest(void)
     static const long long bulk_longest[] = {1LL << 18};
     if (!g_have_gpu || fastest_runs(FASTEST_BULK, DTYPE_F16, rows_for(1LL << 18), 1LL << 18, bulk_e.name))
         check_entry(&bulk_e, bulk_longest, 1, 0, 0);
+    /* Past a cluster's 8 CTAs, path 3b's CTAs meet through global memory:
+     * 9 CTAs of whole vectors (2^18 + 8, with special rows), and peeled
+     * (2^18 + 11: its body in 9). */
+    static const long long past_aligned[] = {(1LL << 18) + 8}, past_peeled[] = {(1LL << 18) + 11};
+    if (!g_have_gpu || fastest_runs(FASTEST_BULK, DTYPE_F16, rows_for(past_peeled[0]), past_peeled[0], bulk_e.name)) {
+        check_entry(&bulk_e, past_aligned, 1, 0, 1);
+        check_entry(&bulk_e, past_peeled, 1, 0, 0);
+    }
 }
 
 /* The 16-bit plan: the paths that take 16-bit rows, 16-byte vectors
@@ -409,8 +418,11 @@ static void check_fastest_plan(void)
                         p.bytes_per_elem, p.segment);
         }
         /* Path 3b (bulk copies) for aligned and peeled long rows: twice a
-         * float row's elements per 64 KB piece, up to 8 CTAs (2^18); path 3
-         * for x and y misaligned against each other, and for 2^19. */
+         * float row's elements per 64 KB piece, in clusters of up to 8 CTAs
+         * (2^18), past them in CTAs meeting through global memory (2^19:
+         * 16, 2^20: 32) while a row's CTAs fit on the GPU at once (not
+         * past 4 of 64 KB an SM); not for x and y misaligned against each
+         * other. */
         if (softmax_fastest_has_clusters()) {
             const fastest_plan b1 = softmax_half_fastest_plan(FASTEST_AUTO, a, 65536, a, 65536, 1024, 65536, t);
             const fastest_plan b2 = softmax_half_fastest_plan(FASTEST_AUTO, a, 1 << 18, a, 1 << 18, 256, 1 << 18, t);
@@ -420,23 +432,28 @@ static void check_fastest_plan(void)
             const fastest_plan b6 = softmax_half_fastest_plan(FASTEST_AUTO, a + 2, 65536, a + 4, 65536, 1024, 65536, t);
             /* peeled, sized by its body: 262145 elements in 8 pieces of 32768 */
             const fastest_plan b7 = softmax_half_fastest_plan(FASTEST_AUTO, a, 262145, a, 262145, 255, 262145, t);
-            char bname[256];
+            const long long most = (4LL * device_sms() + 1) * 32768; /* more 64 KB CTAs than the GPU holds */
+            const fastest_plan b8 = softmax_half_fastest_plan(FASTEST_AUTO, a, most, a, most, 1, most, t);
+            char bname[400];
             snprintf(bname, sizeof bname,
-                     "lesson9 fastest %s plan: bulk path for aligned and peeled rows of 2^16 (2 CTAs) to 2^18 (8), "
-                     "2^18 + 1 peeled (8: its body), not for x and y misaligned against each other, 2^19 or 2^20",
+                     "lesson9 fastest %s plan: bulk path for aligned and peeled rows of 2^16 (a cluster of 2) to "
+                     "2^18 (8), 2^18 + 1 peeled (8: its body), 2^19 and 2^20 (16 and 32 CTAs through global memory), "
+                     "not for x and y misaligned against each other or rows of more CTAs than the GPU holds",
                      dtype_name(t));
-            test_expect(b1.path == FASTEST_BULK && b1.cluster == 2 && b1.segment == 32768 &&
-                            b1.smem_bytes == 65536 && b2.path == FASTEST_BULK && b2.cluster == 8 &&
-                            b3.path == FASTEST_BULK && b3.peel && b4.path != FASTEST_BULK && b5.path != FASTEST_BULK &&
-                            b6.path != FASTEST_BULK && b7.path == FASTEST_BULK && b7.peel && b7.cluster == 8 &&
-                            b7.segment == 32768,
+            test_expect(b1.path == FASTEST_BULK && b1.cluster == 2 && !b1.splits && b1.segment == 32768 &&
+                            b1.smem_bytes == 65536 && b2.path == FASTEST_BULK && b2.cluster == 8 && !b2.splits &&
+                            b3.path == FASTEST_BULK && b3.peel && b4.path == FASTEST_BULK && b4.splits == 32 &&
+                            b4.cluster == 1 && b5.path == FASTEST_BULK && b5.splits == 16 && b5.segment == 32768 &&
+                            b5.smem_bytes == 65536 && b6.path != FASTEST_BULK && b7.path == FASTEST_BULK && b7.peel &&
+                            b7.cluster == 8 && b7.segment == 32768 && b8.path != FASTEST_BULK,
                         bname,
                         "2^16: %s, %d CTAs x %lld, %lld bytes; 2^18: %s, %d CTAs; bases + 2 bytes: %s (peel %d); "
-                        "2^19: %s; 2^20: %s; x + 2 and y + 4 bytes: %s; 2^18 + 1: %s, peel %d, %d CTAs x %lld",
+                        "2^19: %s, %lld pieces x %lld; 2^20: %s, %lld pieces; x + 2 and y + 4 bytes: %s; "
+                        "2^18 + 1: %s, peel %d, %d CTAs x %lld; %lld: %s",
                         fastest_path_name(b1.path), b1.cluster, b1.segment, b1.smem_bytes, fastest_path_name(b2.path),
-                        b2.cluster, fastest_path_name(b3.path), b3.peel, fastest_path_name(b5.path),
-                        fastest_path_name(b4.path), fastest_path_name(b6.path), fastest_path_name(b7.path), b7.peel,
-                        b7.cluster, b7.segment);
+                        b2.cluster, fastest_path_name(b3.path), b3.peel, fastest_path_name(b5.path), b5.splits,
+                        b5.segment, fastest_path_name(b4.path), b4.splits, fastest_path_name(b6.path),
+                        fastest_path_name(b7.path), b7.peel, b7.cluster, b7.segment, most, fastest_path_name(b8.path));
         }
         /* 16-byte vectors throughout when every row starts 16-byte aligned;
          * peeled (0-7 head and tail elements one at a time) when each row

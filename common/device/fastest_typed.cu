@@ -67,11 +67,12 @@ fastest_plan fx_plan_typed_for(const fx_op_kernels *k, fastest_path want, dtype 
     fastest_plan p = {};
     long long pieces = 0, seg = 0;
     int ccfg = 0, csize = 1;
-    /* Path 3b holds twice the 16-bit elements in the same bytes: up to
-     * 8 CTAs of 32768 (2^18), where the float plan takes a long-row path
-     * (3, 3b, 3g), or when forced. It beats path 3 on every 16-bit row it
-     * holds: 89.8 % of the 16-bit copy at N = 2^17 float16 against 79.9 %,
-     * H100 (docs/experiments/rows-bulk-path.md). */
+    /* Path 3b holds twice the 16-bit elements in the same bytes: clusters
+     * of up to 8 CTAs of 32768 (2^18), then as many CTAs as the GPU holds
+     * at once, meeting through global memory; where the float plan takes
+     * a long-row path (3, 3b, 3g), or when forced. It beats paths 3 and 3g
+     * on every 16-bit row it holds: 89.8 % of the 16-bit copy at N = 2^17
+     * float16 against 79.9 %, H100 (docs/experiments/rows-bulk-path.md). */
     int bsize = 0;
     long long bseg = 0;
     const int bulk16 = mode16 != 0 && k->bulk_shape16 && softmax_fastest_has_clusters() &&

@@ -1,7 +1,9 @@
 /* Taught in lesson 8. Path 3b of the row engine: path 3's cluster, one row
  * per cluster of C = 2 ... 8 CTAs (sm_90), with each CTA's whole piece in
  * shared memory, copied there by the Tensor Memory Accelerator instead of
- * by the threads (lessons/08_fastest/README.md, "Path 3b").
+ * by the threads (lessons/08_fastest/README.md, "Path 3b"). 16-bit rows
+ * of more pieces take as many CTAs, which meet as path 3g's do, through
+ * global memory.
  *
  * In path 3 each thread loads its part of the piece, waits for it, folds it
  * into its (m, d) and only then loads more: the bytes in flight on an SM
@@ -33,7 +35,8 @@
 void fx_bulk_plan(fastest_plan *p, int c, long long seg, int esize)
 {
     p->block = p->threads_per_row = FX_BULK_BLOCK;
-    p->cluster = c;
+    p->cluster = c <= FX_BULK_MAX_C ? c : 1; /* past a cluster's size: c pieces through global memory */
+    p->splits = c <= FX_BULK_MAX_C ? 0 : c;
     p->segment = seg;
     p->smem_bytes = seg * esize; /* the whole piece, in the storage type */
 }

@@ -12,24 +12,27 @@
 #include "cluster_launch.h"
 #include "fastest_paths.h"
 #include "path3_cluster.cuh" /* fx_cluster_batches */
+#include "path3g_grid.cuh"   /* fx_grid_exchange, fx_grid_batches */
 #include <cooperative_groups.h>
 
-/* One row per cluster; CTA `rank` holds elements [rank x seg, ...) of the
- * row's body, at most seg, all in dynamic shared memory. VEC: elements per
- * 16-byte vector (4 floats, 8 16-bit values). mis: x's offset from 16
- * bytes in elements (PEEL only). A ROW operation's column is picked from
- * the piece in shared memory, so no thread waits on global memory for it;
- * its lead writes the row's value and counts in before its CTA's stores,
- * so that the fence waits for that alone (paths 3 and 3g do the same). */
-template <class OP, int VEC, bool PEEL, class T>
-__global__ void __launch_bounds__(FX_BULK_BLOCK)
-fastest_bulk_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, int cols, int seg,
-                    int mis, OP op)
+/* One row per cluster of C <= FX_BULK_MAX_C CTAs, or (GRID) per P CTAs
+ * meeting through global memory as path 3g's do (fx_grid_exchange: a
+ * ticket gives each CTA its piece, all of a row's P must be resident);
+ * CTA `rank` holds elements [rank x seg, ...) of the row's body, at most
+ * seg, all in dynamic shared memory. VEC: elements per 16-byte vector (4
+ * floats, 8 16-bit values). mis: x's offset from 16 bytes in elements
+ * (PEEL only). A ROW operation's column is picked from the piece in
+ * shared memory, so no thread waits on global memory for it; its lead
+ * writes the row's value and counts in before its CTA's stores, so that
+ * the fence waits for that alone (paths 3 and 3g do the same). */
+#if FX_CLUSTER_CODE
+template <class OP, int VEC, bool PEEL, bool GRID, class T>
+__device__ __forceinline__ void fx_bulk_row(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy,
+                                            int cols, int pieces, int seg, int mis, unsigned *sync, online_md *work,
+                                            OP op)
 {
     static_assert(OP::NIN == 1 && OP::KEEP_EXP, "out(exp(x - m), f) from the piece");
-#if FX_CLUSTER_CODE
     namespace cg = cooperative_groups;
-    cg::cluster_group cluster = cg::this_cluster();
     /* 128-byte aligned: the copy engine writes shared memory in 128-byte
      * lines. At the 16-byte alignment float4 gives (304 bytes in, after the
      * static arrays) the L1 is busier: 105.6 us at 1024 x 65536 float16
@@ -38,10 +41,14 @@ fastest_bulk_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     T *srow = reinterpret_cast<T *>(fastest_bulk_smem);
     __shared__ unsigned long long landed[FX_BULK_CHUNKS];
     __shared__ float red_m[32], red_d[32];
-
-    const int C = (int)cluster.num_blocks();
-    const int rank = (int)cluster.block_rank();
-    const long long row = (long long)blockIdx.x / C;
+    __shared__ unsigned ticket; /* GRID: drawn before anything else, so that the CTA's piece is known */
+    if constexpr (GRID) {
+        if (threadIdx.x == 0) fx_grid_ticket(&sync[0], &ticket);
+        __syncthreads();
+    }
+    const int C = GRID ? pieces : (int)cg::this_cluster().num_blocks();
+    const int rank = GRID ? (int)(ticket % (unsigned)C) : (int)cg::this_cluster().block_rank();
+    const long long row = GRID ? (long long)(ticket / (unsigned)C) : (long long)blockIdx.x / C;
     const T *xr = x + row * ldx;
     const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
     const int nvec = fx_piece_len((int)(cut.nvec * VEC), rank, seg) / VEC;
@@ -65,7 +72,13 @@ fastest_bulk_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
         if (owner) op.pick(&rc, elem_load(srow + (c - begin))); /* every chunk has landed: the fold waited */
         if (threadIdx.x == 0) *fx_row_last() = false; /* the merge's barriers come before the lead */
     }
-    const online_md r = fx_cluster_exchange(online_md_row_merge<FX_BULK_BLOCK>(s, red_m, red_d), C);
+    const online_md b = online_md_row_merge<FX_BULK_BLOCK>(s, red_m, red_d);
+    [[maybe_unused]] unsigned before = 0; /* GRID: for fx_grid_leave */
+    online_md r;
+    if constexpr (GRID)
+        r = fx_grid_exchange<FX_BULK_BLOCK>(b, work + row * C, rank, C, &sync[1 + row], red_m, red_d, &before);
+    else
+        r = fx_cluster_exchange(b, C);
     const float shift = online_md_shift(r.m);
     const typename OP::fin f = fx_finish(op, r.m, r.d, rc);
     if constexpr (OP::ROW) fx_row_piece_lead(op, rc, f, owner, rank == 0);
@@ -88,9 +101,38 @@ fastest_bulk_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     if (OP::OUT && has_extra)
         elem_store(yr + fx_extra_at<T>(cut, threadIdx.x), OP::out(fx_exp<fx_bulk_exp_type>(extra - shift), f));
     if constexpr (OP::ROW) fx_row_piece_end(op, rc, f, yr, owner, red_m);
-    cluster.barrier_wait(); /* nobody reads this CTA's state any more */
+    if constexpr (GRID) {
+        if (threadIdx.x == 0) fx_grid_leave(&sync[1 + row], before, (unsigned)C);
+    } else {
+        cg::this_cluster().barrier_wait(); /* nobody reads this CTA's state any more */
+    }
+}
+#endif
+
+/* The kernel in clusters (path 3's arguments, fx_cluster_batches) ... */
+template <class OP, int VEC, bool PEEL, class T>
+__global__ void __launch_bounds__(FX_BULK_BLOCK)
+fastest_bulk_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, int cols, int seg,
+                    int mis, OP op)
+{
+#if FX_CLUSTER_CODE
+    fx_bulk_row<OP, VEC, PEEL, false>(x, ldx, y, ldy, cols, 1, seg, mis, nullptr, nullptr, op);
 #else
     (void)x, (void)ldx, (void)y, (void)ldy, (void)cols, (void)seg, (void)mis, (void)op;
+#endif
+}
+
+/* ... and past a cluster's size (path 3g's arguments, fx_grid_batches). */
+template <class OP, int VEC, bool PEEL, class T>
+__global__ void __launch_bounds__(FX_BULK_BLOCK)
+fastest_bulk_grid_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, int cols,
+                         int pieces, int seg, int mis, unsigned *sync, online_md *work, OP op)
+{
+#if FX_CLUSTER_CODE
+    fx_bulk_row<OP, VEC, PEEL, true>(x, ldx, y, ldy, cols, pieces, seg, mis, sync, work, op);
+#else
+    (void)x, (void)ldx, (void)y, (void)ldy, (void)cols, (void)pieces, (void)seg, (void)mis, (void)sync, (void)work;
+    (void)op;
 #endif
 }
 
@@ -109,44 +151,91 @@ static fx_bulk_fn_t<OP, T> fx_bulk_kernel_op(bool peel)
     }
 }
 
-/* Path 3b's cluster for a row of cols elements of type T: c = the fewest
- * CTAs whose pieces of at most fx_bulk_max_piece bytes hold the row,
- * 2 <= c <= FX_BULK_MAX_C, and seg elements per CTA (whole 16-byte
- * vectors). 0 where no such cluster fits this GPU. Cached per element
- * size and c: the plan runs before every launch. */
+template <class OP, class T>
+static fx_grid_fn_t<OP, T> fx_bulk_grid_kernel_op(bool peel)
+{
+    constexpr int VEC = (int)(16 / sizeof(T));
+    if constexpr (OP::ROW) {
+        (void)peel;
+        return fastest_bulk_grid_kernel<OP, VEC, false, T>;
+    } else {
+        return peel ? fastest_bulk_grid_kernel<OP, VEC, true, T> : fastest_bulk_grid_kernel<OP, VEC, false, T>;
+    }
+}
+
+/* How many CTAs of kernel k with pieces of `piece` bytes the GPU holds at
+ * once (its occupancy; fx_bulk_max_piece opted it in), 0 where that piece
+ * does not fit it. */
+template <class K>
+static long long fx_bulk_resident(K k, long long piece)
+{
+    int n = 0;
+    if (fx_bulk_max_piece(k) < piece) return 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, FX_BULK_BLOCK, (size_t)piece));
+    return (long long)n * fx_sms();
+}
+
+/* Path 3b's CTAs for a row of cols elements of type T: c = the fewest
+ * CTAs whose pieces of at most fx_bulk_max_piece bytes hold the row, and
+ * seg elements per CTA (whole 16-byte vectors). Clusters of 2 ...
+ * FX_BULK_MAX_C CTAs; past that, for 16-bit rows, CTAs meeting through
+ * global memory (fastest_bulk_grid_kernel), as many as the GPU holds at
+ * once. 0 where neither fits this GPU. Cached per element size and c: the
+ * plan runs before every launch. Float rows past a cluster keep paths 3
+ * and 3g: their threads' loads keep up with DRAM (a float byte carries
+ * half the elements to fold), and bulk-loaded pieces lost 3-6 points of
+ * the copy there (lessons/09_half/README.md). */
 template <class OP, class T>
 static int fx_bulk_shape_op(long long cols, int *c_out, long long *seg_out)
 {
-    static long long piece = -1;
+    static long long piece = -1, resident = -1;
     static int fits[FX_BULK_MAX_C + 1]; /* 0: not asked yet; the answer + 1 */
     const fx_bulk_fn_t<OP, T> k = fx_bulk_kernel_op<OP, T>(false);
     if (piece < 0) {
         piece = fx_bulk_max_piece(k);
-        /* The peeled kernel: the same shared memory, and the same fit
-         * (its registers do not limit 3 CTAs of 256 threads an SM). */
-        if (piece > 0)
+        /* The peeled kernels: the same shared memory, and the same fit
+         * (their registers do not limit 3 CTAs of 256 threads an SM). */
+        if (piece > 0) {
             CUDA_CHECK(cudaFuncSetAttribute(fx_bulk_kernel_op<OP, T>(true),
                                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)piece));
+            resident = 0;
+            if constexpr (!fx_is_float<T>) {
+                resident = fx_bulk_resident(fx_bulk_grid_kernel_op<OP, T>(false), piece);
+                if (resident > 0)
+                    CUDA_CHECK(cudaFuncSetAttribute(fx_bulk_grid_kernel_op<OP, T>(true),
+                                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)piece));
+            }
+        }
     }
     const long long bytes = cols * (long long)sizeof(T);
     const long long c = piece > 0 ? (bytes + piece - 1) / piece : 0;
-    if (c < 2 || c > FX_BULK_MAX_C) return 0;
+    if (c < 2 || (c > FX_BULK_MAX_C && c > resident)) return 0;
     const int vec = (int)(16 / sizeof(T));
     const long long seg = ((cols + c - 1) / c + vec - 1) / vec * vec;
-    if (!fits[c]) fits[c] = 1 + (fx_bulk_clusters(k, (int)c, piece) >= 1);
-    if (fits[c] != 2) return 0;
+    if (c <= FX_BULK_MAX_C) {
+        if (!fits[c]) fits[c] = 1 + (fx_bulk_clusters(k, (int)c, piece) >= 1);
+        if (fits[c] != 2) return 0;
+    }
     *c_out = (int)c;
     *seg_out = seg;
     return 1;
 }
 
-/* Runs plan p (path 3b) with operation OP: path 3's batches of clusters
- * (fx_cluster_batches), whose kernels take the same arguments. */
+/* Runs plan p (path 3b) with operation OP: in clusters, path 3's batches
+ * (fx_cluster_batches); past them, path 3g's (fx_grid_batches), whose
+ * kernels take the same arguments. */
 template <class OP, class T>
 static void fx_run_bulk_op(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
                            long long cols, cudaStream_t stream, const OP &op = OP{})
 {
-    fx_cluster_batches<OP, T>(fx_bulk_kernel_op<OP, T>(p->peel), p, x, ldx, y, ldy, rows, cols, stream, op);
+    if constexpr (fx_is_float<T>) {
+        fx_cluster_batches<OP, T>(fx_bulk_kernel_op<OP, T>(p->peel), p, x, ldx, y, ldy, rows, cols, stream, op);
+    } else if (p->splits) {
+        fx_grid_batches<OP, T>(fx_bulk_grid_kernel_op<OP, T>(p->peel), false, p->smem_bytes, x, ldx, y, ldy, rows,
+                               cols, p->splits, p->segment, stream, op);
+    } else {
+        fx_cluster_batches<OP, T>(fx_bulk_kernel_op<OP, T>(p->peel), p, x, ldx, y, ldy, rows, cols, stream, op);
+    }
 }
 
 #endif

@@ -39,7 +39,36 @@
  * the last of the row's 2P counts putting sync[1 + row] back. A memset
  * before each launch would do the same at a cost of 1 us or so: at
  * 1 x 2^20, 57.7 % of copy without it against 54.6 % with it, H100
- * (docs/experiments/rows-grid-path.md). */
+ * (docs/experiments/rows-grid-path.md).
+ * The exchange: thread 0 writes the CTA's state b as piece `piece` of the
+ * row's states wr, counts in at *count and waits; then the block merges
+ * the P states. *before: thread 0's count out, for fx_grid_leave. Path 3b
+ * meets the same way past a cluster's size (path3b_bulk.cuh). */
+template <int BLOCK>
+__device__ __forceinline__ online_md fx_grid_exchange(online_md b, online_md *wr, int piece, int pieces,
+                                                      unsigned *count, float *red_m, float *red_d, unsigned *before)
+{
+    if (threadIdx.x == 0) {
+        wr[piece] = b;
+        fx_grid_arrive_wait(count, (unsigned)pieces); /* count in, wait for the row */
+    }
+    __syncthreads(); /* thread 0's acquire covers the block's reads after the barrier */
+    /* The block merges the P states together, then across its warps: every
+     * warp merging all P states itself is half a point slower at
+     * 64 x 2^20 on the H100. */
+    online_md q = online_md_identity();
+    for (int i = threadIdx.x; i < pieces; i += BLOCK) {
+        const float2 w = __ldcg(reinterpret_cast<const float2 *>(wr + i)); /* from L2, never a stale L1 line */
+        const online_md o = {w.x, w.y};
+        q = online_md_merge(q, o);
+    }
+    const online_md R = online_md_row_merge<BLOCK>(q, red_m, red_d);
+    *before = threadIdx.x == 0 ? fx_grid_count_out(count) : 0u;
+    return R;
+}
+
+/* The kernel: a piece of FPT elements a thread in registers, the rest in
+ * shared memory (fx_piece_read), as path 3's CTA holds it. */
 template <class OP, int VEC, bool PEEL, int FPT, int BLOCK, bool XS, class T = float>
 __global__ void __launch_bounds__(BLOCK)
 fastest_grid_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, int cols,
@@ -67,24 +96,9 @@ fastest_grid_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
         xr + begin, len, has_extra ? view_extra_load(xr, cut, threadIdx.x) : -INFINITY, v, srow, &m_regs);
     [[maybe_unused]] bool owner = false; /* ROW: this thread holds the row's column */
     if constexpr (OP::ROW) owner = fx_row_piece_pick(op, &r, xr, begin, begin + len, VEC, BLOCK, (int)threadIdx.x);
-    const online_md b = online_md_row_merge<BLOCK>(t, red_m, red_d);
-    online_md *wr = work + row * pieces;
-    if (threadIdx.x == 0) {
-        wr[piece] = b;
-        fx_grid_arrive_wait(&sync[1 + row], (unsigned)pieces); /* count in, wait for the row */
-    }
-    __syncthreads(); /* thread 0's acquire covers the block's reads after the barrier */
-    /* The block merges the P states together, then across its warps: every
-     * warp merging all P states itself is half a point slower at
-     * 64 x 2^20 on the H100. */
-    online_md q = online_md_identity();
-    for (int i = threadIdx.x; i < pieces; i += BLOCK) {
-        const float2 w = __ldcg(reinterpret_cast<const float2 *>(wr + i)); /* from L2, never a stale L1 line */
-        const online_md o = {w.x, w.y};
-        q = online_md_merge(q, o);
-    }
-    const online_md R = online_md_row_merge<BLOCK>(q, red_m, red_d);
-    const unsigned before = threadIdx.x == 0 ? fx_grid_count_out(&sync[1 + row]) : 0u;
+    unsigned before = 0;
+    const online_md R = fx_grid_exchange<BLOCK>(online_md_row_merge<BLOCK>(t, red_m, red_d), work + row * pieces,
+                                                piece, pieces, &sync[1 + row], red_m, red_d, &before);
     T *yr = y + row * ldy;
     [[maybe_unused]] const typename OP::fin f = fx_finish(op, R.m, R.d, r); /* ROW: fx_piece_write's too */
     if constexpr (OP::ROW) fx_row_piece_lead(op, r, f, owner, piece == 0);
@@ -302,15 +316,16 @@ static long long fx_grid_resident_op(int mode)
     return *slot;
 }
 
-/* Rows in batches of at most INT_MAX CTAs. The workspace holds the batch's
- * states; the counters are sync[0], the ticket, and sync[1 + r], row r's.
- * cut_at_y: the rows are cut at y's 16-byte boundaries (FX_YCUT). */
+/* Rows in batches of at most INT_MAX CTAs of smem bytes of dynamic shared
+ * memory. The workspace holds the batch's states; the counters are
+ * sync[0], the ticket, and sync[1 + r], row r's. cut_at_y: the rows are
+ * cut at y's 16-byte boundaries (FX_YCUT). Path 3b's kernels past a
+ * cluster take the same arguments. */
 template <class OP, class T>
-static void fx_grid_batches(fx_grid_fn_t<OP, T> k, bool cut_at_y, const T *x, long long ldx, T *y, long long ldy,
-                            long long rows, long long cols, long long pieces, long long seg, cudaStream_t stream,
-                            const OP &op)
+static void fx_grid_batches(fx_grid_fn_t<OP, T> k, bool cut_at_y, long long smem, const T *x, long long ldx, T *y,
+                            long long ldy, long long rows, long long cols, long long pieces, long long seg,
+                            cudaStream_t stream, const OP &op)
 {
-    const long long smem = fx_grid_smem(seg, sizeof(T), 1);
     const long long batch_max = INT_MAX / pieces;
     for (long long r0 = 0; r0 < rows; r0 += batch_max) {
         const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
@@ -363,7 +378,7 @@ static void fx_run_grid_op(const fastest_plan *p, const T *x, long long ldx, T *
         const long long smem = fx_grid_smem(p->segment, sizeof(T), 1);
         if (smem > 48 * 1024) /* fx_grid_resident_op opted in for 48 KB; a plan never asks for more */
             CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        fx_grid_batches<OP, T>(k, fx_is_float<T> && mode == FX_YCUT, x, ldx, y, ldy, rows, cols, p->splits,
+        fx_grid_batches<OP, T>(k, fx_is_float<T> && mode == FX_YCUT, smem, x, ldx, y, ldy, rows, cols, p->splits,
                                p->segment, stream, op);
     }
 }

@@ -71,9 +71,9 @@ const char *train_path_name(train_kernel k, long long rows, long long cols, dtyp
     static char name[200];
     const fastest_plan p = train_plan(k, rows, cols, t);
     const char *path = fastest_path_name(p.path);
-    if (p.path == FASTEST_CLUSTER || p.path == FASTEST_BULK)
+    if (p.path == FASTEST_CLUSTER || (p.path == FASTEST_BULK && !p.splits))
         snprintf(name, sizeof name, "path %s, clusters of %d blocks", path, p.cluster);
-    else if (p.path == FASTEST_GRID || p.path == FASTEST_SPLIT)
+    else if (p.path == FASTEST_GRID || p.path == FASTEST_SPLIT || p.path == FASTEST_BULK)
         snprintf(name, sizeof name, "path %s, %lld pieces of %lld elements", path, p.splits, p.segment);
     else /* 16-bit rows of path 2 in aligned views stay in registers as loaded (fx_rows_held16) */
         snprintf(name, sizeof name, "path %s%s", path,
