@@ -270,6 +270,7 @@ static void check_dispatch_paths(const float *a, int cl, fastest_path g)
 {
     const char *name_base = "lesson8 dispatcher picks";
     char name[256];
+    const int wide = cl && softmax_fastest_wide_clusters(); /* clusters of 16 CTAs, where DRAM does not outpace them */
     const struct {
         long long rows, cols;
         fastest_path want;
@@ -285,7 +286,8 @@ static void check_dispatch_paths(const float *a, int cl, fastest_path g)
         {1LL << 9, 131072, cl ? FASTEST_BULK : g},
         {1LL << 10, 98304, cl ? FASTEST_BULK : g},
         {1LL << 8, 262144, cl ? FASTEST_CLUSTER : g}, /* 16 pieces of 64 KB: past path 3b's 8 */
-        {128, 1LL << 19, cl ? FASTEST_CLUSTER : g},
+        {128, 1LL << 19, wide ? FASTEST_CLUSTER : g}, /* 16 CTAs of 128 KB */
+        {170, 3LL << 17, wide ? FASTEST_CLUSTER : g}, /* 12 of them */
         {64, 1LL << 20, g}, /* 4 MiB rows: 64 CTAs of 64 KB, not 16 of 256 KB */
         {1, 1LL << 20, g},  /* more, smaller pieces: every SM gets one */
         {32, (1LL << 20) + 4, g},

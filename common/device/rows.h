@@ -85,6 +85,12 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
  * runs a cluster's CTAs together). */
 int softmax_fastest_has_clusters(void);
 
+/* 1 when the dispatcher takes clusters of more than 8 CTAs here (rows of
+ * 2^18 - 2^19 floats): where DRAM delivers under 16 bytes per SM per SM
+ * cycle (an H100, not an H200: rows_plan.cu says why), and on the CPU
+ * emulator. */
+int softmax_fastest_wide_clusters(void);
+
 /* 1 when path 3g can run here: any GPU, and the CPU emulator (which starts
  * another CTA whenever the resident ones all wait). */
 int softmax_fastest_has_grid(void);

@@ -40,8 +40,9 @@
  *     threads x 64 registers, 2 per SM on sm_90); the 20480 and 32768 classes
  *     (1024 threads, 1 per SM) only with rows >= SMs / 4;
  *   path 3: the cluster classes up to 2^19 (96 KB of shared memory per
- *     CTA, 2 per SM); the 2^20 class (192 KB, 1 per SM) loses: 75 % of
- *     copy at 64 x 2^20 against path 3g's 89 % (H100);
+ *     CTA, 2 per SM; clusters of more than 8 only where DRAM does not
+ *     outpace them, FX_WIDE_CLUSTER_BYTES); the 2^20 class (192 KB, 1 per
+ *     SM) loses: 75 % of copy at 64 x 2^20 against path 3g's 89 % (H100);
  *   path 2s: rows up to about 28900 floats (2 x 113 KB per SM), which
  *     path 2 takes first on sm_90; a block of 32769 floats (1 per SM)
  *     runs at 74.1 % of copy on the H200, path 3g at 79.3 %.
@@ -57,6 +58,35 @@
  * H100 and the H200 (N = 65537, 80 % full: 85.9 % of copy in a cluster
  * against 90.3 % on path 3g, H100). From 89 % full neither wins
  * everywhere (docs/experiments/rows-dispatcher.md). */
+
+/* Clusters of more than 8 CTAs (the 2^19 class: two 128 KB CTAs an SM,
+ * 16 on 8 SMs) wait for the slowest of 16, with no third CTA on an SM to
+ * keep DRAM busy meanwhile; path 3g's 64 KB CTAs, four an SM, hide more
+ * of their waits. Which wins depends on how many bytes DRAM delivers per
+ * SM in a cycle: at 128 x 2^19 the cluster ran at 91.8 % of the copy
+ * against path 3g's 91.0 on the H100 (12.8 bytes per SM cycle), 76.9
+ * against 80.2 on the H200 (18.8). Such clusters are taken only below
+ * FX_WIDE_CLUSTER_BYTES (docs/experiments/rows-dispatcher.md). */
+#define FX_WIDE_CLUSTER_BYTES 16.0
+
+/* DRAM's peak bytes per SM per SM clock cycle, from the device's peak
+ * clocks and bus width (double data rate); 0 where it reports no clock
+ * (the CPU emulator). Asked once per process. */
+static double fx_dram_bytes_per_sm_cycle(void)
+{
+    static double v = -1.0;
+    if (v < 0.0) {
+        int dev = 0, mem_khz = 0, bus_bits = 0, sm_khz = 0;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, dev));
+        v = sm_khz > 0 ? 2.0 * mem_khz * (bus_bits / 8.0) / sm_khz / fx_sms() : 0.0;
+    }
+    return v;
+}
+
+int softmax_fastest_wide_clusters(void) { return fx_dram_bytes_per_sm_cycle() < FX_WIDE_CLUSTER_BYTES; }
 
 /* Blocks for `rows` rows at per_block a block; the kernels' grid-stride
  * loops take what lies beyond INT_MAX blocks. */
@@ -195,7 +225,8 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
                              k->cluster_shape(mode, body, &ccfg, &csize);
     const long long ccap = csize * fx_cl_cap(ccfg, sizeof(float)); /* the cluster's floats */
     const int cluster_auto = fits_cluster && k->cluster_ctas_per_sm(mode, ccfg) >= FX_MIN_RESIDENT &&
-                             body * 100 >= ccap * FX_CLUSTER_MIN_FILL;
+                             body * 100 >= ccap * FX_CLUSTER_MIN_FILL &&
+                             (csize <= 8 || softmax_fastest_wide_clusters());
     const int fits_shared = !rows_only && k->all_paths && cols <= softmax_fastest_shared_capacity() &&
                             (want == FASTEST_SHARED || (want == FASTEST_AUTO && !block_always &&
                                                         fx_shared_blocks_per_sm(cols) >= FX_MIN_RESIDENT));
