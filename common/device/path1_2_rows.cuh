@@ -65,19 +65,22 @@ __host__ __device__ static constexpr bool fx_path1_only(void)
 
 /* The blocks per SM paths 1 and 2's kernel caps its registers for: none,
  * but for a ROW operation's 16-bit rows in 16-byte vectors of 16 elements
- * a thread, in blocks of up to 512 threads: 1536 threads an SM (40
- * registers; not its PATH1_ONLY kernels, which the cap made spill). Left
- * alone, ptxas gave the classifier's bfloat16 rows of 2048 48 registers,
- * 1280 threads an SM: 87.6 % of the copy at 32768 x 2048 against 90.6
- * with the cap (H100). Measured on sm_90 only. */
+ * a thread, and for its float rows of 8 floats a thread if it writes them
+ * (path 1's classes up to 256), in blocks of up to 512 threads: 1536
+ * threads an SM (40 registers; not its PATH1_ONLY kernels, which the cap
+ * made spill). Left alone, ptxas gave the classifier's bfloat16 rows of
+ * 2048 48 registers, 1280 threads an SM: 87.6 % of the copy at
+ * 32768 x 2048 against 90.6 with the cap (H100); its float rows of 32-128
+ * 43-46 registers, 1280 threads an SM, 2.5 % slower than with the cap
+ * (H200). Measured on sm_90 only. */
 template <class OP, class T>
 static constexpr int fx_rows_min_blocks(int vec, int fpt, int block)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
     return (void)vec, (void)fpt, (void)block, 0;
 #else
-    return OP::ROW && !fx_path1_only<OP>() && !fx_is_float<T> && vec == 8 && fpt == 16 && block <= 512 ? 1536 / block
-                                                                                                     : 0;
+    const bool capped = fx_is_float<T> ? OP::OUT && fpt == 8 : vec == 8 && fpt == 16;
+    return OP::ROW && !fx_path1_only<OP>() && capped && block <= 512 ? 1536 / block : 0;
 #endif
 }
 
