@@ -46,12 +46,12 @@ static constexpr fx_reg_config fx_reg_op(fx_reg_config c, int fpt_min)
 
 /* Class i's configuration as OP runs it on rows of T in accesses of vec
  * elements: at least OP::FPT_MIN elements a thread (fx_reg_op), and in
- * path 1's classes of 16-bit rows at least FPT_MIN16 (rows_op.cuh). */
+ * path 1's classes of 16-bit rows at least OP::fpt_min16 (rows_op.cuh). */
 template <class OP, class T>
 static constexpr fx_reg_config fx_op_class(int i, int vec)
 {
     if constexpr (fx_is_float<T>) return fx_reg_op(fx_reg_for(i, vec), OP::FPT_MIN);
-    else return fx_reg_op(fx_reg_for(i, vec), i < FX_NWARP ? OP::FPT_MIN16 : OP::FPT_MIN);
+    else return fx_reg_op(fx_reg_for(i, vec), i < FX_NWARP ? OP::fpt_min16(FX_REG[i].max_cols) : OP::FPT_MIN);
 }
 
 /* Whether OP runs on path 1 only (a ROW operation's PATH1_ONLY): its

@@ -17,9 +17,9 @@
  *             their thread's own max m_t (paths 3 and 3g), the fin that
  *             gives their output, c being exp(m_t - m),
  *   FPT_MIN   the fewest floats a thread of paths 1 and 2 holds
- *             (path1_2_rows.cuh's fx_reg_op); FPT_MIN16 the fewest 16-bit
- *             elements a thread of path 1 holds (operations that run on
- *             16-bit rows),
+ *             (path1_2_rows.cuh's fx_reg_op); fpt_min16(n) the fewest
+ *             16-bit elements a thread of path 1's class of rows up to n
+ *             holds (operations that run on 16-bit rows),
  *   NIN       1.
  *
  * An operation of two inputs a and b (NIN = 2, float rows: lesson 10's
@@ -179,7 +179,8 @@ struct rows_op_softmax {
     static constexpr int NIN = 1;
     static constexpr bool ROW = false, OUT = true;
     static constexpr bool KEEP_EXP = true;
-    static constexpr int FPT_MIN = 4, FPT_MIN16 = 4; /* every class of FX_REG as it is */
+    static constexpr int FPT_MIN = 4; /* every class of FX_REG as it is */
+    static constexpr int fpt_min16(long long) { return 4; }
     struct fin {
         float scale;
     };
