@@ -103,7 +103,7 @@ help:
 	@echo "  make lessonN EMU=1    lesson N on the CPU emulator (no GPU needed): the checks, no timings; also exerciseN"
 	@echo "  make test EMU=1   the GPU tests on the CPU emulator even with a GPU (the default without one)"
 	@echo "  make test-asan    the GPU tests and the emulator's own tests on the CPU emulator under AddressSanitizer"
-	@echo "  make test-mutants apply each bug of tests/mutants.txt to a copy of the tree and report which tests catch it (CPU emulator, about 30 min on 2 cores)"
+	@echo "  make test-mutants apply each bug of tests/mutants.txt to a copy of the tree and report which tests catch it (CPU emulator, about 90 min on 2 cores)"
 	@echo "Lessons: $(LESSON_DIRS)"
 	@echo "Variables: NVCC, CUDA_HOME, ARCH (now: $(strip $(ARCH))), ARGS, EMU (now: $(if $(TEST_EMU),1 for make test,0))"
 
