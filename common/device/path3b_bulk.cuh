@@ -228,14 +228,14 @@ template <class OP, class T>
 static void fx_run_bulk_op(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
                            long long cols, cudaStream_t stream, const OP &op = OP{})
 {
-    if constexpr (fx_is_float<T>) {
-        fx_cluster_batches<OP, T>(fx_bulk_kernel_op<OP, T>(p->peel), p, x, ldx, y, ldy, rows, cols, stream, op);
-    } else if (p->splits) {
-        fx_grid_batches<OP, T>(fx_bulk_grid_kernel_op<OP, T>(p->peel), false, p->smem_bytes, x, ldx, y, ldy, rows,
-                               cols, p->splits, p->segment, stream, op);
-    } else {
-        fx_cluster_batches<OP, T>(fx_bulk_kernel_op<OP, T>(p->peel), p, x, ldx, y, ldy, rows, cols, stream, op);
+    if constexpr (!fx_is_float<T>) {
+        if (p->splits) {
+            fx_grid_batches<OP, T>(fx_bulk_grid_kernel_op<OP, T>(p->peel), false, p->smem_bytes, x, ldx, y, ldy, rows,
+                                   cols, p->splits, p->segment, stream, op);
+            return;
+        }
     }
+    fx_cluster_batches<OP, T>(fx_bulk_kernel_op<OP, T>(p->peel), p, x, ldx, y, ldy, rows, cols, stream, op);
 }
 
 #endif
