@@ -3,10 +3,17 @@
 # stages named on the command line, every log and CSV under $OUT, a short
 # summary last.
 # Usage: OUT=/some/dir tests/device_run.sh [test] [sanitize] [large] [bench]
-#                                           [lessons] [profile] [lesson7] [views] [ab]
+#                                           [lessons] [profile] [lesson7] [views] [ab] [sweep]
 # (ab: AB_BASE=<commit> AB_ARGS="--lesson 10 --cols 32,1024" times bench at
 #  the commit and at the working tree, alternately, AB_RUNS times each
 #  (default 2), and prints each kernel's medians side by side: tests/ab.awk)
+# (sweep: SWEEP_BASE=<commit> [SWEEP_P=8] [SWEEP_PARTS="1 2"] runs the whole
+#  bench sweep at the commit and at the working tree, part K of P of each in
+#  turn, into $OUT/sweep.tgz (ab-baseK/, ab-newK/) and the A/B table
+#  $OUT/sweep-ab.txt; no part starts past SWEEP_STOP_S seconds (default 330),
+#  so that a call ends inside the device's limit. On the H200 with P = 8,
+#  parts 1-6 take 20-45 s a build, parts 7 and 8 (the long rows, where
+#  lessons 3 and 4 are slow) about 150 s: P = 16 keeps every call short)
 # (lesson7: lessons 7 and 8 at their default shapes, with their extra tables)
 # (no stage: test and lessons)
 # On a lent machine whose .git may lag the working tree, name the commit
@@ -79,6 +86,27 @@ $(cat "$OUT/views.log")" ;;
                   line="A/B of $base (base) against the working tree (new), $AB_ARGS
 $(awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv)"
               else st=1; line="ab: build failed: $(tail -n 5 "$OUT/ab-build.log")"; fi ;;
+    sweep)    st=0; base=${SWEEP_BASE:?sweep needs SWEEP_BASE=<commit>}; tree=build/ab-base; P=${SWEEP_P:-8}
+              if [ ! -x "$tree/build/bench" ]; then
+                  rm -rf "$tree"; git worktree prune 2>/dev/null
+                  { git worktree add -f --detach "$tree" "$base" &&
+                    make -C "$tree" -j"$(nproc)" GIT_COMMIT="$base" build/bench; } >"$OUT/sweep-build.log" 2>&1 || st=1
+              fi
+              make -j"$(nproc)" build/bench >>"$OUT/sweep-build.log" 2>&1 || st=1
+              done_parts=""
+              for k in ${SWEEP_PARTS:-$(seq "$P")}; do
+                  [ "$st" -ne 0 ] && break
+                  # a part not started past SWEEP_STOP_S seconds: the next call runs it
+                  [ $(( $(date +%s) - t0 )) -gt "${SWEEP_STOP_S:-330}" ] && break
+                  t1=$(date +%s); mkdir -p "$OUT/ab-base$k" "$OUT/ab-new$k"
+                  "$tree"/build/bench --part "$k/$P" --out "$OUT/ab-base$k" >>"$OUT/sweep.log" 2>&1 || st=1
+                  build/bench --part "$k/$P" --out "$OUT/ab-new$k" >>"$OUT/sweep.log" 2>&1 || st=1
+                  done_parts="$done_parts $k($(( $(date +%s) - t1 )) s)"
+              done
+              # at most 8 files come back from a call: the CSVs travel in one archive
+              awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv >"$OUT/sweep-ab.txt" 2>/dev/null
+              (cd "$OUT" && tar czf sweep.tgz ab-base* ab-new* && rm -rf ab-base* ab-new*)
+              line="sweep of $base (base) and the working tree (new), parts of $P done:$done_parts" ;;
     *)        echo "device_run: unknown stage '$stage'" >&2; exit 2 ;;
     esac
     summary="$summary
