@@ -204,12 +204,13 @@ __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long 
     for (long long first = (long long)blockIdx.x * RPB; first < rows; first += (long long)gridDim.x * RPB) {
         const long long row = first + threadIdx.x / TPR;
         const bool live = row < rows; /* a dead lane still joins the shuffles */
-        const T *xr = x + (live ? row : 0) * ldx;
-        const T *x2r = TWO ? x2 + (live ? row : 0) * ldx2 : nullptr;
-        const view_cut cut = fx_row_cut<VEC, PEEL>(live ? row : 0, ldx, mis, cols);
+        const long long at = live ? row : 0; /* a dead lane reads row 0 */
+        const T *xr = x + at * ldx;
+        const T *x2r = TWO ? x2 + at * ldx2 : nullptr;
+        const view_cut cut = fx_row_cut<VEC, PEEL>(at, ldx, mis, cols);
         float v[FPT + X], w[TWO ? FPT + X : 1];
         fx_row_t<OP> r{};
-        if constexpr (OP::ROW) r = op.begin(live ? row : -1); /* before the loads: their latencies overlap */
+        if constexpr (OP::ROW) r = op.begin(at, live); /* before the loads: their latencies overlap */
         fx_rows_load<OP, VEC, PEEL, FPT, TPR>(xr, x2r, cut, sub, live, v, w);
         /* ROW: the row's column c, and whether this thread holds it */
         constexpr bool PK = fx_pick_regs<OP, T>(FPT, TPR);
@@ -357,9 +358,10 @@ fastest_rows16_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y,
     for (long long first = (long long)blockIdx.x * RPB; first < rows; first += (long long)gridDim.x * RPB) {
         const long long row = WHOLE ? first : first + threadIdx.x / TPR;
         const bool live = WHOLE || row < rows; /* a dead lane still joins the shuffles */
-        const T *xr = x + (live ? row : 0) * ldx;
+        const long long at = live ? row : 0; /* a dead lane reads row 0 */
+        const T *xr = x + at * ldx;
         fx_row_t<OP> r{};
-        if constexpr (OP::ROW) r = op.begin(live ? row : -1);
+        if constexpr (OP::ROW) r = op.begin(at, live);
         unsigned w[ITEMS][4];
         fx_words16_load<ITEMS, TPR>(xr, live ? nvec : 0, pad, w, sub);
         [[maybe_unused]] int c = -1;

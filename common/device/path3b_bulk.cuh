@@ -55,7 +55,7 @@ __device__ __forceinline__ void fx_bulk_row(const T *__restrict__ x, long long l
     const long long begin = cut.head + (long long)rank * seg;
     if (threadIdx.x == 0) fx_bulk_start<VEC>(landed, srow, xr + begin, nvec);
     fx_row_t<OP> rc{};
-    if constexpr (OP::ROW) rc = op.begin(row);
+    if constexpr (OP::ROW) rc = op.begin(row, true);
     __syncthreads(); /* the barriers are initialised before anyone waits on them */
     online_md s = fx_bulk_fold<VEC>(landed, srow, nvec);
     /* PEEL: CTA 0's first threads fold one head or tail element each. */

@@ -90,7 +90,7 @@ fastest_grid_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     const bool has_extra = PEEL && piece == 0 && (int)threadIdx.x < cut.nextra;
 
     fx_row_t<OP> r{};
-    if constexpr (OP::ROW) r = op.begin(row);
+    if constexpr (OP::ROW) r = op.begin(row, true);
     float v[FPT + (PEEL ? 1 : 0)], m_regs;
     const online_md t = fx_piece_read<OP, VEC, PEEL, FPT, BLOCK, XS>(
         xr + begin, len, has_extra ? view_extra_load(xr, cut, threadIdx.x) : -INFINITY, v, srow, &m_regs);

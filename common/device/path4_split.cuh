@@ -107,7 +107,7 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
     const T *xs = xr + cut.head + begin;
 
     fx_row_t<OP> r{};
-    if constexpr (OP::ROW) r = op.begin(row);
+    if constexpr (OP::ROW) r = op.begin(row, true);
     /* The first loads do not depend on kernel 1: they go out before the
      * wait for it (a programmatic dependent launch, sm_90). */
     float v[U * VEC];

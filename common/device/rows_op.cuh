@@ -35,7 +35,8 @@
  * row, about one column of it, col (the target):
  *
  *   row              the row's context,
- *   begin(i)         every thread, before row i's loads (i < 0: a dead lane),
+ *   begin(i, live)   every thread, before row i's loads (live false: a
+ *                    dead lane, whose i is 0 and whose row is ignored),
  *   col(r)           the column, or -1 for none,
  *   pick(&r, v)      v = x[col], given to the thread that holds the column
  *                    (its owner: fx_row_owner), read after its loads,

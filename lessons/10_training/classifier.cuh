@@ -71,9 +71,9 @@ struct op_cross_entropy {
     }
     /* No branch around the target's load (a dead lane reads row 0's): behind one it went out after
      * the row's loads (docs/experiments/rows-classifier-on-engine.md). */
-    __device__ row begin(long long i) const
+    __device__ row begin(long long i, bool live) const
     {
-        const int t0 = targets[i >= 0 ? i : 0], t = i >= 0 ? t0 : ignore_index;
+        const int t0 = targets[i], t = live ? t0 : ignore_index;
         const bool ignored = t == ignore_index;
         return row{i, t, ignored, (bool)(!ignored & !ce_in(t, cols)), 0.0f}; /* &: no branch */
     }
