@@ -20,6 +20,10 @@
 #               entry point there) only where the lesson has a row at it
 #   lessonN main  the same with the main kernel alone (lesson 8's text keeps its
 #               paths' columns in docs/lesson8-paths.md)
+#   lessonN compact [GPU] RxC RxC ...
+#               the lessonN table of one GPU (GPU as for inline numbers below:
+#               "h200", "h100"; default the first CSV) at the shapes listed,
+#               in that order: the few that carry the lesson's point
 #   lesson9     (and "lesson9 main") lesson 9's own table: its entry points in
 #               float16 and bfloat16 as % of the copy of the same 16-bit bytes,
 #               cuDNN's 16-bit softmax beside them, and the float32 lesson 8
@@ -370,10 +374,11 @@ function region(kind, old, nold, where, md) {
     if (kind == "lesson" TRAIN_L || kind == "lesson" TRAIN_L " main") return table_train(md)
     if (kind ~ /^lesson[0-9]+$/) return table_lesson(substr(kind, 7) + 0, md, 0)
     if (kind ~ /^lesson[0-9]+ main$/) return table_lesson(substr(kind, 7) + 0, md, 1)
+    if (kind ~ /^lesson[0-9]+ compact /) return table_compact(kind, where, md)
     if (kind == "readme") return table_readme(old, nold)
     if (kind == "gpus") return table_gpus()
     if (kind ~ /^shape [0-9]+x[0-9]+$/) { sub(/^shape /, "", kind); sub(/x/, " x ", kind); return table_shape(kind, md) }
-    die(where ": unknown region '" kind "' (lessonN, lessonN main, readme, shape RxC or gpus)")
+    die(where ": unknown region '" kind "' (lessonN, lessonN main, lessonN compact ..., readme, shape RxC or gpus)")
 }
 
 END {

@@ -339,3 +339,16 @@ for bad in '1 naive 16384x4095 gbps' '1 nosuch 16384x4096 pct' '1 naive 16384x40
     fi
 done
 [ $ok -eq 1 ] && pass "$name"
+
+name="a 'lesson1 compact h200 RxC ...' region: one GPU's table at the listed shapes, in that order; a shape without a row is exit 2"
+printf '# x\n\n<!-- measured: lesson1 compact h200 512x131072 16384x4096 -->\n' >"$dir/compact.md"
+tables_awk "$csv" "$csv2" "$dir/compact.md" >"$dir/log" 2>&1; status=$?
+printf '<!-- measured: lesson1 compact 16384x4095 -->\n' >"$dir/compact-bad.md"
+tables_awk "$csv" "$csv2" "$dir/compact-bad.md" >/dev/null 2>"$dir/err"; bad=$?
+rows=$(grep '^| [0-9]' "$dir/compact.md" | cut -d'|' -f2 | tr -d ' ' | tr '\n' ' ')
+if [ $status -ne 0 ]; then fail "$name" "exit status $status: $(head -c 300 "$dir/log")"
+elif [ "$rows" != "512x131072 16384x4096 " ]; then fail "$name" "rows: $rows"
+elif ! grep -q '^| 16384 x 4096 | 1.80 ms | 299 | 7.2 % |' "$dir/compact.md" || grep -q 'NVIDIA H100' "$dir/compact.md"; then
+    fail "$name" "not the H200's rows: $(grep '^| 16384' "$dir/compact.md")"
+elif [ $bad -ne 2 ] || [ "$(wc -l <"$dir/err")" -ne 1 ]; then fail "$name" "a missing shape: exit status $bad, $(head -c 200 "$dir/err")"
+else pass "$name"; fi
