@@ -20,6 +20,10 @@
 #               entry point there) only where the lesson has a row at it
 #   lessonN main  the same with the main kernel alone (lesson 8's text keeps its
 #               paths' columns in docs/lesson8-paths.md)
+#   lessonN compact [GPU] RxC RxC ...
+#               the lessonN table of one GPU (GPU as for inline numbers below:
+#               "h200", "h100"; default the first CSV) at the shapes listed,
+#               in that order: the few that carry the lesson's point
 #   lesson9     (and "lesson9 main") lesson 9's own table: its entry points in
 #               float16 and bfloat16 as % of the copy of the same 16-bit bytes,
 #               cuDNN's 16-bit softmax beside them, and the float32 lesson 8
@@ -45,11 +49,32 @@
 #               ratio of their effective GB/s at a few shapes, beside the ratio
 #               of their copies at the same shape (with one CSV: a line saying
 #               that a second GPU is needed)
+# A single number in prose is an inline marker, rewritten on every run:
+#
+#   ... at <!-- m 1 naive 16384x4096 gbps -->253<!-- /m --> GB/s, ...
+#   <!-- m LESSON NAME RxC [GPU] FIELD -->NUMBER<!-- /m -->
+#   <!-- m LESSON NAME RxC [GPU] / LESSON NAME RxC [GPU] FIELD -->RATIO<!-- /m -->
+#
+# LESSON NAME RxC picks the CSV row (lesson 0 for "copy", "cudnn", "read");
+# a 16-bit row's NAME is "name:dtype", e.g. "fastest:f16". GPU is a short
+# key in lower case, "h100" or "h200" (the GPU's short name, or a part of
+# the CSV's file name); without it, the first CSV given (the Makefile gives
+# them sorted by name: the H100's first). FIELD: gbps (as the tables print
+# it), pct (% of copy, one decimal), ms, us (the median time), time (the
+# median time with its unit, as the tables print it: "2.12 ms", "182 µs"),
+# eff (lesson 10's effective GB/s). With "/", the number is the first
+# operand's field over the second's (two decimals, none from 10 on): a
+# speed-up is "A ms / B ms", a GPU's gain "... h200 / ... h100 gbps". The
+# unit stays outside the marker (but for "time"), so that the source reads
+# "<!-- m ... pct -->8.5<!-- /m --> % of the copy". A row whose check did
+# not pass gets the tables' warning sign. Markers inside fenced code blocks
+# are left alone; a marker's opening and closing are on one line.
 # A file is written only when its text changes, so a second run touches
 # nothing. A CSV's optional dtype column (f32, f16, bf16; absent in older
 # CSVs: all f32) names the storage type: a 16-bit row's kernel is known here
-# by its name and its type, "fastest f16", "copy bf16", "cudnn f16". Errors (a CSV without the needed columns, an unknown KIND) are one
-# line on stderr and exit status 2, before any file is written.
+# by its name and its type, "fastest f16", "copy bf16", "cudnn f16". Errors (a
+# CSV without the needed columns, an unknown KIND, an inline marker naming no
+# row) are one line on stderr and exit status 2, before any file is written.
 # POSIX awk: runs under mawk, gawk and BSD awk.
 
 BEGIN {
@@ -272,28 +297,106 @@ function pow2(n,    k, p) {
     return n
 }
 
+# ---- inline numbers: <!-- m SPEC -->NUMBER<!-- /m --> ---------------------------------------
+# Rewrites every inline marker of one line; where is "file:line" for errors.
+function inline_line(line, where,    s, a, b, c, spec) {
+    s = ""
+    while ((a = index(line, "<!-- m ")) > 0) {
+        b = index(substr(line, a), " -->")
+        if (b == 0) die(where ": an inline marker without its closing ' -->'")
+        spec = substr(line, a + 7, b - 8)
+        c = index(substr(line, a + b + 3), "<!-- /m -->")
+        if (c == 0) die(where ": '<!-- m " spec " -->' without '<!-- /m -->' on the same line")
+        s = s substr(line, 1, a + b + 2) inline_value(spec, where) "<!-- /m -->"
+        line = substr(line, a + b + 3 + c - 1 + 11)
+    }
+    return s line
+}
+
+# The CSV of a GPU key ("h100", "h200": its short name or a part of the
+# CSV's file name, in lower case); no key: the first CSV given.
+function inline_csv(key, where,    f, k) {
+    if (key == "") return 1
+    for (f = 1; f <= ncsv; f++) {
+        k = tolower(short_gpu(gpu[f]))
+        if (k == key || index(tolower(csvname[f]), key)) return f
+    }
+    die(where ": no CSV for the GPU '" key "' (a GPU's short name in lower case, e.g. " tolower(short_gpu(gpu[1])) ")")
+}
+
+# One operand "L NAME RxC [GPU]" of tokens t[i..j]: its CSV key, or dies.
+function inline_key(t, i, j, where,    f, name, shp, key) {
+    if (j - i < 2 || j - i > 3 || t[i] !~ /^[0-9]+$/ || t[i + 2] !~ /^[0-9]+x[0-9]+$/)
+        die(where ": an inline operand is 'LESSON NAME RxC [GPU]', not '" inline_join(t, i, j) "'")
+    f = inline_csv(j - i == 3 ? t[j] : "", where)
+    name = t[i + 1]; sub(/:/, " ", name)
+    shp = t[i + 2]; sub(/x/, " x ", shp)
+    key = f SUBSEP (t[i] + 0) SUBSEP name SUBSEP shp
+    if (!(key in ms)) die(where ": no row for lesson " t[i] " '" name "' at " shp " in " csvname[f])
+    return key
+}
+
+function inline_join(t, i, j,    s) { s = t[i]; while (++i <= j) s = s " " t[i]; return s }
+
+# A row's number for one field: what the tables would print, without a unit
+# but for "time"; "raw" for a ratio's operands.
+function inline_field(key, field, raw, where,    f, shp, nm, r) {
+    if (field == "gbps") return raw ? gb[key] + 0 : fmt_gb(gb[key])
+    if (field == "pct") return raw ? pct[key] + 0 : sprintf("%.1f", pct[key])
+    if (field == "ms") return raw ? ms[key] + 0 : sprintf(ms[key] + 0 < 100 ? "%.2f" : "%.1f", ms[key])
+    if (field == "us") return raw ? 1000 * ms[key] : sprintf(ms[key] + 0 < 0.1 ? "%.1f" : "%.0f", 1000 * ms[key])
+    if (field == "time") return raw ? ms[key] + 0 : fmt_time(ms[key])
+    if (field == "eff") {
+        split(key, r, SUBSEP); f = r[1]; nm = r[3]; shp = r[4]
+        if (!(nm in LEAST)) die(where ": 'eff' is for lesson 10's kernels and the read pass, not " nm)
+        return raw ? eff_gb(f, nm, shp, key) : fmt_gb(eff_gb(f, nm, shp, key))
+    }
+    die(where ": unknown inline field '" field "' (gbps, pct, ms, us, time or eff)")
+}
+
+function inline_value(spec, where,    t, n, i, sl, a, b, va, vb, r) {
+    n = split(spec, t, " ")
+    for (i = 1; i <= n; i++) if (t[i] == "/") sl = i
+    if (!sl) {
+        a = inline_key(t, 1, n - 1, where)
+        return inline_field(a, t[n], 0, where) mark(a)
+    }
+    a = inline_key(t, 1, sl - 1, where); b = inline_key(t, sl + 1, n - 1, where)
+    va = inline_field(a, t[n], 1, where); vb = inline_field(b, t[n], 1, where)
+    if (vb + 0 <= 0) die(where ": a ratio over zero")
+    r = va / vb
+    return sprintf(r >= 10 ? "%.0f" : "%.2f", r) ((mark(a) mark(b)) != "" ? BAD : "")
+}
+
 # ---- rewriting the markdown files -------------------------------------------------------------
 function region(kind, old, nold, where, md) {
     if (kind == "lesson" HALF_L || kind == "lesson" HALF_L " main") return table_half(md)
     if (kind == "lesson" TRAIN_L || kind == "lesson" TRAIN_L " main") return table_train(md)
     if (kind ~ /^lesson[0-9]+$/) return table_lesson(substr(kind, 7) + 0, md, 0)
     if (kind ~ /^lesson[0-9]+ main$/) return table_lesson(substr(kind, 7) + 0, md, 1)
+    if (kind ~ /^lesson[0-9]+ compact /) return table_compact(kind, where, md)
     if (kind == "readme") return table_readme(old, nold)
     if (kind == "gpus") return table_gpus()
     if (kind ~ /^shape [0-9]+x[0-9]+$/) { sub(/^shape /, "", kind); sub(/x/, " x ", kind); return table_shape(kind, md) }
-    die(where ": unknown region '" kind "' (lessonN, lessonN main, readme, shape RxC or gpus)")
+    die(where ": unknown region '" kind "' (lessonN, lessonN main, lessonN compact ..., readme, shape RxC or gpus)")
 }
 
 END {
     if (failed) exit failed
     if (ncsv == 0) die("no CSV with rows given (run `make bench` first)")
     for (f = 1; f <= ncsv; f++) if (nrows[f] == 0) die(csvname[f] " has a header but no rows")
+    # Every text is rewritten in memory first, so that an error in any of
+    # them (exit 2) leaves every file as it was.
     for (m = 1; m <= nmd; m++) {
-        before = ""; out = ""; nreg = 0; n = mdlines[m]
+        before = ""; out = ""; nreg = 0; ninl = 0; infence = 0; n = mdlines[m]
         for (i = 1; i <= n; i++) before = before md[m, i] "\n"
         for (i = 1; i <= n; i++) {
             line = md[m, i]
-            if (line !~ /^<!-- measured: .* -->$/) { out = out line "\n"; continue }
+            if (line ~ /^[ \t]*(```|~~~)/) infence = !infence
+            if (line !~ /^<!-- measured: .* -->$/ || infence) {
+                if (!infence && index(line, "<!-- m ")) { line = inline_line(line, mdname[m] ":" i); ninl++ }
+                out = out line "\n"; continue
+            }
             kind = line; sub(/^<!-- measured: /, "", kind); sub(/ -->$/, "", kind)
             # The region ends at the next closing line, unless another opening comes first.
             for (j = i + 1; j <= n && md[m, j] != "<!-- /measured -->" && md[m, j] !~ /^<!-- measured: /; j++) ;
@@ -305,12 +408,15 @@ END {
             nreg++
             if (closed) i = j
         }
-        if (nreg && out != before) {
-            tmp = mdname[m] ".tables-tmp"
-            printf "%s", out > tmp
-            close(tmp)
-            if (system("mv '" tmp "' '" mdname[m] "'") != 0) die("cannot replace " mdname[m])
-            print "tables: wrote " nreg " region(s) of " mdname[m]
-        }
+        newtext[m] = out; changed[m] = ((nreg || ninl) && out != before); counts[m] = (nreg ? nreg " region(s)" : "")
+        if (ninl) counts[m] = counts[m] (nreg ? " and " : "") ninl " line(s) of inline numbers"
+    }
+    for (m = 1; m <= nmd; m++) {
+        if (!changed[m]) continue
+        tmp = mdname[m] ".tables-tmp"
+        printf "%s", newtext[m] > tmp
+        close(tmp)
+        if (system("mv '" tmp "' '" mdname[m] "'") != 0) die("cannot replace " mdname[m])
+        print "tables: wrote " counts[m] " of " mdname[m]
     }
 }

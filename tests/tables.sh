@@ -293,3 +293,62 @@ elif ! grep -q '^| 10 | training | its own bounds | 12 / 8 / 4 / 8 | – | – |
      grep -q "lesson 10's GB/s" "$dir/train-none.md"; then
     fail "$name" "README: $(grep -e '^| 10 |' -e "lesson 10's" "$dir/train-none.md" | head -c 300)"
 else pass "$name"; fi
+
+# ---- inline numbers in prose: <!-- m SPEC -->NUMBER<!-- /m --> -----------------------------
+name="inline markers are filled from the CSV rows they name: a field, a GPU by its key, a ratio"
+cat >"$dir/inline.md" <<'MD'
+# Scratch
+
+At <!-- m 1 naive 16384x4096 gbps -->old<!-- /m --> GB/s, <!-- m 1 naive 16384x4096 pct -->old<!-- /m --> % of the copy, <!-- m 1 naive 16384x4096 time -->old<!-- /m --> per call.
+On the other GPU <!-- m 1 naive 16384x4096 h200 pct --><!-- /m --> %; <!-- m 1 naive 512x131072 / 1 naive 16384x4096 ms -->old<!-- /m --> times slower; copies <!-- m 0 copy 16384x4096 h200 / 0 copy 16384x4096 h100 gbps -->old<!-- /m -->×.
+
+```
+<!-- m 1 naive 1x1 gbps -->left alone in code<!-- /m -->
+```
+MD
+tables_awk "$csv" "$csv2" "$dir/inline.md" >"$dir/log" 2>&1; status=$?
+if [ $status -ne 0 ]; then fail "$name" "exit status $status: $(head -c 300 "$dir/log")"
+elif ! grep -q '^At <!-- m 1 naive 16384x4096 gbps -->251<!-- /m --> GB/s, <!-- m 1 naive 16384x4096 pct -->8.5<!-- /m --> % of the copy, <!-- m 1 naive 16384x4096 time -->2.14 ms<!-- /m --> per call.$' "$dir/inline.md"; then
+    fail "$name" "$(grep '^At' "$dir/inline.md")"
+elif ! grep -q '^On the other GPU <!-- m 1 naive 16384x4096 h200 pct -->7.2<!-- /m --> %; <!-- m [^>]*-->27<!-- /m --> times slower; copies <!-- m [^>]*-->1.41<!-- /m -->×.$' "$dir/inline.md"; then
+    fail "$name" "$(grep '^On the' "$dir/inline.md")"
+elif ! grep -q '^<!-- m 1 naive 1x1 gbps -->left alone in code<!-- /m -->$' "$dir/inline.md"; then fail "$name" "a marker in a code block was rewritten"
+else pass "$name"; fi
+
+name="inline markers: a second run changes nothing; a changed CSV row changes the number"
+cp "$dir/inline.md" "$dir/inline-first.md"
+tables_awk "$csv" "$csv2" "$dir/inline.md" >"$dir/log" 2>&1
+sed 's/^1,naive,16384,4096,\([^,]*,[^,]*,[^,]*\),251.2,\([^,]*\),8.5,/1,naive,16384,4096,\1,260.4,\2,8.8,/' "$csv" >"$dir/inline.csv"
+cp "$dir/inline.md" "$dir/inline-new.md"
+tables_awk "$dir/inline.csv" "$csv2" "$dir/inline-new.md" >>"$dir/log" 2>&1
+if ! cmp -s "$dir/inline.md" "$dir/inline-first.md"; then fail "$name" "$(diff "$dir/inline-first.md" "$dir/inline.md" | head -c 300)"
+elif ! grep -q 'gbps -->260<!-- /m --> GB/s, <!-- m 1 naive 16384x4096 pct -->8.8<!-- /m --> % of the copy' "$dir/inline-new.md"; then
+    fail "$name" "$(grep '^At' "$dir/inline-new.md")"
+else pass "$name"; fi
+
+name="an inline marker naming no row, or an unknown GPU, is one line on stderr, exit 2, and no file is written"
+ok=1
+for bad in '1 naive 16384x4095 gbps' '1 nosuch 16384x4096 pct' '1 naive 16384x4096 a100 pct' '1 naive 16384x4096 speed'; do
+    cp "$dir/inline-first.md" "$dir/inline-a.md"
+    printf 'x <!-- m %s -->1<!-- /m -->\n' "$bad" >"$dir/inline-b.md"
+    cp "$dir/inline-b.md" "$dir/inline-b0.md"
+    tables_awk "$dir/inline.csv" "$csv2" "$dir/inline-a.md" "$dir/inline-b.md" >"$dir/out" 2>"$dir/err"; status=$?
+    if [ $status -ne 2 ] || [ "$(wc -l <"$dir/err")" -ne 1 ] || ! grep -q 'inline-b.md:1: ' "$dir/err" ||
+       ! cmp -s "$dir/inline-a.md" "$dir/inline-first.md" || ! cmp -s "$dir/inline-b.md" "$dir/inline-b0.md"; then
+        ok=0; fail "$name" "'$bad': exit status $status: $(head -c 300 "$dir/err")"
+    fi
+done
+[ $ok -eq 1 ] && pass "$name"
+
+name="a 'lesson1 compact h200 RxC ...' region: one GPU's table at the listed shapes, in that order; a shape without a row is exit 2"
+printf '# x\n\n<!-- measured: lesson1 compact h200 512x131072 16384x4096 -->\n' >"$dir/compact.md"
+tables_awk "$csv" "$csv2" "$dir/compact.md" >"$dir/log" 2>&1; status=$?
+printf '<!-- measured: lesson1 compact 16384x4095 -->\n' >"$dir/compact-bad.md"
+tables_awk "$csv" "$csv2" "$dir/compact-bad.md" >/dev/null 2>"$dir/err"; bad=$?
+rows=$(grep '^| [0-9]' "$dir/compact.md" | cut -d'|' -f2 | tr -d ' ' | tr '\n' ' ')
+if [ $status -ne 0 ]; then fail "$name" "exit status $status: $(head -c 300 "$dir/log")"
+elif [ "$rows" != "512x131072 16384x4096 " ]; then fail "$name" "rows: $rows"
+elif ! grep -q '^| 16384 x 4096 | 1.80 ms | 299 | 7.2 % |' "$dir/compact.md" || grep -q 'NVIDIA H100' "$dir/compact.md"; then
+    fail "$name" "not the H200's rows: $(grep '^| 16384' "$dir/compact.md")"
+elif [ $bad -ne 2 ] || [ "$(wc -l <"$dir/err")" -ne 1 ]; then fail "$name" "a missing shape: exit status $bad, $(head -c 200 "$dir/err")"
+else pass "$name"; fi

@@ -2,9 +2,13 @@
 # measured region (tests/tables.awk reads the CSVs and the texts and calls
 # these). Run as: awk -f tests/tables.awk -f tests/tables_kinds.awk CSV... TEXT...
 
-function table_lesson(L, md, only_main,    f, s, i, j, n, k, names, wide, shp, row, mainname, nmid) {
+# Every CSV's table, or with nsel > 0 only CSV flo's at the shapes sel[1..nsel]
+# (KIND "lessonN compact"), in that order.
+function table_lesson(L, md, only_main, flo, nsel, sel,    f, fhi, s, i, j, n, k, names, wide, shp, row, mainname, nmid, nshow) {
     s = ""
-    for (f = 1; f <= ncsv; f++) {
+    fhi = nsel ? flo : ncsv
+    if (!nsel) flo = 1
+    for (f = flo; f <= fhi; f++) {
         s = s generated_note(f) "\n"
         n = nkern[f, L]
         if (n == 0) { s = s "No lesson " L " rows in " csvname[f] " yet: run `make bench && make tables`.\n\n"; continue }
@@ -24,9 +28,11 @@ function table_lesson(L, md, only_main,    f, s, i, j, n, k, names, wide, shp, r
         for (j = 2; j <= n; j++) row = row (wide ? "---:|" : "") "---:|"
         s = s row "---:|---:|\n"
         nbad = 0; badlist = ""; ndash = 0; nmid = 0
-        for (i = 1; i <= nshape[f]; i++) {
-            shp = shape[f, i]
-            if (!is_pow2(scols[f, shp])) {
+        nshow = nsel ? nsel : nshape[f]
+        for (i = 1; i <= nshow; i++) {
+            shp = nsel ? sel[i] : shape[f, i]
+            if (nsel && !((f, L, shp) in lesson_at)) die("lesson" L " compact: no lesson " L " row at " shp " in " csvname[f])
+            if (!nsel && !is_pow2(scols[f, shp])) {
                 if (!((f, L, shp) in lesson_at)) continue
                 nmid++
             }
@@ -41,6 +47,21 @@ function table_lesson(L, md, only_main,    f, s, i, j, n, k, names, wide, shp, r
         s = s table_end(f, md)
     }
     return s
+}
+
+# KIND "lessonN compact [GPU] RxC ...": one GPU's table (the first CSV's
+# without a GPU key) at the shapes the lesson's text picks, in its order.
+function table_compact(kind, where, md,    t, n, i, L, f, key, nsel, sel) {
+    n = split(kind, t, " "); L = substr(t[1], 7) + 0; nsel = 0; key = ""
+    for (i = 3; i <= n; i++) {
+        if (t[i] ~ /^[0-9]+x[0-9]+$/) { sel[++nsel] = t[i]; sub(/x/, " x ", sel[nsel]) }
+        else if (key == "" && t[i] ~ /^[a-z0-9]+$/) key = t[i]
+        else die(where ": '" t[i] "' in a compact region is neither a shape RxC nor a GPU key")
+    }
+    if (nsel == 0) die(where ": a compact region lists its shapes, e.g. 'lesson" L " compact 16384x4096 512x131072'")
+    f = inline_csv(key, where)
+    if (nkern[f, L] == 0) die(where ": no lesson " L " rows in " csvname[f])
+    return table_lesson(L, md, 0, f, nsel, sel)
 }
 
 # ---- KIND lesson9: 16-bit storage against its copy and against float32 ------------------------

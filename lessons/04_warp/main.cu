@@ -61,13 +61,13 @@ static void show_seed_bug(void)
 {
     float *x = (float *)malloc(DEMO_N * sizeof(float)), *y = (float *)malloc(DEMO_N * sizeof(float));
 
-    printf("Seed 001's kernel on a constant row of %d (the answer is 1/%d = %.6f everywhere)\n",
+    printf("The attention notes' kernel on a constant row of %d (the answer is 1/%d = %.6f everywhere)\n",
            DEMO_N, DEMO_N, 1.0 / DEMO_N);
     for (int j = 0; j < DEMO_N; j++) x[j] = 1.0f;
     run_row(x, y, 32);
-    show_row("seed 001, 32 threads", y);
+    show_row("notes' kernel, 32 threads", y);
     run_row(x, y, 256);
-    show_row("seed 001, 256 threads", y);
+    show_row("notes' kernel, 256 threads", y);
     run_row(x, y, 0);
     show_row("fixed (softmax_warp)", y);
     printf("  With 256 threads the sum is warp 0's alone: 4 x 32 = 128 of the 1024 terms.\n\n");
@@ -76,9 +76,9 @@ static void show_seed_bug(void)
     for (int j = 0; j < DEMO_N; j++) x[j] = 0.0f;
     x[40] = 100.0f;
     run_row(x, y, 32);
-    show_row("seed 001, 32 threads", y);
+    show_row("notes' kernel, 32 threads", y);
     run_row(x, y, 256);
-    show_row("seed 001, 256 threads", y);
+    show_row("notes' kernel, 256 threads", y);
     run_row(x, y, 0);
     show_row("fixed (softmax_warp)", y);
     printf("  x[40] belongs to thread 40, in warp 1: with 256 threads the row max is\n"
