@@ -255,7 +255,7 @@ plots:
 # (awk only; tests/tables.awk says which regions there are).
 MEASURED_TEXTS := README.md $(wildcard lessons/*/README.md) $(wildcard docs/*.md) $(wildcard docs/experiments/*.md)
 tables:
-	awk -f tests/tables.awk -f tests/tables_kinds.awk $(wildcard docs/results/*.csv) $(MEASURED_TEXTS)
+	awk -f tests/tables.awk -f tests/tables_kinds.awk $(wildcard docs/results/*.csv) $(MULTI_GPU_CSVS) $(MEASURED_TEXTS)
 
 # The texts' rules (tests/texts.awk says them): word budgets, no date or
 # commit in prose, no measured number typed by hand, no "seed 00N", no

@@ -69,6 +69,19 @@
 # "<!-- m ... pct -->8.5<!-- /m --> % of the copy". A row whose check did
 # not pass gets the tables' warning sign. Markers inside fenced code blocks
 # are left alone; a marker's opening and closing are on one line.
+# Lesson 11's CSVs (docs/results/multi-gpu/*.csv, written by
+# lessons/11_multi_gpu/sweep.sh; known by their "combine" column) have columns
+# of their own: per shape and number of GPUs K, each way of combining. Their
+# region is "lesson11" (every shape, one table per such CSV) or
+# "lesson11 [GPU] RxC RxC ..." (one CSV's table at the shapes listed), and
+# their inline markers name a row as "11 COMBINE:K RxC [GPU]":
+#   <!-- m 11 all-gather:2 16384x131072 ms -->3.13<!-- /m --> ms
+# with FIELD ms, us, time (the median per call, the slices resident), pct
+# (% of a copy of one GPU's slice), bound (% of the 2/3 of that copy that
+# 12 bytes per element allow), coll_us, coll_ms, coll_pct (the collectives'
+# time and share of the call), copy_us, copy_ms (the slice's copy), l8_us,
+# l8_ms, l8_time (lesson 8 on one GPU of the same host, same shape) and l8x
+# (lesson 8's time over this row's); "/" between two such operands as above.
 # A file is written only when its text changes, so a second run touches
 # nothing. A CSV's optional dtype column (f32, f16, bf16; absent in older
 # CSVs: all f32) names the storage type: a 16-bit row's kernel is known here
@@ -98,6 +111,8 @@ BEGIN {
     # lesson 8 changes path, then the L2-resident 1024 x 512.
     split("2097152 x 32,16384 x 4096,1024 x 65536,64 x 1048576,8 x 8388608,1 x 67108864,1024 x 512", GPUS_SHAPES, ",")
     NGPUS_SHAPES = 7
+    MG_L = 11        # lesson 11: its own CSVs and markers (tables_kinds.awk)
+    MG_NAME = "^all-(gather|reduce):[0-9]+$"
     TRACK = 0.95     # a ratio of at least 95 % of the copy's "tracks the copy" (bold)
     DASH = "–"       # no row: the kernel does not take this shape, or was skipped
     WARN = "⚠"       # the row's check did not pass (verified is not "yes")
@@ -129,6 +144,9 @@ function csv_split(s, out,    n, i, c, field, q) {
 }
 
 # ---- reading the CSVs -------------------------------------------------------------
+# Lesson 11's CSVs (a "combine" column) are read by tables_kinds.awk (mg_header, mg_row).
+FILENAME ~ /\.csv$/ && ((FILENAME in mg_of) || (FNR == 1 && mg_header())) { if (FNR > 1) mg_row(); next }
+
 FILENAME ~ /\.csv$/ {
     sub(/\r$/, "")
     if (FNR == 1) {
@@ -356,6 +374,7 @@ function inline_field(key, field, raw, where,    f, shp, nm, r) {
 
 function inline_value(spec, where,    t, n, i, sl, a, b, va, vb, r) {
     n = split(spec, t, " ")
+    if (t[1] == MG_L && t[2] ~ MG_NAME) return mg_inline_value(t, n, where)    # lesson 11: tables_kinds.awk
     for (i = 1; i <= n; i++) if (t[i] == "/") sl = i
     if (!sl) {
         a = inline_key(t, 1, n - 1, where)
@@ -370,6 +389,7 @@ function inline_value(spec, where,    t, n, i, sl, a, b, va, vb, r) {
 
 # ---- rewriting the markdown files -------------------------------------------------------------
 function region(kind, old, nold, where, md) {
+    if (kind ~ ("^lesson" MG_L "( |$)")) return table_multi(kind, where, md)     # lesson 11: tables_kinds.awk
     if (kind == "lesson" HALF_L || kind == "lesson" HALF_L " main") return table_half(md)
     if (kind == "lesson" TRAIN_L || kind == "lesson" TRAIN_L " main") return table_train(md)
     if (kind ~ /^lesson[0-9]+$/) return table_lesson(substr(kind, 7) + 0, md, 0)
@@ -383,7 +403,7 @@ function region(kind, old, nold, where, md) {
 
 END {
     if (failed) exit failed
-    if (ncsv == 0) die("no CSV with rows given (run `make bench` first)")
+    if (ncsv == 0 && nmg == 0) die("no CSV with rows given (run `make bench` first)")
     for (f = 1; f <= ncsv; f++) if (nrows[f] == 0) die(csvname[f] " has a header but no rows")
     # Every text is rewritten in memory first, so that an error in any of
     # them (exit 2) leaves every file as it was.

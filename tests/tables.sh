@@ -352,3 +352,86 @@ elif ! grep -q '^| 16384 x 4096 | 1.80 ms | 299 | 7.2 % |' "$dir/compact.md" || 
     fail "$name" "not the H200's rows: $(grep '^| 16384' "$dir/compact.md")"
 elif [ $bad -ne 2 ] || [ "$(wc -l <"$dir/err")" -ne 1 ]; then fail "$name" "a missing shape: exit status $bad, $(head -c 200 "$dir/err")"
 else pass "$name"; fi
+
+# ---- lesson 11: the CSVs of lessons/11_multi_gpu/sweep.sh (a "combine" column) ----------------
+# Scratch rows as sweep.sh writes them: two shapes on 1 and 2 GPUs, one of
+# them too long for lesson 8 (no lesson8_ms) and for one GPU (no 1-GPU rows).
+mgcsv="$dir/2x-test-h200.csv"
+cat >"$mgcsv" <<'CSV'
+gpus,rows,cols,combine,median_ms,slice_copy_ms,pct_of_slice_copy,collectives_ms,collectives_pct,verified,lesson8_ms,lesson8_over_this,gpu,commit,date
+1,4096,65536,all-gather,0.8104,0.5106,63.0,0.0052,0.6,yes,0.5856,0.72,"2 x NVIDIA H200",1e22b03,2026-11-26
+1,4096,65536,all-reduce,0.8083,0.5106,63.2,0.0053,0.7,yes,0.5856,0.72,"2 x NVIDIA H200",1e22b03,2026-11-26
+2,4096,65536,all-gather,0.4330,0.2611,60.3,0.0157,3.6,yes,0.5856,1.35,"2 x NVIDIA H200",1e22b03,2026-11-26
+2,4096,65536,all-reduce,0.4452,0.2611,58.7,0.0281,6.3,yes,0.5856,1.32,"2 x NVIDIA H200",1e22b03,2026-11-26
+2,1,34359738368,all-gather,50.8234,32.0039,63.0,0.2218,0.4,yes,,,"2 x NVIDIA H200",2fd26c9,2026-11-26T01:07:36Z
+2,1,34359738368,all-reduce,50.9472,32.0039,62.8,0.3369,0.7,yes,,,"2 x NVIDIA H200",2fd26c9,2026-11-26T01:07:36Z
+CSV
+cat >"$dir/l11.md" <<'MD'
+# Scratch lesson 11
+
+<!-- measured: lesson11 -->
+
+Two GPUs: <!-- m 11 all-gather:2 4096x65536 time -->old<!-- /m -->, <!-- m 11 all-gather:2 4096x65536 l8x -->old<!-- /m -->× lesson 8, <!-- m 11 all-gather:2 4096x65536 bound -->old<!-- /m --> % of the bound, collectives <!-- m 11 all-reduce:2 4096x65536 coll_us -->old<!-- /m --> µs; <!-- m 11 all-gather:1 4096x65536 / 11 all-gather:2 4096x65536 ms -->old<!-- /m -->× over one GPU; lesson 8 <!-- m 11 all-gather:2 4096x65536 h200 l8_us -->old<!-- /m --> µs.
+
+<!-- measured: lesson11 h200 1x34359738368 4096x65536 -->
+MD
+
+name="lesson 11: a region per lesson 11 CSV and its inline markers are filled from the rows they name"
+tables_awk "$csv" "$mgcsv" "$dir/l11.md" >"$dir/log" 2>&1; status=$?
+full=$(sed -n '/measured: lesson11 -->/,/\/measured/p' "$dir/l11.md")
+compact=$(sed -n '/measured: lesson11 h200/,/\/measured/p' "$dir/l11.md")
+if [ $status -ne 0 ]; then fail "$name" "exit status $status: $(head -c 300 "$dir/log")"
+elif ! grep -q '^| M x N | lesson 8, 1 GPU | split, 1 GPU | 2 GPUs, all-gather | 2 GPUs, all-reduce | 2 GPUs: % of slice copy | lesson 8 ÷ 2 GPUs |$' <<<"$full"; then
+    fail "$name" "header: $(grep '^| M x N' <<<"$full")"
+elif ! grep -q '^| 4096 x 65536 | 586 µs | 810 µs | 433 µs (3.6 %) | 445 µs (6.3 %) | 60.3 % | 1.35× |$' <<<"$full"; then
+    fail "$name" "row: $(grep '^| 4096' <<<"$full")"
+elif ! grep -q '^| 1 x 2^35 | – | – | 50.82 ms (0.4 %) | 50.95 ms (0.7 %) | 63.0 % | – |$' <<<"$full" || ! grep -q '^– : no row in the CSV' <<<"$full"; then
+    fail "$name" "row without lesson 8 and one GPU: $(grep '^| 1 x' <<<"$full")"
+elif ! grep -q 'on 2 x NVIDIA H200, 2026-11-26, commit 1e22b03, 2fd26c9\.' <<<"$full"; then fail "$name" "caption: $(grep '^Measured' <<<"$full" | head -c 200)"
+elif [ "$(grep '^| [0-9]' <<<"$compact" | cut -d'|' -f2 | tr -d ' ' | tr '\n' ' ')" != "1x2^35 4096x65536 " ]; then
+    fail "$name" "compact rows: $(grep '^| [0-9]' <<<"$compact" | cut -c1-30 | tr '\n' ' ')"
+elif ! grep -q '^Two GPUs: <!-- m [^>]*-->433 µs<!-- /m -->, <!-- m [^>]*-->1.35<!-- /m -->× lesson 8, <!-- m [^>]*-->90.4<!-- /m --> % of the bound, collectives <!-- m [^>]*-->28.1<!-- /m --> µs; <!-- m [^>]*-->1.87<!-- /m -->× over one GPU; lesson 8 <!-- m [^>]*-->586<!-- /m --> µs\.$' "$dir/l11.md"; then
+    fail "$name" "$(grep '^Two GPUs' "$dir/l11.md")"
+else pass "$name"; fi
+
+name="lesson 11: a second run changes nothing; a changed CSV row changes its table cell and its inline number"
+cp "$dir/l11.md" "$dir/l11-first.md"
+tables_awk "$csv" "$mgcsv" "$dir/l11.md" >"$dir/log" 2>&1
+sed 's/^2,4096,65536,all-gather,0.4330,/2,4096,65536,all-gather,0.4010,/' "$mgcsv" >"$dir/2x-test-h200-new.csv"
+cp "$dir/l11.md" "$dir/l11-new.md"
+tables_awk "$csv" "$dir/2x-test-h200-new.csv" "$dir/l11-new.md" >>"$dir/log" 2>&1
+if ! cmp -s "$dir/l11.md" "$dir/l11-first.md"; then fail "$name" "$(diff "$dir/l11-first.md" "$dir/l11.md" | head -c 300)"
+elif [ -s "$dir/log" ] && ! grep -q "wrote .* of $dir/l11-new.md" "$dir/log"; then fail "$name" "$(head -c 300 "$dir/log")"
+elif ! grep -q '^| 4096 x 65536 | 586 µs | 810 µs | 401 µs (3.6 %) | 445 µs (6.3 %) | 60.3 % | 1.46× |$' "$dir/l11-new.md" ||
+     ! grep -q '^Two GPUs: <!-- m [^>]*-->401 µs<!-- /m -->, <!-- m [^>]*-->1.46<!-- /m -->× lesson 8' "$dir/l11-new.md"; then
+    fail "$name" "$(grep -e '^| 4096' -e '^Two GPUs' "$dir/l11-new.md" | head -c 400)"
+else pass "$name"; fi
+
+name="lesson 11: an unknown row, GPU or field, or a lesson 11 CSV without its columns, is one line on stderr, exit 2, and no file is written"
+ok=1
+for bad in '11 all-gather:4 4096x65536 ms' '11 all-gather:2 4096x65537 ms' '11 all-gather:2 4096x65536 a100 ms' \
+            '11 all-gather:2 4096x65536 speed' '11 all-gather:2 1x34359738368 l8_ms' 'measured: lesson11 4096x65537' 'csv'; do
+    cp "$dir/l11-first.md" "$dir/l11-a.md"
+    case $bad in
+        measured:*) printf '<!-- %s -->\n' "$bad" >"$dir/l11-b.md"; use=$mgcsv ;;
+        csv) printf 'x <!-- m 11 all-gather:2 4096x65536 ms -->1<!-- /m -->\n' >"$dir/l11-b.md"
+             cut -d, -f1-9 "$mgcsv" >"$dir/2x-short.csv"; use=$dir/2x-short.csv ;;
+        *) printf 'x <!-- m %s -->1<!-- /m -->\n' "$bad" >"$dir/l11-b.md"; use=$mgcsv ;;
+    esac
+    cp "$dir/l11-b.md" "$dir/l11-b0.md"
+    tables_awk "$csv" "$use" "$dir/l11-a.md" "$dir/l11-b.md" >"$dir/out" 2>"$dir/err"; status=$?
+    if [ $status -ne 2 ] || [ "$(wc -l <"$dir/err")" -ne 1 ] ||
+       ! cmp -s "$dir/l11-a.md" "$dir/l11-first.md" || ! cmp -s "$dir/l11-b.md" "$dir/l11-b0.md"; then
+        ok=0; fail "$name" "'$bad': exit status $status: $(head -c 300 "$dir/err")"
+    fi
+done
+[ $ok -eq 1 ] && pass "$name"
+
+name="lesson 11: its CSV given with the bench CSVs leaves every other table and number as it was"
+cp "$dir/inline-first.md" "$dir/l11-other.md"
+cp "$dir/two-first.md" "$dir/l11-two.md"
+tables_awk "$csv" "$csv2" "$mgcsv" "$dir/l11-other.md" "$dir/l11-two.md" >"$dir/log" 2>&1; status=$?
+if [ $status -ne 0 ]; then fail "$name" "exit status $status: $(head -c 300 "$dir/log")"
+elif ! cmp -s "$dir/l11-other.md" "$dir/inline-first.md" || ! cmp -s "$dir/l11-two.md" "$dir/two-first.md"; then
+    fail "$name" "$(diff "$dir/inline-first.md" "$dir/l11-other.md" | head -c 200) $(diff "$dir/two-first.md" "$dir/l11-two.md" | head -c 200)"
+else pass "$name"; fi

@@ -337,3 +337,193 @@ function table_gpus(    g, f, s, j, L, row, sep, rc, ns, other) {
 }
 
 # 2097152 -> "2 MiB", 65536 -> "64 KiB".
+
+# ---- lesson 11: the CSVs of lessons/11_multi_gpu/sweep.sh ---------------------------------------
+# Columns: gpus,rows,cols,combine,median_ms,slice_copy_ms,pct_of_slice_copy,
+# collectives_ms,collectives_pct,verified,lesson8_ms,lesson8_over_this,gpu,commit,date.
+# Called on a CSV's first line: 1 (and the CSV is lesson 11's) if it has a
+# "combine" column; a lesson 11 CSV without the other columns is an error.
+function mg_header(    h, n, i, need, missing) {
+    sub(/\r$/, "")
+    n = csv_split($0, h)
+    for (i = 1; i <= n; i++) if (h[i] == "combine") break
+    if (i > n) return 0
+    nmg++; mg_of[FILENAME] = nmg; mgname[nmg] = FILENAME; mgnshape[nmg] = 0; mgnk[nmg] = 0
+    for (i in mgcol) delete mgcol[i]
+    for (i = 1; i <= n; i++) mgcol[h[i]] = i
+    mgncol = n
+    n = split("gpus rows cols combine median_ms slice_copy_ms pct_of_slice_copy collectives_ms collectives_pct verified lesson8_ms gpu commit date", need, " ")
+    missing = ""
+    for (i = 1; i <= n; i++) if (!(need[i] in mgcol)) missing = missing " " need[i]
+    if (missing != "") die(FILENAME " lacks the columns" missing " (is it lessons/11_multi_gpu/sweep.sh output?)")
+    return 1
+}
+
+function mg_row(    v, f, k, shp, key, c, d, i) {
+    sub(/\r$/, "")
+    if ($0 == "") return
+    if (csv_split($0, v) != mgncol) die(FILENAME ":" FNR ": " mgncol " fields expected")
+    f = mg_of[FILENAME]; k = v[mgcol["gpus"]] + 0
+    shp = v[mgcol["rows"]] " x " v[mgcol["cols"]]
+    if (!((f, shp) in mgshape_seen)) {
+        mgshape_seen[f, shp] = 1; mgshape[f, ++mgnshape[f]] = shp
+        mgr[f, shp] = v[mgcol["rows"]]; mgc[f, shp] = v[mgcol["cols"]]
+    }
+    if (!((f, k) in mgk_seen)) {                  # the numbers of GPUs, kept in ascending order
+        mgk_seen[f, k] = 1
+        for (i = ++mgnk[f]; i > 1 && mgk[f, i - 1] > k; i--) mgk[f, i] = mgk[f, i - 1]
+        mgk[f, i] = k
+    }
+    key = f SUBSEP v[mgcol["combine"]] ":" k SUBSEP shp
+    mgms[key] = v[mgcol["median_ms"]]; mgcopy[key] = v[mgcol["slice_copy_ms"]]
+    mgpct[key] = v[mgcol["pct_of_slice_copy"]]; mgcoll[key] = v[mgcol["collectives_ms"]]
+    mgcollpct[key] = v[mgcol["collectives_pct"]]; mgver[key] = v[mgcol["verified"]]
+    if (v[mgcol["lesson8_ms"]] != "") mgl8[f, shp] = v[mgcol["lesson8_ms"]]
+    mggpu[f] = v[mgcol["gpu"]]
+    c = v[mgcol["commit"]]
+    if (!((f, c) in mgcommit_seen)) { mgcommit_seen[f, c] = 1; mgcommits[f] = mgcommits[f] (mgcommits[f] == "" ? "" : ", ") c }
+    d = substr(v[mgcol["date"]], 1, 10)
+    if (mgdate_lo[f] == "" || d < mgdate_lo[f]) mgdate_lo[f] = d
+    if (d > mgdate_hi[f]) mgdate_hi[f] = d
+}
+
+# The lesson 11 CSV of a key ("h200": a part of its file name, or the GPU's
+# short name in lower case); no key: the first one given.
+function mg_csv(key, where,    f, g) {
+    if (nmg == 0) die(where ": no lesson " MG_L " CSV given (docs/results/multi-gpu/*.csv)")
+    if (key == "") return 1
+    for (f = 1; f <= nmg; f++) {
+        g = mggpu[f]; sub(/^[0-9]+ x /, "", g)
+        if (tolower(short_gpu(g)) == key || index(tolower(mgname[f]), key)) return f
+    }
+    die(where ": no lesson " MG_L " CSV for the GPU '" key "'")
+}
+
+function mg_mark(key) { return (mgver[key] == "yes") ? "" : BAD }
+
+# One operand "11 COMBINE:K RxC [GPU]" of tokens t[i..j]: its row's key, or dies.
+function mg_key(t, i, j, where,    f, shp, key) {
+    if (j - i < 2 || j - i > 3 || t[i] != MG_L || t[i + 1] !~ MG_NAME || t[i + 2] !~ /^[0-9]+x[0-9]+$/)
+        die(where ": a lesson " MG_L " operand is '" MG_L " all-gather:K RxC [GPU]' or all-reduce, not '" inline_join(t, i, j) "'")
+    f = mg_csv(j - i == 3 ? t[j] : "", where)
+    shp = t[i + 2]; sub(/x/, " x ", shp)
+    key = f SUBSEP t[i + 1] SUBSEP shp
+    if (!(key in mgms)) die(where ": no row for lesson " MG_L " '" t[i + 1] "' at " shp " in " mgname[f])
+    return key
+}
+
+function mg_num(x, raw, fmt) { return raw ? x + 0 : sprintf(fmt, x) }
+function mg_us(ms, raw) { return raw ? 1000 * ms : sprintf(ms + 0 < 0.1 ? "%.1f" : "%.0f", 1000 * ms) }
+function mg_msf(ms) { return ms + 0 < 100 ? "%.2f" : "%.1f" }
+
+function mg_field(key, field, raw, where,    r, l8) {
+    if (field == "ms") return mg_num(mgms[key], raw, mg_msf(mgms[key]))
+    if (field == "us") return mg_us(mgms[key], raw)
+    if (field == "time") return raw ? mgms[key] + 0 : fmt_time(mgms[key])
+    if (field == "pct") return mg_num(mgpct[key], raw, "%.1f")
+    if (field == "bound") return mg_num(1.5 * mgpct[key], raw, "%.1f")
+    if (field == "coll_ms") return mg_num(mgcoll[key], raw, mg_msf(mgcoll[key]))
+    if (field == "coll_us") return mg_us(mgcoll[key], raw)
+    if (field == "coll_pct") return mg_num(mgcollpct[key], raw, "%.1f")
+    if (field == "copy_ms") return mg_num(mgcopy[key], raw, mg_msf(mgcopy[key]))
+    if (field == "copy_us") return mg_us(mgcopy[key], raw)
+    if (field ~ /^l8/) {
+        split(key, r, SUBSEP)
+        if (!((r[1], r[3]) in mgl8)) die(where ": no lesson 8 time at " r[3] " in " mgname[r[1]])
+        l8 = mgl8[r[1], r[3]]
+        if (field == "l8_ms") return mg_num(l8, raw, mg_msf(l8))
+        if (field == "l8_us") return mg_us(l8, raw)
+        if (field == "l8_time") return raw ? l8 + 0 : fmt_time(l8)
+        if (field == "l8x" && mgms[key] + 0 > 0) return mg_num(l8 / mgms[key], raw, "%.2f")
+    }
+    die(where ": unknown lesson " MG_L " field '" field "' (ms, us, time, pct, bound, coll_us, coll_ms, coll_pct, copy_us, copy_ms, l8_us, l8_ms, l8_time or l8x)")
+}
+
+function mg_inline_value(t, n, where,    i, sl, a, b, va, vb, r) {
+    sl = 0
+    for (i = 1; i <= n; i++) if (t[i] == "/") sl = i
+    if (!sl) {
+        a = mg_key(t, 1, n - 1, where)
+        return mg_field(a, t[n], 0, where) mg_mark(a)
+    }
+    a = mg_key(t, 1, sl - 1, where); b = mg_key(t, sl + 1, n - 1, where)
+    va = mg_field(a, t[n], 1, where); vb = mg_field(b, t[n], 1, where)
+    if (vb + 0 <= 0) die(where ": a ratio over zero")
+    r = va / vb
+    return sprintf(r >= 10 ? "%.0f" : "%.2f", r) ((mg_mark(a) mg_mark(b)) != "" ? BAD : "")
+}
+
+# "268435456" -> "2^28" from 2^20 up; other numbers as written in the CSV.
+function mg_num_name(x,    p) { p = pow2(x); return (p ~ /^2\^/ && x + 0 >= 1048576) ? p : x }
+
+# One cell: a combine's time on K GPUs, with the collectives' share in brackets for K > 1.
+function mg_cell(f, name, shp, k,    key) {
+    key = f SUBSEP name ":" k SUBSEP shp
+    if (!(key in mgms)) { ndash++; return DASH }
+    collect_mg_bad(key, name " on " k " GPU" (k > 1 ? "s" : "") " at " shp)
+    return fmt_time(mgms[key]) (k > 1 ? " (" fmt_pct(mgcollpct[key]) ")" : "") mg_mark(key)
+}
+
+function collect_mg_bad(key, what) {
+    if (mgver[key] == "yes") return
+    nbad++; badlist = badlist (nbad > 1 ? "; " : "") what " (verified = " mgver[key] ")"
+}
+
+# KIND "lesson11": per CSV, every shape; "lesson11 [GPU] RxC ...": one CSV at those shapes.
+function table_multi(kind, where, md,    t, n, i, j, k, f, flo, fhi, key, nsel, sel, s, row, sep, shp, kmax, d, nshow, a) {
+    n = split(kind, t, " "); nsel = 0; key = ""
+    for (i = 2; i <= n; i++) {
+        if (t[i] ~ /^[0-9]+x[0-9]+$/) { sel[++nsel] = t[i]; sub(/x/, " x ", sel[nsel]) }
+        else if (key == "" && t[i] ~ /^[a-z0-9]+$/) key = t[i]
+        else die(where ": '" t[i] "' in a lesson " MG_L " region is neither a shape RxC nor a GPU key")
+    }
+    if (nmg == 0) return "No lesson " MG_L " CSV given: run lessons/11_multi_gpu/sweep.sh on two GPUs or more, then `make tables`.\n\n"
+    flo = 1; fhi = nmg
+    if (nsel || key != "") flo = fhi = mg_csv(key, where)
+    s = ""
+    for (f = flo; f <= fhi; f++) {
+        kmax = mgk[f, mgnk[f]]
+        d = (mgdate_lo[f] == mgdate_hi[f]) ? mgdate_lo[f] : mgdate_lo[f] " to " mgdate_hi[f]
+        s = s "<!-- generated by `make tables` (tests/tables.awk) from " mgname[f] ": edit the script, not this text -->\n\n"
+        s = s "Measured by `lessons/11_multi_gpu/sweep.sh` on " mggpu[f] ", " d ", commit " mgcommits[f] ". "
+        s = s "Median time per call, the slices resident on their GPUs; in brackets the share of the call inside the "
+        s = s "collectives; split, 1 GPU: the same program on one GPU; % of slice copy: the call against a "
+        s = s "device-to-device copy of one GPU's slice (12 bytes per element allow 66.7 %); lesson 8: on one GPU of "
+        s = s "the same host. Reproduce with `make build/lesson11 build/lesson8`, "
+        s = s "`bash lessons/11_multi_gpu/sweep.sh > " mgname[f] "` and `make tables`.\n\n"
+        row = "| M x N | lesson 8, 1 GPU"; sep = "|---|---:|"
+        for (j = 1; j <= mgnk[f]; j++) {
+            k = mgk[f, j]
+            if (k == 1) { row = row " | split, 1 GPU"; sep = sep "---:|"; continue }
+            row = row " | " k " GPUs, all-gather | " k " GPUs, all-reduce"; sep = sep "---:|---:|"
+        }
+        if (kmax > 1) { row = row " | " kmax " GPUs: % of slice copy | lesson 8 ÷ " kmax " GPUs"; sep = sep "---:|---:|" }
+        s = s row " |\n" sep "\n"
+        nbad = 0; badlist = ""; ndash = 0
+        nshow = nsel ? nsel : mgnshape[f]
+        for (i = 1; i <= nshow; i++) {
+            shp = nsel ? sel[i] : mgshape[f, i]
+            if (!((f, shp) in mgshape_seen)) die(where ": no lesson " MG_L " row at " shp " in " mgname[f])
+            row = "| " mg_num_name(mgr[f, shp]) " x " mg_num_name(mgc[f, shp])
+            if ((f, shp) in mgl8) row = row " | " fmt_time(mgl8[f, shp])
+            else { row = row " | " DASH; ndash++ }
+            for (j = 1; j <= mgnk[f]; j++) {
+                k = mgk[f, j]
+                if (k == 1) { row = row " | " mg_cell(f, "all-gather", shp, 1); continue }
+                row = row " | " mg_cell(f, "all-gather", shp, k) " | " mg_cell(f, "all-reduce", shp, k)
+            }
+            if (kmax > 1) {
+                a = f SUBSEP "all-gather:" kmax SUBSEP shp
+                if (a in mgms) row = row " | " fmt_pct(mgpct[a]) mg_mark(a)
+                else { row = row " | " DASH; ndash++ }
+                if ((a in mgms) && ((f, shp) in mgl8) && mgms[a] + 0 > 0) row = row " | " sprintf("%.2f×", mgl8[f, shp] / mgms[a]) mg_mark(a)
+                else { row = row " | " DASH; ndash++ }
+            }
+            s = s row " |\n"
+        }
+        if (ndash) s = s "\n" DASH " : no row in the CSV (sweep.sh runs lesson 8 up to 2^32 elements, whose harness holds the matrix on the host too; a shape one GPU cannot hold has no row on one GPU).\n"
+        if (nbad) s = s "\n**" WARN " the output of these runs did not pass the check, so their times mean nothing:** " badlist ".\n"
+        s = s "\n"
+    }
+    return s
+}
