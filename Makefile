@@ -239,8 +239,8 @@ venv: $(VENV)/ok
 # matplotlib is used as it is (a GPU server without a network, whose matplotlib a venv may not see: it lived outside
 # the system site-packages on the course's H100 machine); otherwise .venv.
 # Lesson 11's tables (lessons/11_multi_gpu/sweep.sh) have columns of their own:
-# they sit in docs/results/multi-gpu/, out of docs/results/*.csv and of
-# `make tables`, and reach plots.py only through --multi-gpu (lesson11-split.png).
+# they sit in docs/results/multi-gpu/, out of docs/results/*.csv; `make tables`
+# reads them as lesson 11's (tests/tables.awk), plots.py only through --multi-gpu.
 MULTI_GPU_CSVS := $(wildcard docs/results/multi-gpu/*.csv)
 PLOTS_ARGS := $(wildcard docs/results/*.csv) $(if $(MULTI_GPU_CSVS),--multi-gpu $(MULTI_GPU_CSVS)) --out docs/img
 plots:
