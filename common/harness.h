@@ -235,7 +235,7 @@ timing time_runs_typed(softmax_typed_fn fn, dtype t, void **x, void **y, int set
 void print_row(const char *label, const float *v, int n);
 
 /* Prints the stable softmax of x (n <= 16) step by step on the host, in
- * float32: max, x - max, exp, sum, result (the walk-through of seed 003). */
+ * float32: max, x - max, exp, sum, result (the walk-through of the Triton teaching example). */
 void print_steps(const float *x, int n);
 
 #endif

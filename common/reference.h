@@ -30,7 +30,7 @@ void ref_softmax_masked_row(const float *x, const unsigned char *keep, double *y
 /* log(sum(exp(x))), computed as max + log(sum(exp(x - max))). */
 double ref_logsumexp_row(const float *x, long long n);
 
-/* ---- The online view (seed 002): a row summarised by (m, d) ----------
+/* ---- The online view (the online-softmax tutorial): a row summarised by (m, d) ----------
  * m = running max, d = sum of exp(x - m). The identity is (-inf, 0).
  * Merging is associative and commutative, which is what lets a GPU split
  * a row across threads, warps and blocks in any order. */
@@ -42,7 +42,7 @@ md_state md_identity(void);
 md_state md_push(md_state s, double x);         /* add one element      */
 md_state md_merge(md_state a, md_state b);      /* combine two summaries */
 
-/* The seed 002 algorithms, each producing the full softmax of one row. */
+/* The online-softmax tutorial's algorithms, each producing the full softmax of one row. */
 /* one element at a time, then a normalize pass */
 void ref_online_1d(const float *x, double *y, long long n);
 /* row cut into blocks of `block`: local (m, d) per block, then combined

@@ -236,7 +236,7 @@ def lesson3(out):
     return save(fig, out, "idea-lesson3.png")
 
 
-# ---- lesson 4: warp butterfly, two-level block reduction, seed 001 ---------
+# ---- lesson 4: warp butterfly, two-level block reduction, the attention softmax notes' kernel ---------
 
 def lesson4(out):
     """warp_reduce.h: v op= __shfl_xor_sync(full, v, k), k = 16, 8, 4, 2, 1; block:
@@ -271,7 +271,7 @@ def lesson4(out):
     ax.text(L / 2 - 0.5, -0.55, f"v += __shfl_xor_sync(0xffffffff, v, k): lane i reads lane i ^ k.  "
             f"Red: lane {focus} reads lanes {chain}.\nAfter 5 steps every lane holds the sum (or max) of all 32,"
             " bit for bit the same: no shared memory, no __syncthreads.", ha="center", va="top", fontsize=7.5)
-    ax.set_title("Lesson 4: the warp butterfly, the two-level block reduction, and seed 001's bug", fontsize=10)
+    ax.set_title("Lesson 4: the warp butterfly, the two-level block reduction, and the attention softmax notes' bug", fontsize=10)
 
     # two-level reduction in a block of 256 threads = 8 warps
     bx = fig.add_axes([0.02, 0.02, 0.55, 0.36])
@@ -294,12 +294,12 @@ def lesson4(out):
     for w in range(W):
         arrow(bx, (0.7 + w * 1.2, 2.95), (0.7 + w * 1.2, 2.0), ms=6, lw=0.8, color="#777777")
 
-    # seed 001: only warp 0's result is used
+    # the attention softmax notes' kernel: only warp 0's result is used
     cx = fig.add_axes([0.6, 0.02, 0.39, 0.36])
     cx.set_xlim(0, 6)
     cx.set_ylim(0, 6.2)
     cx.axis("off")
-    cx.text(0.1, 5.95, "Seed 001: only warp 0's result", fontsize=8.5, fontweight="bold", va="top", color=st.WARN)
+    cx.text(0.1, 5.95, "The notes' kernel: only warp 0's result", fontsize=8.5, fontweight="bold", va="top", color=st.WARN)
     for w in range(W):
         ok = w == 0
         box(cx, 0.1 + w * 0.72, 4.3, 0.62, 0.8, fc=st.REG if ok else "#f2f2f2", text=f"w{w}", fs=7,

@@ -1,7 +1,7 @@
-/* Lesson 4: seed 001's kernel must be observed going wrong, and the fixed
+/* Lesson 4: the attention softmax notes' kernel must be observed going wrong, and the fixed
  * kernels must be right.
  *
- *   - seed 001's kernel with one warp per block is right;
+ *   - the attention softmax notes' kernel with one warp per block is right;
  *   - with 64, 256 or 1024 threads it FAILS the check: these tests PASS
  *     when the failure is observed (if the kernel ever passed, the lesson
  *     would be explaining a bug that is not there);
@@ -17,11 +17,11 @@
 #include "../lessons/04_warp/softmax_warp.h"
 #include "../tests/edge_rows.h"
 
-/* Seed 001's kernel as a softmax_fn, for a given block size. */
-static int seed_threads;
-static void seed001(const float *x, float *y, long long rows, long long cols, cudaStream_t s)
+/* The attention softmax notes' kernel as a softmax_fn, for a given block size. */
+static int one_level_threads;
+static void one_level(const float *x, float *y, long long rows, long long cols, cudaStream_t s)
 {
-    softmax_warp_seed001(x, y, rows, cols, seed_threads, s);
+    softmax_warp_one_level(x, y, rows, cols, one_level_threads, s);
 }
 
 /* 1 if the kernel passes the check on rows x cols of normal values. */
@@ -65,8 +65,8 @@ static void check_seed_bug(int have_gpu)
             test_skip(name, "no GPU");
             continue;
         }
-        seed_threads = threads[t];
-        int ok = passes(seed001, 64, 1000, desc, sizeof desc);
+        one_level_threads = threads[t];
+        int ok = passes(one_level, 64, 1000, desc, sizeof desc);
         if (threads[t] == 32) test_expect(ok, name, "%s", desc);
         else test_expect(!ok, name, "the check passed: %s", desc);
     }
@@ -76,12 +76,12 @@ static void check_seed_bug(int have_gpu)
     if (!have_gpu) {
         test_skip(short_name, "no GPU");
     } else {
-        seed_threads = 256;
+        one_level_threads = 256;
         int ok = 1;
         char first[600] = "";
         const long long ns[] = {1, 7, 31, 32};
         for (int i = 0; i < 4; i++) {
-            if (!passes(seed001, 33, ns[i], desc, sizeof desc) && ok) {
+            if (!passes(one_level, 33, ns[i], desc, sizeof desc) && ok) {
                 ok = 0;
                 snprintf(first, sizeof first, "N = %lld: %s", ns[i], desc);
             }
@@ -102,9 +102,9 @@ static void check_seed_bug(int have_gpu)
         test_skip(max_name, "no GPU");
         test_skip(fix_name, "no GPU");
     } else {
-        seed_threads = 256;
+        one_level_threads = 256;
         for (int j = 0; j < n; j++) x[j] = 1.0f;
-        run_row(seed001, x, y, n);
+        run_row(one_level, x, y, n);
         int all = 1;
         for (int j = 0; j < n; j++) all &= y[j] == 1.0f / 128;
         test_expect(all, sum_name, "y[0] = %g, y[1023] = %g", y[0], y[n - 1]);
@@ -114,7 +114,7 @@ static void check_seed_bug(int have_gpu)
 
         for (int j = 0; j < n; j++) x[j] = 0.0f;
         x[40] = 100.0f;
-        run_row(seed001, x, y, n);
+        run_row(one_level, x, y, n);
         test_expect(isinf(y[40]) && y[40] > 0, max_name, "y[40] = %g", y[40]);
         run_row(softmax_warp, x, y, n);
         fixed &= verify_element(y[40], 1.0, verify_rtol(n));

@@ -15,7 +15,7 @@
 #include "test_reference_cases.h"
 #include "test_reference_training.h"
 
-/* ---- seed 003's worked examples --------------------------------------------- */
+/* ---- the Triton teaching example's worked examples ------------------------ */
 
 static void check_values(const char *name, const float *x, long long n, const double *expect)
 {
@@ -34,11 +34,11 @@ static void test_worked_examples(void)
 {
     const float a[4] = {1, 2, 3, 4};
     const double ya[4] = {0.0321, 0.0871, 0.2369, 0.6439};
-    check_values("reference: softmax of [1, 2, 3, 4] is 0.0321, 0.0871, 0.2369, 0.6439 (seed 003)", a, 4, ya);
+    check_values("reference: softmax of [1, 2, 3, 4] is 0.0321, 0.0871, 0.2369, 0.6439 (worked example)", a, 4, ya);
 
     const double yb[3] = {0.0900, 0.2447, 0.6652};
     const float b[3] = {1000, 1001, 1002};
-    check_values("reference: softmax of [1000, 1001, 1002] is 0.0900, 0.2447, 0.6652 (seed 003)", b, 3, yb);
+    check_values("reference: softmax of [1000, 1001, 1002] is 0.0900, 0.2447, 0.6652 (worked example)", b, 3, yb);
     const float c[3] = {800, 801, 802};
     check_values("reference: stable softmax of [800, 801, 802] is 0.0900, 0.2447, 0.6652", c, 3, yb);
 

@@ -1,5 +1,5 @@
 /* Taught in lesson 8. Path 4 of the row engine: each row split over many
- * blocks, read twice (seed 002's block softmax; lessons/08_fastest/README.md,
+ * blocks, read twice (the online-softmax tutorial's block softmax; lessons/08_fastest/README.md,
  * "Path 4"). The path for what no other holds: rows longer than the whole
  * GPU keeps on chip (above 8.6 M floats on an H100). 2 reads + 1 write: at
  * most 67 % of copy, a little more with the second read partly served from

@@ -13,7 +13,7 @@
 #include "fastest_device.cuh"
 #include "fastest_paths.h"
 
-/* ---- path 4: a row split over many blocks (seed 002's block softmax) ------
+/* ---- path 4: a row split over many blocks (the online-softmax tutorial's block softmax) ------
  * Kernel 1: block b summarises piece b % splits of row b / splits,
  * FX_SPLIT_FPT floats per thread in flight, into work[b]. Kernel 2: every
  * block of a row merges the row's `splits` states (same threads, same

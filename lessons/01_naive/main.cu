@@ -18,7 +18,7 @@ int main(int argc, char **argv)
     options o;
     lesson_init(&LESSON, &o, argc, argv);
 
-    printf("Softmax step by step on the host (seed 003's example)\n");
+    printf("Softmax step by step on the host (the worked example of the Triton teaching example)\n");
     const float small[4] = {1, 2, 3, 4};
     print_steps(small, 4);
     float y[4];

@@ -47,7 +47,8 @@ int main(int argc, char **argv)
     float y[4];
     const float small[4] = {1, 2, 3, 4};
     lesson_run_small(&LESSON, small, y, 1, 4);
-    printf("The kernel on seed 003's examples (252 of the 256 threads have no element here)\n");
+    printf("The kernel on the Triton teaching example's worked examples "
+           "(252 of the 256 threads have no element here)\n");
     print_row("[1, 2, 3, 4]", y, 4);
     const float big[3] = {1000, 1001, 1002};
     lesson_run_small(&LESSON, big, y, 1, 3);

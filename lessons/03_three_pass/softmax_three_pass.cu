@@ -1,4 +1,4 @@
-/* Lesson 3: one block per row, three passes over the row (seed 000's
+/* Lesson 3: one block per row, three passes over the row (the Triton softmax notes'
  * three-pass softmax, written for CUDA):
  *
  *   1. each thread takes the max of its share of the row; the block

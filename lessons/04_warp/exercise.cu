@@ -1,7 +1,7 @@
-/* Exercise 4: fix seed 001's kernel.
+/* Exercise 4: fix the attention softmax notes' kernel.
  *
- * Below is seed 001's kernel as lesson 4 shows it (softmax_warp.cu,
- * softmax_warp_seed001). It is right with 32 threads per block and wrong
+ * Below is the attention softmax notes' kernel as lesson 4 shows it (softmax_warp.cu,
+ * softmax_warp_one_level). It is right with 32 threads per block and wrong
  * with more: after warp_max, lane 0 of every warp holds its warp's max, but
  * only thread 0 publishes one, so the other warps' values are lost; the sum
  * has the same problem.

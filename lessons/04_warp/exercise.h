@@ -1,4 +1,4 @@
-/* Exercise 4: fix seed 001's warp-reduction kernel. */
+/* Exercise 4: fix the attention softmax notes' warp-reduction kernel. */
 #ifndef LESSON04_EXERCISE_H
 #define LESSON04_EXERCISE_H
 #include <cuda_runtime.h>

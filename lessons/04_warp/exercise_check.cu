@@ -20,7 +20,7 @@ int main(void)
     const long long shapes[][2] = {{1, 1}, {5, 31}, {3, 33}, {64, 1000}, {7, 1025}, {2, 4099}};
     const input_kind kinds[] = {INPUT_NORMAL, INPUT_SPECIAL};
     int solved = 1;
-    printf("Exercise 4: seed 001's kernel, fixed for blocks of more than one warp\n");
+    printf("Exercise 4: the attention softmax notes' kernel, fixed for blocks of more than one warp\n");
     for (int t = 0; t < 5; t++) {
         int ok_all = 1;
         char first_bad[600] = "";

@@ -1,4 +1,4 @@
-/* Lesson 4 program: seed 001's kernel going wrong as soon as a block has
+/* Lesson 4 program: the attention softmax notes' kernel going wrong as soon as a block has
  * more than one warp, the fixed kernel on the same rows, then the timing
  * of the three correct variants (one block per row with 256 and with 1024
  * threads, one warp per row). */
@@ -33,7 +33,7 @@ static const lesson LESSON_PER_ROW = {
 
 #define DEMO_N 1024
 
-/* Runs seed 001's kernel (threads > 0) or the fixed one (threads == 0) on
+/* Runs the attention softmax notes' kernel (threads > 0) or the fixed one (threads == 0) on
  * one row of DEMO_N floats. */
 static void run_row(const float *x, float *y, int threads)
 {
@@ -43,7 +43,7 @@ static void run_row(const float *x, float *y, int threads)
     CUDA_CHECK(cudaMalloc(&dy, bytes));
     CUDA_CHECK(cudaMemcpy(dx, x, bytes, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemset(dy, 0xFF, bytes));
-    if (threads) softmax_warp_seed001(dx, dy, 1, DEMO_N, threads, 0);
+    if (threads) softmax_warp_one_level(dx, dy, 1, DEMO_N, threads, 0);
     else softmax_warp(dx, dy, 1, DEMO_N, 0);
     CUDA_CHECK(cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaFree(dx));

@@ -1,5 +1,5 @@
 /* Lesson 4: lesson 3's three passes with warp-shuffle reductions, in two
- * layouts, and seed 001's kernel with its bug.
+ * layouts, and the attention softmax notes' kernel with its bug.
  *
  *   softmax_warp           one block of 256 threads per row: each thread
  *                          loops over its share of the row, as in lesson 3;
@@ -10,8 +10,9 @@
  *   softmax_warp_per_row   one warp per row, 8 rows per block: no shared
  *                          memory and no __syncthreads at all; for short
  *                          rows, where most of a 256-thread block would idle
- *   softmax_warp_seed001   seed 001's kernel (rewritten, same structure, same
- *                          bug): right only for blocks of 32 threads
+ *   softmax_warp_one_level  the attention softmax notes' kernel (rewritten,
+ *                          same structure, same bug): right only for
+ *                          blocks of 32 threads
  *
  * Traffic of the first three: 3 reads + 1 write, as in lesson 3. */
 #include <math.h>
@@ -118,9 +119,9 @@ void softmax_warp_per_row(const float *x, float *y, long long rows, long long co
     CUDA_CHECK_LAUNCH();
 }
 
-/* ---- seed 001's kernel, bug included -------------------------------------- */
+/* ---- the attention softmax notes' kernel, bug included ------------------ */
 
-/* The structure of seed 001's CUDA kernel: warp-shuffle max, then thread 0
+/* The structure of the attention softmax notes' CUDA kernel: warp-shuffle max, then thread 0
  * alone publishes it; exp written to y and summed; thread 0 publishes the
  * sum; y rescaled in place. Two changes only, so that the one bug left is
  * the lesson's: 64-bit offsets (the seed's int row * seq_len wraps past
@@ -134,7 +135,7 @@ void softmax_warp_per_row(const float *x, float *y, long long rows, long long co
  * more, and cols > 32, the outputs no longer sum to 1 (lesson 4's README and
  * tests/test_lesson4.cu show by how much). It also moves 3 reads + 2
  * writes = 20 bytes per element: y is written, read back and written again. */
-__global__ void softmax_warp_seed001_kernel(const float *x, float *y, long long cols)
+__global__ void softmax_warp_one_level_kernel(const float *x, float *y, long long cols)
 {
     __shared__ float row_max, row_sum;
     const float *xr = x + (long long)blockIdx.x * cols;
@@ -161,10 +162,10 @@ __global__ void softmax_warp_seed001_kernel(const float *x, float *y, long long 
     for (long long j = threadIdx.x; j < cols; j += blockDim.x) yr[j] *= inv;
 }
 
-void softmax_warp_seed001(const float *x, float *y, long long rows, long long cols, int threads,
+void softmax_warp_one_level(const float *x, float *y, long long rows, long long cols, int threads,
                           cudaStream_t stream)
 {
     if (rows < 1 || cols < 1) return;
-    softmax_warp_seed001_kernel<<<(unsigned)rows, threads, 0, stream>>>(x, y, cols);
+    softmax_warp_one_level_kernel<<<(unsigned)rows, threads, 0, stream>>>(x, y, cols);
     CUDA_CHECK_LAUNCH();
 }

@@ -1,4 +1,4 @@
-/* Lesson 4: warp-shuffle reductions; seed 001's kernel and its fix. */
+/* Lesson 4: warp-shuffle reductions; the attention softmax notes' kernel and its fix. */
 #ifndef LESSON04_SOFTMAX_WARP_H
 #define LESSON04_SOFTMAX_WARP_H
 #include <cuda_runtime.h>
@@ -18,10 +18,10 @@ void softmax_warp_1024(const float *x, float *y, long long rows, long long cols,
 void softmax_warp_per_row(const float *x, float *y, long long rows, long long cols,
                           cudaStream_t stream);
 
-/* Seed 001's kernel with `threads` threads per block (a multiple of 32, at
+/* The attention softmax notes' kernel with `threads` threads per block (a multiple of 32, at
  * most 1024). WRONG whenever threads > 32 and cols > 32: only warp 0's max
  * and sum are used. Kept to be shown and tested, not used. */
-void softmax_warp_seed001(const float *x, float *y, long long rows, long long cols, int threads,
+void softmax_warp_one_level(const float *x, float *y, long long rows, long long cols, int threads,
                           cudaStream_t stream);
 
 #endif

@@ -16,7 +16,7 @@
  * A block is reduced in two levels: every warp reduces its 32 values by
  * shuffles; lane 0 of each warp puts its warp's result in shared memory;
  * one __syncthreads; then every warp reads all the warps' results and
- * reduces them by shuffles again. Seed 001's kernel stops after the first
+ * reduces them by shuffles again. The attention softmax notes' kernel stops after the first
  * level (softmax_warp.cu). C++ templates because the number of warps must
  * be a compile-time constant. */
 #ifndef LESSON04_WARP_REDUCE_H

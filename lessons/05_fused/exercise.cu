@@ -1,4 +1,4 @@
-/* Exercise 5: column-wise softmax (seed 003's third exercise).
+/* Exercise 5: column-wise softmax (the Triton teaching example's third exercise).
  *
  * torch.softmax(x, dim=0): each COLUMN of a rows x cols matrix becomes a
  * probability distribution. The elements of a column are `cols` floats

@@ -1,4 +1,4 @@
-/* Lesson 5: the fused softmax (seed 004's one-row-per-block kernel, in CUDA).
+/* Lesson 5: the fused softmax (the fused-kernel walkthrough's one-row-per-block kernel, in CUDA).
  *
  * Lessons 1-4 read every element of a row several times from global
  * memory: once for the max, once for the sum, once more to write the

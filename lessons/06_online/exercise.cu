@@ -1,7 +1,7 @@
 /* Exercise 6: split each row across `splits` blocks and merge their (m, d).
  *
  * Lessons 5 and 6 give each row to one block, so a single long row keeps
- * one SM busy out of 132. Seed 002's "block softmax" shows the way out:
+ * one SM busy out of 132. The online-softmax tutorial's "block softmax" shows the way out:
  * cut the row into segments, summarise each segment by its own (m, d), then
  * combine the summaries. On a GPU that is two kernels:
  *

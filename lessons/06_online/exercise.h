@@ -1,4 +1,4 @@
-/* Exercise 6: one row split across several blocks (seed 002's block
+/* Exercise 6: one row split across several blocks (the online-softmax tutorial's block
  * softmax on a GPU). */
 #ifndef LESSON06_EXERCISE_H
 #define LESSON06_EXERCISE_H

@@ -14,7 +14,7 @@ static const lesson LESSON = {
     16384, 4096,
 };
 
-/* Seed 002's one-element-at-a-time update, in float32 on the host. */
+/* The online-softmax tutorial's one-element-at-a-time update, in float32 on the host. */
 static void show_steps(const float *x, int n)
 {
     online_md s = online_md_identity();
@@ -79,7 +79,7 @@ int main(int argc, char **argv)
     options o;
     lesson_init(&LESSON, &o, argc, argv);
 
-    printf("The running state (m, d) on seed 003's [1, 2, 3, 4], one element at a time\n");
+    printf("The running state (m, d) on the Triton teaching example's [1, 2, 3, 4], one element at a time\n");
     const float small[4] = {1, 2, 3, 4};
     show_steps(small, 4);
     printf("\nand on [1000, 1001, 1002]: d never holds more than the count of elements\n");

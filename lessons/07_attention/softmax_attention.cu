@@ -1,4 +1,4 @@
-/* Lesson 7: the softmax of attention scores (seed 001's scaled, masked and
+/* Lesson 7: the softmax of attention scores (the attention softmax notes' scaled, masked and
  * causal variants), built on lesson 5's fused row.
  *
  * An attention layer computes scores x = Q K^T for every query (a row) and
@@ -212,7 +212,7 @@ __global__ void __launch_bounds__(BLOCK) attn_registers_kernel(row_args a)
  * per thread, lesson 6's (m, d) with the scale inside the exponent:
  *     m = max of the raw values seen,  d = sum of exp((v - m) * scale),
  * rescaled by exp((m_old - m_new) * scale) when m grows. The block then
- * combines its threads' states the way seed 002's block softmax does: the
+ * combines its threads' states the way the online-softmax tutorial's block softmax does: the
  * row's max M is the max of the m's (one reduction), each d is rescaled to
  * M and the rescaled d's are summed (a second reduction). Lesson 6's
  * pairwise merge (online_md_merge) would do the same, but it knows nothing

@@ -1,4 +1,4 @@
-/* Lesson 11: softmax across GPUs (seed 002's merge of (m, d) states, over
+/* Lesson 11: softmax across GPUs (the online-softmax tutorial's merge of (m, d) states, over
  * NCCL).
  *
  * Each of K GPUs (ranks) holds columns [split_begin(N, k, K),

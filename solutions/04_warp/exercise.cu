@@ -1,4 +1,4 @@
-/* Solution to exercise 4: the second level seed 001 lacks. Lane 0 of
+/* Solution to exercise 4: the second level the attention softmax notes' kernel lacks. Lane 0 of
  * every warp writes its warp's result to shared memory; after one
  * __syncthreads, every warp reads all of them and reduces them with
  * shuffles again, so every thread gets the row's max (then sum).
@@ -10,7 +10,7 @@
  *     warp_maxes when a faster one writes its sum; with one array that
  *     would need a second __syncthreads.
  *
- * Seed 001's other cost is left as it was, to keep the fix to the bug: y
+ * The attention softmax notes' other cost is left as it was, to keep the fix to the bug: y
  * is written, read back and rescaled, 20 bytes per element instead of
  * lesson 4's 16 (softmax_warp recomputes exp in the last pass instead). */
 #include <math.h>

@@ -1,4 +1,4 @@
-/* Solution to exercise 6: seed 002's block softmax on a GPU.
+/* Solution to exercise 6: the online-softmax tutorial's block softmax on a GPU.
  *
  * The second kernel merges the row's `splits` states, in order, starting
  * from the identity (-inf, 0). Every thread of the block does the same few
