@@ -2,6 +2,7 @@
 # Runs each test command given as an argument, shows its output, and counts
 # the lines that start with PASS, FAIL or SKIP. A command that exits non-zero
 # without printing a FAIL line counts as one failure (a crash, say).
+# After each command's output, a line "-- COMMAND: N s" (its wall time).
 # Ends with "N passed, N failed, N skipped"; exit status 1 on any failure.
 # TEST_JOBS=J runs up to J commands at once (default 1); the outputs still
 # come in the order of the arguments, each whole. The Makefile sets it for
@@ -17,8 +18,11 @@ passed=0 failed=0 skipped=0
 # Command i's output and exit status, in $dir/i.out and $dir/i.status (the
 # status file appears whole, once the command has ended).
 run_one() {
+    local t0=$SECONDS
     bash -c "$2" >"$dir/$1.out" 2>&1
-    echo $? >"$dir/$1.tmp" && mv "$dir/$1.tmp" "$dir/$1.status"
+    local st=$?
+    echo $((SECONDS - t0)) >"$dir/$1.time"
+    echo $st >"$dir/$1.tmp" && mv "$dir/$1.tmp" "$dir/$1.status"
 }
 
 # Shows command i's output and adds up its lines.
@@ -36,6 +40,8 @@ report() {
         f=1
     fi
     passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+    # how long it took: where CI's minutes go
+    echo "-- ${cmd%% *}: $(cat "$dir/$1.time") s"
 }
 
 cmds=("$@")
