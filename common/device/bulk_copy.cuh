@@ -25,10 +25,10 @@
  * lets FX_BULK_PER_SM of them share an SM (64 KB on the H100 and the
  * H200), loaded in FX_BULK_CHUNKS bulk copies. Picked from a sweep of
  * piece size, threads and chunks on both GPUs, float16 and float32
- * (docs/lesson8-paths.md, "Path 3b"): 3 CTAs per SM keep DRAM busy through
- * each other's waits, where 128 KB pieces (1 per SM) are 3 to 9 points of
- * the copy slower; 32 KB pieces, 512 threads or 16 chunks are slower too
- * (docs/experiments/rows-bulk-path.md).
+ * (docs/experiments/rows-bulk-path.md): 3 CTAs per SM keep DRAM busy
+ * through each other's waits, where 128 KB pieces (1 per SM) are 3 to 9
+ * points of the copy slower; 32 KB pieces, 512 threads or 16 chunks are
+ * slower too.
  * Clusters of at most 8 CTAs (portable sizes): in clusters of 16,
  * compute-sanitizer's synccheck reports "Missing wait" on the first
  * barrier of CTAs of rank 8 and 9, which clusters of 8 never do, and which

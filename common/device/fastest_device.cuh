@@ -152,8 +152,8 @@ __device__ __forceinline__ unsigned fx_max2(unsigned a, unsigned b, const __nv_b
  * speed a kernel does the same work per element in half the time; paths 3
  * and 3g take exp twice per element of their shared-memory part (for the
  * state, then for the output), and with expf their 16-bit kernels are
- * limited by instruction issue, not memory (lessons/09_half/README.md,
- * "Long rows"). __expf's relative error, about |x| 2^-24 (the rounding of
+ * limited by instruction issue, not memory
+ * (docs/experiments/lessons-half-long-rows.md). __expf's relative error, about |x| 2^-24 (the rounding of
  * x log2 e) + 2^-22, is under 6e-6 for |x| < 88, far below the 16-bit
  * output's rounding (2^-11, 2^-8).
  * Written as inline PTX ex2.approx.ftz: __expf itself, without nvcc's

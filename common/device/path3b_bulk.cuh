@@ -184,7 +184,7 @@ static long long fx_bulk_resident(K k, long long piece)
  * plan runs before every launch. Float rows past a cluster keep paths 3
  * and 3g: their threads' loads keep up with DRAM (a float byte carries
  * half the elements to fold), and bulk-loaded pieces lost 3-6 points of
- * the copy there (lessons/09_half/README.md). */
+ * the copy there (docs/experiments/lessons-half-long-rows.md). */
 template <class OP, class T>
 static int fx_bulk_shape_op(long long cols, int *c_out, long long *seg_out)
 {

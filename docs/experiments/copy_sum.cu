@@ -1,7 +1,7 @@
-/* An experiment, not a kernel of the course (lesson 10's README, "What
- * one number from every row costs"): what one number reduced over the
- * whole matrix costs a kernel as short as a 2 MiB copy. The fused
- * classifier must write its gradient (a copy's bytes) and the reduced loss (one float
+/* An experiment, not a kernel of the course
+ * (docs/experiments/training-classifier-loss-end.md): what one number
+ * reduced over the whole matrix costs a kernel as short as a 2 MiB copy.
+ * The fused classifier must write its gradient (a copy's bytes) and the reduced loss (one float
  * that depends on every row). Here the same shape of work without the
  * softmax: a copy kernel, one warp per row of 512 floats (lesson 10's
  * register class for N = 512: 16 floats a thread, four rows a block of

@@ -1,6 +1,6 @@
-/* An experiment, not a kernel of the course (lesson 8's README, "On the
- * H200"): keep a long row in L2 instead of on chip. Two passes, as
- * path 4, but the second reads what the first read a moment ago, so
+/* An experiment, not a kernel of the course
+ * (docs/experiments/rows-long-rows-h200.md holds its results): keep a long
+ * row in L2 instead of on chip. Two passes, as path 4, but the second reads what the first read a moment ago, so
  * that it comes from L2 and DRAM sees 1 read + 1 write per element.
  *
  * Persistent CTAs draw tickets t = 0 .. G + D - 1 over the G chunks of

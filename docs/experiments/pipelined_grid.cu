@@ -1,5 +1,6 @@
-/* An experiment, not a kernel of the course (lesson 8's README, "On the
- * H200"): persistent CTAs that keep loads in flight while they wait.
+/* An experiment, not a kernel of the course
+ * (docs/experiments/rows-long-rows-h200.md holds its results): persistent
+ * CTAs that keep loads in flight while they wait.
  * Each CTA of a group of P owns piece `piece` of rows g, g + groups, ...;
  * it streams its next pieces into shared memory with cp.async (STAGES
  * buffers) while it trades (m, d) states with the group through global
