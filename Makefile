@@ -79,7 +79,11 @@ EMU_TEST_LINE = kernels run on the CPU emulator ($(if $(GPU_CC),EMU=1,no GPU fou
 .PHONY: all help lessons test test-large test-mutants bench plots tables check-texts venv sanitize clean FORCE $(LESSON_NUMS:%=lesson%) $(LESSON_NUMS:%=exercise%)
 .DEFAULT_GOAL := help
 
-all: $(LESSON_NUMS:%=$(BUILD)/lesson%) $(CPU_TESTS:%=$(BUILD)/tests/%) $(GPU_TESTS:%=$(BUILD)/tests/%) \
+# The lessons' kernel objects first, the last lessons' first: lesson 10's
+# take nvcc a minute each, and begun last they would leave one core idle at
+# the end of a parallel build.
+reverse = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
+all: $(call reverse,$(KERNEL_OBJS)) $(LESSON_NUMS:%=$(BUILD)/lesson%) $(CPU_TESTS:%=$(BUILD)/tests/%) $(GPU_TESTS:%=$(BUILD)/tests/%) \
      $(LESSON_NUMS:%=$(BUILD)/exercise%) $(LESSON_NUMS:%=$(BUILD)/solution%) $(BUILD)/bench \
      $(BUILD)/odd_shapes $(BUILD)/large $(EXPERIMENTS:%=$(BUILD)/experiments/%) \
      $(if $(TEST_EMU),emu,$(EMU_SELF_TEST)) $(EMU_NATIVE_TEST)
