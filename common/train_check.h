@@ -89,9 +89,9 @@ static inline void train_report_add(train_report *r, const char *what, long long
  * "... over 1024 sampled rows", and the first bad element. */
 static inline void train_describe(const train_report *r, long long rows, long long cols, char *buf, size_t len)
 {
-    int k = r->per_row ? snprintf(buf, len, "max abs err %.2g, max rel err %.2g over every row's loss (%lld rows of "
+    int k = r->per_row ? snprintf(buf, len, "max abs err %.1e, max rel err %.1e over every row's loss (%lld rows of "
                                   "%lld)", r->max_abs, r->max_rel, rows, cols)
-                       : snprintf(buf, len, "max abs err %.2g, max rel err %.2g over %s (%lld x %lld)", r->max_abs,
+                       : snprintf(buf, len, "max abs err %.1e, max rel err %.1e over %s (%lld x %lld)", r->max_abs,
                                   r->max_rel, r->sampled ? "sampled rows" : "every element",
                                   r->sampled ? r->rows_checked : rows, cols);
     if (r->bad && k > 0 && (size_t)k < len)
