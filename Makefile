@@ -64,8 +64,11 @@ KERNEL_OBJS := $(foreach d,$(LESSON_DIRS),$(call KERNEL_OBJ,$(d)))
 EXPERIMENTS := $(basename $(notdir $(wildcard docs/experiments/*.cu)))
 
 # Shape shared by `make lessons` for its comparison table: 2^26 floats,
-# 256 MiB per tensor, far above any L2.
+# 256 MiB per tensor, far above any L2. On the CPU emulator (EMU=1), which
+# times nothing, rows as long (each lesson takes the same path through its
+# kernels) but 16 times fewer: all eleven in about 12 s on 2 cores.
 COMPARE_ARGS ?= --rows 16384 --cols 4096
+EMU_COMPARE_ARGS ?= --rows 1024 --cols 4096
 
 # The CPU emulator (common/emu, docs/emulator.md): EMU=1 builds the programs
 # with g++ and runs their kernels on the CPU; `make test` does so by itself
@@ -76,17 +79,22 @@ include common/emu/emu.mk
 EMU_TEST_LINE = kernels run on the CPU emulator ($(if $(GPU_CC),EMU=1,no GPU found)): the GPU tests, \
   lessons and exercises are built by g++ against common/emu and checked at the same shapes as on a GPU; no timings
 
-.PHONY: all help lessons test test-large test-mutants bench plots tables check-texts venv sanitize clean FORCE $(LESSON_NUMS:%=lesson%) $(LESSON_NUMS:%=exercise%)
+.PHONY: all all-targets help lessons test test-large test-mutants bench plots tables check-texts venv sanitize clean FORCE $(LESSON_NUMS:%=lesson%) $(LESSON_NUMS:%=exercise%)
 .DEFAULT_GOAL := help
 
-# The lessons' kernel objects first, the last lessons' first: lesson 10's
-# take nvcc a minute each, and begun last they would leave one core idle at
-# the end of a parallel build.
+# Everything `make test` needs: the nvcc programs and, without a GPU or with
+# EMU=1, the emulator's. `make all EMU=1` builds the emulator's only (and
+# the plain C tests): on a machine without a GPU the nvcc programs could
+# only say so and exit.
+# The lessons' kernel objects come first, the last lessons' first: lesson
+# 10's take nvcc a minute each, and begun last they would leave one core
+# idle at the end of a parallel build.
 reverse = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
-all: $(call reverse,$(KERNEL_OBJS)) $(LESSON_NUMS:%=$(BUILD)/lesson%) $(CPU_TESTS:%=$(BUILD)/tests/%) $(GPU_TESTS:%=$(BUILD)/tests/%) \
+all-targets: $(call reverse,$(KERNEL_OBJS)) $(LESSON_NUMS:%=$(BUILD)/lesson%) $(CPU_TESTS:%=$(BUILD)/tests/%) $(GPU_TESTS:%=$(BUILD)/tests/%) \
      $(LESSON_NUMS:%=$(BUILD)/exercise%) $(LESSON_NUMS:%=$(BUILD)/solution%) $(BUILD)/bench \
      $(BUILD)/odd_shapes $(BUILD)/large $(EXPERIMENTS:%=$(BUILD)/experiments/%) \
      $(if $(TEST_EMU),emu,$(EMU_SELF_TEST)) $(EMU_NATIVE_TEST)
+all: $(if $(filter 1,$(EMU)),emu $(CPU_TESTS:%=$(BUILD)/tests/%),all-targets)
 
 help:
 	@echo "Softmax, from naive to fastest. Targets:"
@@ -105,8 +113,12 @@ help:
 	@echo "  make all          build everything without running it"
 	@echo "  make clean        remove $(BUILD)/"
 	@echo "  make help         this list"
-	@echo "  make lessonN EMU=1    lesson N on the CPU emulator (no GPU needed): the checks, no timings; also exerciseN"
-	@echo "  make test EMU=1   the GPU tests on the CPU emulator even with a GPU (the default without one)"
+	@echo "Without a GPU: the CPU emulator (common/emu) runs the same kernels on the CPU, checked but not timed:"
+	@echo "  make lessons EMU=1    every lesson's demos and checks at $(EMU_COMPARE_ARGS), then their table"
+	@echo "  make lessonN EMU=1    lesson N on the emulator; ARGS as above; make exerciseN EMU=1 checks your exercise"
+	@echo "  make test         finds no GPU and runs the GPU tests, lessons and exercises on the emulator"
+	@echo "  make all EMU=1    build the emulator's programs only (make emu: the same, without the plain C tests)"
+	@echo "  make test EMU=1   the GPU tests on the CPU emulator even with a GPU"
 	@echo "  make test-asan    the GPU tests and the emulator's own tests on the CPU emulator under AddressSanitizer"
 	@echo "  make test-mutants apply each bug of tests/mutants.txt to a copy of the tree and report which tests catch it (CPU emulator, about 90 min on 2 cores)"
 	@echo "Lessons: $(LESSON_DIRS)"
@@ -176,12 +188,16 @@ nccl-missing:
 endif
 $(EMU_DIR)/lesson11: $(EMU_DIR)/obj/lessons/11_multi_gpu/split_comm_nccl.o
 
-lessons: $(LESSON_NUMS:%=$(BUILD)/lesson%)
-	@rm -f $(BUILD)/lessons.csv
+# EMU=1: the emulator's programs at EMU_COMPARE_ARGS, their checks in the
+# table (tests/compare.awk: no timings); build/emu/lessons.csv.
+LESSONS_DIR  := $(if $(filter 1,$(EMU)),$(EMU_DIR),$(BUILD))
+LESSONS_ARGS := $(if $(filter 1,$(EMU)),$(EMU_COMPARE_ARGS),$(COMPARE_ARGS))
+lessons: $(LESSON_NUMS:%=$(LESSONS_DIR)/lesson%)
+	@rm -f $(LESSONS_DIR)/lessons.csv
 	@set -e; for n in $(LESSON_NUMS); do \
-	  echo "==================== make lesson$$n ARGS=\"$(COMPARE_ARGS)\""; \
-	  $(BUILD)/lesson$$n $(COMPARE_ARGS) --csv $(BUILD)/lessons.csv; echo; done
-	@awk -f tests/compare.awk $(BUILD)/lessons.csv
+	  echo "==================== make lesson$$n$(if $(filter 1,$(EMU)), EMU=1) ARGS=\"$(LESSONS_ARGS)\""; \
+	  $(LESSONS_DIR)/lesson$$n $(LESSONS_ARGS) --csv $(LESSONS_DIR)/lessons.csv; echo; done
+	@awk -f tests/compare.awk $(LESSONS_DIR)/lessons.csv
 
 # ---- tests ---------------------------------------------------------------------------
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(COMMON_C:%=$(BUILD)/common/%.o)
@@ -270,7 +286,7 @@ check-texts:
 
 # On the CPU emulator (one core per program) the test programs run NPROC
 # at a time; on a GPU, one at a time (tests/run.sh, TEST_JOBS).
-test: all
+test: all-targets
 	@$(if $(TEST_EMU),echo "$(EMU_TEST_LINE)";) \
 	TEST_JOBS=$(if $(TEST_EMU),$(NPROC),1) tests/run.sh $(CPU_TESTS:%=$(BUILD)/tests/%) \
 	  $(if $(TEST_EMU),$(EMU_GPU_TESTS),$(GPU_TESTS:%=$(BUILD)/tests/%)) $(EMU_SELF_TEST) $(EMU_NATIVE_TEST) \

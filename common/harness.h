@@ -148,7 +148,8 @@ void lesson_print_header(const lesson *l, const options *o, const provenance *p,
 
 /* Appends one CSV row (with the header first if the file is empty):
  * lesson, name, shape, times, GB/s, % of copy, bytes per element, verified,
- * provenance, commit. Exits 2 with one line if the file cannot be written. */
+ * provenance, commit. Exits 2 with one line if the file cannot be written.
+ * On the CPU emulator the timing columns are left empty: it times nothing. */
 void csv_append(const char *path, int lesson_number, const char *name, long long rows,
                 long long cols, const timing *t, const timing *copy, double bytes_per_elem,
                 const char *verified, const provenance *p);

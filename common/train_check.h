@@ -43,10 +43,13 @@ typedef struct {
     int sampled;
     int per_row;               /* one value per row compared (the loss)  */
     double max_abs;            /* over finite references                 */
+    double max_rel;            /* over references above their atol: where
+                                  the relative part of the rule decides  */
     long long bad_row, bad_col; /* first bad element, or -1               */
     float bad_got;
     double bad_want;
     const char *what;          /* which output the first bad one is in   */
+    verify_wrong wrong;        /* the first few bad ones, for checkers   */
 } train_report;
 
 static inline void train_report_init(train_report *r)
@@ -66,8 +69,13 @@ static inline void train_report_add(train_report *r, const char *what, long long
 {
     const int ok = train_element_ok(got, want, rtol, atol);
     r->checked++;
-    if (isfinite(want) && isfinite(got) && fabs(got - want) > r->max_abs) r->max_abs = fabs(got - want);
+    if (isfinite(want) && isfinite(got)) {
+        const double err = fabs(got - want);
+        if (err > r->max_abs) r->max_abs = err;
+        if (fabs(want) > atol && err / fabs(want) > r->max_rel) r->max_rel = err / fabs(want);
+    }
     if (ok) return;
+    verify_wrong_add(&r->wrong, row, col, want, got);
     if (r->bad++ == 0) {
         r->bad_row = row;
         r->bad_col = col;
@@ -77,18 +85,31 @@ static inline void train_report_add(train_report *r, const char *what, long long
     }
 }
 
-/* "max abs err 1.2e-07 over every element (4 x 8)" or "... over 1024
- * sampled rows", and the first bad element. */
+/* "max abs err 1.2e-07, max rel err 3.4e-07 over every element (4 x 8)" or
+ * "... over 1024 sampled rows", and the first bad element. */
 static inline void train_describe(const train_report *r, long long rows, long long cols, char *buf, size_t len)
 {
-    int k = r->per_row ? snprintf(buf, len, "max abs err %.2g over every row's loss (%lld rows of %lld)", r->max_abs,
-                                  rows, cols)
-                       : snprintf(buf, len, "max abs err %.2g over %s (%lld x %lld)", r->max_abs,
-                                  r->sampled ? "sampled rows" : "every element", r->sampled ? r->rows_checked : rows,
-                                  cols);
+    int k = r->per_row ? snprintf(buf, len, "max abs err %.1e, max rel err %.1e over every row's loss (%lld rows of "
+                                  "%lld)", r->max_abs, r->max_rel, rows, cols)
+                       : snprintf(buf, len, "max abs err %.1e, max rel err %.1e over %s (%lld x %lld)", r->max_abs,
+                                  r->max_rel, r->sampled ? "sampled rows" : "every element",
+                                  r->sampled ? r->rows_checked : rows, cols);
     if (r->bad && k > 0 && (size_t)k < len)
         snprintf(buf + k, len - (size_t)k, "; %lld bad, first %s[%lld][%lld] = %.9g, want %.12g", r->bad, r->what,
                  r->bad_row, r->bad_col, r->bad_got, r->bad_want);
+}
+
+/* A checker's verdict on one case of rows x cols: "  ok   what: ..." or
+ * "  BAD  what: ...", then the first wrong elements. Returns 1 if none. */
+static inline int train_print_check(const char *what, train_report *r, long long rows, long long cols)
+{
+    char desc[400];
+    train_describe(r, rows, cols, desc, sizeof desc);
+    printf("  %-4s %s: %s\n", r->bad ? "BAD" : "ok", what, desc);
+    r->wrong.rows = rows;
+    r->wrong.cols = cols;
+    verify_wrong_print(&r->wrong, r->what ? r->what : "the output", "       ");
+    return r->bad == 0;
 }
 
 /* ---- the four checks; each returns 1 when everything compared passes ---- */

@@ -99,6 +99,7 @@ int verify_softmax_atol(const float *x, const float *y, long long rows, long lon
     r->rows = rows;
     r->cols = cols;
     r->bad_row = r->bad_col = -1;
+    verify_wrong_init(&r->wrong, rows, cols);
     if (rows < 1 || cols < 1) return 1;
 
     long long count = verify_row_count(rows, cols);
@@ -115,6 +116,7 @@ int verify_softmax_atol(const float *x, const float *y, long long rows, long lon
         ref(xi, want, cols, ctx);
         for (long long j = 0; j < cols; j++) {
             if (!verify_element_atol(yi[j], want[j], rtol, atol)) {
+                verify_wrong_add(&r->wrong, i, j, want[j], yi[j]);
                 if (r->bad++ == 0) {
                     r->bad_row = i;
                     r->bad_col = j;
@@ -136,6 +138,75 @@ int verify_softmax_atol(const float *x, const float *y, long long rows, long lon
     }
     free(want);
     return r->bad == 0;
+}
+
+void verify_wrong_init(verify_wrong *w, long long rows, long long cols)
+{
+    verify_wrong z = {0};
+    *w = z;
+    w->rows = rows;
+    w->cols = cols;
+}
+
+void verify_wrong_add(verify_wrong *w, long long row, long long col, double expected, double got)
+{
+    if (w->count < VERIFY_SHOW_WRONG) {
+        w->row[w->count] = row;
+        w->col[w->count] = col;
+        w->expected[w->count] = expected;
+        w->got[w->count] = got;
+    }
+    w->count++;
+}
+
+static void swap_ll(long long *a, long long *b)
+{
+    long long t = *a;
+    *a = *b;
+    *b = t;
+}
+
+void verify_report_transpose(verify_report *r)
+{
+    swap_ll(&r->rows, &r->cols);
+    swap_ll(&r->bad_row, &r->bad_col);
+    swap_ll(&r->wrong.rows, &r->wrong.cols);
+    for (int k = 0; k < VERIFY_SHOW_WRONG; k++) swap_ll(&r->wrong.row[k], &r->wrong.col[k]);
+}
+
+/* %.9g, but "nan" for every NaN: printf shows 0xFFFFFFFF, the poison, as
+ * "-nan", and a NaN's sign means nothing. */
+static void fmt_value(double v, char *buf, unsigned long len)
+{
+    if (isnan(v)) snprintf(buf, len, "nan");
+    else snprintf(buf, len, "%.9g", v);
+}
+
+void verify_wrong_format(const verify_wrong *w, const char *what, const char *indent, char *buf,
+                         unsigned long len)
+{
+    buf[0] = '\0';
+    if (w->count == 0) return;
+    const int shown = w->count < VERIFY_SHOW_WRONG ? (int)w->count : VERIFY_SHOW_WRONG;
+    int n = snprintf(buf, len, "%s%lld of the %lld x %lld elements of %s %s wrong", indent, w->count, w->rows,
+                     w->cols, what, w->count == 1 ? "is" : "are");
+    if (n > 0 && (unsigned long)n < len && w->count > shown)
+        n += snprintf(buf + n, len - (unsigned long)n, "; the first %d", shown);
+    if (n > 0 && (unsigned long)n < len) n += snprintf(buf + n, len - (unsigned long)n, ":\n");
+    for (int k = 0; k < shown && n > 0 && (unsigned long)n < len; k++) {
+        char e[40], g[40];
+        fmt_value(w->expected[k], e, sizeof e);
+        fmt_value(w->got[k], g, sizeof g);
+        n += snprintf(buf + n, len - (unsigned long)n, "%s  row %lld, column %lld: expected %s, got %s\n", indent,
+                      w->row[k], w->col[k], e, g);
+    }
+}
+
+void verify_wrong_print(const verify_wrong *w, const char *what, const char *indent)
+{
+    char buf[1024];
+    verify_wrong_format(w, what, indent, buf, sizeof buf);
+    fputs(buf, stdout);
 }
 
 void verify_describe(const verify_report *r, char *buf, unsigned long len)

@@ -75,6 +75,30 @@ void ref_row_softmax(const float *x, double *y, long long n, const void *ctx);
  * and zeros still fail every row that has a finite score. */
 void ref_row_softmax_masked_zeros(const float *x, double *y, long long n, const void *ctx);
 
+/* What a checker shows of a wrong answer: the shape checked, how many
+ * elements are wrong, and the first VERIFY_SHOW_WRONG of them (row,
+ * column, expected, got). Facts only: which elements, never a guess at
+ * why (a guessed cause misleads as often as it helps). */
+#define VERIFY_SHOW_WRONG 3
+typedef struct {
+    long long rows, cols;     /* the shape checked                        */
+    long long count;          /* wrong elements in all                    */
+    long long row[VERIFY_SHOW_WRONG], col[VERIFY_SHOW_WRONG];
+    double expected[VERIFY_SHOW_WRONG], got[VERIFY_SHOW_WRONG];
+} verify_wrong;
+
+void verify_wrong_init(verify_wrong *w, long long rows, long long cols);
+/* Counts one wrong element; keeps it if it is among the first few. */
+void verify_wrong_add(verify_wrong *w, long long row, long long col, double expected, double got);
+/* Nothing when nothing is wrong; else lines, each starting with indent:
+ *   "3 of the 4 x 1000 elements of y are wrong:" (or "...; the first 3:")
+ *   "  row 0, column 3: expected 0.000976562, got nan"
+ * NaN prints as "nan" whatever its sign bit (printf's "-nan" means nothing). */
+void verify_wrong_format(const verify_wrong *w, const char *what, const char *indent, char *buf,
+                         unsigned long len);
+/* verify_wrong_format on stdout. */
+void verify_wrong_print(const verify_wrong *w, const char *what, const char *indent);
+
 typedef struct {
     long long checked;        /* elements compared                        */
     long long bad;            /* elements outside tolerance               */
@@ -85,6 +109,7 @@ typedef struct {
     float bad_got;
     double bad_want;
     long long rows, cols;     /* the shape compared, for verify_describe  */
+    verify_wrong wrong;       /* the first few bad elements and their count */
 } verify_report;
 
 /* Compares y (rows x cols, contiguous) with ref(x row) within rtol (one of
@@ -97,6 +122,11 @@ int verify_softmax(const float *x, const float *y, long long rows, long long col
  * (verify_atol_storage for 16-bit outputs, widened exactly to float). */
 int verify_softmax_atol(const float *x, const float *y, long long rows, long long cols, ref_row_fn ref,
                         const void *ctx, double rtol, double atol, verify_report *r);
+
+/* Rows and columns exchanged in r (its shape, first bad element and list):
+ * a check made on the transpose, told in the output's own terms. For a
+ * check of every element (a sampled one compared rows, not columns). */
+void verify_report_transpose(verify_report *r);
 
 /* One-line human summary, e.g. "max abs err 1.2e-09, max rel err 3.1e-07
  * over every element (1024 x 512)", or "... over 1024 sampled rows of 65536";

@@ -254,6 +254,45 @@ static void test_describe(void)
                 "got '%s' and '%s'", d, e);
 }
 
+/* The checkers' list of wrong elements: the count, the shape, the first
+ * few in order with expected and got, NaN as "nan" (the poison's sign bit
+ * set), a transpose, and a buffer too small truncated, never overflowed. */
+static void test_wrong_list(void)
+{
+    float x[4 * 5], y[4 * 5];
+    inputs_fill(x, 4, 5, INPUT_NORMAL, 11);
+    perfect_output(x, y, 4, 5);
+    y[1 * 5 + 2] = poison();
+    y[2 * 5 + 0] = 2.0f;
+    y[2 * 5 + 4] = -1.0f;
+    y[3 * 5 + 3] = 0.0f;
+    verify_report r;
+    verify_softmax(x, y, 4, 5, ref_row_softmax, NULL, verify_rtol(5), &r);
+    char d[1024], want_line[128], small[40];
+    verify_wrong_format(&r.wrong, "y", "  ", d, sizeof d);
+    double want12[5];
+    ref_softmax_row(x + 5, want12, 5);
+    snprintf(want_line, sizeof want_line, "    row 1, column 2: expected %.9g, got nan\n", want12[2]);
+    const int ok = r.wrong.count == 4 && r.wrong.rows == 4 && r.wrong.cols == 5 &&
+                   strstr(d, "  4 of the 4 x 5 elements of y are wrong; the first 3:\n") == d &&
+                   strstr(d, want_line) && strstr(d, "    row 2, column 0: expected ") && strstr(d, ", got 2\n") &&
+                   strstr(d, "    row 2, column 4: expected ") && strstr(d, ", got -1\n") && !strstr(d, "row 3");
+    verify_report_transpose(&r);
+    char t[1024];
+    verify_wrong_format(&r.wrong, "y", "", t, sizeof t);
+    verify_wrong_format(&r.wrong, "y", "", small, sizeof small);
+    verify_wrong w;
+    verify_wrong_init(&w, 2, 2);
+    char none[8] = "x";
+    verify_wrong_format(&w, "y", "", none, sizeof none);
+    test_expect(ok && r.rows == 5 && r.cols == 4 && r.bad_row == 2 && r.bad_col == 1 &&
+                    strstr(t, "of the 5 x 4 elements") && strstr(t, "  row 2, column 1: expected ") &&
+                    strlen(small) == sizeof small - 1 && none[0] == '\0',
+                "verify: the wrong-element list names the count, the shape and the first 3 (row, column, "
+                "expected, got), NaN as nan",
+                "got '%s' and, transposed, '%s'", d, t);
+}
+
 /* Lesson 7's policy for a row of only -inf: zeros pass there, but NaN
  * (the plain definition's answer, or an unwritten output) fails, and so do
  * zeros on a row with a finite score; other rows are checked as usual. */
@@ -300,6 +339,7 @@ int main(void)
     test_row_choice();
     test_sampled_mode();
     test_describe();
+    test_wrong_list();
     test_masked_zeros_policy();
     return test_exit_status();
 }

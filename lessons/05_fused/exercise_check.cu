@@ -52,9 +52,10 @@ int main(void)
             /* A column may be summed by one thread, top to bottom. */
             int ok = verify_softmax(xt, yt, cols, rows, ref_row_softmax, NULL,
                                     verify_rtol_sequential(rows), &r);
+            verify_report_transpose(&r); /* rows and columns of y itself */
             verify_describe(&r, desc, sizeof desc);
-            printf("  %-4s %5lld x %-5lld %-6s %s\n", ok ? "ok" : "BAD", rows, cols,
-                   input_kind_name(kinds[k]), desc);
+            printf("  %-4s %5lld x %-5lld %-6s %s\n", ok ? "ok" : "BAD", rows, cols, input_kind_name(kinds[k]), desc);
+            verify_wrong_print(&r.wrong, "y", "       ");
             solved &= ok;
         }
         CUDA_CHECK(cudaFree(dx));
@@ -64,6 +65,8 @@ int main(void)
         free(xt);
         free(yt);
     }
-    printf("%s\n", solved ? "SOLVED" : "NOT YET: some column does not match its softmax");
+    printf("%s\n", solved ? "SOLVED"
+                          : "NOT YET: each column must match its float64 softmax; "
+                            "the BAD lines show where it does not");
     return solved ? 0 : 1;
 }

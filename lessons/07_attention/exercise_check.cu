@@ -13,11 +13,11 @@
 #include "verify.h"
 #include "exercise.h"
 
-/* Checks y (batch * S rows of S) against the reference; returns bad count. */
-static long long check(const float *x, const float *y, const int *len, long long batch, long long S,
-                       double scale, double *worst)
+/* Checks y (batch * S rows of S) against the reference; the wrong elements in w. */
+static void check(const float *x, const float *y, const int *len, long long batch, long long S, double scale,
+                  double *worst, verify_wrong *w)
 {
-    long long bad = 0;
+    verify_wrong_init(w, batch * S, S);
     double *want = (double *)malloc((size_t)S * sizeof(double));
     *worst = 0.0;
     for (long long r = 0; r < batch * S; r++) {
@@ -26,16 +26,15 @@ static long long check(const float *x, const float *y, const int *len, long long
         for (long long k = 0; k < S; k++) {
             const float got = y[r * S + k];
             if (k >= n) { /* padding, or a length-0 sequence: exactly 0 */
-                bad += got != 0.0f;
+                if (got != 0.0f) verify_wrong_add(w, r, k, 0.0, got);
                 continue;
             }
-            if (!verify_element(got, want[k], verify_rtol(S))) bad++;
+            if (!verify_element(got, want[k], verify_rtol(S))) verify_wrong_add(w, r, k, want[k], got);
             else if (want[k] > 0 && fabs(got - want[k]) / want[k] > *worst)
                 *worst = fabs(got - want[k]) / want[k];
         }
     }
     free(want);
-    return bad;
 }
 
 int main(void)
@@ -65,18 +64,22 @@ int main(void)
         CUDA_CHECK_LAUNCH();
         CUDA_CHECK(cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost));
         double worst;
-        long long bad = check(x, y, len, batch, S, scale, &worst);
-        printf("  %-4s S = %-5lld lengths {%d, %d, %d, %d, %d}: ", bad ? "BAD" : "ok", S, len[0], len[1],
+        verify_wrong w;
+        check(x, y, len, batch, S, scale, &worst, &w);
+        printf("  %-4s S = %-5lld lengths {%d, %d, %d, %d, %d}: ", w.count ? "BAD" : "ok", S, len[0], len[1],
                len[2], len[3], len[4]);
-        if (bad) printf("%lld of %lld outputs wrong\n", bad, (long long)n);
+        if (w.count) printf("%lld of %lld outputs wrong\n", w.count, (long long)n);
         else printf("max rel err %.1e, padding exactly 0\n", worst);
-        solved &= bad == 0;
+        verify_wrong_print(&w, "y", "       ");
+        solved &= w.count == 0;
         CUDA_CHECK(cudaFree(dx));
         CUDA_CHECK(cudaFree(dy));
         CUDA_CHECK(cudaFree(dlen));
         free(x);
         free(y);
     }
-    printf("%s\n", solved ? "SOLVED" : "NOT YET: padded keys must get 0 and the rest the softmax of the real keys");
+    printf("%s\n", solved ? "SOLVED"
+                          : "NOT YET: padded keys must get 0 and the rest the softmax of the real keys; "
+                            "the BAD lines show where they do not");
     return solved ? 0 : 1;
 }

@@ -7,7 +7,8 @@
  * copies. The lesson's own measurement follows: the slices resident on
  * their GPUs, as a model-parallel layer holds them, each way of combining
  * timed per call against a copy of each GPU's own slice, with the share
- * spent in the collectives.
+ * spent in the collectives. --csv gets that resident time (--method's),
+ * the lesson's own measure, not the entry point's with its copies.
  *
  * Lesson 11 also takes --gpus K (default: every visible GPU), --method
  * all-reduce|all-gather (the entry point's; both are timed) and --comm
@@ -141,9 +142,10 @@ static int cmp_float(const void *a, const void *b)
     return (u > v) - (u < v);
 }
 
-/* Median of `iters` calls of softmax_split on the resident slices (all
- * ranks' streams finished), and of the time in its collectives. */
-static void time_split(split_method how, const options *o, float *ms, float *comm_ms)
+/* `iters` calls of softmax_split on the resident slices (all ranks'
+ * streams finished): median, min and max; *comm_ms the median time in its
+ * collectives. */
+static timing time_split(split_method how, const options *o, float *comm_ms)
 {
     float *t = (float *)malloc((size_t)o->iters * sizeof(float)), *c = (float *)malloc((size_t)o->iters * sizeof(float));
     cudaEvent_t a, b, done[SPLIT_MAX_RANKS];
@@ -179,7 +181,7 @@ static void time_split(split_method how, const options *o, float *ms, float *com
     }
     qsort(t, (size_t)o->iters, sizeof(float), cmp_float);
     qsort(c, (size_t)o->iters, sizeof(float), cmp_float);
-    *ms = t[o->iters / 2];
+    const timing r = {t[o->iters / 2], t[0], t[o->iters - 1], o->iters};
     *comm_ms = c[o->iters / 2];
     CUDA_CHECK(cudaEventDestroy(a));
     CUDA_CHECK(cudaEventDestroy(b));
@@ -189,12 +191,13 @@ static void time_split(split_method how, const options *o, float *ms, float *com
     }
     free(t);
     free(c);
+    return r;
 }
 
-/* Median time of a device-to-device copy of each GPU's slice, all GPUs at
- * once (the longest of them): what the memory of one GPU takes to move its
+/* Times a device-to-device copy of each GPU's slice, all GPUs at once
+ * (the longest of them): what the memory of one GPU takes to move its
  * share of x and y once, the bound of a GPU's work here. */
-static float time_slice_copies(const options *o)
+static timing time_slice_copies(const options *o)
 {
     float *t = (float *)malloc((size_t)o->iters * sizeof(float));
     cudaEvent_t a[SPLIT_MAX_RANKS], b[SPLIT_MAX_RANKS];
@@ -222,7 +225,7 @@ static float time_slice_copies(const options *o)
         if (i >= 0) t[i] = worst;
     }
     qsort(t, (size_t)o->iters, sizeof(float), cmp_float);
-    const float med = t[o->iters / 2];
+    const timing med = {t[o->iters / 2], t[0], t[o->iters - 1], o->iters};
     for (int k = 0; k < g_k; k++) {
         CUDA_CHECK(cudaSetDevice(g_ranks[k].at.device));
         CUDA_CHECK(cudaEventDestroy(a[k]));
@@ -363,7 +366,9 @@ int main(int argc, char **argv)
 #ifndef CUDA_EMU
     int status;
     if (o.input_path || o.output_path || whole_fits_gpu0(o.rows, o.cols)) {
-        status = lesson_run(&LESSON, &o);
+        options entry = o; /* the CSV row is the resident time, below */
+        entry.csv_path = NULL;
+        status = lesson_run(&LESSON, &entry);
     } else {
         /* A row longer than one GPU can hold (x and y): no harness, no host
          * copy; the slices are made on their GPUs and checked there. */
@@ -384,17 +389,24 @@ int main(int argc, char **argv)
 
     /* ---- the slices resident on their GPUs ---- */
     place_slices(o.rows, o.cols, g_ngpus);
-    const float copy = time_slice_copies(&o);
+    const timing copy = time_slice_copies(&o);
     printf("\n  slices resident on their GPUs (%lld x %lld of the %lld columns on the widest):\n", g_rows,
            g_ranks[0].n, g_cols);
     printf("  %-26s %10s %12s %14s %12s\n", "combine", "time (ms)", "% of copy", "collectives", "share");
-    printf("  %-26s %10.4f %12s %14s %12s\n", "copy of each GPU's slice", copy, "100.0 %", "-", "-");
+    printf("  %-26s %10.4f %12s %14s %12s\n", "copy of each GPU's slice", copy.median_ms, "100.0 %", "-", "-");
     for (int h = 0; h < 2; h++) {
         const split_method how = h ? SPLIT_ALL_REDUCE : SPLIT_ALL_GATHER;
-        float ms, comm_ms;
-        time_split(how, &o, &ms, &comm_ms);
+        float comm_ms;
+        const timing t = time_split(how, &o, &comm_ms);
+        const double ms = t.median_ms;
         printf("  %-26s %10.4f %10.1f %% %11.4f ms %10.1f %%\n", h ? "all-reduce (2 collectives)" : "all-gather (1 collective)",
-               ms, 100.0 * copy / ms, comm_ms, 100.0 * comm_ms / ms);
+               ms, 100.0 * copy.median_ms / ms, comm_ms, 100.0 * comm_ms / ms);
+        if (o.csv_path && how == g_how) {
+            provenance p;
+            get_provenance(&p);
+            csv_append(o.csv_path, LESSON.number, LESSON.name, o.rows, o.cols, &t, &copy, LESSON.bytes_per_elem,
+                       o.check ? (status ? "FAILED" : "yes") : "no", &p);
+        }
     }
     printf("  (%% of copy: a copy of each GPU's slice, timed on all GPUs at once, over the call's time; the\n"
            "   split softmax moves 12 bytes per element where the copy moves 8, so 66.7 %% is its bound)\n");
