@@ -1,4 +1,4 @@
-"""Colours and sizes shared by docs/plots.py (measured) and docs/diagrams.py
+"""Colours and sizes shared by docs/plots*.py (measured) and docs/diagrams*.py
 (drawn), so that a lesson, the copy, DRAM or a register has one colour in
 every figure of the course."""
 
