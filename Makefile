@@ -26,6 +26,11 @@ ARCH ?= $(foreach a,$(ARCH_HAVE),-gencode arch=compute_$(a),code=sm_$(a)) \
         -gencode arch=compute_$(lastword $(ARCH_HAVE)),code=compute_$(lastword $(ARCH_HAVE))
 endif
 
+# The programs' own objects (mains, tests, exercises, solutions: a few small
+# kernels between them) for PROGRAM_ARCH, by default ARCH too: CI, which
+# only compiles them, takes one target there and every ARCH for the kernels.
+PROGRAM_ARCH := $(if $(PROGRAM_ARCH),$(PROGRAM_ARCH),$(ARCH))
+
 # ---- flags: project code compiles with warnings as errors ----------------------
 CFLAGS    ?= -O2
 CFLAGS    += -std=c11 -Wall -Wextra -Werror -Icommon -MMD -MP
@@ -141,6 +146,10 @@ $(BUILD)/%.o: %.c
 $(BUILD)/%.o: %.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+PROGRAM_OBJS := $(patsubst %.cu,$(BUILD)/%.o,$(wildcard lessons/*/main.cu lessons/*/exercise.cu \
+                  lessons/*/exercise_check.cu solutions/*/exercise.cu tests/*.cu))
+$(PROGRAM_OBJS): ARCH := $(PROGRAM_ARCH)
 
 # ---- lessons, exercises, solutions ---------------------------------------------------
 # $(1) = folder (01_naive), $(2) = number (1)
@@ -285,14 +294,17 @@ check-texts:
 	awk -f tests/texts.awk $(TEXTS)
 
 # On the CPU emulator (one core per program) the test programs run NPROC
-# at a time; on a GPU, one at a time (tests/run.sh, TEST_JOBS).
+# at a time; on a GPU, one at a time (tests/run.sh, TEST_JOBS). The long
+# ones start first (the plots' test takes most of a minute): begun last,
+# one would run alone at the end.
 test: all-targets
 	@$(if $(TEST_EMU),echo "$(EMU_TEST_LINE)";) \
 	TEST_JOBS=$(if $(TEST_EMU),$(NPROC),1) tests/run.sh $(CPU_TESTS:%=$(BUILD)/tests/%) \
+	  "tests/plots.sh $(BUILD) $(VENV)/bin/python" \
 	  $(if $(TEST_EMU),$(EMU_GPU_TESTS),$(GPU_TESTS:%=$(BUILD)/tests/%)) $(EMU_SELF_TEST) $(EMU_NATIVE_TEST) \
 	  "tests/cli.sh $(BUILD) $(LESSON_NUMS)" "tests/exercises.sh $(if $(TEST_EMU),$(EMU_DIR),$(BUILD)) $(LESSON_NUMS)" \
 	  $(if $(TEST_EMU),"tests/emu/lessons.sh $(EMU_DIR) $(LESSON_NUMS)") \
-	  "tests/plots.sh $(BUILD) $(VENV)/bin/python" "tests/tables.sh $(BUILD)" \
+	  "tests/tables.sh $(BUILD)" \
 	  "tests/texts.sh $(BUILD) $(TEXTS)" tests/runner.sh
 
 # The experiments the lessons' texts cite (docs/experiments/*.cu): programs
