@@ -372,19 +372,26 @@ function inline_field(key, field, raw, where,    f, shp, nm, r) {
     die(where ": unknown inline field '" field "' (gbps, pct, ms, us, time or eff)")
 }
 
-function inline_value(spec, where,    t, n, i, sl, a, b, va, vb, r) {
+# A marker's key, field and mark: bench CSVs', or lesson 11's (mg: tables_kinds.awk).
+function any_key(mg, t, i, j, where) { return mg ? mg_key(t, i, j, where) : inline_key(t, i, j, where) }
+function any_field(mg, key, field, raw, where) {
+    return mg ? mg_field(key, field, raw, where) : inline_field(key, field, raw, where)
+}
+function any_mark(mg, key) { return mg ? mg_mark(key) : mark(key) }
+
+function inline_value(spec, where,    t, n, i, sl, a, b, va, vb, r, mg) {
     n = split(spec, t, " ")
-    if (t[1] == MG_L && t[2] ~ MG_NAME) return mg_inline_value(t, n, where)    # lesson 11: tables_kinds.awk
+    mg = t[1] == MG_L && t[2] ~ MG_NAME
     for (i = 1; i <= n; i++) if (t[i] == "/") sl = i
     if (!sl) {
-        a = inline_key(t, 1, n - 1, where)
-        return inline_field(a, t[n], 0, where) mark(a)
+        a = any_key(mg, t, 1, n - 1, where)
+        return any_field(mg, a, t[n], 0, where) any_mark(mg, a)
     }
-    a = inline_key(t, 1, sl - 1, where); b = inline_key(t, sl + 1, n - 1, where)
-    va = inline_field(a, t[n], 1, where); vb = inline_field(b, t[n], 1, where)
+    a = any_key(mg, t, 1, sl - 1, where); b = any_key(mg, t, sl + 1, n - 1, where)
+    va = any_field(mg, a, t[n], 1, where); vb = any_field(mg, b, t[n], 1, where)
     if (vb + 0 <= 0) die(where ": a ratio over zero")
     r = va / vb
-    return sprintf(r >= 10 ? "%.0f" : "%.2f", r) ((mark(a) mark(b)) != "" ? BAD : "")
+    return sprintf(r >= 10 ? "%.0f" : "%.2f", r) ((any_mark(mg, a) any_mark(mg, b)) != "" ? BAD : "")
 }
 
 # ---- rewriting the markdown files -------------------------------------------------------------

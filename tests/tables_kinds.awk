@@ -439,20 +439,6 @@ function mg_field(key, field, raw, where,    r, l8) {
     die(where ": unknown lesson " MG_L " field '" field "' (ms, us, time, pct, bound, coll_us, coll_ms, coll_pct, copy_us, copy_ms, l8_us, l8_ms, l8_time or l8x)")
 }
 
-function mg_inline_value(t, n, where,    i, sl, a, b, va, vb, r) {
-    sl = 0
-    for (i = 1; i <= n; i++) if (t[i] == "/") sl = i
-    if (!sl) {
-        a = mg_key(t, 1, n - 1, where)
-        return mg_field(a, t[n], 0, where) mg_mark(a)
-    }
-    a = mg_key(t, 1, sl - 1, where); b = mg_key(t, sl + 1, n - 1, where)
-    va = mg_field(a, t[n], 1, where); vb = mg_field(b, t[n], 1, where)
-    if (vb + 0 <= 0) die(where ": a ratio over zero")
-    r = va / vb
-    return sprintf(r >= 10 ? "%.0f" : "%.2f", r) ((mg_mark(a) mg_mark(b)) != "" ? BAD : "")
-}
-
 # "268435456" -> "2^28" from 2^20 up; other numbers as written in the CSV.
 function mg_num_name(x,    p) { p = pow2(x); return (p ~ /^2\^/ && x + 0 >= 1048576) ? p : x }
 
