@@ -119,7 +119,7 @@ help:
 	@echo "  make clean        remove $(BUILD)/"
 	@echo "  make help         this list"
 	@echo "Without a GPU: the CPU emulator (common/emu) runs the same kernels on the CPU, checked but not timed:"
-	@echo "  make lessons EMU=1    every lesson's demos and checks at $(EMU_COMPARE_ARGS), then their table"
+	@echo "  make lessons      finds no GPU: every lesson's demos and checks at $(EMU_COMPARE_ARGS), then their table"
 	@echo "  make lessonN EMU=1    lesson N on the emulator; ARGS as above; make exerciseN EMU=1 checks your exercise"
 	@echo "  make test         finds no GPU and runs the GPU tests, lessons and exercises on the emulator"
 	@echo "  make all EMU=1    build the emulator's programs only (make emu: the same, without the plain C tests)"
@@ -197,14 +197,15 @@ nccl-missing:
 endif
 $(EMU_DIR)/lesson11: $(EMU_DIR)/obj/lessons/11_multi_gpu/split_comm_nccl.o
 
-# EMU=1: the emulator's programs at EMU_COMPARE_ARGS, their checks in the
-# table (tests/compare.awk: no timings); build/emu/lessons.csv.
-LESSONS_DIR  := $(if $(filter 1,$(EMU)),$(EMU_DIR),$(BUILD))
-LESSONS_ARGS := $(if $(filter 1,$(EMU)),$(EMU_COMPARE_ARGS),$(COMPARE_ARGS))
+# On the emulator where `make test` would be (EMU=1, or no GPU found and
+# no EMU=0): its programs at EMU_COMPARE_ARGS, their checks in the table
+# (tests/compare.awk: no timings); build/emu/lessons.csv.
+LESSONS_DIR  := $(if $(TEST_EMU),$(EMU_DIR),$(BUILD))
+LESSONS_ARGS := $(if $(TEST_EMU),$(EMU_COMPARE_ARGS),$(COMPARE_ARGS))
 lessons: $(LESSON_NUMS:%=$(LESSONS_DIR)/lesson%)
 	@rm -f $(LESSONS_DIR)/lessons.csv
 	@set -e; for n in $(LESSON_NUMS); do \
-	  echo "==================== make lesson$$n$(if $(filter 1,$(EMU)), EMU=1) ARGS=\"$(LESSONS_ARGS)\""; \
+	  echo "==================== make lesson$$n$(if $(TEST_EMU), EMU=1) ARGS=\"$(LESSONS_ARGS)\""; \
 	  $(LESSONS_DIR)/lesson$$n $(LESSONS_ARGS) --csv $(LESSONS_DIR)/lessons.csv; echo; done
 	@awk -f tests/compare.awk $(LESSONS_DIR)/lessons.csv
 
