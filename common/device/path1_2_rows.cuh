@@ -104,6 +104,18 @@ __device__ __forceinline__ float fx_max_pick(const OP &op, typename OP::row *r, 
     return m;
 }
 
+/* A ROW operation's launch after paths 1 and 2 (lesson 10's sum of the
+ * losses, a programmatic dependent: classifier.cu) may begin as soon as
+ * every block of this grid has; it waits for this grid's end before it
+ * reads. Without the trigger it would start only after the last block. */
+template <class OP>
+__device__ __forceinline__ void fx_rows_let_next_start(void)
+{
+#if FX_CLUSTER_CODE
+    if constexpr (OP::ROW) cudaTriggerProgrammaticLaunchCompletion();
+#endif
+}
+
 /* Paths 1 and 2: thread `sub` of a row loads its vectors of the row's
  * body (xr, cut by `cut`; PEEL: its extra too) into v, and with two inputs
  * the second's into w; past the row, padding that the reduction ignores. */
@@ -194,6 +206,7 @@ __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long 
     constexpr int X = PEEL ? 1 : 0;    /* the extra's register */
     constexpr bool TWO = OP::NIN == 2; /* a second input, and a sum in place of (m, d) */
     __shared__ float red_m[32], red_d[32]; /* TPR > 32 only: max, sum */
+    fx_rows_let_next_start<OP>();
     const int sub = threadIdx.x % TPR;
     float mine = 0.0f; /* ROW: the values this thread wrote as its rows' lead */
     if constexpr (OP::ROW && TPR == BLOCK)
@@ -347,6 +360,7 @@ fastest_rows16_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y,
     constexpr int ITEMS = FPT / 8, RPB = BLOCK / TPR;
     constexpr bool WHOLE = TPR == BLOCK; /* path 2: a block per row, every thread live */
     __shared__ float red_m[32], red_d[32];
+    fx_rows_let_next_start<OP>();
     const unsigned pad = vec16_narrow2(-INFINITY, -INFINITY, x); /* exp(pad - m) = 0 */
     const int nvec = cols / 8, sub = WHOLE ? (int)threadIdx.x : (int)threadIdx.x % TPR;
     [[maybe_unused]] float mine = 0.0f;   /* path 1: the losses this thread wrote as its rows' lead */
