@@ -56,10 +56,10 @@ static void check_seed_bug(int have_gpu)
     const int threads[] = {32, 64, 256, 1024};
     for (int t = 0; t < 4; t++) {
         if (threads[t] == 32)
-            snprintf(name, sizeof name, "lesson4 seed-001 kernel with 32 threads (one warp) is right: 64x1000");
+            snprintf(name, sizeof name, "lesson4 one-level kernel with 32 threads (one warp) is right: 64x1000");
         else
             snprintf(name, sizeof name,
-                     "lesson4 seed-001 kernel with %d threads FAILS the check: 64x1000 (bug observed)",
+                     "lesson4 one-level kernel with %d threads FAILS the check: 64x1000 (bug observed)",
                      threads[t]);
         if (!have_gpu) {
             test_skip(name, "no GPU");
@@ -71,7 +71,7 @@ static void check_seed_bug(int have_gpu)
         else test_expect(!ok, name, "the check passed: %s", desc);
     }
 
-    const char *short_name = "lesson4 seed-001 kernel with 256 threads passes on rows of <= 32 "
+    const char *short_name = "lesson4 one-level kernel with 256 threads passes on rows of <= 32 "
                              "elements (the bug hides from short test rows)";
     if (!have_gpu) {
         test_skip(short_name, "no GPU");
@@ -92,9 +92,9 @@ static void check_seed_bug(int have_gpu)
     /* The two symptoms, as lesson 4's program prints them. */
     const int n = 1024;
     float *x = (float *)malloc(n * sizeof(float)), *y = (float *)malloc(n * sizeof(float));
-    const char *sum_name = "lesson4 seed-001 kernel, 256 threads, constant row of 1024: every "
+    const char *sum_name = "lesson4 one-level kernel, 256 threads, constant row of 1024: every "
                            "output 1/128 (warp 0's sum), not 1/1024";
-    const char *max_name = "lesson4 seed-001 kernel, 256 threads, zeros with x[40] = 100: y[40] "
+    const char *max_name = "lesson4 one-level kernel, 256 threads, zeros with x[40] = 100: y[40] "
                            "= inf (warp 0's max is 0)";
     const char *fix_name = "lesson4 softmax_warp on the same two rows: 1/1024, and y[40] = 1";
     if (!have_gpu) {

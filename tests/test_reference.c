@@ -1,4 +1,4 @@
-/* The float64 reference checked against itself: the seed-002 algorithms
+/* The float64 reference checked against itself: the online-softmax tutorial's algorithms
  * (online, block, batch) must give the same softmax as the two-pass
  * definition, and the special values must behave as PyTorch's do.
  * Every kernel is later judged by these functions, so they are tested
@@ -94,7 +94,7 @@ static void test_sums_to_one(void)
     test_pass(name);
 }
 
-/* ---- the seed-002 variants against the definition --------------------------- */
+/* ---- the online-softmax tutorial's variants against the definition ----------- */
 
 typedef void (*row_variant)(const float *x, double *y, long long n, long long block);
 
