@@ -88,8 +88,19 @@ struct fx_split_rows {
     }
 };
 
+/* Kernel 2's blocks an SM holds at least: two for 16-bit rows in 16-byte
+ * vectors (64 registers at 512 threads, as the softmax's takes anyway);
+ * the classifier's took 82 registers, one block an SM, 0.80x the
+ * softmax's speed at M = 1 ... 4 (H200). Float and single-element rows:
+ * 0, ptxas's own choice (a cap would spill). */
+template <int VEC, class T>
+__host__ __device__ constexpr int fx_split_write_blocks(int block)
+{
+    return !fx_is_float<T> && VEC > 1 ? 1024 / block : 0;
+}
+
 template <class OP, int VEC, bool PEEL, int BLOCK, class T = float, class RS = fx_split_rows>
-__global__ void __launch_bounds__(BLOCK)
+__global__ void __launch_bounds__(BLOCK, fx_split_write_blocks<VEC, T>(BLOCK))
 fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy,
                            long long cols, long long splits, long long seg, int mis,
                            const online_md *__restrict__ work, RS rs = RS{}, OP op = OP{})

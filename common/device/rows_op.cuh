@@ -62,7 +62,10 @@
  *                    target and a second store,
  *   OUT              false: no element is written, the row's value is all,
  *   PATH1_ONLY       true: run by fx_run_rows_op on path 1's plans only (an
- *                    instance of the operation for small grids alone).
+ *                    instance of the operation for small grids alone),
+ *   FOLLOWED         true: a programmatic dependent launch may follow
+ *                    paths 1 and 2's kernels (lesson 10's sum of the
+ *                    losses): they let it start early; false: no trigger.
  *
  * Rows of a ROW operation are not peeled (rows_plan.cu): every path holds
  * whole vectors of the row, so the owner of a column is found from the
