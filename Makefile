@@ -106,7 +106,7 @@ help:
 	@echo "  make lessonN      build and run lesson N at its default shape; ARGS=\"--rows 8 --cols 100000\" passes options"
 	@echo "  make lessons      run every lesson in order at $(COMPARE_ARGS), then compare them in one table"
 	@echo "  make exerciseN    build your exercise for lesson N (lessons/NN_*/exercise.cu) and check it"
-	@echo "  make bench        time every kernel over N = 32 ... 2^26 at M x N = 2^26 (+ cuDNN) into docs/results/<gpu>.csv"
+	@echo "  make bench        time every kernel over N = 32 ... 2^26 at M x N = 2^26 and lessons 8-10 at LM vocabulary shapes (+ cuDNN) into docs/results/<gpu>.csv"
 	@echo "  make test-large   every kernel on 1 x (2^31+17) and (2^17+1) x (2^14+3): 64-bit indexing (GPU, ~35 GB)"
 	@echo "  make sanitize     compute-sanitizer memcheck/racecheck/synccheck/initcheck on every kernel, odd shapes"
 	@echo "  make profile-lessonN  Nsight Compute: DRAM bytes and throughput of lesson N at PROFILE_SHAPE=$(PROFILE_SHAPE)"

@@ -10,6 +10,11 @@
  * N) (so M x N is just under 2^26): a length that is not a power of two
  * can lose speed where its neighbours do not. Only lesson 8's entry point,
  * the copy and cuDNN run there, which keeps `make bench` within minutes.
+ * Then the vocabulary shapes of language models as they are trained (M x N
+ * up to 2^27; VOCAB_SHAPES), each beside a length one past it or padded
+ * off the vector width (GPT-2's 50257): lessons 8, 9 and 10's entry points
+ * run there, as at the powers of two, to be held against other libraries'
+ * kernels on the shapes those are tuned for.
  *
  * Lesson 9 (16-bit storage) runs on the powers of two and 1024 x 512, for
  * float16 and bfloat16 each: the copy of the same 16-bit bytes, both entry
@@ -78,7 +83,7 @@
 #define BENCH_SMALL_WARMUP 200
 #define BENCH_SMALL_ITERS 2000
 #endif
-#define BENCH_MAX_SHAPES 64
+#define BENCH_MAX_SHAPES 80
 
 /* Row lengths that language models softmax over (their vocabularies), as
  * points between the powers of two. */
@@ -87,6 +92,22 @@ static const long long VOCAB_COLS[] = {
     50257,  /* GPT-2 */
     128256, /* Llama 3 */
     151936, /* Qwen2 */
+};
+
+/* What runs at a shape of the sweep: everything (the powers of two and
+ * 1024 x 512), lesson 8's entry point alone (the lengths between), or
+ * the entry points of lessons 8, 9 and 10 (the vocabulary shapes). */
+enum { SHAPE_SWEEP, SHAPE_BETWEEN, SHAPE_VOCAB };
+
+/* Vocabulary shapes, M x N, as language models are trained on them: each
+ * aligned length, then its neighbour off the vector width (N + 1, or GPT-2's
+ * own 50257 beside its padded 50304). M is scaled by BENCH_ELEMS / 2^26. */
+static const long long VOCAB_SHAPES[][2] = {
+    {4096, 32000},  {4096, 32001},  /* Llama 2 */
+    {2048, 50304},  {2048, 50257},  /* GPT-2, padded and as it is */
+    {1024, 128256}, {1024, 128257}, /* Llama 3 */
+    {512, 151936},  {512, 151937},  /* Qwen2 */
+    {256, 262144},  {256, 262145},  /* Gemma */
 };
 
 void print_line(const char *who, long long rows, long long cols, const char *what)
@@ -383,14 +404,19 @@ static void parse_args(int argc, char **argv, bench_args *a)
 }
 
 /* The shapes, by N: N = 2^5 ... 2^26 at M x N = 2^26, with the points
- * between (shapes[s][2] = 1: lesson 8's entry point only), then 1024 x
- * 512. Returns how many. */
+ * between (shapes[s][2] = SHAPE_BETWEEN), then the vocabulary shapes
+ * (SHAPE_VOCAB), then 1024 x 512. Returns how many. */
+static long long sweep_rows(long long n) /* M x N just under BENCH_ELEMS, at least one row */
+{
+    return BENCH_ELEMS / n > 0 ? BENCH_ELEMS / n : 1;
+}
+
 static int sweep_shapes(long long shapes[][3], int quick)
 {
     int nshapes = 0;
     for (int e = 5; e <= 26; e++) {
         if (quick && e != 5 && e != 10 && e != 15 && e != 20) continue;
-        shapes[nshapes][0] = BENCH_ELEMS >> e;
+        shapes[nshapes][0] = sweep_rows(1LL << e);
         shapes[nshapes][1] = 1LL << e;
         shapes[nshapes][2] = 0;
         nshapes++;
@@ -409,9 +435,19 @@ static int sweep_shapes(long long shapes[][3], int quick)
                 memcpy(shapes[at], shapes[at - 1], sizeof shapes[at]);
                 at--;
             }
-            shapes[at][0] = BENCH_ELEMS / mid[b];
+            shapes[at][0] = sweep_rows(mid[b]);
             shapes[at][1] = mid[b];
-            shapes[at][2] = 1;
+            shapes[at][2] = SHAPE_BETWEEN;
+            nshapes++;
+        }
+        for (size_t v = 0; v < sizeof VOCAB_SHAPES / sizeof VOCAB_SHAPES[0]; v++) {
+            const long long m = VOCAB_SHAPES[v][0] * BENCH_ELEMS / (1LL << 26), n = VOCAB_SHAPES[v][1];
+            int dup = 0; /* 256 x 2^18 is a power of two of the sweep already */
+            for (int b = 0; b < nshapes; b++) dup |= shapes[b][0] == (m > 0 ? m : 1) && shapes[b][1] == n;
+            if (dup) continue;
+            shapes[nshapes][0] = m > 0 ? m : 1;
+            shapes[nshapes][1] = n;
+            shapes[nshapes][2] = SHAPE_VOCAB;
             nshapes++;
         }
     }
@@ -435,7 +471,7 @@ typedef struct {
 
 /* Fills e for kernel k at rows x cols; 0 where it does not run there (a
  * line says why where the table would otherwise miss it). */
-static int float_entry_at(int k, int between, int lesson, const float *dx0, const float *dy0, long long rows,
+static int float_entry_at(int k, int entry_only, int lesson, const float *dx0, const float *dy0, long long rows,
                           long long cols, float_entry *e)
 {
     char what[160];
@@ -444,7 +480,7 @@ static int float_entry_at(int k, int between, int lesson, const float *dx0, cons
     e->bpe = 8.0;
     if (k < NKERNELS) {
         const kernel *K = &KERNELS[k];
-        if (between && K->run != softmax_fastest) return 0;
+        if (entry_only && K->run != softmax_fastest) return 0;
         if (lesson && K->lesson != lesson) return 0;
         snprintf(e->label, sizeof e->label, "lesson%d %s", K->lesson, K->name);
         e->who = K->name;
@@ -484,7 +520,7 @@ static int float_entry_at(int k, int between, int lesson, const float *dx0, cons
 /* One shape in float32: the copy, then every kernel of tests/kernels.h
  * (of --lesson's only) and cuDNN, each checked, then timed, one CSV row
  * each. hx: the shape's input; hy: host room for the checked rows. */
-static void bench_float(long long rows, long long cols, int between, int lesson, const float *hx, float *hy,
+static void bench_float(long long rows, long long cols, int entry_only, int lesson, const float *hx, float *hy,
                         int warmup, int iters, const char *csv, const provenance *p)
 {
     size_t bytes = (size_t)rows * (size_t)cols * sizeof(float);
@@ -508,7 +544,7 @@ static void bench_float(long long rows, long long cols, int between, int lesson,
 
     for (int k = 0; k <= NKERNELS; k++) {
         float_entry e;
-        if (!float_entry_at(k, between, lesson, dx[0], dy[0], rows, cols, &e)) continue;
+        if (!float_entry_at(k, entry_only, lesson, dx[0], dy[0], rows, cols, &e)) continue;
         int ok;
         double first = checked_run(e.fn, e.rtol, hx, hy, dx[0], dy[0], rows, cols, &ok);
         if (first > BENCH_BUDGET_MS) {
@@ -557,11 +593,14 @@ int main(int argc, char **argv)
     int nshapes = sweep_shapes(shapes, a.quick);
     if (a.cols_only) nshapes = keep_cols(shapes, nshapes, a.cols_only);
 
-    float *hx = (float *)malloc((size_t)BENCH_ELEMS * sizeof(float));
-    float *hy = (float *)malloc((size_t)BENCH_ELEMS * sizeof(float));
+    size_t most = 0; /* elements of the largest shape */
+    for (int s = 0; s < nshapes; s++)
+        if ((size_t)(shapes[s][0] * shapes[s][1]) > most) most = (size_t)(shapes[s][0] * shapes[s][1]);
+    float *hx = (float *)malloc(most * sizeof(float));
+    float *hy = (float *)malloc(most * sizeof(float));
     /* lesson 9: the input as stored in 16 bits, widened back, the output */
-    void *hs = malloc((size_t)BENCH_ELEMS * 2), *hy16 = malloc((size_t)BENCH_ELEMS * 2);
-    float *hw = (float *)malloc((size_t)BENCH_ELEMS * sizeof(float));
+    void *hs = malloc(most * 2), *hy16 = malloc(most * 2);
+    float *hw = (float *)malloc(most * sizeof(float));
     if (!hx || !hy || !hs || !hy16 || !hw) {
         fprintf(stderr, "bench: out of host memory\n");
         return 1;
@@ -572,13 +611,13 @@ int main(int argc, char **argv)
     const int s_first = (a.part - 1) * nshapes / a.parts, s_end = a.part * nshapes / a.parts;
     for (int s = s_first; s < s_end; s++) {
         long long rows = shapes[s][0], cols = shapes[s][1];
-        const int between = (int)shapes[s][2];
+        const int kind = (int)shapes[s][2];
         size_t bytes = (size_t)rows * (size_t)cols * sizeof(float);
         inputs_fill(hx, rows, cols, INPUT_NORMAL, 2026 + (unsigned long long)s);
         const int small = (long long)bytes < BENCH_SMALL_BYTES;
         const int warmup = small ? BENCH_SMALL_WARMUP : BENCH_WARMUP, iters = small ? BENCH_SMALL_ITERS : BENCH_ITERS;
-        bench_float(rows, cols, between, a.lesson, hx, hy, warmup, iters, csv, &p);
-        if (!between) { /* lessons 9 and 10: the powers of two and 1024 x 512 */
+        bench_float(rows, cols, kind != SHAPE_SWEEP, a.lesson, hx, hy, warmup, iters, csv, &p);
+        if (kind != SHAPE_BETWEEN) { /* lessons 9 and 10: all but the lengths between */
             for (int t = DTYPE_F16; t <= DTYPE_BF16 && (!a.lesson || a.lesson == 9); t++)
                 bench_half((dtype)t, rows, cols, hx, hs, hw, hy16, warmup, iters, csv, &p);
             if (!a.lesson || a.lesson == 10) bench_training(rows, cols, hx, warmup, iters, csv, &p);
