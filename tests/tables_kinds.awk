@@ -4,7 +4,7 @@
 
 # Every CSV's table, or with nsel > 0 only CSV flo's at the shapes sel[1..nsel]
 # (KIND "lessonN compact"), in that order.
-function table_lesson(L, md, only_main, flo, nsel, sel,    f, fhi, s, i, j, n, k, names, wide, shp, row, mainname, nmid, nshow) {
+function table_lesson(L, md, only_main, flo, nsel, sel,    f, fhi, s, i, j, n, k, names, wide, shp, row, mainname, nmid, nvoc, nshow) {
     s = ""
     fhi = nsel ? flo : ncsv
     if (!nsel) flo = 1
@@ -27,14 +27,14 @@ function table_lesson(L, md, only_main, flo, nsel, sel,    f, fhi, s, i, j, n, k
         row = "|---|---:|---:|---:|"
         for (j = 2; j <= n; j++) row = row (wide ? "---:|" : "") "---:|"
         s = s row "---:|---:|\n"
-        nbad = 0; badlist = ""; ndash = 0; nmid = 0
+        nbad = 0; badlist = ""; ndash = 0; nmid = 0; nvoc = 0
         nshow = nsel ? nsel : nshape[f]
         for (i = 1; i <= nshow; i++) {
             shp = nsel ? sel[i] : shape[f, i]
             if (nsel && !((f, L, shp) in lesson_at)) die("lesson" L " compact: no lesson " L " row at " shp " in " csvname[f])
             if (!nsel && !is_pow2(scols[f, shp])) {
                 if (!((f, L, shp) in lesson_at)) continue
-                nmid++
+                if (srows[f, shp] == int(67108864 / scols[f, shp])) nmid++; else nvoc++
             }
             row = "| " shape_name(f, shp) " | " cell(f, L, mainname, shp, "time") " | " cell(f, L, mainname, shp, "gb") " | " cell(f, L, mainname, shp, "pct")
             for (j = 2; j <= n; j++)
@@ -44,6 +44,7 @@ function table_lesson(L, md, only_main, flo, nsel, sel,    f, fhi, s, i, j, n, k
             collect_bad(f, 0, "copy", shp); collect_bad(f, 0, "cudnn", shp)
         }
         if (nmid) s = s "\nRows whose N is not a power of two: M = floor(2^26 / N), so M x N is just under 2^26; only the entry point (" mainname "), the copy and cuDNN are run there.\n"
+        if (nvoc) s = s "\nRows of other M: the vocabulary shapes language models train on, each beside a length off the vector width; lessons 8, 9 and 10's entry points run there.\n"
         s = s table_end(f, md)
     }
     return s
