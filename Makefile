@@ -272,6 +272,7 @@ venv: $(VENV)/ok
 # they sit in docs/results/multi-gpu/, out of docs/results/*.csv; `make tables`
 # reads them as lesson 11's (tests/tables.awk), plots.py only through --multi-gpu.
 MULTI_GPU_CSVS := $(wildcard docs/results/multi-gpu/*.csv)
+PEERS_CSVS := $(wildcard docs/results/peers/*.csv)
 PLOTS_ARGS := $(wildcard docs/results/*.csv) $(if $(MULTI_GPU_CSVS),--multi-gpu $(MULTI_GPU_CSVS)) --out docs/img
 plots:
 	@if $(PYTHON) -c 'import matplotlib' 2>/dev/null; then py=$(PYTHON); \
@@ -285,7 +286,7 @@ plots:
 # (awk only; tests/tables.awk says which regions there are).
 MEASURED_TEXTS := README.md $(wildcard lessons/*/README.md) $(wildcard docs/*.md) $(wildcard docs/experiments/*.md)
 tables:
-	awk -f tests/tables.awk -f tests/tables_kinds.awk $(wildcard docs/results/*.csv) $(MULTI_GPU_CSVS) $(MEASURED_TEXTS)
+	awk -f tests/tables.awk -f tests/tables_kinds.awk -f tests/tables_peers.awk $(wildcard docs/results/*.csv) $(MULTI_GPU_CSVS) $(PEERS_CSVS) $(MEASURED_TEXTS)
 
 # The texts' rules (tests/texts.awk says them): word budgets, no date or
 # commit in prose, no measured number typed by hand, no "seed 00N", no

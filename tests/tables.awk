@@ -146,6 +146,8 @@ function csv_split(s, out,    n, i, c, field, q) {
 # ---- reading the CSVs -------------------------------------------------------------
 # Lesson 11's CSVs (a "combine" column) are read by tables_kinds.awk (mg_header, mg_row).
 FILENAME ~ /\.csv$/ && ((FILENAME in mg_of) || (FNR == 1 && mg_header())) { if (FNR > 1) mg_row(); next }
+# The peers' CSVs (a "peer" column) by tables_peers.awk (pe_header, pe_row).
+FILENAME ~ /\.csv$/ && ((FILENAME in pe_of) || (FNR == 1 && pe_header())) { if (FNR > 1) pe_row(); next }
 
 FILENAME ~ /\.csv$/ {
     sub(/\r$/, "")
@@ -372,31 +374,38 @@ function inline_field(key, field, raw, where,    f, shp, nm, r) {
     die(where ": unknown inline field '" field "' (gbps, pct, ms, us, time or eff)")
 }
 
-# A marker's key, field and mark: bench CSVs', or lesson 11's (mg: tables_kinds.awk).
-function any_key(mg, t, i, j, where) { return mg ? mg_key(t, i, j, where) : inline_key(t, i, j, where) }
-function any_field(mg, key, field, raw, where) {
-    return mg ? mg_field(key, field, raw, where) : inline_field(key, field, raw, where)
+# A marker operand's kind, from its first tokens t[i], t[i + 1]: a bench CSV's
+# row (0), lesson 11's (1: tables_kinds.awk) or a peer's (2: tables_peers.awk);
+# then its key, field and mark.
+function op_kind(t, i) { return t[i] == "peer" ? 2 : (t[i] == MG_L && t[i + 1] ~ MG_NAME) ? 1 : 0 }
+function any_key(k, t, i, j, where) {
+    return k == 2 ? pe_key(t, i, j, where) : k ? mg_key(t, i, j, where) : inline_key(t, i, j, where)
 }
-function any_mark(mg, key) { return mg ? mg_mark(key) : mark(key) }
+function any_field(k, key, field, raw, where) {
+    return k == 2 ? pe_field(key, field, raw, where) : k ? mg_field(key, field, raw, where) : inline_field(key, field, raw, where)
+}
+function any_mark(k, key) { return k == 2 ? "" : k ? mg_mark(key) : mark(key) }
 
-function inline_value(spec, where,    t, n, i, sl, a, b, va, vb, r, mg) {
+function inline_value(spec, where,    t, n, i, sl, a, b, va, vb, r, ka, kb) {
     n = split(spec, t, " ")
-    mg = t[1] == MG_L && t[2] ~ MG_NAME
     for (i = 1; i <= n; i++) if (t[i] == "/") sl = i
+    ka = op_kind(t, 1)
     if (!sl) {
-        a = any_key(mg, t, 1, n - 1, where)
-        return any_field(mg, a, t[n], 0, where) any_mark(mg, a)
+        a = any_key(ka, t, 1, n - 1, where)
+        return any_field(ka, a, t[n], 0, where) any_mark(ka, a)
     }
-    a = any_key(mg, t, 1, sl - 1, where); b = any_key(mg, t, sl + 1, n - 1, where)
-    va = any_field(mg, a, t[n], 1, where); vb = any_field(mg, b, t[n], 1, where)
+    kb = op_kind(t, sl + 1)
+    a = any_key(ka, t, 1, sl - 1, where); b = any_key(kb, t, sl + 1, n - 1, where)
+    va = any_field(ka, a, t[n], 1, where); vb = any_field(kb, b, t[n], 1, where)
     if (vb + 0 <= 0) die(where ": a ratio over zero")
     r = va / vb
-    return sprintf(r >= 10 ? "%.0f" : "%.2f", r) ((any_mark(mg, a) any_mark(mg, b)) != "" ? BAD : "")
+    return sprintf(r >= 10 ? "%.0f" : "%.2f", r) ((any_mark(ka, a) any_mark(kb, b)) != "" ? BAD : "")
 }
 
 # ---- rewriting the markdown files -------------------------------------------------------------
 function region(kind, old, nold, where, md) {
     if (kind ~ ("^lesson" MG_L "( |$)")) return table_multi(kind, where, md)     # lesson 11: tables_kinds.awk
+    if (kind ~ /^peers( |$)/) return table_peers(kind, where, md)                 # tables_peers.awk
     if (kind == "lesson" HALF_L || kind == "lesson" HALF_L " main") return table_half(md)
     if (kind == "lesson" TRAIN_L || kind == "lesson" TRAIN_L " main") return table_train(md)
     if (kind ~ /^lesson[0-9]+$/) return table_lesson(substr(kind, 7) + 0, md, 0)
@@ -405,7 +414,7 @@ function region(kind, old, nold, where, md) {
     if (kind == "readme") return table_readme(old, nold)
     if (kind == "gpus") return table_gpus()
     if (kind ~ /^shape [0-9]+x[0-9]+$/) { sub(/^shape /, "", kind); sub(/x/, " x ", kind); return table_shape(kind, md) }
-    die(where ": unknown region '" kind "' (lessonN, lessonN main, lessonN compact ..., readme, shape RxC or gpus)")
+    die(where ": unknown region '" kind "' (lessonN, lessonN main, lessonN compact ..., readme, shape RxC, gpus or peers OP)")
 }
 
 END {

@@ -14,7 +14,7 @@ md="$dir/README.md"
 
 pass() { echo "PASS tables: $1"; }
 fail() { echo "FAIL tables: $1: $2"; }
-tables_awk() { awk -f tests/tables.awk -f tests/tables_kinds.awk "$@"; }
+tables_awk() { awk -f tests/tables.awk -f tests/tables_kinds.awk -f tests/tables_peers.awk "$@"; }
 
 # A text with a lesson region left unclosed, and a README-style table.
 cat >"$md" <<'EOF'
@@ -438,4 +438,65 @@ tables_awk "$csv" "$csv2" "$mgcsv" "$dir/l11-other.md" "$dir/l11-two.md" >"$dir/
 if [ $status -ne 0 ]; then fail "$name" "exit status $status: $(head -c 300 "$dir/log")"
 elif ! cmp -s "$dir/l11-other.md" "$dir/inline-first.md" || ! cmp -s "$dir/l11-two.md" "$dir/two-first.md"; then
     fail "$name" "$(diff "$dir/inline-first.md" "$dir/l11-other.md" | head -c 200) $(diff "$dir/two-first.md" "$dir/l11-two.md" | head -c 200)"
+else pass "$name"; fi
+
+# ---- peers: other libraries' kernels on the same GPU (a "peer" column; tables_peers.awk) -------
+# Scratch rows: QuACK's f32 figure at 512 x 131072 is the H200's of the course's peers
+# issue; the others are made up for the test. Beside them: the sample H200 bench rows.
+pcsv="$dir/peers.csv"
+{ echo 'op,dtype,rows,cols,peer,version,median_ms,copy_ms,pct_of_copy,status,gpu,date'
+  echo 'softmax,f32,512,131072,quack,0.6.5,0.1450,0.1300,89.7,ok,"NVIDIA H200",2026-11-30'
+  echo 'softmax,f32,512,131072,torch,2.11.0,0.2000,0.1300,65.0,ok,"NVIDIA H200",2026-11-30'
+  echo 'softmax,f32,16384,4096,quack,0.6.5,0.1350,0.1300,96.3,ok,"NVIDIA H200",2026-11-30'
+  echo 'softmax,f32,16384,4096,torch,2.11.0,,,,refused,"NVIDIA H200",2026-11-30'
+  echo 'ce,f32,16384,4096,quack,0.6.5,0.1400,0.1300,92.9,ok,"NVIDIA H200",2026-11-30'; } >"$pcsv"
+
+name="a peers region: per storage type and shape the course's kernel and each peer (time, % of copy, refused), and the fastest peer's time over the course's"
+printf '# p\n\n<!-- measured: peers softmax h200 -->\n\n<!-- measured: peers ce -->\n' >"$dir/peers.md"
+tables_awk "$csv" "$csv2" "$pcsv" "$dir/peers.md" >"$dir/log" 2>&1; status=$?
+if [ $status -ne 0 ]; then fail "$name" "exit status $status: $(head -c 300 "$dir/log")"
+elif ! grep -q '^| storage | M x N | this course | QuACK | torch | fastest peer / course |$' "$dir/peers.md"; then
+    fail "$name" "header: $(grep '^| storage' "$dir/peers.md" | head -1)"
+elif ! grep -q '^| f32 | 512 x 131072 | 161 µs (79.8 %) | 145 µs (89.7 %) | 200 µs (65.0 %) | 0.90 |$' "$dir/peers.md" ||
+     ! grep -q '^| f32 | 16384 x 4096 | 133 µs (96.9 %) | 135 µs (96.3 %) | refused | 1.02 |$' "$dir/peers.md"; then
+    fail "$name" "rows: $(grep '^| f32' "$dir/peers.md" | tr '\n' ' ')"
+elif ! grep -q '^| f32 | 16384 x 4096 | – | 140 µs (92.9 %) | – | – |$' "$dir/peers.md"; then
+    fail "$name" "the ce table (no lesson 10 row in the sample): $(grep '^| f32 | 16384' "$dir/peers.md" | tail -1)"
+elif ! grep -q '^\*\*NVIDIA H200\*\*: this course by `make bench` (.*); QuACK 0.6.5, torch 2.11.0 on the same GPU, 2026-11-30' "$dir/peers.md"; then
+    fail "$name" "caption: $(grep '^\*\*NVIDIA' "$dir/peers.md" | head -c 200)"
+else pass "$name"; fi
+
+name="peers: inline numbers of a peer's row, alone and over a bench row; a second run changes nothing"
+printf 'QuACK at <!-- m peer quack softmax:f32 512x131072 h200 pct -->0<!-- /m --> %%, <!-- m peer quack softmax:f32 512x131072 h200 / 8 fastest 512x131072 h200 ms -->0<!-- /m --> of our time.\n' >"$dir/peers-inline.md"
+tables_awk "$csv" "$csv2" "$pcsv" "$dir/peers-inline.md" >"$dir/log" 2>&1; status=$?
+cp "$dir/peers-inline.md" "$dir/peers-inline-first.md"
+tables_awk "$csv" "$csv2" "$pcsv" "$dir/peers-inline.md" >>"$dir/log" 2>&1
+if [ $status -ne 0 ]; then fail "$name" "exit status $status: $(head -c 300 "$dir/log")"
+elif ! grep -q -- '-->89.7<!-- /m --> %, .*-->0.90<!-- /m --> of our time' "$dir/peers-inline.md"; then
+    fail "$name" "$(head -c 300 "$dir/peers-inline.md")"
+elif ! cmp -s "$dir/peers-inline.md" "$dir/peers-inline-first.md"; then fail "$name" "the second run changed it"
+else pass "$name"; fi
+
+name="peers: a bad region or marker (unknown operation, refused or missing row, no peers CSV) is one line on stderr, exit 2, no file written"
+ok=1
+for spec in 'region:peers foo' 'region:peers softmax a100' 'm:peer torch softmax:f32 16384x4096 ms' \
+            'm:peer quack softmax:f32 1024x512 ms' 'm:peer quack softmax:f32 512x131072 eff' 'nopeers:peers softmax'; do
+    kind=${spec%%:*}; what=${spec#*:}
+    if [ "$kind" = m ]; then printf 'x <!-- m %s -->1<!-- /m -->\n' "$what" >"$dir/peers-bad.md"
+    else printf '<!-- measured: %s -->\n' "$what" >"$dir/peers-bad.md"; fi
+    cp "$dir/peers-bad.md" "$dir/peers-bad-before.md"
+    if [ "$kind" = nopeers ]; then tables_awk "$csv" "$csv2" "$dir/peers-bad.md" >"$dir/log" 2>&1; status=$?
+    else tables_awk "$csv" "$csv2" "$pcsv" "$dir/peers-bad.md" >"$dir/log" 2>&1; status=$?; fi
+    if [ $status -ne 2 ] || [ "$(wc -l <"$dir/log")" -ne 1 ] || ! cmp -s "$dir/peers-bad.md" "$dir/peers-bad-before.md"; then
+        ok=0; fail "$name" "'$spec': exit status $status, $(head -c 200 "$dir/log")"
+    fi
+done
+[ $ok -eq 1 ] && pass "$name"
+
+name="peers: their CSV given with the bench CSVs leaves every other table and number as it was"
+cp "$dir/inline-first.md" "$dir/peers-other.md"; cp "$dir/two-first.md" "$dir/peers-two.md"
+tables_awk "$csv" "$csv2" "$pcsv" "$dir/peers-other.md" "$dir/peers-two.md" >"$dir/log" 2>&1; status=$?
+if [ $status -ne 0 ]; then fail "$name" "exit status $status: $(head -c 300 "$dir/log")"
+elif ! cmp -s "$dir/peers-other.md" "$dir/inline-first.md" || ! cmp -s "$dir/peers-two.md" "$dir/two-first.md"; then
+    fail "$name" "$(diff "$dir/inline-first.md" "$dir/peers-other.md" | head -c 200) $(diff "$dir/two-first.md" "$dir/peers-two.md" | head -c 200)"
 else pass "$name"; fi
