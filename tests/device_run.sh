@@ -14,6 +14,11 @@
 #  so that a call ends inside the device's limit. On the H200 with P = 8,
 #  parts 1-6 take 20-45 s a build, parts 7 and 8 (the long rows, where
 #  lessons 3 and 4 are slow) about 150 s: P = 16 keeps every call short)
+# (peers: PEERS_PY=<peers.py> [PEERS_DTYPES=f32,bf16,f16] [PEERS_SHAPES=MxN,...]
+#  runs the peers' script, PYTHONPATH as set for it, into $OUT/peers.csv in
+#  the columns of docs/results/peers/*.csv (tests/tables_peers.awk), each
+#  library's version named; the script and its libraries are not the
+#  course's: they come with the call, in a folder git ignores)
 # (lesson7: lessons 7 and 8 at their default shapes, with their extra tables)
 # (no stage: test and lessons)
 # On a lent machine whose .git may lag the working tree, name the commit
@@ -107,6 +112,25 @@ $(awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv)"
               awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv >"$OUT/sweep-ab.txt" 2>/dev/null
               (cd "$OUT" && tar czf sweep.tgz ab-base* ab-new* && rm -rf ab-base* ab-new*)
               line="sweep of $base (base) and the working tree (new), parts of $P done:$done_parts" ;;
+    peers)    st=0; py=${PEERS_PY:?peers needs PEERS_PY=<the peers script>}
+              shapes=${PEERS_SHAPES:-65536x1024,32768x2048,16384x4096,8192x8192,4096x16384,2048x32768,1024x65536,512x131072,256x262144,64x1048576,4096x32000,4096x32001,2048x50304,2048x50257,1024x128256,1024x128257,512x151936,512x151937,256x262145}
+              python3 "$py" --ops softmax,ce --dtypes "${PEERS_DTYPES:-f32,bf16,f16}" --shapes "$shapes" \
+                  >"$OUT/peers-raw.txt" 2>"$OUT/peers-err.txt" || st=1
+              vers=$(python3 -c 'import importlib.metadata as m, torch
+for d in ("quack-kernels", "liger-kernel"):
+    try: print(d.split("-")[0], m.version(d))
+    except Exception: pass
+print("torch", torch.__version__.split("+")[0])' 2>>"$OUT/peers-err.txt")
+              awk -F, -v vers="$vers" -v day="$(date -u +%Y-%m-%d)" '
+                  BEGIN { n = split(vers, l, "\n"); for (i = 1; i <= n; i++) { split(l[i], w, " "); ver[w[1]] = w[2] }
+                          print "op,dtype,rows,cols,peer,version,median_ms,copy_ms,pct_of_copy,status,gpu,date" }
+                  /^# / { g = $0; sub(/^# /, "", g); sub(/ torch .*/, "", g); next }
+                  $1 == "softmax" || $1 == "ce" {
+                      ok = $6 != "" && $9 !~ /^ERR/
+                      printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,\"%s\",%s\n", $1, $2, $3, $4, $5, ver[$5], $6, $7, $8,
+                             ok ? "ok" : "refused", g, day }' "$OUT/peers-raw.txt" >"$OUT/peers.csv"
+              line="peers: status $st, $(grep -c ',ok,' "$OUT/peers.csv") rows, $(grep -c ',refused,' "$OUT/peers.csv") refused
+$(tail -n 3 "$OUT/peers-err.txt")" ;;
     *)        echo "device_run: unknown stage '$stage'" >&2; exit 2 ;;
     esac
     summary="$summary
