@@ -49,6 +49,8 @@
 #               ratio of their effective GB/s at a few shapes, beside the ratio
 #               of their copies at the same shape (with one CSV: a line saying
 #               that a second GPU is needed)
+#   peers OP [GPU]  other libraries' kernels (docs/results/peers/*.csv) beside
+#               the course's on the same GPU: tests/tables_peers.awk says how
 # A single number in prose is an inline marker, rewritten on every run:
 #
 #   ... at <!-- m 1 naive 16384x4096 gbps -->253<!-- /m --> GB/s, ...
