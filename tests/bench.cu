@@ -11,10 +11,10 @@
  * can lose speed where its neighbours do not. Only lesson 8's entry point,
  * the copy and cuDNN run there, which keeps `make bench` within minutes.
  * Then the vocabulary shapes of language models as they are trained (M x N
- * up to 2^27; VOCAB_SHAPES), each beside a length one past it or padded
- * off the vector width (GPT-2's 50257): lessons 8, 9 and 10's entry points
- * run there, as at the powers of two, to be held against other libraries'
- * kernels on the shapes those are tuned for.
+ * up to 2^27; VOCAB_SHAPES), each beside a neighbour off the vector width
+ * (N + 1; GPT-2's own 50257 beside its padded 50304): lessons 8, 9 and
+ * 10's entry points run there, as at the powers of two, to be held against
+ * other libraries' kernels on the shapes those are tuned for.
  *
  * Lesson 9 (16-bit storage) runs on the powers of two and 1024 x 512, for
  * float16 and bfloat16 each: the copy of the same 16-bit bytes, both entry
@@ -107,7 +107,7 @@ static const long long VOCAB_SHAPES[][2] = {
     {2048, 50304},  {2048, 50257},  /* GPT-2, padded and as it is */
     {1024, 128256}, {1024, 128257}, /* Llama 3 */
     {512, 151936},  {512, 151937},  /* Qwen2 */
-    {256, 262144},  {256, 262145},  /* Gemma */
+    {256, 262144},  {256, 262145},  /* Gemma 3 */
 };
 
 void print_line(const char *who, long long rows, long long cols, const char *what)
