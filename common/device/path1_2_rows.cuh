@@ -525,6 +525,16 @@ template <class OP, int I>
 static constexpr bool fx_reg_has =
     (OP::NIN == 1 || FX_REG[I].max_cols <= FASTEST_BLOCK_MAX_COLS / 2) && (I < FX_NWARP || !fx_path1_only<OP>());
 
+/* A peeled row's extras, each of which needs a thread of its row. */
+template <class T>
+static constexpr int fx_rows_extras = fx_is_float<T> ? VIEW_MAX_EXTRAS : VIEW16_MAX_EXTRAS;
+
+/* Whether class I runs peeled rows of T in accesses of VEC for OP: only
+ * with a thread per extra (fx_run_rows_op); the others' peeled kernels are
+ * never built. */
+template <class OP, class T, int I, int VEC>
+static constexpr bool fx_rows_peels = fx_op_class<OP, T>(I, VEC).tpr >= fx_rows_extras<T>;
+
 /* Launches configuration i: a recursive template, because each
  * configuration is its own kernel instance. */
 template <class OP, int VEC, bool PEEL, class T = float, int I = 0>
@@ -532,8 +542,9 @@ static void fx_run_rows_at(int i, const T *x, long long ldx, T *y, long long ldy
                            long long cols, cudaStream_t s, fx_in2 in2, const OP &op)
 {
     if constexpr (I < FX_NREG && fx_reg_has<OP, I>) {
-        if (i == I) fx_launch_rows<OP, VEC, PEEL, I>(x, ldx, y, ldy, rows, cols, s, in2, op);
-        else fx_run_rows_at<OP, VEC, PEEL, T, I + 1>(i, x, ldx, y, ldy, rows, cols, s, in2, op);
+        if (i != I) fx_run_rows_at<OP, VEC, PEEL, T, I + 1>(i, x, ldx, y, ldy, rows, cols, s, in2, op);
+        else if constexpr (!PEEL || fx_rows_peels<OP, T, I, VEC>)
+            fx_launch_rows<OP, VEC, PEEL, I>(x, ldx, y, ldy, rows, cols, s, in2, op);
     } else {
         (void)i, (void)x, (void)ldx, (void)y, (void)ldy, (void)rows, (void)cols, (void)s, (void)in2, (void)op;
     }
@@ -549,15 +560,13 @@ static void fx_run_rows_op(const fastest_plan *p, const T *x, long long ldx, T *
 {
     constexpr int V = fx_is_float<T> ? 4 : 8;
     const int i = fx_reg_index(cols, p->path == FASTEST_WARP ? 0 : FX_NWARP);
-    /* a peeled row's extras need a thread each */
-    const int extras = fx_is_float<T> ? VIEW_MAX_EXTRAS : VIEW16_MAX_EXTRAS;
     if constexpr (!fx_is_float<T> && OP::NIN == 1 && OP::KEEP_EXP && !fx_path1_only<OP>())
         if (p->vec4 && !p->peel &&
             (p->path == FASTEST_BLOCK ? fx_rows_held16<OP>(i) : fx_rows_held16_warp<OP, T>(i))) {
             fx_run_rows16_at<OP>(i, x, ldx, y, ldy, rows, cols, stream, op);
             return;
         }
-    if (p->peel && fx_op_class<OP, T>(i, V).tpr >= extras) {
+    if (p->peel && fx_op_class<OP, T>(i, V).tpr >= fx_rows_extras<T>) { /* a thread per extra */
         fx_run_rows_at<OP, V, true>(i, x, ldx, y, ldy, rows, cols, stream, in2, op);
         return;
     }
