@@ -21,7 +21,9 @@
  *     gradients;
  *   - the read-only pass that bounds the loss reads every element;
  *   - the 16-bit classifier (float16, bfloat16 logits, gradient in place),
- *     and the classifier's bulk-loaded clusters: tests/test_lesson10_classifier.h.
+ *     and the classifier's bulk-loaded clusters: tests/test_lesson10_classifier.h;
+ *   - the loss and the classifier on peeled rows (odd N, logits off 16
+ *     bytes), every path and type: tests/test_lesson10_peel.h.
  *
  * Element rule and tolerances: lessons/10_training/train_check.h, shared
  * with the program and the exercise; how each kernel is run and checked:
@@ -43,6 +45,7 @@
 #include "test_lesson10_classifier.h" /* the classifier's 16-bit and bulk-loaded paths */
 #include "test_lesson10_rules.h"      /* the target rules on every path */
 #include "test_lesson10_paths.h"      /* each kernel takes the path it should */
+#include "test_lesson10_peel.h"       /* the loss and the classifier on peeled rows */
 
 /* ---- shapes ------------------------------------------------------------ */
 
@@ -492,6 +495,7 @@ int main(void)
     }
     test_shapes();
     test_ops_engine_paths();
+    test_ops_peeled_plans();
     test_backward_engine_paths();
     test_special_values();
     test_targets();
@@ -503,6 +507,7 @@ int main(void)
     test_rows_held();
     test_rows_held_warp();
     test_classifier_bulk();
+    test_peeled_rows();
     train_release(); /* memcheck's leak check: nothing left allocated */
     return test_exit_status();
 }

@@ -17,8 +17,7 @@
  * only: then path 3, 3g or 4. The long-row modes take the engine path
  * they name where the shape fits it: TRAIN_LONG_SPLIT path 4,
  * TRAIN_LONG_GRID path 3g, TRAIN_LONG_CLUSTER path 3 (sm_90 and up).
- * (The softmax's rows are peeled where a row does not start on 16 bytes;
- * the classifier's and the loss's are not: these rows all do.) */
+ * (These rows all start on 16 bytes; test_ops_peeled_plans has the others.) */
 static void test_engine_paths_of(const char *kn, train_kernel k)
 {
     static const long long S[][2] = {{4096, 512},   {64, 20000},    {4096, 1 << 15}, {1, 1 << 15},
@@ -71,6 +70,42 @@ static void test_ops_engine_paths(void)
             snprintf(name, sizeof name, "cross_entropy_forward at %lld x %lld takes %s in long-row mode %d", rows,
                      cols, fastest_path_name(want), (int)modes[m]);
             test_expect(got == want, name, "path %s", fastest_path_name(got));
+        }
+    train_set_long_rows(TRAIN_LONG_AUTO);
+}
+
+/* The loss and the classifier peel rows as the softmax does (lesson 5's
+ * head, body of 16-byte vectors and tail): contiguous rows of odd N, whose
+ * rows after the first start off 16 bytes, at every length of the paths
+ * and in every long-row mode, in float32 and both 16-bit types (the loss:
+ * float32, its long rows split). The plan says peeled wherever the
+ * softmax's does, and everywhere but 16-bit rows of path 1 up to 64
+ * (whose lanes are too few for 14 extras). */
+static void test_ops_peeled_plans(void)
+{
+    static const long long S[][2] = {{64, 33}, {64, 129}, {64, 1001}, {3000, 301}, {64, 1025},
+                                     {6, 4097}, {6, 20001}, {6, 50257}, {6, 65537}};
+    static const train_long_rows modes[] = {TRAIN_LONG_AUTO, TRAIN_LONG_SPLIT, TRAIN_LONG_GRID, TRAIN_LONG_CLUSTER,
+                                            TRAIN_LONG_BULK};
+    const float *a = (const float *)(uintptr_t)256; /* an aligned address, never dereferenced */
+    for (size_t i = 0; i < sizeof S / sizeof S[0]; i++)
+        for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+            const long long rows = S[i][0], cols = S[i][1];
+            if (m && cols <= TRAIN_REG_MAX_COLS) continue; /* the modes are for long rows */
+            train_set_long_rows(modes[m]);
+            for (int k = 0; k < 4; k++) {
+                const dtype t = k == 1 ? DTYPE_F16 : k == 2 ? DTYPE_BF16 : DTYPE_F32;
+                const train_kernel kn = k == 3 ? TRAIN_K_LOSS : TRAIN_K_CLASSIFIER;
+                const fastest_plan p = train_plan(kn, rows, cols, t);
+                const int soft = fx_plan_typed(FASTEST_AUTO, t, a, cols, a, cols, rows, cols).peel;
+                const int want = !(t != DTYPE_F32 && cols <= 64);
+                char name[300];
+                snprintf(name, sizeof name, "%s (%s) at %lld x %lld, long-row mode %d (%s): peeled, as the softmax",
+                         kn == TRAIN_K_LOSS ? "cross_entropy_forward" : "classifier_fused_typed", dtype_name(t), rows,
+                         cols, (int)modes[m], train_path_name(kn, rows, cols, t));
+                test_expect(p.peel == want && soft == want, name, "peeled %d, the softmax %d, want %d", p.peel, soft,
+                            want);
+            }
         }
     train_set_long_rows(TRAIN_LONG_AUTO);
 }

@@ -62,29 +62,30 @@ static rule_set rule_set_for(int s, long long n)
     return r;
 }
 
-/* The rules' exact part, which tolerances would not show: a row whose
- * target is ignore_index has loss 0 and (g not NULL) every gradient
- * element 0; a row whose target is out of range has a NaN loss and every
- * gradient element NaN, and then (loss not NULL) the reduced loss is NaN.
- * The first broken rule goes to why; returns whether all hold. */
-static int rules_exact(const rule_set *r, long long cols, const float *losses, const float *g, const float *loss,
-                       char *why, size_t len)
+/* The rules' exact part, which tolerances would not show, over `rows`
+ * rows of targets tg: a row whose target is ignore_index has loss 0 and
+ * (g not NULL) every gradient element 0; a row whose target is out of
+ * range has a NaN loss and every gradient element NaN, and then (loss not
+ * NULL) the reduced loss is NaN. The first broken rule goes to why;
+ * returns whether all hold. */
+static int rules_exact(const int *tg, long long rows, int ignore_index, long long cols, const float *losses,
+                       const float *g, const float *loss, char *why, size_t len)
 {
     int any_bad = 0;
     why[0] = 0;
-    for (int i = 0; i < RULE_ROWS; i++) {
-        const int t = r->t[i], ignored = t == r->ignore_index, bad = !ignored && (t < 0 || t >= cols);
+    for (long long i = 0; i < rows; i++) {
+        const int t = tg[i], ignored = t == ignore_index, bad = !ignored && (t < 0 || t >= cols);
         if (!ignored && !bad) continue;
         any_bad |= bad;
         if (ignored ? losses[i] != 0.0f : !isnan(losses[i])) {
-            snprintf(why, len, "row %d (target %d, %s): loss %.9g", i, t, ignored ? "ignored" : "out of range",
+            snprintf(why, len, "row %lld (target %d, %s): loss %.9g", i, t, ignored ? "ignored" : "out of range",
                      losses[i]);
             return 0;
         }
         for (long long j = 0; g && j < cols; j++) {
-            const float v = g[(long long)i * cols + j];
+            const float v = g[i * cols + j];
             if (ignored ? v != 0.0f : !isnan(v)) {
-                snprintf(why, len, "row %d (target %d, %s): gradient[%lld] = %.9g", i, t,
+                snprintf(why, len, "row %lld (target %d, %s): gradient[%lld] = %.9g", i, t,
                          ignored ? "ignored" : "out of range", j, v);
                 return 0;
             }
@@ -106,7 +107,8 @@ static void check_loss_rules(const char *name, const float *x, long long cols, c
     train_report_init(&rep);
     train_check_loss(x, r->t, loss, RULE_ROWS, cols, r->ignore_index, &rep);
     char why[200];
-    if (!rules_exact(r, cols, loss, NULL, NULL, why, sizeof why)) test_fail(name, "%s", why);
+    if (!rules_exact(r->t, RULE_ROWS, r->ignore_index, cols, loss, NULL, NULL, why, sizeof why))
+        test_fail(name, "%s", why);
     else report(name, &rep, RULE_ROWS, cols);
     free(loss);
 }
@@ -121,7 +123,8 @@ static void check_classifier_rules(const char *name, const float *x, long long c
     train_report_init(&rep);
     train_check_classifier(o.xw, r->t, o.g, o.losses, o.loss, RULE_ROWS, cols, r->ignore_index, 1, st, &rep);
     char why[200];
-    if (!rules_exact(r, cols, o.losses, o.g, &o.loss, why, sizeof why)) test_fail(name, "%s", why);
+    if (!rules_exact(r->t, RULE_ROWS, r->ignore_index, cols, o.losses, o.g, &o.loss, why, sizeof why))
+        test_fail(name, "%s", why);
     else report(name, &rep, RULE_ROWS, cols);
     classifier_out_free(&o);
 }

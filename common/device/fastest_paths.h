@@ -233,7 +233,6 @@ typedef struct {
     int (*cluster_ctas_per_sm)(int mode, int cfg);                            /* fx_cluster_ctas_per_sm */
     long long (*grid_resident)(int mode);                                     /* fx_grid_resident */
     int all_paths, nin;
-    int whole;      /* rows never peeled (a ROW operation's: rows_op.cuh) */
     int reads_only; /* writes no element (OUT = false): path 4 in read passes of FX_READ_SEG */
     /* 16-bit rows (fx_plan_typed_for; NULL where the operation runs on
      * float rows only): fx_cluster_shape_16, fx_grid_resident_16 and, for

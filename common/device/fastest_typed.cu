@@ -44,8 +44,7 @@ fastest_plan fx_plan_typed(fastest_path want, dtype t, const void *x, long long 
 }
 
 /* An operation's plan asks its own kernels (fx_op_kernels): their
- * occupancy, and whether it has path 3b; its rows are peeled only where
- * its kernels take peeled rows (k->whole: never). */
+ * occupancy, and whether it has path 3b. */
 fastest_plan fx_plan_typed_for(const fx_op_kernels *k, fastest_path want, dtype t, const void *x, long long ldx,
                                const void *y, long long ldy, long long rows, long long cols)
 {
@@ -53,9 +52,9 @@ fastest_plan fx_plan_typed_for(const fx_op_kernels *k, fastest_path want, dtype 
         return fx_plan_f32_for(k, want, (const float *)x, ldx, (const float *)y, ldy, rows, cols);
     if (cols < 1) cols = 1;
     if (rows < 1) rows = 1;
-    int mode16 = fx_vec16(x, ldx, y, ldy, rows, cols)                  ? 1
-                 : !k->whole && view16_can_peel(x, ldx, y, ldy, rows) ? 2
-                                                                       : 0;
+    int mode16 = fx_vec16(x, ldx, y, ldy, rows, cols)       ? 1
+                 : view16_can_peel(x, ldx, y, ldy, rows) ? 2
+                                                         : 0;
     const long long body = fx_body_cols(cols, mode16 == 2, 8); /* paths 3 and 3b size their CTAs by it */
     /* The float plan of an aligned view of this shape (its rows rounded up
      * to whole float4s) picks the path. */

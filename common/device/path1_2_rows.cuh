@@ -87,15 +87,22 @@ static constexpr int fx_rows_min_blocks(int vec, int fpt, int block)
 /* A ROW operation's column taken from the registers: the row's max and
  * x[c] reduced together over its TPR <= 32 lanes (the lane that holds
  * column c adds it to a sum to which every other lane adds 0: exact), x[c]
- * given to every lane's context. Returns the max. */
-template <class OP, int VEC, int FPT, int TPR>
-__device__ __forceinline__ float fx_max_pick(const OP &op, typename OP::row *r, float m, const float *v, int c,
-                                             int sub)
+ * given to every lane's context. cb: c's place in the body (PEEL: past the
+ * head; -1 where c is an extra or none), ce: which extra c is (PEEL; -1:
+ * none), held in v[FPT] by lane ce. Returns the max. */
+template <class OP, int VEC, bool PEEL, int FPT, int TPR>
+__device__ __forceinline__ float fx_max_pick(const OP &op, typename OP::row *r, float m, const float *v, int cb,
+                                             int ce, int sub)
 {
     float xc = 0.0f;
 #pragma unroll
     for (int p = 0; p < FPT; p++)
-        if (((p / VEC) * TPR + sub) * VEC + p % VEC == c) xc = v[p];
+        if (((p / VEC) * TPR + sub) * VEC + p % VEC == cb) xc = v[p];
+    if constexpr (PEEL) {
+        if (sub == ce) xc = v[FPT];
+    } else {
+        (void)ce;
+    }
     for (int off = TPR / 2; off > 0; off /= 2) {
         m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
         xc += __shfl_xor_sync(0xffffffffu, xc, off);
@@ -154,10 +161,11 @@ __device__ __forceinline__ void fx_rows_load(const T *xr, const T *x2r, const vi
 }
 
 /* Paths 1 and 2: thread `sub` stores its elements' outputs to row yr (PK:
- * a ROW operation's column c by a compare per element, out_at). */
+ * a ROW operation's column by a compare per element, out_at: cb and ce as
+ * fx_max_pick's). */
 template <class OP, int VEC, bool PEEL, int FPT, int TPR, bool PK, class T>
 __device__ __forceinline__ void fx_rows_store(T *yr, const view_cut &cut, int sub, bool live, float *v,
-                                              const float *w, typename OP::fin f, int c)
+                                              const float *w, typename OP::fin f, int cb, int ce)
 {
     const int nvec = (int)cut.nvec;
     T *yb = yr + cut.head;
@@ -167,7 +175,7 @@ __device__ __forceinline__ void fx_rows_store(T *yr, const view_cut &cut, int su
         if (live && k < nvec) {
 #pragma unroll
             for (int j = 0; j < VEC; j++) {
-                if constexpr (PK) v[i * VEC + j] = OP::out_at(v[i * VEC + j], f, k * VEC + j == c);
+                if constexpr (PK) v[i * VEC + j] = OP::out_at(v[i * VEC + j], f, k * VEC + j == cb);
                 else v[i * VEC + j] = fx_rows_out<OP>(v, w, i * VEC + j, f);
             }
             /* PEEL: one st.global.v4 even where it costs <32 floats, 512
@@ -177,11 +185,17 @@ __device__ __forceinline__ void fx_rows_store(T *yr, const view_cut &cut, int su
             else store_vec<VEC>(yb + (long long)k * VEC, &v[i * VEC]);
         }
     }
-    if constexpr (PEEL)
+    if constexpr (PEEL) {
         if (live && sub < cut.nextra) {
-            if constexpr (fx_is_float<T>) yr[view_extra_at(cut, sub)] = fx_rows_out<OP>(v, w, FPT, f);
-            else elem_store(yr + view16_extra_at(cut, sub), fx_rows_out<OP>(v, w, FPT, f));
+            float o;
+            if constexpr (PK) o = OP::out_at(v[FPT], f, sub == ce);
+            else o = fx_rows_out<OP>(v, w, FPT, f);
+            if constexpr (fx_is_float<T>) yr[view_extra_at(cut, sub)] = o;
+            else elem_store(yr + view16_extra_at(cut, sub), o);
         }
+    } else {
+        (void)ce;
+    }
 }
 
 /* ---- paths 1 and 2: the row in registers ----------------------------------
@@ -229,13 +243,21 @@ __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long 
         fx_row_t<OP> r{};
         if constexpr (OP::ROW) r = op.begin(at, live); /* before the loads: their latencies overlap */
         fx_rows_load<OP, VEC, PEEL, FPT, TPR>(xr, x2r, cut, sub, live, v, w);
-        /* ROW: the row's column c, and whether this thread holds it */
+        /* ROW: the row's column c, and whether this thread holds it; PEEL:
+         * its place in the body (cb) or among the extras (ce) */
         constexpr bool PK = fx_pick_regs<OP, T>(FPT, TPR);
-        [[maybe_unused]] int c = -1; /* cols <= 32768 here */
+        [[maybe_unused]] int c = -1, cb = -1, ce = -1; /* cols <= 32768 here */
         [[maybe_unused]] bool owner = false;
         if constexpr (OP::ROW) {
             c = (int)op.col(r);
-            owner = live && fx_row_owner(c, 0, cols, VEC, TPR, sub);
+            if constexpr (PEEL) {
+                cb = (int)fx_body_col(c, cut, VEC);
+                ce = fx_extra_index(c, cut, VEC);
+                owner = live && (cb >= 0 ? (cb / VEC) % TPR == sub : sub == ce);
+            } else {
+                cb = c;
+                owner = live && fx_row_owner(c, 0, cols, VEC, TPR, sub);
+            }
             if (!PK && owner) op.pick(&r, elem_load(xr + c)); /* after the loads: it waits for the target */
         }
         typename OP::fin f;
@@ -249,7 +271,7 @@ __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long 
             float m = -INFINITY;
 #pragma unroll
             for (int p = 0; p < FPT + X; p++) m = fmaxf(m, v[p]);
-            if constexpr (PK) m = fx_max_pick<OP, VEC, FPT, TPR>(op, &r, m, v, c, sub);
+            if constexpr (PK) m = fx_max_pick<OP, VEC, PEEL, FPT, TPR>(op, &r, m, v, cb, ce, sub);
             else m = row_reduce<TPR>(m, red_m, op_max());
             float d = 0.0f;
 #pragma unroll
@@ -276,7 +298,7 @@ __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long 
         if constexpr (FIX_EARLY)
             if (owner) fixv = op.fix(r, f);
         T *yr = y + (live ? row : 0) * ldy;
-        if constexpr (OP::OUT) fx_rows_store<OP, VEC, PEEL, FPT, TPR, PK>(yr, cut, sub, live, v, w, f, c);
+        if constexpr (OP::OUT) fx_rows_store<OP, VEC, PEEL, FPT, TPR, PK>(yr, cut, sub, live, v, w, f, cb, ce);
         /* Two-input operations reduce once per row into one shared array:
          * a fast warp's next row must not overwrite red_d before a slow
          * warp has read this row's (row_reduce.cuh). Only a grid-stride
@@ -503,6 +525,16 @@ template <class OP, int I>
 static constexpr bool fx_reg_has =
     (OP::NIN == 1 || FX_REG[I].max_cols <= FASTEST_BLOCK_MAX_COLS / 2) && (I < FX_NWARP || !fx_path1_only<OP>());
 
+/* A peeled row's extras, each of which needs a thread of its row. */
+template <class T>
+static constexpr int fx_rows_extras = fx_is_float<T> ? VIEW_MAX_EXTRAS : VIEW16_MAX_EXTRAS;
+
+/* Whether class I runs peeled rows of T in accesses of VEC for OP: only
+ * with a thread per extra (fx_run_rows_op); the others' peeled kernels are
+ * never built. */
+template <class OP, class T, int I, int VEC>
+static constexpr bool fx_rows_peels = fx_op_class<OP, T>(I, VEC).tpr >= fx_rows_extras<T>;
+
 /* Launches configuration i: a recursive template, because each
  * configuration is its own kernel instance. */
 template <class OP, int VEC, bool PEEL, class T = float, int I = 0>
@@ -510,8 +542,9 @@ static void fx_run_rows_at(int i, const T *x, long long ldx, T *y, long long ldy
                            long long cols, cudaStream_t s, fx_in2 in2, const OP &op)
 {
     if constexpr (I < FX_NREG && fx_reg_has<OP, I>) {
-        if (i == I) fx_launch_rows<OP, VEC, PEEL, I>(x, ldx, y, ldy, rows, cols, s, in2, op);
-        else fx_run_rows_at<OP, VEC, PEEL, T, I + 1>(i, x, ldx, y, ldy, rows, cols, s, in2, op);
+        if (i != I) fx_run_rows_at<OP, VEC, PEEL, T, I + 1>(i, x, ldx, y, ldy, rows, cols, s, in2, op);
+        else if constexpr (!PEEL || fx_rows_peels<OP, T, I, VEC>)
+            fx_launch_rows<OP, VEC, PEEL, I>(x, ldx, y, ldy, rows, cols, s, in2, op);
     } else {
         (void)i, (void)x, (void)ldx, (void)y, (void)ldy, (void)rows, (void)cols, (void)s, (void)in2, (void)op;
     }
@@ -527,19 +560,16 @@ static void fx_run_rows_op(const fastest_plan *p, const T *x, long long ldx, T *
 {
     constexpr int V = fx_is_float<T> ? 4 : 8;
     const int i = fx_reg_index(cols, p->path == FASTEST_WARP ? 0 : FX_NWARP);
-    /* a peeled row's extras need a thread each */
-    const int extras = fx_is_float<T> ? VIEW_MAX_EXTRAS : VIEW16_MAX_EXTRAS;
     if constexpr (!fx_is_float<T> && OP::NIN == 1 && OP::KEEP_EXP && !fx_path1_only<OP>())
         if (p->vec4 && !p->peel &&
             (p->path == FASTEST_BLOCK ? fx_rows_held16<OP>(i) : fx_rows_held16_warp<OP, T>(i))) {
             fx_run_rows16_at<OP>(i, x, ldx, y, ldy, rows, cols, stream, op);
             return;
         }
-    if constexpr (!OP::ROW) /* a ROW operation's rows are never peeled (rows_op.cuh) */
-        if (p->peel && fx_op_class<OP, T>(i, V).tpr >= extras) {
-            fx_run_rows_at<OP, V, true>(i, x, ldx, y, ldy, rows, cols, stream, in2, op);
-            return;
-        }
+    if (p->peel && fx_op_class<OP, T>(i, V).tpr >= fx_rows_extras<T>) { /* a thread per extra */
+        fx_run_rows_at<OP, V, true>(i, x, ldx, y, ldy, rows, cols, stream, in2, op);
+        return;
+    }
     if (p->peel) fx_run_rows_at<OP, 1, false>(i, x, ldx, y, ldy, rows, cols, stream, in2, op);
     else if (p->vec4) fx_run_rows_at<OP, V, false>(i, x, ldx, y, ldy, rows, cols, stream, in2, op);
     else fx_run_rows_at<OP, 1, false>(i, x, ldx, y, ldy, rows, cols, stream, in2, op);

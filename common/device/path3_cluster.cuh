@@ -63,7 +63,8 @@ fastest_cluster_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y
     const online_md t = fx_piece_read<OP, VEC, PEEL, FPT, BLOCK, XS>(
         xr + begin, len, has_extra ? view_extra_load(xr, cut, threadIdx.x) : -INFINITY, v, srow, &m_regs);
     [[maybe_unused]] bool owner = false; /* ROW: this thread holds the row's column */
-    if constexpr (OP::ROW) owner = fx_row_piece_pick(op, &rc, xr, begin, begin + len, VEC, BLOCK, (int)threadIdx.x);
+    if constexpr (OP::ROW)
+        owner = fx_row_piece_pick<PEEL>(op, &rc, xr, begin, begin + len, VEC, BLOCK, (int)threadIdx.x, cut, rank == 0);
     const online_md r = fx_cluster_exchange(online_md_row_merge<BLOCK>(t, red_m, red_d), C);
     T *yr = y + row * ldy;
     [[maybe_unused]] const typename OP::fin f = fx_finish(op, r.m, r.d, rc); /* ROW: fx_piece_write's too */

@@ -65,11 +65,16 @@ __device__ __forceinline__ void fx_bulk_row(const T *__restrict__ x, long long l
         extra = elem_load(xr + fx_extra_at<T>(cut, threadIdx.x));
         s = fx_push<fx_bulk_exp_type, 1>(s, &extra);
     }
-    [[maybe_unused]] bool owner = false; /* ROW: this thread stores the vector that holds column c */
+    /* ROW: this thread stores the vector that holds column c, or (PEEL) the extra that is c */
+    [[maybe_unused]] bool owner = false;
     if constexpr (OP::ROW) {
-        const long long c = op.col(rc);
-        owner = fx_row_owner(c, begin, begin + (long long)nvec * VEC, VEC, FX_BULK_BLOCK, (int)threadIdx.x);
-        if (owner) op.pick(&rc, elem_load(srow + (c - begin))); /* every chunk has landed: the fold waited */
+        const long long c = op.col(rc), end = begin + (long long)nvec * VEC;
+        const bool mine = fx_row_owner(c, begin, end, VEC, FX_BULK_BLOCK, (int)threadIdx.x);
+        if constexpr (PEEL)
+            owner = fx_row_owner_cut(c, cut, VEC, begin, end, FX_BULK_BLOCK, (int)threadIdx.x, rank == 0);
+        else owner = mine;
+        /* every chunk has landed: the fold waited; an extra's owner holds it */
+        if (owner) op.pick(&rc, mine ? elem_load(srow + (c - begin)) : extra);
         if (threadIdx.x == 0) *fx_row_last() = false; /* the merge's barriers come before the lead */
     }
     const online_md b = online_md_row_merge<FX_BULK_BLOCK>(s, red_m, red_d);
@@ -143,24 +148,14 @@ template <class OP, class T>
 static fx_bulk_fn_t<OP, T> fx_bulk_kernel_op(bool peel)
 {
     constexpr int VEC = (int)(16 / sizeof(T));
-    if constexpr (OP::ROW) { /* rows never peeled */
-        (void)peel;
-        return fastest_bulk_kernel<OP, VEC, false, T>;
-    } else {
-        return peel ? fastest_bulk_kernel<OP, VEC, true, T> : fastest_bulk_kernel<OP, VEC, false, T>;
-    }
+    return peel ? fastest_bulk_kernel<OP, VEC, true, T> : fastest_bulk_kernel<OP, VEC, false, T>;
 }
 
 template <class OP, class T>
 static fx_grid_fn_t<OP, T> fx_bulk_grid_kernel_op(bool peel)
 {
     constexpr int VEC = (int)(16 / sizeof(T));
-    if constexpr (OP::ROW) {
-        (void)peel;
-        return fastest_bulk_grid_kernel<OP, VEC, false, T>;
-    } else {
-        return peel ? fastest_bulk_grid_kernel<OP, VEC, true, T> : fastest_bulk_grid_kernel<OP, VEC, false, T>;
-    }
+    return peel ? fastest_bulk_grid_kernel<OP, VEC, true, T> : fastest_bulk_grid_kernel<OP, VEC, false, T>;
 }
 
 /* How many CTAs of kernel k with pieces of `piece` bytes the GPU holds at

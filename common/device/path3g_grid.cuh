@@ -95,7 +95,8 @@ fastest_grid_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     const online_md t = fx_piece_read<OP, VEC, PEEL, FPT, BLOCK, XS>(
         xr + begin, len, has_extra ? view_extra_load(xr, cut, threadIdx.x) : -INFINITY, v, srow, &m_regs);
     [[maybe_unused]] bool owner = false; /* ROW: this thread holds the row's column */
-    if constexpr (OP::ROW) owner = fx_row_piece_pick(op, &r, xr, begin, begin + len, VEC, BLOCK, (int)threadIdx.x);
+    if constexpr (OP::ROW)
+        owner = fx_row_piece_pick<PEEL>(op, &r, xr, begin, begin + len, VEC, BLOCK, (int)threadIdx.x, cut, piece == 0);
     unsigned before = 0;
     const online_md R = fx_grid_exchange<BLOCK>(online_md_row_merge<BLOCK>(t, red_m, red_d), work + row * pieces,
                                                 piece, pieces, &sync[1 + row], red_m, red_d, &before);

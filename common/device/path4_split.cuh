@@ -128,10 +128,13 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
         const long long k = k0 + (long long)u * BLOCK;
         if (k < nvec) load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
     }
-    [[maybe_unused]] bool owner = false; /* ROW: this thread holds the row's column (no store: thread 0) */
-    if constexpr (OP::ROW)
-        owner = fx_row_piece_pick(op, &r, xr, begin, begin + (len > 0 ? len : 0), VEC, OP::OUT ? BLOCK : 1,
-                                  (int)threadIdx.x);
+    /* ROW: this thread holds the row's column (no store: thread 0 of the body, or the extra's) */
+    [[maybe_unused]] bool owner = false;
+    if constexpr (OP::ROW) {
+        const long long lo = cut.head + begin; /* the piece's first column */
+        owner = fx_row_piece_pick<PEEL>(op, &r, xr, lo, lo + (len > 0 ? len : 0), VEC, OP::OUT ? BLOCK : 1,
+                                        (int)threadIdx.x, cut, piece == 0);
+    }
 #if FX_CLUSTER_CODE
     cudaGridDependencySynchronize(); /* kernel 1 has finished and its work[] is visible */
 #endif

@@ -67,9 +67,11 @@
  *                    paths 1 and 2's kernels (lesson 10's sum of the
  *                    losses): they let it start early; false: no trigger.
  *
- * Rows of a ROW operation are not peeled (rows_plan.cu): every path holds
- * whole vectors of the row, so the owner of a column is found from the
- * vectors' order alone.
+ * Rows of a ROW operation are peeled as the softmax's are (lesson 5's cut,
+ * view_cut.cuh): the owner of a column in the body is found from the order
+ * of the body's vectors, offset by the head; a column among the head and
+ * tail elements (the extras) belongs to the thread that takes that extra
+ * (fx_row_owner_cut).
  *
  * Paths 1, 2, 3, 3g and 4 take any one-input operation (path1_2_rows.cuh,
  * path3_cluster.cuh, path3g_grid.cuh, path4_split.cuh), and path 3b any
@@ -79,7 +81,8 @@
  * kernel for (rows_run.cuh). */
 #ifndef COMMON_DEVICE_ROWS_OP_CUH
 #define COMMON_DEVICE_ROWS_OP_CUH
-#include "vec.cuh" /* elem_load, elem_store */
+#include "vec.cuh"      /* elem_load, elem_store */
+#include "view_cut.cuh" /* view_cut: a peeled row's head, body and tail */
 
 /* The context of a row for an operation without rows of its own. */
 struct fx_no_row {};
@@ -128,6 +131,36 @@ __device__ __forceinline__ bool fx_row_owner(long long c, long long lo, long lon
     return c >= lo && c < hi && ((c - lo) / vec) % stride == lane;
 }
 
+/* A peeled row (view_cut: a head, nvec vectors of vec elements, a tail):
+ * column c's place in the body (0 ... vec * nvec - 1), or -1 where c is a
+ * head or tail element, or no column (-1). */
+__device__ __forceinline__ long long fx_body_col(long long c, const view_cut &cut, int vec)
+{
+    const long long b = c - cut.head;
+    return b >= 0 && b < cut.nvec * vec ? b : -1;
+}
+
+/* ... and which extra c is, in the order the paths deal the extras out
+ * (view_extra_at: the head's, then the tail's), or -1 where c is in the
+ * body or is -1. */
+__device__ __forceinline__ int fx_extra_index(long long c, const view_cut &cut, int vec)
+{
+    const long long b = c - cut.head, bend = cut.nvec * vec;
+    return c < 0 || (b >= 0 && b < bend) ? -1 : (int)(b < 0 ? c : c - bend);
+}
+
+/* fx_row_owner for a peeled row: a column of the body belongs to the
+ * thread that holds its vector (this thread's: those of the piece [lo, hi)
+ * of the row's columns, dealt out as fx_row_owner says); extra j to lane j
+ * of the first piece (first: this thread is in it), as every path deals
+ * the extras out. */
+__device__ __forceinline__ bool fx_row_owner_cut(long long c, const view_cut &cut, int vec, long long lo,
+                                                 long long hi, int stride, int lane, bool first)
+{
+    if (fx_body_col(c, cut, vec) >= 0) return fx_row_owner(c, lo, hi, vec, stride, lane);
+    return first && lane == fx_extra_index(c, cut, vec);
+}
+
 /* Paths 2, 3 and 3g, ROW operations: the block that counts in last, told from
  * its lead (fx_row_piece_lead) to all its threads (fx_row_piece_end). */
 __device__ __forceinline__ bool *fx_row_last(void)
@@ -139,12 +172,21 @@ __device__ __forceinline__ bool *fx_row_last(void)
 /* Paths 3, 3g and 4 for a ROW operation, every thread of a piece [lo, hi)
  * of `vec`-element vectors dealt out to `stride` threads (the block's,
  * lane: this thread's place among them): after its loads (xr: the row),
- * the owner of col picks x[col]; returns whether this thread is it. */
-template <class OP, class T>
+ * the owner of col picks x[col]; returns whether this thread is it.
+ * PEEL: the pieces cut the body of a peeled row (cut), whose extras go to
+ * the first piece's first threads (first: this is the first piece). */
+template <bool PEEL, class OP, class T>
 __device__ __forceinline__ bool fx_row_piece_pick(const OP &op, typename OP::row *r, const T *xr, long long lo,
-                                                  long long hi, int vec, int stride, int lane)
+                                                  long long hi, int vec, int stride, int lane, const view_cut &cut,
+                                                  bool first)
 {
-    const bool owner = fx_row_owner(op.col(*r), lo, hi, vec, stride, lane);
+    bool owner;
+    if constexpr (PEEL) {
+        owner = fx_row_owner_cut(op.col(*r), cut, vec, lo, hi, stride, lane, first);
+    } else {
+        (void)cut, (void)first;
+        owner = fx_row_owner(op.col(*r), lo, hi, vec, stride, lane);
+    }
     if (owner) op.pick(r, elem_load(xr + op.col(*r)));
     if (threadIdx.x == 0) *fx_row_last() = false; /* the lead may set it after the piece's barriers */
     return owner;

@@ -169,7 +169,7 @@ static int fx_alignment(const float *x, long long ldx, const float *y, long long
 }
 
 /* The softmax's kernels, as the plan asks them. */
-const fx_op_kernels FX_SOFTMAX_KERNELS = {fx_cluster_shape,    fx_cluster_ctas_per_sm, fx_grid_resident, 1, 1, 0, 0,
+const fx_op_kernels FX_SOFTMAX_KERNELS = {fx_cluster_shape,    fx_cluster_ctas_per_sm, fx_grid_resident, 1, 1, 0,
                                           fx_cluster_shape_16, fx_grid_resident_16,    fx_bulk_shape};
 
 fastest_plan fx_plan_f32(fastest_path want, const float *x, long long ldx, const float *y, long long ldy,
@@ -200,8 +200,8 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
     fastest_plan p = {};
     const int align = fx_alignment(x, ldx, y, ldy, rows, cols);
     /* paths 1 and 2 may fall back to scalar accesses too */
-    const int cut_apart = k->nin == 2 && align == FX_YCUT, peeled = align == FX_PEELED || align == FX_YCUT;
-    int mode = cut_apart || (k->whole && peeled) ? FX_SCALAR : align;
+    const int cut_apart = k->nin == 2 && align == FX_YCUT;
+    int mode = cut_apart ? FX_SCALAR : align;
     p.bytes_per_elem = 4.0 * (k->nin + 1); /* each input read once, y written once */
     if (cols < 1) cols = 1;
     if (rows < 1) rows = 1;

@@ -165,8 +165,6 @@ void classifier_count(const int *targets, long long rows, int ignore_index, unsi
                       classifier_scale *out, cudaStream_t stream);
 void classifier_sum(const float *vals, long long n, float *parts, unsigned *done, const classifier_scale *mean,
                     float *loss, cudaStream_t stream);
-/* classifier16.cu: the classifier's plan for 16-bit logits (t) at x. */
-fastest_plan classifier_plan16(const void *x, long long rows, long long cols, dtype t);
 
 /* The blocks of path 1 for plan p (0 on the other paths). */
 static inline long long ce_row_blocks(const fastest_plan *p, long long rows, long long cols, dtype t)

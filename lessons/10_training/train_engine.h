@@ -20,6 +20,7 @@ fastest_plan log_softmax_plan_at(long long rows, long long cols);
 fastest_plan backward_plan_at(long long rows, long long cols);
 fastest_plan loss_plan_at(long long rows, long long cols);
 fastest_plan classifier_plan_at(long long rows, long long cols, dtype t);
+fastest_plan classifier_plan16(const void *x, long long rows, long long cols, dtype t); /* any t, rows at x */
 
 /* The mean's count of rows not ignored and their dloss, 1 / count (inf if all are ignored: none uses it). */
 typedef struct {
