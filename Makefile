@@ -227,7 +227,8 @@ ifneq ($(and $(CUDNN_H),$(CUDNN_SO)),)
 $(BUILD)/tests/bench.o $(BUILD)/tests/bench_cudnn.o: NVCCFLAGS += -DHAVE_CUDNN -I$(dir $(CUDNN_H))
 BENCH_LIBS := -L$(dir $(CUDNN_SO)) -Xlinker -l:$(notdir $(CUDNN_SO)) -Xlinker -rpath=$(dir $(CUDNN_SO))
 endif
-$(BUILD)/bench: $(BUILD)/tests/bench.o $(BUILD)/tests/bench_training.o $(BUILD)/tests/bench_cudnn.o $(KERNEL_OBJS) $(COMMON_OBJS)
+$(BUILD)/bench: $(BUILD)/tests/bench.o $(BUILD)/tests/bench_shapes.o $(BUILD)/tests/bench_training.o $(BUILD)/tests/bench_cudnn.o \
+                $(KERNEL_OBJS) $(COMMON_OBJS)
 	$(NVCC) $(ARCH) -o $@ $^ $(BENCH_LIBS) $(LDLIBS)
 
 bench: $(BUILD)/bench

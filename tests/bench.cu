@@ -11,7 +11,7 @@
  * can lose speed where its neighbours do not. Only lesson 8's entry point,
  * the copy and cuDNN run there, which keeps `make bench` within minutes.
  * Then the vocabulary shapes of language models as they are trained (M x N
- * up to 2^27; VOCAB_SHAPES), each beside a neighbour off the vector width
+ * up to 2^27; tests/bench_shapes.cu), each beside a neighbour off the vector width
  * (N + 1; GPT-2's own 50257 beside its padded 50304): lessons 8, 9 and
  * 10's entry points run there, as at the powers of two, to be held against
  * other libraries' kernels on the shapes those are tuned for.
@@ -63,12 +63,9 @@
 #include "bench.h" /* BENCH_CHECK_ROWS, BENCH_CHECK_ELEMS; cuDNN (tests/bench_cudnn.cu) */
 #include "../lessons/09_half/softmax_half.h"
 
-/* Each may be given with -D: a dry run of the code on the CPU emulator
- * needs a tiny sweep and few runs. */
-#ifndef BENCH_ELEMS
-#define BENCH_ELEMS (1LL << 26)
-#endif
 #define BENCH_BUDGET_MS 250.0
+/* Each may be given with -D: a dry run of the code on the CPU emulator
+ * needs few runs (and a tiny sweep: BENCH_ELEMS, tests/bench_shapes.cu). */
 #ifndef BENCH_WARMUP
 #define BENCH_WARMUP 5
 #define BENCH_ITERS 20
@@ -83,32 +80,6 @@
 #define BENCH_SMALL_WARMUP 200
 #define BENCH_SMALL_ITERS 2000
 #endif
-#define BENCH_MAX_SHAPES 80
-
-/* Row lengths that language models softmax over (their vocabularies), as
- * points between the powers of two. */
-static const long long VOCAB_COLS[] = {
-    32000,  /* Llama 2, Mistral 7B */
-    50257,  /* GPT-2 */
-    128256, /* Llama 3 */
-    151936, /* Qwen2 */
-};
-
-/* What runs at a shape of the sweep: everything (the powers of two and
- * 1024 x 512), lesson 8's entry point alone (the lengths between), or
- * the entry points of lessons 8, 9 and 10 (the vocabulary shapes). */
-enum { SHAPE_SWEEP, SHAPE_BETWEEN, SHAPE_VOCAB };
-
-/* Vocabulary shapes, M x N, as language models are trained on them: each
- * aligned length, then its neighbour off the vector width (N + 1, or GPT-2's
- * own 50257 beside its padded 50304). M is scaled by BENCH_ELEMS / 2^26. */
-static const long long VOCAB_SHAPES[][2] = {
-    {4096, 32000},  {4096, 32001},  /* Llama 2 */
-    {2048, 50304},  {2048, 50257},  /* GPT-2, padded and as it is */
-    {1024, 128256}, {1024, 128257}, /* Llama 3 */
-    {512, 151936},  {512, 151937},  /* Qwen2 */
-    {256, 262144},  {256, 262145},  /* Gemma 3 */
-};
 
 void print_line(const char *who, long long rows, long long cols, const char *what)
 {
@@ -401,61 +372,6 @@ static void parse_args(int argc, char **argv, bench_args *a)
                 usage_error(argv[i]);
         } else usage_error(argv[i]);
     }
-}
-
-/* The shapes, by N: N = 2^5 ... 2^26 at M x N = 2^26, with the points
- * between (shapes[s][2] = SHAPE_BETWEEN), then the vocabulary shapes
- * (SHAPE_VOCAB), then 1024 x 512. Returns how many. */
-static long long sweep_rows(long long n) /* M x N just under BENCH_ELEMS, at least one row */
-{
-    return BENCH_ELEMS / n > 0 ? BENCH_ELEMS / n : 1;
-}
-
-static int sweep_shapes(long long shapes[][3], int quick)
-{
-    int nshapes = 0;
-    for (int e = 5; e <= 26; e++) {
-        if (quick && e != 5 && e != 10 && e != 15 && e != 20) continue;
-        shapes[nshapes][0] = sweep_rows(1LL << e);
-        shapes[nshapes][1] = 1LL << e;
-        shapes[nshapes][2] = 0;
-        nshapes++;
-    }
-    if (!quick) {
-        long long mid[2 * 11 + sizeof VOCAB_COLS / sizeof VOCAB_COLS[0]];
-        int nmid = 0;
-        for (int e = 10; e <= 20; e++) {
-            mid[nmid++] = 3LL << (e - 1); /* 1.5 x 2^e */
-            mid[nmid++] = (1LL << e) + 1;
-        }
-        for (size_t v = 0; v < sizeof VOCAB_COLS / sizeof VOCAB_COLS[0]; v++) mid[nmid++] = VOCAB_COLS[v];
-        for (int b = 0; b < nmid; b++) { /* each in N order among the others */
-            int at = nshapes;
-            while (at > 0 && shapes[at - 1][1] > mid[b]) {
-                memcpy(shapes[at], shapes[at - 1], sizeof shapes[at]);
-                at--;
-            }
-            shapes[at][0] = sweep_rows(mid[b]);
-            shapes[at][1] = mid[b];
-            shapes[at][2] = SHAPE_BETWEEN;
-            nshapes++;
-        }
-        for (size_t v = 0; v < sizeof VOCAB_SHAPES / sizeof VOCAB_SHAPES[0]; v++) {
-            const long long m = VOCAB_SHAPES[v][0] * BENCH_ELEMS / (1LL << 26), n = VOCAB_SHAPES[v][1];
-            int dup = 0; /* 256 x 2^18 is a power of two of the sweep already */
-            for (int b = 0; b < nshapes; b++) dup |= shapes[b][0] == (m > 0 ? m : 1) && shapes[b][1] == n;
-            if (dup) continue;
-            shapes[nshapes][0] = m > 0 ? m : 1;
-            shapes[nshapes][1] = n;
-            shapes[nshapes][2] = SHAPE_VOCAB;
-            nshapes++;
-        }
-    }
-    shapes[nshapes][0] = 1024;
-    shapes[nshapes][1] = 512;
-    shapes[nshapes][2] = 0;
-    nshapes++;
-    return nshapes;
 }
 
 /* What the sweep runs as float32 kernel k: an entry of tests/kernels.h,

@@ -12,6 +12,17 @@
 #define BENCH_CHECK_ROWS 64
 #define BENCH_CHECK_ELEMS (1LL << 22)
 
+/* What runs at a shape of the sweep: everything (the powers of two and
+ * 1024 x 512), lesson 8's entry point alone (the lengths between), or
+ * the entry points of lessons 8, 9 and 10 (the vocabulary shapes). */
+enum { SHAPE_SWEEP, SHAPE_BETWEEN, SHAPE_VOCAB };
+#define BENCH_MAX_SHAPES 80
+
+/* The sweep's shapes into shapes[s] = {M, N, what runs there}; quick: N =
+ * 32, 1024, 2^15, 2^20 and 1024 x 512 only. Returns how many
+ * (tests/bench_shapes.cu). */
+int sweep_shapes(long long shapes[][3], int quick);
+
 /* One row of the sweep's output table (stdout). */
 void print_line(const char *who, long long rows, long long cols, const char *what);
 
