@@ -19,6 +19,7 @@
 #include "reference.h"
 #include "verify.h"
 #include "../lessons/10_training/training.h"
+#include "../lessons/10_training/train_engine.h" /* classifier_plan16: the plan for logits at a pointer */
 #include "train_check.h"
 #include "../tests/test.h"
 
@@ -138,21 +139,37 @@ static void check_log_softmax(const char *name, const float *x, long long rows, 
     free(out);
 }
 
-/* Runs cross_entropy_forward; the M losses on the host (malloc'd), the
- * output poisoned with NaN first. */
-static float *run_loss(const float *x, const int *targets, long long rows, long long cols, int ignore_index)
+#define RUN_PAD 24 /* elements after the logits (NaN) that no kernel may write; before them, the offset's */
+
+/* Runs cross_entropy_forward on logits `off` elements past a 256-byte
+ * aligned allocation, NaN around them; the M losses on the host
+ * (malloc'd), the output poisoned with NaN first. *same (unless NULL): the
+ * whole buffer as it was (the loss writes no element). */
+static float *run_loss_at(const float *x, const int *targets, long long rows, long long cols, long long off,
+                          int ignore_index, int *same)
 {
-    const size_t bytes = (size_t)rows * (size_t)cols * sizeof(float);
-    float *dx = (float *)dev_copy_of(x, bytes), *dloss = (float *)dev_poisoned(rows * sizeof(float));
+    const size_t n = (size_t)rows * (size_t)cols, bytes = ((size_t)off + n + RUN_PAD) * sizeof(float);
+    float *h = (float *)malloc(bytes), *after = (float *)malloc(bytes), *loss = (float *)malloc(rows * sizeof(float));
+    memset(h, 0xFF, bytes);
+    memcpy(h + off, x, n * sizeof(float));
+    float *d = (float *)dev_copy_of(h, bytes), *dloss = (float *)dev_poisoned(rows * sizeof(float));
     int *dt = (int *)dev_copy_of(targets, rows * sizeof(int));
-    float *loss = (float *)malloc(rows * sizeof(float));
-    cross_entropy_forward(dx, dt, dloss, rows, cols, ignore_index, 0);
+    cross_entropy_forward(d + off, dt, dloss, rows, cols, ignore_index, 0);
     CUDA_CHECK_LAUNCH();
+    to_host(after, d, bytes);
     to_host(loss, dloss, rows * sizeof(float));
-    CUDA_CHECK(cudaFree(dx));
+    if (same) *same = memcmp(after, h, bytes) == 0;
+    CUDA_CHECK(cudaFree(d));
     CUDA_CHECK(cudaFree(dloss));
     CUDA_CHECK(cudaFree(dt));
+    free(h);
+    free(after);
     return loss;
+}
+
+static float *run_loss(const float *x, const int *targets, long long rows, long long cols, int ignore_index)
+{
+    return run_loss_at(x, targets, rows, cols, 0, ignore_index, NULL);
 }
 
 static void check_loss(const char *name, const float *x, const int *targets, long long rows, long long cols,
@@ -179,35 +196,51 @@ static void classifier_out_free(classifier_out *o)
     free(o->losses);
 }
 
-/* Runs the fused classifier in storage type st: logits (made in float32,
- * rounded to st; the reference runs on them widened) overwritten by the
- * gradient; losses and the reduced loss poisoned first. */
-static classifier_out run_classifier(const float *x32, const int *targets, long long rows, long long cols,
-                                     int ignore_index, train_reduction red, dtype st)
+/* Runs the fused classifier in storage type st on logits `off` elements
+ * past a 256-byte aligned allocation, NaN around them: the logits (made in
+ * float32, rounded to st; the reference runs on them widened) overwritten
+ * by the gradient; losses and the reduced loss poisoned first. Unless
+ * NULL, *plan: the plan for those logits; *around_ok: the elements around
+ * them as they were. */
+static classifier_out run_classifier_at(const float *x32, const int *targets, long long rows, long long cols,
+                                        long long off, int ignore_index, train_reduction red, dtype st,
+                                        fastest_plan *plan, int *around_ok)
 {
-    const size_t n = (size_t)rows * (size_t)cols, sz = (size_t)dtype_size(st);
+    const size_t n = (size_t)rows * (size_t)cols, sz = (size_t)dtype_size(st), all = (size_t)off + n + RUN_PAD;
     classifier_out o;
-    void *h = malloc(n * sz);
+    unsigned char *h = (unsigned char *)malloc(all * sz), *after = (unsigned char *)malloc(all * sz);
     o.xw = (float *)malloc(n * sizeof(float));
     o.g = (float *)malloc(n * sizeof(float));
     o.losses = (float *)malloc(rows * sizeof(float));
-    storage_narrow(x32, h, n, st);
-    storage_widen(h, o.xw, n, st); /* what the kernel reads, exactly */
-    void *dl = dev_copy_of(h, n * sz);
+    memset(h, 0xFF, all * sz); /* NaN in every type */
+    storage_narrow(x32, h + off * sz, n, st);
+    storage_widen(h + off * sz, o.xw, n, st); /* what the kernel reads, exactly */
+    unsigned char *d = (unsigned char *)dev_copy_of(h, all * sz);
     int *dt = (int *)dev_copy_of(targets, rows * sizeof(int));
     float *dlosses = (float *)dev_poisoned(rows * sizeof(float)), *dloss = (float *)dev_poisoned(sizeof(float));
-    classifier_fused_typed(dl, dt, dlosses, dloss, rows, cols, ignore_index, red, st, 0);
+    if (plan) *plan = classifier_plan16(d + off * sz, rows, cols, st);
+    classifier_fused_typed(d + off * sz, dt, dlosses, dloss, rows, cols, ignore_index, red, st, 0);
     CUDA_CHECK_LAUNCH();
-    to_host(h, dl, n * sz);
-    storage_widen(h, o.g, n, st);
+    to_host(after, d, all * sz);
+    if (around_ok)
+        *around_ok = memcmp(after, h, (size_t)off * sz) == 0 &&
+                     memcmp(after + (off + n) * sz, h + (off + n) * sz, RUN_PAD * sz) == 0;
+    storage_widen(after + off * sz, o.g, n, st);
     to_host(o.losses, dlosses, rows * sizeof(float));
     to_host(&o.loss, dloss, sizeof(float));
-    CUDA_CHECK(cudaFree(dl));
+    CUDA_CHECK(cudaFree(d));
     CUDA_CHECK(cudaFree(dt));
     CUDA_CHECK(cudaFree(dlosses));
     CUDA_CHECK(cudaFree(dloss));
     free(h);
+    free(after);
     return o;
+}
+
+static classifier_out run_classifier(const float *x32, const int *targets, long long rows, long long cols,
+                                     int ignore_index, train_reduction red, dtype st)
+{
+    return run_classifier_at(x32, targets, rows, cols, 0, ignore_index, red, st, NULL, NULL);
 }
 
 /* The fused classifier against the reference on every element. */

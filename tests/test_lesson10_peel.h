@@ -16,8 +16,7 @@
 #ifndef TESTS_TEST_LESSON10_PEEL_H
 #define TESTS_TEST_LESSON10_PEEL_H
 
-#include "test_lesson10_rules.h"                 /* rules_exact, long_mode_name */
-#include "../lessons/10_training/train_engine.h" /* classifier_plan16: the plan for logits at a pointer */
+#include "test_lesson10_rules.h" /* rules_exact, long_mode_name; run_classifier_at, run_loss_at */
 
 /* The targets' roles, in the order rows take them. */
 enum {
@@ -59,70 +58,6 @@ static unsigned peel_targets(int *t, long long rows, long long cols, long long o
             break;
         }
     return given;
-}
-
-#define PEEL_PAD 24 /* elements after the logits; before them, the case's offset */
-
-/* The classifier (mean) on rows x cols logits of type st at `off`
- * elements past a 256-byte aligned allocation, NaN around them. *plan:
- * the plan for those logits; *around_ok: the elements around them as they
- * were. */
-static classifier_out run_classifier_at(const float *x32, const int *targets, long long rows, long long cols,
-                                        long long off, int ignore_index, dtype st, fastest_plan *plan,
-                                        int *around_ok)
-{
-    const size_t n = (size_t)(rows * cols), sz = (size_t)dtype_size(st), all = (size_t)off + n + PEEL_PAD;
-    classifier_out o;
-    unsigned char *h = (unsigned char *)malloc(all * sz), *after = (unsigned char *)malloc(all * sz);
-    o.xw = (float *)malloc(n * sizeof(float));
-    o.g = (float *)malloc(n * sizeof(float));
-    o.losses = (float *)malloc(rows * sizeof(float));
-    memset(h, 0xFF, all * sz); /* NaN in every type */
-    storage_narrow(x32, h + off * sz, n, st);
-    storage_widen(h + off * sz, o.xw, n, st);
-    unsigned char *d = (unsigned char *)dev_copy_of(h, all * sz);
-    int *dt = (int *)dev_copy_of(targets, rows * sizeof(int));
-    float *dlosses = (float *)dev_poisoned(rows * sizeof(float)), *dloss = (float *)dev_poisoned(sizeof(float));
-    *plan = classifier_plan16(d + off * sz, rows, cols, st);
-    classifier_fused_typed(d + off * sz, dt, dlosses, dloss, rows, cols, ignore_index, TRAIN_MEAN, st, 0);
-    CUDA_CHECK_LAUNCH();
-    to_host(after, d, all * sz);
-    *around_ok = memcmp(after, h, (size_t)off * sz) == 0 && memcmp(after + (off + n) * sz, h + (off + n) * sz,
-                                                                   PEEL_PAD * sz) == 0;
-    storage_widen(after + off * sz, o.g, n, st);
-    to_host(o.losses, dlosses, rows * sizeof(float));
-    to_host(&o.loss, dloss, sizeof(float));
-    CUDA_CHECK(cudaFree(d));
-    CUDA_CHECK(cudaFree(dt));
-    CUDA_CHECK(cudaFree(dlosses));
-    CUDA_CHECK(cudaFree(dloss));
-    free(h);
-    free(after);
-    return o;
-}
-
-/* The loss on float32 logits at `off`, as run_classifier_at; *same: the
- * whole buffer as it was (the loss writes no element). */
-static float *run_loss_at(const float *x, const int *targets, long long rows, long long cols, long long off,
-                          int ignore_index, int *same)
-{
-    const size_t n = (size_t)(rows * cols), all = (size_t)off + n + PEEL_PAD, bytes = all * sizeof(float);
-    float *h = (float *)malloc(bytes), *after = (float *)malloc(bytes), *loss = (float *)malloc(rows * sizeof(float));
-    memset(h, 0xFF, bytes);
-    memcpy(h + off, x, n * sizeof(float));
-    float *d = (float *)dev_copy_of(h, bytes), *dloss = (float *)dev_poisoned(rows * sizeof(float));
-    int *dt = (int *)dev_copy_of(targets, rows * sizeof(int));
-    cross_entropy_forward(d + off, dt, dloss, rows, cols, ignore_index, 0);
-    CUDA_CHECK_LAUNCH();
-    to_host(after, d, bytes);
-    to_host(loss, dloss, rows * sizeof(float));
-    *same = memcmp(after, h, bytes) == 0;
-    CUDA_CHECK(cudaFree(d));
-    CUDA_CHECK(cudaFree(dloss));
-    CUDA_CHECK(cudaFree(dt));
-    free(h);
-    free(after);
-    return loss;
 }
 
 /* The cases: rows x cols at `off` elements past 16 bytes in a long-row
@@ -201,7 +136,7 @@ static void check_peel_case(int c, dtype st, int major)
     const unsigned given = peel_targets(t, rows, cols, off, st, seg, k->ignore_index, 5100 + (unsigned long long)c);
     fastest_plan p;
     int around_ok;
-    classifier_out o = run_classifier_at(x, t, rows, cols, off, k->ignore_index, st, &p, &around_ok);
+    classifier_out o = run_classifier_at(x, t, rows, cols, off, k->ignore_index, TRAIN_MEAN, st, &p, &around_ok);
     const int peel = st == DTYPE_F32 || k->peel16;
     snprintf(name, sizeof name,
              "classifier_fused_typed (mean), %s (%s): targets in the head, the body and the tail%s, ignored and out "
