@@ -45,7 +45,7 @@ for stage in $stages; do
     test)     make test >"$OUT/test.log" 2>&1; st=$?
               grep -E '^(FAIL|SKIP)' "$OUT/test.log" | head -n 30
               line="make test: status $st, $(tail -n 1 "$OUT/test.log")" ;;
-    sanitize) make sanitize >"$OUT/sanitize.log" 2>&1; st=$?
+    sanitize) SANITIZE_JOBS=${SANITIZE_JOBS:-$(nproc)} make sanitize >"$OUT/sanitize.log" 2>&1; st=$?
               tar czf "$OUT/sanitize-logs.tgz" build/sanitize 2>/dev/null
               line="make sanitize: status $st
 $(cat "$OUT/sanitize.log")" ;;
