@@ -352,7 +352,8 @@ fastest_rows2_kernel(const float *__restrict__ x, long long ldx, const float *x2
  * the blocks per SM. The sum and the store compute what the kernel above
  * does, in the same order; the 16-bit max is the same value (both keep
  * the larger of two numbers and the number beside a NaN), so the same
- * bits come out. Aligned views only (VEC 8, no peel), operations that
+ * bits come out. Aligned and peeled views (VEC 8; a peeled row's head and
+ * tail elements one a thread, as the kernel above), operations that
  * keep exp(x - m) (KEEP_EXP) and read one input. Path 2 runs every such
  * operation's long rows here, a block per row; path 1 only a ROW
  * operation's rows of 32 elements a lane (fx_rows_held16_warp), TPR lanes
@@ -363,7 +364,8 @@ fastest_rows2_kernel(const float *__restrict__ x, long long ldx, const float *x2
  * operation's target, x[c] and loss; 28 with path 1's rows, whose lanes
  * also keep their losses' sum), rounded up to the 8 registers a thread is
  * given at a time, within 64K registers and 2048 threads an SM. nvcc then
- * fits every class without a spill (ptxas -v, sm_90): 32 registers a
+ * fits every class without a spill (ptxas -v, sm_90), peeled rows too
+ * (save a ROW operation's of 32 elements a thread: 8 bytes): 32 registers a
  * thread up to 32 elements, 4 blocks of 512 x 32 where the kernel above
  * fits 2. Measured on sm_90 only, so below it no cap (as path 3's
  * FX_CLUSTER_MIN_CTAS; ptxas rejects a cap above what an SM holds, 1024
@@ -375,10 +377,10 @@ fastest_rows2_kernel(const float *__restrict__ x, long long ldx, const float *x2
     fx_rows16_min_blocks(FPT, BLOCK, !(ROW) ? 16 : (TPR) == (BLOCK) ? 24 : 28)
 #endif
 
-template <class OP, int FPT, int TPR, int BLOCK, class T>
+template <class OP, bool PEEL, int FPT, int TPR, int BLOCK, class T>
 __global__ void __launch_bounds__(BLOCK, FX_ROWS16_MIN_BLOCKS(FPT, TPR, BLOCK, OP::ROW))
 fastest_rows16_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, long long rows,
-                      int cols, OP op)
+                      int cols, int mis, OP op)
 {
     static_assert(FPT % 8 == 0, "whole 16-byte words per thread");
     static_assert(OP::NIN == 1 && OP::KEEP_EXP, "out(exp(x - m), f) from the words");
@@ -388,7 +390,7 @@ fastest_rows16_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y,
     __shared__ float red_m[32], red_d[32];
     fx_rows_let_next_start<OP>();
     const unsigned pad = vec16_narrow2(-INFINITY, -INFINITY, x); /* exp(pad - m) = 0 */
-    const int nvec = cols / 8, sub = WHOLE ? (int)threadIdx.x : (int)threadIdx.x % TPR;
+    const int sub = WHOLE ? (int)threadIdx.x : (int)threadIdx.x % TPR;
     [[maybe_unused]] float mine = 0.0f;   /* path 1: the losses this thread wrote as its rows' lead */
     [[maybe_unused]] unsigned ticket = 0; /* path 1: op.rows_start's */
     if constexpr (OP::ROW && WHOLE)
@@ -400,20 +402,33 @@ fastest_rows16_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y,
         const bool live = WHOLE || row < rows; /* a dead lane still joins the shuffles */
         const long long at = live ? row : 0; /* a dead lane reads row 0 */
         const T *xr = x + at * ldx;
+        /* PEEL: the body's words from its first 16-byte boundary, and one head or tail element (ex) for each of
+         * the first threads, as the kernel above */
+        const view_cut cut = fx_row_cut<8, PEEL>(at, ldx, mis, cols);
+        const int nvec = live ? (int)cut.nvec : 0;
         fx_row_t<OP> r{};
         if constexpr (OP::ROW) r = op.begin(at, live);
         unsigned w[ITEMS][4];
-        fx_words16_load<ITEMS, TPR>(xr, live ? nvec : 0, pad, w, sub);
+        fx_words16_load<ITEMS, TPR>(xr + cut.head, nvec, pad, w, sub);
+        [[maybe_unused]] float ex = -INFINITY;
+        if constexpr (PEEL) ex = live ? view_extra_load(xr, cut, sub) : -INFINITY;
         [[maybe_unused]] int c = -1;
         [[maybe_unused]] bool owner = false;
         if constexpr (OP::ROW) {
             c = (int)op.col(r);
-            owner = live && fx_row_owner(c, 0, cols, 8, TPR, sub);
+            if constexpr (PEEL) {
+                const int cb = (int)fx_body_col(c, cut, 8);
+                owner = live && (cb >= 0 ? (cb / 8) % TPR == sub : sub == fx_extra_index(c, cut, 8));
+            } else {
+                owner = live && fx_row_owner(c, 0, cols, 8, TPR, sub);
+            }
             if (owner) op.pick(&r, elem_load(xr + c)); /* after the row's loads */
         }
         /* all -inf row: NaN below, as the kernel above */
-        const float m = row_reduce<TPR>(fx_words16_max(w, pad, x), red_m, op_max());
-        const float d = row_reduce<TPR>(fx_words16_sum_exp(w, m, x), red_d, op_sum());
+        const float m = row_reduce<TPR>(fmaxf(fx_words16_max(w, pad, x), ex), red_m, op_max());
+        float dt = fx_words16_sum_exp(w, m, x);
+        if constexpr (PEEL) dt += fx_exp<T>(ex - m);
+        const float d = row_reduce<TPR>(dt, red_d, op_sum());
         const typename OP::fin f = fx_finish(op, m, d, r);
         if constexpr (OP::ROW)
             if (live && (c < 0 ? sub == 0 : owner)) {
@@ -422,9 +437,11 @@ fastest_rows16_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y,
                     if (op.counts() && op.count_in()) *fx_row_last() = true;
             }
         T *yr = y + (live ? row : 0) * ldy;
-        if constexpr (OP::OUT) fx_words16_store<OP, ITEMS, TPR>(yr, live ? nvec : 0, w, m, f, sub);
+        if constexpr (OP::OUT) fx_words16_store<OP, ITEMS, TPR>(yr + cut.head, nvec, w, m, f, sub);
+        if constexpr (OP::OUT && PEEL)
+            if (live && sub < cut.nextra) elem_store(yr + view16_extra_at(cut, sub), OP::out(fx_exp<T>(ex - m), f));
         if constexpr (OP::ROW && OP::OUT)
-            if (owner) elem_store(yr + c, op.fix(r, f)); /* after its word */
+            if (owner) elem_store(yr + c, op.fix(r, f)); /* after its word or its extra */
     }
     if constexpr (OP::ROW && WHOLE) {
         if (op.counts()) {
@@ -463,24 +480,33 @@ static constexpr bool fx_rows_held16_warp(int i)
 template <class OP, class T, int I>
 static constexpr fx_reg_config fx_rows16_class = I < FX_NWARP ? fx_op_class<OP, T>(I, 8) : fx_rows16_for<OP>(I);
 
+/* The threads a row of class i takes in the kernel above (a peeled row needs one per extra). */
+template <class OP, class T>
+static constexpr int fx_rows16_tpr(int i)
+{
+    return i < FX_NWARP ? fx_op_class<OP, T>(i, 8).tpr : fx_rows16_for<OP>(i).tpr;
+}
+
 /* Launches class I of the kernel above (a recursive template, as
  * fx_run_rows_at), from path 1's classes held as loaded, then path 2's. */
-template <class OP, class T, int I = 0>
+template <class OP, bool PEEL, class T, int I = 0>
 static void fx_run_rows16_at(int i, const T *x, long long ldx, T *y, long long ldy, long long rows, long long cols,
                              cudaStream_t s, const OP &op)
 {
     if constexpr (I < FX_NWARP && !fx_rows_held16_warp<OP, T>(I)) {
-        fx_run_rows16_at<OP, T, I + 1>(i, x, ldx, y, ldy, rows, cols, s, op);
+        fx_run_rows16_at<OP, PEEL, T, I + 1>(i, x, ldx, y, ldy, rows, cols, s, op);
     } else if constexpr (I < FX_NREG) {
         if (i != I) {
-            fx_run_rows16_at<OP, T, I + 1>(i, x, ldx, y, ldy, rows, cols, s, op);
+            fx_run_rows16_at<OP, PEEL, T, I + 1>(i, x, ldx, y, ldy, rows, cols, s, op);
             return;
         }
         constexpr fx_reg_config C = fx_rows16_class<OP, T, I>;
-        void (*kernel)(const T *, long long, T *, long long, long long, int, OP) =
-            fastest_rows16_kernel<OP, C.fpt, C.tpr, C.block, T>;
-        kernel<<<fx_grid(rows, C.block / C.tpr), C.block, 0, s>>>(x, ldx, y, ldy, rows, (int)cols, op);
-        CUDA_CHECK_LAUNCH();
+        if constexpr (!PEEL || C.tpr >= VIEW16_MAX_EXTRAS) { /* PEEL: a thread per extra */
+            void (*kernel)(const T *, long long, T *, long long, long long, int, int, OP) =
+                fastest_rows16_kernel<OP, PEEL, C.fpt, C.tpr, C.block, T>;
+            kernel<<<fx_grid(rows, C.block / C.tpr), C.block, 0, s>>>(x, ldx, y, ldy, rows, (int)cols, fx_mis(x), op);
+            CUDA_CHECK_LAUNCH();
+        }
     } else {
         (void)i, (void)x, (void)ldx, (void)y, (void)ldy, (void)rows, (void)cols, (void)s, (void)op;
     }
@@ -561,9 +587,10 @@ static void fx_run_rows_op(const fastest_plan *p, const T *x, long long ldx, T *
     constexpr int V = fx_is_float<T> ? 4 : 8;
     const int i = fx_reg_index(cols, p->path == FASTEST_WARP ? 0 : FX_NWARP);
     if constexpr (!fx_is_float<T> && OP::NIN == 1 && OP::KEEP_EXP && !fx_path1_only<OP>())
-        if (p->vec4 && !p->peel &&
+        if (p->vec4 && (!p->peel || fx_rows16_tpr<OP, T>(i) >= VIEW16_MAX_EXTRAS) &&
             (p->path == FASTEST_BLOCK ? fx_rows_held16<OP>(i) : fx_rows_held16_warp<OP, T>(i))) {
-            fx_run_rows16_at<OP>(i, x, ldx, y, ldy, rows, cols, stream, op);
+            if (p->peel) fx_run_rows16_at<OP, true>(i, x, ldx, y, ldy, rows, cols, stream, op);
+            else fx_run_rows16_at<OP, false>(i, x, ldx, y, ldy, rows, cols, stream, op);
             return;
         }
     if (p->peel && fx_op_class<OP, T>(i, V).tpr >= fx_rows_extras<T>) { /* a thread per extra */

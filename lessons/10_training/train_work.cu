@@ -75,8 +75,8 @@ const char *train_path_name(train_kernel k, long long rows, long long cols, dtyp
         snprintf(name, sizeof name, "path %s, clusters of %d blocks", path, p.cluster);
     else if (p.path == FASTEST_GRID || p.path == FASTEST_SPLIT || p.path == FASTEST_BULK)
         snprintf(name, sizeof name, "path %s, %lld pieces of %lld elements", path, p.splits, p.segment);
-    else /* 16-bit rows of path 2 in aligned views stay in registers as loaded (fx_rows_held16) */
+    else /* 16-bit rows of path 2 in 16-byte vectors stay in registers as loaded (fx_rows_held16) */
         snprintf(name, sizeof name, "path %s%s", path,
-                 t != DTYPE_F32 && p.path == FASTEST_BLOCK && p.vec4 && !p.peel ? ", 16-bit rows as loaded" : "");
+                 t != DTYPE_F32 && p.path == FASTEST_BLOCK && p.vec4 ? ", 16-bit rows as loaded" : "");
     return name;
 }
