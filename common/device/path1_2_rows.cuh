@@ -364,8 +364,8 @@ fastest_rows2_kernel(const float *__restrict__ x, long long ldx, const float *x2
  * operation's target, x[c] and loss; 28 with path 1's rows, whose lanes
  * also keep their losses' sum), rounded up to the 8 registers a thread is
  * given at a time, within 64K registers and 2048 threads an SM. nvcc then
- * fits every class without a spill (ptxas -v, sm_90), peeled rows too
- * (save a ROW operation's of 32 elements a thread: 8 bytes): 32 registers a
+ * fits every class without a spill (ptxas -v, sm_90), peeled rows too,
+ * save a ROW operation's peeled rows of 32 elements a thread (8 bytes): 32 registers a
  * thread up to 32 elements, 4 blocks of 512 x 32 where the kernel above
  * fits 2. Measured on sm_90 only, so below it no cap (as path 3's
  * FX_CLUSTER_MIN_CTAS; ptxas rejects a cap above what an SM holds, 1024
@@ -501,7 +501,7 @@ static void fx_run_rows16_at(int i, const T *x, long long ldx, T *y, long long l
             return;
         }
         constexpr fx_reg_config C = fx_rows16_class<OP, T, I>;
-        if constexpr (!PEEL || C.tpr >= VIEW16_MAX_EXTRAS) { /* PEEL: a thread per extra */
+        if constexpr (!PEEL || C.tpr >= VIEW16_MAX_EXTRAS) { /* PEEL: a thread per extra (fx_run_rows_op asks) */
             void (*kernel)(const T *, long long, T *, long long, long long, int, int, OP) =
                 fastest_rows16_kernel<OP, PEEL, C.fpt, C.tpr, C.block, T>;
             kernel<<<fx_grid(rows, C.block / C.tpr), C.block, 0, s>>>(x, ldx, y, ldy, rows, (int)cols, fx_mis(x), op);
