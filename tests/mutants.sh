@@ -12,12 +12,16 @@
 # the list does not mark `gpu:` got through.
 #
 #   tests/mutants.sh [list] [name ...]     default list: tests/mutants.txt
+#   tests/mutants.sh --check [list]        only whether every edit still
+#                                          applies to the sources (make test)
 #
 # Everything runs on the CPU emulator (common/emu, docs/emulator.md); no
 # GPU is needed or used.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+check=0
+if [ "${1:-}" = --check ]; then check=1; shift; fi
 list=tests/mutants.txt
 if [ $# -gt 0 ] && [ -f "$1" ]; then list=$1; shift; fi
 want=" $* "
@@ -56,23 +60,6 @@ done <"$list"
 total=$((cur + 1))
 [ "$total" -gt 0 ] || fail "$list holds no mutation"
 
-# ---- a clean copy of the sources, built once ------------------------------
-echo "mutants: copying the tree to $tree and building the emulator's tests (make -j$jobs)"
-rm -rf "$tree"
-mkdir -p "$tree"
-tar -C "$root" --exclude=./build --exclude=./.git --exclude=./.venv -cf - . | tar -C "$tree" -xf - ||
-    fail "cannot copy the tree"
-lessons=$(ls -d lessons/0[3-9]_* lessons/[1-9][0-9]_* 2>/dev/null | sed 's|lessons/0*\([0-9]*\)_.*|\1|')
-targets="build/emu/tests/test_kernels"
-for n in $lessons; do targets+=" build/emu/tests/test_lesson$n"; done
-mk() { make -C "$tree" -j"$jobs" GIT_COMMIT=mutants "$@" >"$work/${log:-build}.log" 2>&1; }
-mk $targets || { tail -20 "$work/build.log"; fail "the unmutated tree does not build"; }
-
-# Runs one test program of the tree; its output in $2. 0: passed.
-run_test() {
-    (cd "$tree" && EMU_QUIET=1 EMU_TIMEOUT=120 timeout 900 "$1") >"$2" 2>&1
-}
-
 # Applies one edit to $tree/$1: the first line holding `find`, at or after
 # the first line holding `at` (if given). 1 if there is none.
 apply_edit() {
@@ -88,6 +75,52 @@ apply_edit() {
             print line
         }
         END { exit done ? 0 : 1 }' "$tree/$1" >"$work/edited" && cp "$work/edited" "$tree/$1"
+}
+
+# ---- --check: every edit still applies to the sources as they are -------
+if [ "$check" = 1 ]; then
+    tree=$(mktemp -d) bad=0
+    work=$tree
+    for ((i = 0; i < total; i++)); do
+        name=${names[i]} file=${files[i]} missing=''
+        mkdir -p "$tree/$(dirname "$file")"
+        if ! cp "$root/$file" "$tree/$file" 2>/dev/null; then
+            echo "FAIL mutants: [$name] names $file, which does not exist"
+            bad=1
+            continue
+        fi
+        IFS=$'\x1e' read -r -d '' -a list_edits <<<"${edits[i]}"
+        for e in "${list_edits[@]}"; do
+            [ -n "${e//[$'\n']/}" ] || continue
+            IFS=$'\x1f' read -r at find with <<<"$e"
+            apply_edit "$file" "$at" "$find" "$with" || { missing=$find; break; }
+        done
+        if [ -z "$missing" ]; then
+            echo "PASS mutants: [$name] still applies to $file"
+        else
+            echo "FAIL mutants: [$name] no longer applies to $file: \`$missing\` not found (update tests/mutants.txt)"
+            bad=1
+        fi
+    done
+    rm -rf "$tree"
+    exit $bad
+fi
+
+# ---- a clean copy of the sources, built once ------------------------------
+echo "mutants: copying the tree to $tree and building the emulator's tests (make -j$jobs)"
+rm -rf "$tree"
+mkdir -p "$tree"
+tar -C "$root" --exclude=./build --exclude=./.git --exclude=./.venv -cf - . | tar -C "$tree" -xf - ||
+    fail "cannot copy the tree"
+lessons=$(ls -d lessons/0[3-9]_* lessons/[1-9][0-9]_* 2>/dev/null | sed 's|lessons/0*\([0-9]*\)_.*|\1|')
+targets="build/emu/tests/test_kernels"
+for n in $lessons; do targets+=" build/emu/tests/test_lesson$n"; done
+mk() { make -C "$tree" -j"$jobs" GIT_COMMIT=mutants "$@" >"$work/${log:-build}.log" 2>&1; }
+mk $targets || { tail -20 "$work/build.log"; fail "the unmutated tree does not build"; }
+
+# Runs one test program of the tree; its output in $2. 0: passed.
+run_test() {
+    (cd "$tree" && EMU_QUIET=1 EMU_TIMEOUT=120 timeout 900 "$1") >"$2" 2>&1
 }
 
 {
