@@ -4,9 +4,10 @@
 # summary last.
 # Usage: OUT=/some/dir tests/device_run.sh [test] [sanitize] [large] [bench]
 #                                           [lessons] [profile] [lesson7] [views] [ab] [sweep]
-# (ab: AB_BASE=<commit> AB_ARGS="--lesson 10 --cols 32,1024" times bench at
-#  the commit and at the working tree, alternately, AB_RUNS times each
-#  (default 2), and prints each kernel's medians side by side: tests/ab.awk)
+# (ab: AB_BASE=<commit> AB_ARGS="--cols 32,1024" [AB_LESSONS="9 10"] times
+#  bench at the commit and at the working tree, alternately, AB_RUNS times
+#  each (default 2), for each lesson of AB_LESSONS (default: all), and
+#  prints each kernel's medians side by side: tests/ab.awk)
 # (sweep: SWEEP_BASE=<commit> [SWEEP_P=8] [SWEEP_PARTS="1 2"] runs the whole
 #  bench sweep at the commit and at the working tree, part K of P of each in
 #  turn, into $OUT/sweep.tgz (ab-baseK/, ab-newK/) and the A/B table
@@ -84,9 +85,12 @@ $(cat "$OUT/views.log")" ;;
                  make -C "$tree" -j"$(nproc)" GIT_COMMIT="$base" build/bench >>"$OUT/ab-build.log" 2>&1 &&
                  make -j"$(nproc)" build/bench >>"$OUT/ab-build.log" 2>&1; then
                   for r in $(seq "${AB_RUNS:-2}"); do
-                      mkdir -p "$OUT/ab-base$r" "$OUT/ab-new$r"
-                      "$tree"/build/bench $AB_ARGS --out "$OUT/ab-base$r" >>"$OUT/ab.log" 2>&1 || st=1
-                      build/bench $AB_ARGS --out "$OUT/ab-new$r" >>"$OUT/ab.log" 2>&1 || st=1
+                      for L in ${AB_LESSONS:-all}; do
+                          la=""; [ "$L" = all ] || la="--lesson $L"
+                          mkdir -p "$OUT/ab-base$r-$L" "$OUT/ab-new$r-$L"
+                          "$tree"/build/bench $AB_ARGS $la --out "$OUT/ab-base$r-$L" >>"$OUT/ab.log" 2>&1 || st=1
+                          build/bench $AB_ARGS $la --out "$OUT/ab-new$r-$L" >>"$OUT/ab.log" 2>&1 || st=1
+                      done
                   done
                   line="A/B of $base (base) against the working tree (new), $AB_ARGS
 $(awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv)"

@@ -132,11 +132,10 @@ static constexpr long long fx_cl_cap(int cfg, int esize)
 
 #define FX_SHARED_BLOCK 1024
 #define FX_SPLIT_BLOCK 512
-/* Path 4's loads in flight per thread, in floats of registers: 32 is 128
- * bytes of float rows and 64 of 16-bit ones. Float rows need the 128
- * bytes: kernel 1 alone read 256 MiB in 91-93 us with them, 101-103 us with
- * 64 (H100). 16-bit rows stay at 32 floats, since 64 floats (128 bytes)
- * cost them their occupancy (docs/experiments/rows-bytes-in-flight.md). */
+/* Path 4's loads in flight per thread, in floats: 128 bytes. Rows need
+ * them: kernel 1 alone read 256 MiB of floats in 91-93 us with them,
+ * 101-103 us with 64 (H100). 16-bit rows in 16-byte vectors have the same
+ * 128 bytes in flight, kept as loaded (path4_split.cuh, fx_split_raw). */
 #define FX_SPLIT_FPT 32
 /* An operation that writes nothing (lesson 10's loss) runs path 4 as a
  * read pass: kernel 1 over pieces of FX_READ_SEG floats in blocks of

@@ -13,15 +13,15 @@
 #define FX_SPLIT_MIN_SEG 2048
 
 /* Pieces per row: enough blocks for FX_SPLIT_BLOCKS_PER_SM per SM over
- * the grid, pieces of at least FX_SPLIT_MIN_SEG floats, a multiple of 64
- * floats each (256-byte aligned inside an aligned row). */
+ * the grid, pieces of at least FX_SPLIT_MIN_SEG floats and under 2^30, a
+ * multiple of 64 floats each (256-byte aligned inside an aligned row). */
 void fx_split_shape(long long rows, long long cols, long long *splits, long long *seg)
 {
     const long long target = (long long)FX_SPLIT_BLOCKS_PER_SM * fx_sms();
     long long s = (target + rows - 1) / rows;
     const long long most = (cols + FX_SPLIT_MIN_SEG - 1) / FX_SPLIT_MIN_SEG;
     if (s > most) s = most;
-    if (s < 1) s = 1;
+    if (s < (cols >> 30) + 1) s = (cols >> 30) + 1; /* kernel 2 counts a piece's vectors in an int */
     long long g = (cols + s - 1) / s;
     g = (g + 63) / 64 * 64;
     *seg = g;

@@ -19,11 +19,12 @@
  * block of a row merges the row's `splits` states (same threads, same
  * order, same tree: the same bits in every block), then reads its piece
  * again and writes operation OP's output (the softmax: exp(x - M) / D).
- * 2 reads + 1 write. Kernel 2 walks the pieces in reverse order: the pieces kernel 1 read last are the likeliest
- * still in L2. On sm_90 kernel 2 is a programmatic dependent launch: its
+ * 2 reads + 1 write. Kernel 2 walks the pieces in reverse order: the
+ * pieces kernel 1 read last are the likeliest still in L2. On sm_90 kernel 2 is a programmatic dependent launch: its
  * blocks take the SMs that kernel 1's last blocks leave, load their first
  * vectors, and only then wait for kernel 1 (fx_run_split_as).
- * Positions are 64-bit: one row may hold more than 2^31 floats. */
+ * A row's positions are 64-bit (one row may hold more than 2^31 floats);
+ * a piece's, under 2^30, fit kernel 2's ints. */
 /* exp as ex2.approx for every storage type (fx_exp<__half>), as path 3b
  * takes it and for the same reason: the arithmetic between a thread's
  * loads is part of each load's time. Float rows at M = 1 ... 4 run at
@@ -32,12 +33,74 @@
  * 7e-6 relative. */
 typedef __half fx_split_exp_type;
 
+/* 16-bit rows in 16-byte vectors stay in registers as loaded, so that a
+ * thread has as many bytes in flight as for float rows (128) in 32
+ * registers: widened to 64 floats they cost the kernels their occupancy,
+ * and with 32 floats (64 bytes) in flight they took 1.13x the time at
+ * M = 1 ... 4, H200 (docs/experiments/rows-bytes-in-flight.md). */
+template <int VEC, class T>
+inline constexpr bool fx_split_raw = !fx_is_float<T> && VEC == 8;
+
+/* Vectors a thread has in flight in path 4's loops. */
+template <int VEC, class T>
+__host__ __device__ constexpr int fx_split_u()
+{
+    return fx_split_raw<VEC, T> ? 2 * FX_SPLIT_FPT / VEC : FX_SPLIT_FPT / VEC;
+}
+
+/* U vectors of 8 16-bit elements as words, from vector k0 on (BLOCK
+ * apart); past nvec, two -inf a word (exp(-inf - m) = 0). */
+template <int U, int BLOCK, class T>
+__device__ __forceinline__ void fx_split_words_load(const T *xs, long long k0, long long nvec, unsigned (&w)[U][4])
+{
+    const unsigned pad = vec16_narrow2(-INFINITY, -INFINITY, xs);
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const long long k = k0 + (long long)u * BLOCK;
+        if (k < nvec) {
+            vec16_load_words<8>(xs + k * 8, w[u]);
+        } else {
+#pragma unroll
+            for (int j = 0; j < 4; j++) w[u][j] = pad;
+        }
+    }
+}
+
+/* fx_push for words: their max found in 16 bits (exact), then one exp an
+ * element from the new shift. */
+template <int U, class T>
+__device__ __forceinline__ online_md fx_push_words16(online_md s, const unsigned (&w)[U][4], const T *tag)
+{
+    const unsigned pad = vec16_narrow2(-INFINITY, -INFINITY, tag);
+    const float m = fmaxf(s.m, fx_words16_max(w, pad, tag));
+    const float shift = online_md_shift(m);
+    s.d = s.d * fx_exp<T>(s.m - shift) + fx_words16_sum_exp(w, shift, tag);
+    s.m = m;
+    return s;
+}
+
+/* Stores vector u of w to p as OP's output of each element (rows_op_raw). */
+template <class OP, bool PEEL, int U, class T>
+__device__ __forceinline__ void fx_split_words_store(T *p, const unsigned (&w)[U][4], int u, float m,
+                                                     typename OP::fin f)
+{
+    float o[8];
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const float2 v = vec16_widen2(w[u][j], p);
+        o[2 * j] = rows_op_raw<OP, fx_split_exp_type>(v.x, m, f);
+        o[2 * j + 1] = rows_op_raw<OP, fx_split_exp_type>(v.y, m, f);
+    }
+    if constexpr (PEEL) fx_store_peel<8>(p, o);
+    else store_vec<8>(p, o);
+}
+
 template <int VEC, bool PEEL, int BLOCK, class T = float>
 __global__ void __launch_bounds__(BLOCK)
 fastest_split_state_kernel(const T *__restrict__ x, long long ldx, long long cols, long long splits,
                            long long seg, int mis, online_md *__restrict__ work)
 {
-    constexpr int U = FX_SPLIT_FPT / VEC;
+    constexpr int U = fx_split_u<VEC, T>();
     __shared__ float red_m[32], red_d[32];
 #if FX_CLUSTER_CODE
     /* Kernel 2 may start on the SMs this grid frees once every block of it
@@ -57,18 +120,24 @@ fastest_split_state_kernel(const T *__restrict__ x, long long ldx, long long col
         s = fx_push<fx_split_exp_type, 1>(s, &e);
     }
     for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * BLOCK) {
-        float v[U * VEC];
+        if constexpr (fx_split_raw<VEC, T>) {
+            unsigned w[U][4];
+            fx_split_words_load<U, BLOCK>(xs, k0, nvec, w);
+            s = fx_push_words16(s, w, xs);
+        } else {
+            float v[U * VEC];
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-            const long long k = k0 + (long long)u * BLOCK;
-            if (k < nvec) {
-                load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
-            } else {
+            for (int u = 0; u < U; u++) {
+                const long long k = k0 + (long long)u * BLOCK;
+                if (k < nvec) {
+                    load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
+                } else {
 #pragma unroll
-                for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
+                    for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
+                }
             }
+            s = fx_push<fx_split_exp_type, U * VEC>(s, v);
         }
-        s = fx_push<fx_split_exp_type, U * VEC>(s, v);
     }
     s = online_md_row_merge<BLOCK>(s, red_m, red_d);
     if (threadIdx.x == 0) work[b] = s;
@@ -99,13 +168,29 @@ __host__ __device__ constexpr int fx_split_write_blocks(int block)
     return !fx_is_float<T> && VEC > 1 ? 1024 / block : 0;
 }
 
+/* Kernel 2's loads: U vectors from vector k0 on (BLOCK apart), as words
+ * (RAW) or widened; past nvec, left as they are (never stored). */
+template <bool RAW, int VEC, int U, int BLOCK, class T>
+__device__ __forceinline__ void fx_split_load(const T *xs, int k0, int nvec, float *v,
+                                              unsigned (*w)[4])
+{
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const int k = k0 + u * BLOCK;
+        if (k >= nvec) continue;
+        if constexpr (RAW) vec16_load_words<8>(xs + k * 8, w[u]);
+        else load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
+    }
+}
+
 template <class OP, int VEC, bool PEEL, int BLOCK, class T = float, class RS = fx_split_rows>
 __global__ void __launch_bounds__(BLOCK, fx_split_write_blocks<VEC, T>(BLOCK))
 fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy,
                            long long cols, long long splits, long long seg, int mis,
                            const online_md *__restrict__ work, RS rs = RS{}, OP op = OP{})
 {
-    constexpr int U = FX_SPLIT_FPT / VEC;
+    constexpr int U = fx_split_u<VEC, T>();
+    constexpr bool RAW = fx_split_raw<VEC, T>;
     __shared__ float red_m[32], red_d[32];
     const long long b = (long long)gridDim.x - 1 - blockIdx.x; /* reverse: L2 reuse */
     /* An operation that writes no element needs one block per row */
@@ -114,20 +199,18 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
     const view_cut cut = fx_row_cut<VEC, PEEL>(row, ldx, mis, cols);
     const long long blen = cut.nvec * VEC;
     const long long len = !OP::OUT ? blen : blen - begin < seg ? blen - begin : seg;
-    const long long nvec = len > 0 ? len / VEC : 0;
+    /* a piece holds under 2^30 elements (fx_split_shape); !OUT reads none */
+    const int nvec = OP::OUT && len > 0 ? (int)(len / VEC) : 0;
     const T *xs = xr + cut.head + begin;
 
     fx_row_t<OP> r{};
     if constexpr (OP::ROW) r = op.begin(row, true);
     /* The first loads do not depend on kernel 1: they go out before the
      * wait for it (a programmatic dependent launch, sm_90). */
-    float v[U * VEC];
-    long long k0 = threadIdx.x;
-#pragma unroll
-    for (int u = 0; u < (OP::OUT ? U : 0); u++) {
-        const long long k = k0 + (long long)u * BLOCK;
-        if (k < nvec) load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
-    }
+    float v[RAW ? 1 : U * VEC];
+    unsigned w[RAW ? U : 1][4];
+    int k0 = threadIdx.x;
+    if constexpr (OP::OUT) fx_split_load<RAW, VEC, U, BLOCK>(xs, k0, nvec, v, w);
     /* ROW: this thread holds the row's column (no store: thread 0 of the body, or the extra's) */
     [[maybe_unused]] bool owner = false;
     if constexpr (OP::ROW) {
@@ -157,8 +240,11 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
     for (;;) {
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            const long long k = k0 + (long long)u * BLOCK;
-            if (k < nvec) {
+            const int k = k0 + u * BLOCK;
+            if (k >= nvec) continue;
+            if constexpr (RAW) {
+                fx_split_words_store<OP, PEEL>(ys + k * VEC, w, u, s.m, f);
+            } else {
 #pragma unroll
                 for (int j = 0; j < VEC; j++)
                     v[u * VEC + j] = rows_op_raw<OP, fx_split_exp_type>(v[u * VEC + j], s.m, f);
@@ -166,13 +252,9 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
                 else store_vec<VEC>(ys + k * VEC, &v[u * VEC]);
             }
         }
-        k0 += (long long)U * BLOCK;
+        k0 += U * BLOCK;
         if (k0 >= nvec) break;
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const long long k = k0 + (long long)u * BLOCK;
-            if (k < nvec) load_vec<VEC>(xs + k * VEC, &v[u * VEC]);
-        }
+        fx_split_load<RAW, VEC, U, BLOCK>(xs, k0, nvec, v, w);
     }
     if constexpr (OP::ROW) fx_row_piece_end(op, r, f, yr, owner, red_m);
 }
