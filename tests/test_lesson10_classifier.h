@@ -8,7 +8,7 @@
 #include "test_lesson10_checks.h"
 
 /* Whether the classifier holds 16-bit rows x cols as loaded (path 2 in an
- * aligned view of 16-bit logits: path1_2_rows.cuh, fx_rows_held16). */
+ * aligned view of 16-bit logits: path1_2_rows16.cuh, fx_rows_held16). */
 static int held16(long long rows, long long cols, dtype t)
 {
     const fastest_plan p = train_plan(TRAIN_K_CLASSIFIER, rows, cols, t);

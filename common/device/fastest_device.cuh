@@ -191,7 +191,7 @@ static constexpr int fx_rows16_min_blocks(int fpt, int block, int extra)
                : 2048 / block;
 }
 
-/* A 16-bit row held as loaded by TPR threads (path1_2_rows.cuh's
+/* A 16-bit row held as loaded by TPR threads (path1_2_rows16.cuh's
  * fastest_rows16_kernel): thread `sub`'s words are vectors
  * k = i * TPR + sub of the row's nvec, four 32-bit words (8 elements)
  * each, and pad (two -inf) past the row. Every load is issued before any

@@ -9,7 +9,7 @@
  * 78.6-78.8 %, H100 (docs/experiments/rows-dispatcher.md). The row-length
  * classes are FX_REG (fastest_paths.h), one kernel instance each. Lesson
  * 9's 16-bit rows in path 2's larger classes take a second kernel,
- * fastest_rows16_kernel, that holds the row as loaded (path1_2_rows.cuh). */
+ * fastest_rows16_kernel, that holds the row as loaded (path1_2_rows16.cuh). */
 #include <math.h>
 
 #include "check.h"
