@@ -50,43 +50,30 @@
 #endif
 
 #if FX_CLUSTER_CODE
-/* Path 3's exchange of a row's states inside its cluster of C CTAs, in two
- * calls. fx_cluster_begin, first thing in the kernel: the CTA declares its
- * slots and arrives at the cluster barrier (its shared memory exists, so
- * the others may store into it). fx_cluster_exchange: wait until every CTA
- * has arrived; threads 0 ... C-1 store this CTA's state b into slot `rank`
- * of CTAs 0 ... C-1 through distributed shared memory; cluster.sync()
- * makes every slot visible; each warp merges its own CTA's C slots, lane i
- * slot i, with a butterfly: the row's (M, D), the same bits in every CTA.
- * Stores, not reads, cross the cluster: a store goes out without waiting
- * for an answer, where the reads of the other CTAs' states stood between
- * the barrier and the merge, and since no CTA touches another's shared
- * memory after the barrier, none has to wait for the others at its end.
- * Lesson 10's long rows use it too. */
-__device__ __forceinline__ online_md *fx_cluster_slots(void)
-{
-    __shared__ online_md slot[32];
-    return slot;
-}
-
-__device__ __forceinline__ void fx_cluster_begin(void)
-{
-    (void)fx_cluster_slots(); /* declared (the CPU emulator poisons it here) before any CTA stores into it */
-    cooperative_groups::this_cluster().barrier_arrive();
-}
-
+/* Path 3's exchange of a row's states inside its cluster of C CTAs:
+ * thread 0 puts the CTA's state b in its shared memory; after
+ * cluster.sync() warp 0 reads the C states through distributed shared
+ * memory, lane i rank i's, and merges them with a butterfly, so every CTA
+ * of the row gets the row's (M, D), the same bits in each. A CTA must not
+ * exit while another may still read its state: barrier_arrive here, after
+ * the reads, and the caller's cluster barrier_wait() after its stores, so
+ * that the wait overlaps them. Lesson 10's long rows use it too. */
 __device__ __forceinline__ online_md fx_cluster_exchange(online_md b, int C)
 {
     namespace cg = cooperative_groups;
     cg::cluster_group cluster = cg::this_cluster();
-    online_md *slot = fx_cluster_slots();
-    cluster.barrier_wait(); /* every CTA of the cluster has begun */
-    if ((int)threadIdx.x < C) *cluster.map_shared_rank(slot + cluster.block_rank(), threadIdx.x) = b;
-    cluster.sync(); /* every CTA's C slots are written and visible */
-    const int lane = (int)threadIdx.x % 32;
-    online_md q = lane < C ? slot[lane] : online_md_identity();
-    for (int off = 16; off > 0; off /= 2) q = online_md_butterfly_step(q, off);
-    return q;
+    __shared__ online_md cta_state, row_state;
+    if (threadIdx.x == 0) cta_state = b;
+    cluster.sync(); /* every CTA's state is written and visible cluster-wide */
+    if (threadIdx.x < 32) {
+        online_md q = online_md_identity();
+        if ((int)threadIdx.x < C) q = *cluster.map_shared_rank(&cta_state, threadIdx.x);
+        for (int off = 16; off > 0; off /= 2) q = online_md_butterfly_step(q, off);
+        if (threadIdx.x == 0) row_state = q;
+    }
+    __syncthreads();
+    cluster.barrier_arrive(); /* this CTA has finished reading the others */
+    return row_state;
 }
 #endif
 

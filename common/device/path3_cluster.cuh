@@ -18,9 +18,11 @@
 /* Path 3: one row per thread-block cluster (sm_90). The grid is rows x C
  * CTAs in clusters of C: cluster r is row r, CTA `rank` of it holds piece
  * `rank`. Each CTA merges its threads' states, and the CTAs exchange
- * theirs through distributed shared memory (fx_cluster_begin and
- * fx_cluster_exchange in fastest_device.cuh): every CTA gets the row's
- * (M, D), bit for bit the same.
+ * theirs through distributed shared memory (fx_cluster_exchange in
+ * fastest_device.cuh): every CTA gets the row's (M, D), bit for bit the
+ * same. A CTA must not exit while another may still read its shared
+ * memory: barrier_arrive after the reads, barrier_wait after the stores,
+ * so the wait overlaps the writes.
  * Compiled only for sm_90 and up (and for the CPU emulator, which runs a
  * cluster's CTAs together); on older targets the body is empty and the
  * host never launches it (softmax_fastest_has_clusters checks the
@@ -42,7 +44,6 @@ fastest_cluster_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y
 #if FX_CLUSTER_CODE
     namespace cg = cooperative_groups;
     cg::cluster_group cluster = cg::this_cluster();
-    fx_cluster_begin();
     extern __shared__ float4 fastest_cluster_smem[];
     T *srow = reinterpret_cast<T *>(fastest_cluster_smem);
     __shared__ float red_m[32], red_d[32];
@@ -72,6 +73,7 @@ fastest_cluster_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y
         fx_piece_write<OP, VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, r,
                                                   has_extra ? yr + fx_extra_at<T>(cut, threadIdx.x) : nullptr, op, rc);
     if constexpr (OP::ROW) fx_row_piece_end(op, rc, f, yr, owner, red_m);
+    cluster.barrier_wait(); /* ... and nobody reads this CTA's state any more */
 #else
     (void)x;
     (void)ldx;

@@ -45,8 +45,6 @@ __device__ __forceinline__ void fx_bulk_row(const T *__restrict__ x, long long l
     if constexpr (GRID) {
         if (threadIdx.x == 0) fx_grid_ticket(&sync[0], &ticket);
         __syncthreads();
-    } else {
-        fx_cluster_begin();
     }
     const int C = GRID ? pieces : (int)cg::this_cluster().num_blocks();
     const int rank = GRID ? (int)(ticket % (unsigned)C) : (int)cg::this_cluster().block_rank();
@@ -108,8 +106,11 @@ __device__ __forceinline__ void fx_bulk_row(const T *__restrict__ x, long long l
     if (OP::OUT && has_extra)
         elem_store(yr + fx_extra_at<T>(cut, threadIdx.x), OP::out(fx_exp<fx_bulk_exp_type>(extra - shift), f));
     if constexpr (OP::ROW) fx_row_piece_end(op, rc, f, yr, owner, red_m);
-    if constexpr (GRID)
+    if constexpr (GRID) {
         if (threadIdx.x == 0) fx_grid_leave(&sync[1 + row], before, (unsigned)C);
+    } else {
+        cg::this_cluster().barrier_wait(); /* nobody reads this CTA's state any more */
+    }
 }
 #endif
 
