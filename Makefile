@@ -308,7 +308,7 @@ test: all-targets
 	  "tests/cli.sh $(BUILD) $(LESSON_NUMS)" "tests/exercises.sh $(if $(TEST_EMU),$(EMU_DIR),$(BUILD)) $(LESSON_NUMS)" \
 	  $(if $(TEST_EMU),"tests/emu/lessons.sh $(EMU_DIR) $(LESSON_NUMS)") \
 	  "tests/tables.sh $(BUILD)" \
-	  "tests/texts.sh $(BUILD) $(TEXTS)" tests/runner.sh "tests/mutants.sh --check" tests/sizes.sh
+	  "tests/texts.sh $(BUILD) $(TEXTS)" tests/runner.sh "tests/mutants.sh --check" tests/code_rules.sh
 
 # The experiments the lessons' texts cite (docs/experiments/*.cu): programs
 # of their own for sm_90 (Hopper), run by hand, e.g. build/experiments/copy_sum.

@@ -1,16 +1,29 @@
 #!/bin/sh
-# The code's size rules (`make test`): no source file under lessons/ or
-# common/ (the CPU emulator aside) over 600 lines; lessons 9 and 10 each at
-# most 1200 lines of code, programs and exercises included; no function
-# (or other top-level braced block) over 120 lines, host mains included.
-# One PASS or FAIL line per rule, for tests/run.sh.
-#   tests/sizes.sh
+# The code's layout and size rules (`make test`): no file under lessons/
+# includes a file from another lesson's folder; every file of
+# common/device/ opens with the lesson that teaches it; no source file
+# under lessons/ or common/ (the CPU emulator aside) over 600 lines;
+# lessons 9 and 10 each at most 1200 lines of code, programs and exercises
+# included; no function (or other top-level braced block) over 120 lines,
+# host mains included. One PASS or FAIL line per rule, for tests/run.sh.
+#   tests/code_rules.sh
 set -u
 files=$(find lessons common -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) \
         -not -path 'common/emu/*' | sort)
 st=0
-pass() { echo "PASS sizes: $1"; }
-fail() { echo "FAIL sizes: $1"; st=1; }
+pass() { echo "PASS code rules: $1"; }
+fail() { echo "FAIL code rules: $1"; st=1; }
+
+cross=$(for f in $(echo "$files" | grep '^lessons/'); do
+            d=$(dirname "$f")
+            grep -H '^[[:space:]]*#[[:space:]]*include[[:space:]]*"\.\./' "$f" | grep -v "\"\.\./$(basename "$d")/"
+        done)
+if [ -z "$cross" ]; then pass "no file under lessons/ includes a file from another lesson's folder"
+else fail "includes across lessons: $(echo $cross)"; fi
+
+untaught=$(for f in common/device/*; do head -n 1 "$f" | grep -q 'Taught in lesson [0-9]' || echo "$f"; done)
+if [ -z "$untaught" ]; then pass "every file of common/device/ opens with the lesson that teaches it"
+else fail "files of common/device/ that do not open with \"Taught in lesson N\": $(echo $untaught)"; fi
 
 long=$(for f in $files; do n=$(wc -l <"$f"); [ "$n" -gt 600 ] && echo "$f ($n lines)"; done)
 if [ -z "$long" ]; then pass "no source file under lessons/ or common/ is over 600 lines"
