@@ -8,9 +8,10 @@
 #  bench at the commit and at the working tree, alternately, AB_RUNS times
 #  each (default 2), for each lesson of AB_LESSONS (default: all), and
 #  prints each kernel's medians side by side: tests/ab.awk)
-# (sweep: SWEEP_BASE=<commit> [SWEEP_P=8] [SWEEP_PARTS="1 2"] runs the whole
-#  bench sweep at the commit and at the working tree, part K of P of each in
-#  turn, into $OUT/sweep.tgz (ab-baseK/, ab-newK/) and the A/B table
+# (sweep: SWEEP_BASE=<commit> [SWEEP_P=8] [SWEEP_PARTS="1 2"]
+#  [SWEEP_LESSONS="8 9 10"] runs the whole bench sweep (of those lessons'
+#  kernels only, if named) at the commit and at the working tree, part K of
+#  P of each in turn, into $OUT/sweep.tgz (ab-baseK-L/, ab-newK-L/) and the A/B table
 #  $OUT/sweep-ab.txt; no part starts past SWEEP_STOP_S seconds (default 330),
 #  so that a call ends inside the device's limit. On the H200 with P = 8,
 #  parts 1-6 take 20-45 s a build, parts 7 and 8 (the long rows, where
@@ -107,9 +108,13 @@ $(awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv)"
                   [ "$st" -ne 0 ] && break
                   # a part not started past SWEEP_STOP_S seconds: the next call runs it
                   [ $(( $(date +%s) - t0 )) -gt "${SWEEP_STOP_S:-330}" ] && break
-                  t1=$(date +%s); mkdir -p "$OUT/ab-base$k" "$OUT/ab-new$k"
-                  "$tree"/build/bench --part "$k/$P" --out "$OUT/ab-base$k" >>"$OUT/sweep.log" 2>&1 || st=1
-                  build/bench --part "$k/$P" --out "$OUT/ab-new$k" >>"$OUT/sweep.log" 2>&1 || st=1
+                  t1=$(date +%s)
+                  for L in ${SWEEP_LESSONS:-all}; do
+                      la=""; [ "$L" = all ] || la="--lesson $L"
+                      mkdir -p "$OUT/ab-base$k-$L" "$OUT/ab-new$k-$L"
+                      "$tree"/build/bench --part "$k/$P" $la --out "$OUT/ab-base$k-$L" >>"$OUT/sweep.log" 2>&1 || st=1
+                      build/bench --part "$k/$P" $la --out "$OUT/ab-new$k-$L" >>"$OUT/sweep.log" 2>&1 || st=1
+                  done
                   done_parts="$done_parts $k($(( $(date +%s) - t1 )) s)"
               done
               # at most 8 files come back from a call: the CSVs travel in one archive
