@@ -20,9 +20,10 @@
  * order, same tree: the same bits in every block), then reads its piece
  * again and writes operation OP's output (the softmax: exp(x - M) / D).
  * 2 reads + 1 write. Kernel 2 walks the pieces in reverse order: the
- * pieces kernel 1 read last are the likeliest still in L2. On sm_90 kernel 2 is a programmatic dependent launch: its
- * blocks take the SMs that kernel 1's last blocks leave, load their first
- * vectors, and only then wait for kernel 1 (fx_run_split_as).
+ * pieces kernel 1 read last are the likeliest still in L2. On sm_90
+ * kernel 2 is a programmatic dependent launch: its blocks take the SMs
+ * that kernel 1's last blocks leave, load their first vectors, and only
+ * then wait for kernel 1 (fx_run_split_as).
  * A row's positions are 64-bit (one row may hold more than 2^31 floats);
  * a piece's, under 2^30, fit kernel 2's ints. */
 /* exp as ex2.approx for every storage type (fx_exp<__half>), as path 3b
