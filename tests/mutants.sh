@@ -77,25 +77,31 @@ apply_edit() {
         END { exit done ? 0 : 1 }' "$tree/$1" >"$work/edited" && cp "$work/edited" "$tree/$1"
 }
 
+# Applies every edit of mutation $1 to its file in $tree; 1, with the
+# `find` text that is missing on stdout, if one does not apply.
+apply_mutation() {
+    local e at find with
+    IFS=$'\x1e' read -r -d '' -a list_edits <<<"${edits[$1]}"
+    for e in "${list_edits[@]}"; do
+        [ -n "${e//[$'\n']/}" ] || continue
+        IFS=$'\x1f' read -r at find with <<<"$e"
+        apply_edit "${files[$1]}" "$at" "$find" "$with" || { printf '%s' "$find"; return 1; }
+    done
+}
+
 # ---- --check: every edit still applies to the sources as they are -------
 if [ "$check" = 1 ]; then
     tree=$(mktemp -d) bad=0
     work=$tree
     for ((i = 0; i < total; i++)); do
-        name=${names[i]} file=${files[i]} missing=''
+        name=${names[i]} file=${files[i]}
         mkdir -p "$tree/$(dirname "$file")"
         if ! cp "$root/$file" "$tree/$file" 2>/dev/null; then
             echo "FAIL mutants: [$name] names $file, which does not exist"
             bad=1
             continue
         fi
-        IFS=$'\x1e' read -r -d '' -a list_edits <<<"${edits[i]}"
-        for e in "${list_edits[@]}"; do
-            [ -n "${e//[$'\n']/}" ] || continue
-            IFS=$'\x1f' read -r at find with <<<"$e"
-            apply_edit "$file" "$at" "$find" "$with" || { missing=$find; break; }
-        done
-        if [ -z "$missing" ]; then
+        if missing=$(apply_mutation "$i"); then
             echo "PASS mutants: [$name] still applies to $file"
         else
             echo "FAIL mutants: [$name] no longer applies to $file: \`$missing\` not found (update tests/mutants.txt)"
@@ -137,15 +143,7 @@ for ((i = 0; i < total; i++)); do
     [ -n "$n" ] || n=$(echo "$file" | sed -n 's|^lessons/0*\([0-9]*\)_.*|\1|p')
     [ -f "$tree/$file" ] || fail "[$name]: no file $file"
     result=''
-    IFS=$'\x1e' read -r -d '' -a list_edits <<<"${edits[i]}"
-    for e in "${list_edits[@]}"; do
-        [ -n "${e//[$'\n']/}" ] || continue
-        IFS=$'\x1f' read -r at find with <<<"$e"
-        if ! apply_edit "$file" "$at" "$find" "$with"; then
-            result="NOT APPLIED: \`$find\` not found (the list is out of date)"
-            break
-        fi
-    done
+    missing=$(apply_mutation "$i") || result="NOT APPLIED: \`$missing\` not found (the list is out of date)"
     start=$(date +%s)
     if [ -z "$result" ]; then
         # (once more on one job if it fails: a failed parallel build is
