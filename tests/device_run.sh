@@ -13,7 +13,8 @@
 #  kernels only, if named) at the commit and at the working tree, part K of
 #  P of each in turn, into $OUT/sweep.tgz (ab-baseK-L/, ab-newK-L/) and the A/B table
 #  $OUT/sweep-ab.txt; no part starts past SWEEP_STOP_S seconds (default 330),
-#  so that a call ends inside the device's limit. On the H200 with P = 8,
+#  so that a call ends inside the device's limit; tests/csv_merge.awk puts
+#  the new build's rows into docs/results. On the H200 with P = 8,
 #  parts 1-6 take 20-45 s a build, parts 7 and 8 (the long rows, where
 #  lessons 3 and 4 are slow) about 150 s: P = 16 keeps every call short)
 # (peers: PEERS_PY=<peers.py> [PEERS_DTYPES=f32,bf16,f16] [PEERS_SHAPES=MxN,...]
