@@ -22,6 +22,10 @@
 #  the columns of docs/results/peers/*.csv (tests/tables_peers.awk), each
 #  library's version named; the script and its libraries are not the
 #  course's: they come with the call, in a folder git ignores)
+# (ncu: NCU_RUNS="9:1024x65536 ..." [NCU_KERNELS=<regex>] [NCU_BENCH=<a
+#  bench binary, e.g. build/ab-base/build/bench after a sweep>] runs
+#  Nsight Compute's sections (throughput, occupancy, issue slots, stall
+#  reasons) over bench --only's one launch of each of those kernels)
 # (lesson7: lessons 7 and 8 at their default shapes, with their extra tables)
 # (no stage: test and lessons)
 # On a lent machine whose .git may lag the working tree, name the commit
@@ -122,6 +126,15 @@ $(awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv)"
               awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv >"$OUT/sweep-ab.txt" 2>/dev/null
               (cd "$OUT" && tar czf sweep.tgz ab-base* ab-new* && rm -rf ab-base* ab-new*)
               line="sweep of $base (base) and the working tree (new), parts of $P done:$done_parts" ;;
+    ncu)      st=0 # where a kernel's time goes: Nsight Compute's sections over one launch of each kernel
+              for r in ${NCU_RUNS:?ncu needs NCU_RUNS="LESSON:MxN ..."}; do
+                  n=${r%%:*}; shape=${r#*:}
+                  ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
+                      --section SchedulerStats --section WarpStateStats --section ComputeWorkloadAnalysis \
+                      --section MemoryWorkloadAnalysis ${NCU_KERNELS:+-k regex:$NCU_KERNELS} \
+                      "${NCU_BENCH:-build/bench}" --only "$n" --shape "$shape" >"$OUT/ncu-$n-$shape.txt" 2>&1 || st=1
+              done
+              line="ncu: status $st, reports in ncu-*.txt" ;;
     peers)    st=0; py=${PEERS_PY:?peers needs PEERS_PY=<the peers script>}
               shapes=${PEERS_SHAPES:-65536x1024,32768x2048,16384x4096,8192x8192,4096x16384,2048x32768,1024x65536,512x131072,256x262144,64x1048576,4096x32000,4096x32001,2048x50304,2048x50257,1024x128256,1024x128257,512x151936,512x151937,256x262145}
               python3 "$py" --ops softmax,ce --dtypes "${PEERS_DTYPES:-f32,bf16,f16}" --shapes "$shapes" \
