@@ -28,6 +28,9 @@ classifier_count_kernel(const int *__restrict__ targets, long long rows, int ign
 {
     __shared__ unsigned red[32];
     __shared__ bool last;
+#if FX_CLUSTER_CODE
+    cudaTriggerProgrammaticLaunchCompletion(); /* the slots' kernel may start now (op_cross_entropy::waits) */
+#endif
     long long begin, end;
     classifier_slice(rows, &begin, &end);
     unsigned c = 0;
