@@ -1,9 +1,10 @@
 # Refreshes a results CSV with kernels measured again (tests/device_run.sh
 # sweep's ab-new*/ CSVs, or bench --part runs): each row of the newer CSVs
 # whose lesson is in LESSONS (a space-separated list; unset: every lesson
-# but 0, the copy, read pass and cuDNN) takes the place of the row of the same kernel, shape and
-# storage type in the last file named, the CSV to refresh; a row it lacks
-# goes at its end. Every row keeps its own commit, date and copy.
+# but 0, the copy, read pass and cuDNN) takes the place of the row of the
+# same kernel, shape and storage type in the last file named, the CSV to
+# refresh; a row it lacks goes at its end. Every row keeps its own commit,
+# date and copy.
 # Usage: awk [-v LESSONS="8 9 10"] -f tests/csv_merge.awk NEW.csv... OLD.csv >MERGED.csv
 BEGIN {
     FS = ","

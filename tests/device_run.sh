@@ -121,6 +121,8 @@ $(awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv)"
                       build/bench --part "$k/$P" $la --out "$OUT/ab-new$k-$L" >>"$OUT/sweep.log" 2>&1 || st=1
                   done
                   done_parts="$done_parts $k($(( $(date +%s) - t1 )) s)"
+                  # after each part: a call killed at the device's limit still brings back the parts done
+                  (cd "$OUT" && tar czf sweep.tgz ab-base* ab-new*)
               done
               # at most 8 files come back from a call: the CSVs travel in one archive
               awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv >"$OUT/sweep-ab.txt" 2>/dev/null
