@@ -500,3 +500,20 @@ if [ $status -ne 0 ]; then fail "$name" "exit status $status: $(head -c 300 "$di
 elif ! cmp -s "$dir/peers-other.md" "$dir/inline-first.md" || ! cmp -s "$dir/peers-two.md" "$dir/two-first.md"; then
     fail "$name" "$(diff "$dir/inline-first.md" "$dir/peers-other.md" | head -c 200) $(diff "$dir/two-first.md" "$dir/peers-two.md" | head -c 200)"
 else pass "$name"; fi
+
+# tests/csv_merge.awk (refreshing a CSV with kernels measured again)
+name="csv_merge: a newer row takes the place of the same kernel's at the same shape and type; lesson 0's rows and the rest stay; a row new to the CSV goes at the end"
+new="$dir/merge-new.csv"
+{ head -n 1 "$csv2"
+  awk -F, -v OFS=, '$1 == 8 && n < 2 { $5 = "9.876543"; n++; print }' "$csv2"
+  awk -F, -v OFS=, '$1 == 0 { $5 = "9.876543"; print; exit }' "$csv2"
+  awk -F, -v OFS=, '$1 == 8 { $4 = 77777; print; exit }' "$csv2"; } >"$new"
+awk -f tests/csv_merge.awk "$new" "$csv2" >"$dir/merged.csv" 2>"$dir/log"; status=$?
+want_lines=$(( $(wc -l <"$csv2") + 1 ))
+changed=$(diff "$csv2" "$dir/merged.csv" | grep -c '^>')
+if [ $status -ne 0 ]; then fail "$name" "exit status $status: $(head -c 200 "$dir/log")"
+elif [ "$(wc -l <"$dir/merged.csv")" -ne "$want_lines" ] || [ "$changed" -ne 3 ] ||
+     [ "$(grep -c ',9.876543,' "$dir/merged.csv")" -ne 2 ] || ! tail -n 1 "$dir/merged.csv" | grep -q '^8,[^,]*,[0-9]*,77777,' ||
+     [ "$(head -n 1 "$dir/merged.csv")" != "$(head -n 1 "$csv2")" ]; then
+    fail "$name" "$(diff "$csv2" "$dir/merged.csv" | head -c 300)"
+else pass "$name"; fi
