@@ -49,25 +49,6 @@ static inline cudaLaunchConfig_t fx_dependent_config(unsigned grid, int block, c
     return cfg;
 }
 
-/* In a kernel so launched: wait until the launch before it has finished
- * and its writes are visible. In an ordinary launch, and on targets
- * without programmatic launches (below sm_90), it returns at once. */
-__device__ __forceinline__ void fx_wait_prior(void)
-{
-#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900) || defined(CUDA_EMU)
-    cudaGridDependencySynchronize();
-#endif
-}
-
-/* In a kernel that such a launch follows: let it start now, before this
- * one ends (it still waits for the end in fx_wait_prior). */
-__device__ __forceinline__ void fx_let_next_start(void)
-{
-#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900) || defined(CUDA_EMU)
-    cudaTriggerProgrammaticLaunchCompletion();
-#endif
-}
-
 /* 1 when this GPU launches clusters (sm_90 and up) and kernel k was
  * built for it: a binary for an older target only, whose cluster kernels'
  * bodies are empty, must never launch them. */

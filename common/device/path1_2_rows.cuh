@@ -7,7 +7,6 @@
 #include <math.h>
 
 #include "check.h"
-#include "cluster_launch.h" /* fx_dependent_config */
 #include "path1_2_kernel.cuh" /* the row as floats      */
 #include "path1_2_rows16.cuh" /* 16-bit rows as loaded */
 
@@ -26,17 +25,8 @@ static void fx_launch_rows(const T *x, long long ldx, T *y, long long ldy, long 
         (void)in2;
         void (*kernel)(const T *, long long, T *, long long, long long, int, int, OP) =
             fastest_rows_kernel<OP, VEC, PEEL, C.fpt, C.tpr, C.block, T>;
-        if constexpr (fx_path1_only<OP>()) { /* op.waits(): it may start while the launch before it ends */
-            static int dependent = -1;
-            if (dependent < 0) dependent = fx_can_launch_clusters((const void *)kernel);
-            cudaLaunchAttribute attr[1];
-            const cudaLaunchConfig_t lc =
-                fx_dependent_config(fx_grid(rows, C.block / C.tpr), C.block, stream, attr, dependent && op.waits());
-            CUDA_CHECK(cudaLaunchKernelEx(&lc, kernel, x, ldx, y, ldy, rows, (int)cols, fx_mis(x), op));
-        } else {
-            kernel<<<fx_grid(rows, C.block / C.tpr), C.block, 0, stream>>>(x, ldx, y, ldy, rows, (int)cols,
-                                                                            fx_mis(x), op);
-        }
+        kernel<<<fx_grid(rows, C.block / C.tpr), C.block, 0, stream>>>(x, ldx, y, ldy, rows, (int)cols, fx_mis(x),
+                                                                        op);
     }
     CUDA_CHECK_LAUNCH();
 }

@@ -65,11 +65,7 @@
  *                    instance of the operation for small grids alone),
  *   FOLLOWED         true: a programmatic dependent launch may follow
  *                    paths 1 and 2's kernels (lesson 10's sum of the
- *                    losses): they let it start early; false: no trigger,
- *   waits()          a PATH1_ONLY operation's: true when its kernel may
- *                    start as a programmatic dependent of the launch
- *                    before it (lesson 10's count of the mean), whose
- *                    writes it reads only after fx_wait_prior().
+ *                    losses): they let it start early; false: no trigger.
  *
  * Rows of a ROW operation are peeled as the softmax's are (lesson 5's cut,
  * view_cut.cuh): the owner of a column in the body is found from the order

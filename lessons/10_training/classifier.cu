@@ -28,7 +28,6 @@ classifier_count_kernel(const int *__restrict__ targets, long long rows, int ign
 {
     __shared__ unsigned red[32];
     __shared__ bool last;
-    fx_let_next_start(); /* the slots' kernel may start now (op_cross_entropy::waits) */
     long long begin, end;
     classifier_slice(rows, &begin, &end);
     unsigned c = 0;
@@ -55,7 +54,10 @@ classifier_sum_kernel(const float *__restrict__ vals, long long n, float *parts,
 {
     __shared__ float red[32];
     __shared__ bool last;
-    fx_wait_prior(); /* a programmatic dependent (classifier_sum): the kernel before has finished */
+#if FX_CLUSTER_CODE
+    /* a programmatic dependent (classifier_sum): wait until the kernel before has finished, its values visible */
+    cudaGridDependencySynchronize();
+#endif
     long long begin, end;
     classifier_slice(n, &begin, &end);
     float s = 0.0f;

@@ -83,12 +83,8 @@ struct op_cross_entropy {
      * rows-classifier-on-engine.md) */
     __device__ __forceinline__ long long col(const row &r) const { return r.t >= 0 && r.t < cols ? r.t : -1; }
     static __device__ __forceinline__ void pick(row *r, float v) { r->xt = v; }
-    /* With the mean, the slots' kernel may start while the count before it runs: it reads the count in
-     * finish and the total only. Only there: the fewest rows, where a launch's latency weighs most. */
-    __host__ __device__ bool waits() const { return SLOTS && scale != nullptr; }
     __device__ fin finish(float m, float d, const row &r) const
     {
-        if (waits()) fx_wait_prior();
         const float dloss = scale ? scale->dloss : 1.0f;
         return fin{dloss / d, r.ignored ? 0.0f : ce_nan(), m, d, dloss, !r.ignored && !r.bad};
     }

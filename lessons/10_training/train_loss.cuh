@@ -4,7 +4,6 @@
 #define LESSON10_TRAIN_LOSS_CUH
 
 #include "train_engine.h" /* classifier_scale, CLS_SLOT_ROWS */
-#include "device/cluster_launch.h" /* fx_wait_prior */
 #include "device/grid_sync.cuh" /* FASTEST_GPU_CODE, <cuda/atomic> for the emulator */
 #include "device/row_reduce.cuh"
 
@@ -104,7 +103,6 @@ __device__ __forceinline__ void ce_slots_total(unsigned long long *slots, long l
         }
     s = row_reduce<BLOCK>(s, red, op_sum());
     if (threadIdx.x == 0) {
-        if (scale) fx_wait_prior(); /* the count before may still run (op_cross_entropy::waits) */
         *loss = scale ? s / (float)scale->count : s;
         *done = 0;
     }
