@@ -121,12 +121,12 @@ $(awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv)"
                       build/bench --part "$k/$P" $la --out "$OUT/ab-new$k-$L" >>"$OUT/sweep.log" 2>&1 || st=1
                   done
                   done_parts="$done_parts $k($(( $(date +%s) - t1 )) s)"
-                  # after each part: a call killed at the device's limit still brings back the parts done
+                  # at most 8 files come back from a call: the CSVs travel in one archive, made after each
+                  # part, so that a call killed at the device's limit still brings back the parts done
                   (cd "$OUT" && tar czf sweep.tgz ab-base* ab-new*)
               done
-              # at most 8 files come back from a call: the CSVs travel in one archive
               awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv >"$OUT/sweep-ab.txt" 2>/dev/null
-              (cd "$OUT" && tar czf sweep.tgz ab-base* ab-new* && rm -rf ab-base* ab-new*)
+              rm -rf "$OUT"/ab-base* "$OUT"/ab-new*
               line="sweep of $base (base) and the working tree (new), parts of $P done:$done_parts" ;;
     ncu)      st=0 # where a kernel's time goes: Nsight Compute's sections over one launch of each kernel
               for r in ${NCU_RUNS:?ncu needs NCU_RUNS="LESSON:MxN ..."}; do
