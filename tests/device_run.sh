@@ -44,7 +44,10 @@ nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1
 { nvcc --version | tail -n 1; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; } \
     >"$OUT/env.txt" 2>&1
 t0=$(date +%s)
-make -j"$(nproc)" all >"$OUT/build.log" 2>&1 || { tail -n 30 "$OUT/build.log"; exit 1; }
+# BUILD_ALL=0: the stages build what they need (sweep, ab, ncu with NCU_BENCH)
+if [ "${BUILD_ALL:-1}" != 0 ]; then
+    make -j"$(nproc)" all >"$OUT/build.log" 2>&1 || { tail -n 30 "$OUT/build.log"; exit 1; }
+fi
 summary="build: $(( $(date +%s) - t0 )) s"
 for stage in $stages; do
     t0=$(date +%s)
