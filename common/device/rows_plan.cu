@@ -287,6 +287,9 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
         p.smem_bytes = cols * (long long)sizeof(float);
         break;
     case FASTEST_CLUSTER: {
+#ifdef FX_CLUSTER_EVEN /* experiment: odd clusters rounded up to even */
+        if (csize > 2 && csize < FX_CL[ccfg].c && (csize & 1)) csize++;
+#endif
         p.block = p.threads_per_row = FX_CL[ccfg].block;
         p.floats_per_thread = FX_CL[ccfg].fpt;
         p.cluster = csize;
