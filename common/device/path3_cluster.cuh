@@ -110,7 +110,12 @@ static fx_cluster_fn_t<OP, T> fx_cluster_kernel_at(int mode)
 template <class OP, class T>
 static fx_cluster_fn_t<OP, T> fx_cluster_kernel_op(int mode, int cfg)
 {
+#ifdef FX_CL_TEN
+    if (cfg == 7) return fx_cluster_kernel_at<OP, T, 7>(mode);
+    static_assert(FX_NCL == 8, "fx_cluster_kernel_op has one case per configuration");
+#else
     static_assert(FX_NCL == 7, "fx_cluster_kernel_op has one case per configuration");
+#endif
     switch (cfg) {
     case 0: return fx_cluster_kernel_at<OP, T, 0>(mode);
     case 1: return fx_cluster_kernel_at<OP, T, 1>(mode);

@@ -226,7 +226,11 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
     const long long ccap = csize * fx_cl_cap(ccfg, sizeof(float)); /* the cluster's floats */
     const int cluster_auto = fits_cluster && k->cluster_ctas_per_sm(mode, ccfg) >= FX_MIN_RESIDENT &&
                              body * 100 >= ccap * FX_CLUSTER_MIN_FILL &&
-                             (csize <= 8 || softmax_fastest_wide_clusters());
+                             (csize <= 8 || softmax_fastest_wide_clusters()
+#ifdef FX_CL_TEN /* experiment: wide clusters of CTAs that fit 3 or more an SM */
+                              || k->cluster_ctas_per_sm(mode, ccfg) >= 3
+#endif
+                             );
     const int fits_shared = !rows_only && k->all_paths && cols <= softmax_fastest_shared_capacity() &&
                             (want == FASTEST_SHARED || (want == FASTEST_AUTO && !block_always &&
                                                         fx_shared_blocks_per_sm(cols) >= FX_MIN_RESIDENT));
