@@ -106,18 +106,13 @@ struct fx_cluster_cfg {
 /* The first class, one CTA of 256 x 8 floats and 24 KB, is for rows of up
  * to 8192 floats forced onto path 3 (the dispatcher gives them path 1 or
  * 2): six fit an SM where four of 256 x 16 do, and with those the short
- * rows took up to 1.37 times as long (docs/experiments/rows-cluster-classes.md). */
-#ifdef FX_CL_TEN /* experiment: up to 10 CTAs of 256 x 16 floats, 4 an SM */
+ * rows took up to 1.37 times as long. The 10-CTA class keeps four 64 KB
+ * CTAs an SM up to 163840 floats, where the next class's 128 KB CTAs fit
+ * two (docs/experiments/rows-cluster-classes.md). */
 static constexpr fx_cluster_cfg FX_CL[] = {
-    {8192, 1, 256, 8},    {32768, 2, 256, 16},  {65536, 4, 256, 16},   {131072, 8, 256, 16}, {163840, 10, 256, 16},
-    {262144, 8, 512, 16}, {524288, 16, 512, 16}, {1048576, 16, 1024, 16},
+    {8192, 1, 256, 8},     {32768, 2, 256, 16},   {65536, 4, 256, 16},   {131072, 8, 256, 16},
+    {163840, 10, 256, 16}, {262144, 8, 512, 16}, {524288, 16, 512, 16}, {1048576, 16, 1024, 16},
 };
-#else
-static constexpr fx_cluster_cfg FX_CL[] = {
-    {8192, 1, 256, 8},    {32768, 2, 256, 16},  {65536, 4, 256, 16},   {131072, 8, 256, 16},
-    {262144, 8, 512, 16}, {524288, 16, 512, 16}, {1048576, 16, 1024, 16},
-};
-#endif
 #define FX_NCL (int)(sizeof FX_CL / sizeof FX_CL[0])
 static_assert(FX_CL[FX_NCL - 1].max_cols == FASTEST_CLUSTER_MAX_COLS, "path 3 ends at 2^20");
 /* Elements a CTA of class cfg holds, for elements of esize bytes: block x

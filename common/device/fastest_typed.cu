@@ -117,10 +117,7 @@ fastest_plan fx_plan_typed_for(const fx_op_kernels *k, fastest_path want, dtype 
         p.smem_bytes = cols * (long long)sizeof(float);
         break;
     case FASTEST_CLUSTER: {
-        int c = csize; /* sized by the row and the 16-bit CTAs' capacity (fx_cluster_shape_16) */
-#ifdef FX_CLUSTER_EVEN /* experiment: odd clusters rounded up to even */
-        if (c > 2 && c < FX_CL[ccfg].c && (c & 1)) c++;
-#endif
+        const int c = csize; /* sized by the row and the 16-bit CTAs' capacity (fx_cluster_shape_16) */
         p.block = p.threads_per_row = FX_CL[ccfg].block;
         p.floats_per_thread = FX_CL[ccfg].fpt;
         p.cluster = c;

@@ -110,12 +110,7 @@ static fx_cluster_fn_t<OP, T> fx_cluster_kernel_at(int mode)
 template <class OP, class T>
 static fx_cluster_fn_t<OP, T> fx_cluster_kernel_op(int mode, int cfg)
 {
-#ifdef FX_CL_TEN
-    if (cfg == 7) return fx_cluster_kernel_at<OP, T, 7>(mode);
     static_assert(FX_NCL == 8, "fx_cluster_kernel_op has one case per configuration");
-#else
-    static_assert(FX_NCL == 7, "fx_cluster_kernel_op has one case per configuration");
-#endif
     switch (cfg) {
     case 0: return fx_cluster_kernel_at<OP, T, 0>(mode);
     case 1: return fx_cluster_kernel_at<OP, T, 1>(mode);
@@ -123,7 +118,8 @@ static fx_cluster_fn_t<OP, T> fx_cluster_kernel_op(int mode, int cfg)
     case 3: return fx_cluster_kernel_at<OP, T, 3>(mode);
     case 4: return fx_cluster_kernel_at<OP, T, 4>(mode);
     case 5: return fx_cluster_kernel_at<OP, T, 5>(mode);
-    default: return fx_cluster_kernel_at<OP, T, 6>(mode);
+    case 6: return fx_cluster_kernel_at<OP, T, 6>(mode);
+    default: return fx_cluster_kernel_at<OP, T, 7>(mode);
     }
 }
 

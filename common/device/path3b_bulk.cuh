@@ -203,10 +203,7 @@ static int fx_bulk_shape_op(long long cols, int *c_out, long long *seg_out)
         }
     }
     const long long bytes = cols * (long long)sizeof(T);
-    long long c = piece > 0 ? (bytes + piece - 1) / piece : 0;
-#ifdef FX_CLUSTER_EVEN /* experiment: odd clusters rounded up to even */
-    if (c > 2 && c < FX_BULK_MAX_C && (c & 1)) c++;
-#endif
+    const long long c = piece > 0 ? (bytes + piece - 1) / piece : 0;
     if (c < 2 || (c > FX_BULK_MAX_C && c > resident)) return 0;
     const int vec = (int)(16 / sizeof(T));
     const long long seg = ((cols + c - 1) / c + vec - 1) / vec * vec;

@@ -66,8 +66,12 @@
  * SM in a cycle: at 128 x 2^19 the cluster ran at 91.8 % of the copy
  * against path 3g's 91.0 on the H100 (12.8 bytes per SM cycle), 76.9
  * against 80.2 on the H200 (18.8). Such clusters are taken only below
- * FX_WIDE_CLUSTER_BYTES (docs/experiments/rows-dispatcher.md). */
+ * FX_WIDE_CLUSTER_BYTES (docs/experiments/rows-dispatcher.md), or where
+ * FX_WIDE_CLUSTER_CTAS of their CTAs share an SM: ten 64 KB CTAs, four
+ * an SM, ran 441 x 151936 in 0.156 ms against 0.162 for five of 128 KB
+ * (H200, docs/experiments/rows-cluster-classes.md). */
 #define FX_WIDE_CLUSTER_BYTES 16.0
+#define FX_WIDE_CLUSTER_CTAS 3
 
 /* DRAM's peak bytes per SM per SM clock cycle, from the device's peak
  * clocks and bus width (double data rate); 0 where it reports no clock
@@ -226,11 +230,8 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
     const long long ccap = csize * fx_cl_cap(ccfg, sizeof(float)); /* the cluster's floats */
     const int cluster_auto = fits_cluster && k->cluster_ctas_per_sm(mode, ccfg) >= FX_MIN_RESIDENT &&
                              body * 100 >= ccap * FX_CLUSTER_MIN_FILL &&
-                             (csize <= 8 || softmax_fastest_wide_clusters()
-#ifdef FX_CL_TEN /* experiment: wide clusters of CTAs that fit 3 or more an SM */
-                              || k->cluster_ctas_per_sm(mode, ccfg) >= 3
-#endif
-                             );
+                             (csize <= 8 || softmax_fastest_wide_clusters() ||
+                              k->cluster_ctas_per_sm(mode, ccfg) >= FX_WIDE_CLUSTER_CTAS);
     const int fits_shared = !rows_only && k->all_paths && cols <= softmax_fastest_shared_capacity() &&
                             (want == FASTEST_SHARED || (want == FASTEST_AUTO && !block_always &&
                                                         fx_shared_blocks_per_sm(cols) >= FX_MIN_RESIDENT));
@@ -291,9 +292,6 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
         p.smem_bytes = cols * (long long)sizeof(float);
         break;
     case FASTEST_CLUSTER: {
-#ifdef FX_CLUSTER_EVEN /* experiment: odd clusters rounded up to even */
-        if (csize > 2 && csize < FX_CL[ccfg].c && (csize & 1)) csize++;
-#endif
         p.block = p.threads_per_row = FX_CL[ccfg].block;
         p.floats_per_thread = FX_CL[ccfg].fpt;
         p.cluster = csize;
