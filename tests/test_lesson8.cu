@@ -286,6 +286,7 @@ static void check_dispatch_paths(const float *a, int cl, fastest_path g)
         {1LL << 9, 131072, cl ? FASTEST_BULK : g},
         {1LL << 10, 98304, cl ? FASTEST_BULK : g},
         {1LL << 8, 262144, cl ? FASTEST_CLUSTER : g}, /* 16 pieces of 64 KB: past path 3b's 8 */
+        {441, 151936, cl ? FASTEST_CLUSTER : g},      /* 10 CTAs of 64 KB, four an SM */
         {128, 1LL << 19, wide ? FASTEST_CLUSTER : g}, /* 16 CTAs of 128 KB */
         {170, 3LL << 17, wide ? FASTEST_CLUSTER : g}, /* 12 of them */
         {64, 1LL << 20, g}, /* 4 MiB rows: 64 CTAs of 64 KB, not 16 of 256 KB */
@@ -411,18 +412,22 @@ static void check_dispatch_pieces(const float *a, int cl, fastest_path g)
         const fastest_plan c4 = softmax_fastest_plan(FASTEST_CLUSTER, a, 32769, a, 32769, 1024, 32769);
         const fastest_plan c5 = softmax_fastest_plan(FASTEST_AUTO, a, 262145, a, 262145, 255, 262145);
         const fastest_plan c6 = softmax_fastest_plan(FASTEST_AUTO, a, 131073, a, 131073, 511, 131073);
+        const fastest_plan c7 = softmax_fastest_plan(FASTEST_AUTO, a, 151936, a, 151936, 441, 151936);
         test_expect(c1.cluster == 2 && c2.cluster == 3 && c2.block == c1.block && c2.segment * 3 >= 32772 &&
                         c2.segment * 2 < 32772 && c3.cluster == 5 && c3.segment * 5 >= 65540 && c4.peel &&
                         c4.cluster == 2 && c4.block == c1.block && c4.segment == 16384 && c5.path == FASTEST_CLUSTER &&
                         c5.peel && c5.cluster == 8 && c5.segment == 32768 && c6.path == FASTEST_BULK &&
-                        c6.peel && c6.cluster == 8 && c6.segment == 16384,
+                        c6.peel && c6.cluster == 8 && c6.segment == 16384 && c7.path == FASTEST_CLUSTER &&
+                        c7.cluster == 10 && c7.block == c1.block && c7.segment * 10 >= 151936,
                     "lesson8 cluster path sizes its cluster by the row's body: N = 32768 on 2 CTAs, 32772 on 3 of "
-                    "the same shape, 65540 on 5; peeled, 32769 on 2, 262145 on 8 and 131073 on 8 bulk-loaded",
+                    "the same shape, 65540 on 5; peeled, 32769 on 2, 262145 on 8 and 131073 on 8 bulk-loaded; "
+                    "151936 on 10 CTAs of the 32768 class's shape (four an SM), not 5 of twice the size",
                     "CTAs %d, %d (block %d, %d; segment %lld), %d (segment %lld); peeled: 32769 %d CTAs x %lld "
-                    "(peel %d), 262145 %s %d x %lld, 131073 %s %d x %lld",
+                    "(peel %d), 262145 %s %d x %lld, 131073 %s %d x %lld; 151936 %s %d x %lld (block %d)",
                     c1.cluster, c2.cluster, c1.block, c2.block, c2.segment, c3.cluster, c3.segment, c4.cluster,
                     c4.segment, c4.peel, fastest_path_name(c5.path), c5.cluster, c5.segment,
-                    fastest_path_name(c6.path), c6.cluster, c6.segment);
+                    fastest_path_name(c6.path), c6.cluster, c6.segment, fastest_path_name(c7.path), c7.cluster,
+                    c7.segment, c7.block);
     }
     /* The split path's pieces: whole rows covered, within the grid. */
     fastest_plan ps = softmax_fastest_plan(FASTEST_SPLIT, a, 1LL << 26, a, 1LL << 26, 1, 1LL << 26);
