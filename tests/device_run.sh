@@ -25,7 +25,9 @@
 # (ncu: NCU_RUNS="9:1024x65536 ..." [NCU_KERNELS=<regex>] [NCU_BENCH=<a
 #  bench binary, e.g. build/ab-base/build/bench after a sweep>] runs
 #  Nsight Compute's sections (throughput, occupancy, issue slots, stall
-#  reasons) over bench --only's one launch of each of those kernels)
+#  reasons) over bench --only's one launch of each of those kernels;
+#  NCU_TIMED=1 [NCU_COUNT=2]: over the timed sweep's launches instead,
+#  for kernels --only does not launch, such as the 16-bit classifier)
 # (lesson7: lessons 7 and 8 at their default shapes, with their extra tables)
 # (no stage: test and lessons)
 # On a lent machine whose .git may lag the working tree, name the commit
@@ -134,10 +136,16 @@ $(awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv)"
     ncu)      st=0 # where a kernel's time goes: Nsight Compute's sections over one launch of each kernel
               for r in ${NCU_RUNS:?ncu needs NCU_RUNS="LESSON:MxN ..."}; do
                   n=${r%%:*}; shape=${r#*:}
+                  # NCU_TIMED=1: the timed sweep's launches at that row length (every storage type),
+                  # of which ncu takes NCU_KERNELS' first NCU_COUNT (default 2)
+                  if [ "${NCU_TIMED:-0}" = 1 ]; then args="--lesson $n --cols ${shape#*x}"
+                      lim="--launch-count ${NCU_COUNT:-2}"
+                  else args="--only $n --shape $shape"; lim=""; fi
+                  [ -n "${NCU_BENCH:-}" ] || make -j"$(nproc)" build/bench >/dev/null 2>&1
                   ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
                       --section SchedulerStats --section WarpStateStats --section ComputeWorkloadAnalysis \
-                      --section MemoryWorkloadAnalysis ${NCU_KERNELS:+-k regex:$NCU_KERNELS} \
-                      "${NCU_BENCH:-build/bench}" --only "$n" --shape "$shape" >"$OUT/ncu-$n-$shape.txt" 2>&1 || st=1
+                      --section MemoryWorkloadAnalysis ${NCU_KERNELS:+-k regex:$NCU_KERNELS} $lim \
+                      "${NCU_BENCH:-build/bench}" $args >"$OUT/ncu-$n-$shape.txt" 2>&1 || st=1
               done
               line="ncu: status $st, reports in ncu-*.txt" ;;
     peers)    st=0; py=${PEERS_PY:?peers needs PEERS_PY=<the peers script>}
