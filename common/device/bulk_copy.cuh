@@ -36,7 +36,9 @@
  * 2^18 (89.9 % of copy against path 3's 92.5 %, H100). */
 #define FX_BULK_BLOCK 256
 #define FX_BULK_CHUNKS 4
+#ifndef FX_BULK_PER_SM /* -DFX_BULK_PER_SM=N: tests/ab_flags.sh's experiments */
 #define FX_BULK_PER_SM 3
+#endif
 #define FX_BULK_MAX_C 8
 
 /* The exp of the bulk-loaded pieces, whatever the storage type: the
