@@ -71,6 +71,7 @@ typedef struct {
 } peel_case;
 #define PT_ALL 7 /* f32, f16, bf16 */
 #define PT_16 6  /* f16, bf16: path 3b */
+#define PT_F32 1 /* float32 only: 16-bit rows past 32768 take path 3b */
 static const peel_case PEEL_CASES[] = {
     {16, 33, 0, TRAIN_LONG_AUTO, TRAIN_IGNORE_INDEX, PT_ALL, 0},
     {16, 129, 0, TRAIN_LONG_AUTO, TRAIN_IGNORE_INDEX, PT_ALL, 1},
@@ -79,6 +80,7 @@ static const peel_case PEEL_CASES[] = {
     {2050, 300, 1, TRAIN_LONG_AUTO, TRAIN_IGNORE_INDEX, PT_ALL, 1},
     {16, 1025, 0, TRAIN_LONG_AUTO, TRAIN_IGNORE_INDEX, PT_ALL, 1},
     {16, 4097, 1, TRAIN_LONG_AUTO, 0, PT_ALL, 1},
+    {40, 32769, 1, TRAIN_LONG_AUTO, TRAIN_IGNORE_INDEX, PT_F32, 1}, /* path 2 by the body (M >= SMs / 4) */
     {16, 32769, 0, TRAIN_LONG_SPLIT, TRAIN_IGNORE_INDEX, PT_ALL, 1},
     {16, 32769, 0, TRAIN_LONG_GRID, 0, PT_ALL, 1},
     {16, 32769, 0, TRAIN_LONG_CLUSTER, TRAIN_IGNORE_INDEX, PT_ALL, 1},

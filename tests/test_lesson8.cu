@@ -224,6 +224,7 @@ static void check_views(void)
         {"shared misalignment, N = 33, stride 33 (path 1 at 8 lanes a row)", 67, 33, 33, 33, 1, 1},
         {"shared misalignment, N = 7 (4 lanes a row: 32-bit)", 40, 7, 7, 7, 1, 1},
         {"shared misalignment, N = 5, head 3 and tail 2", 12, 5, 13, 9, 1, 1},
+        {"shared misalignment, N = 32769 (path 2 by its body)", 9, 32769, 32769, 32769, 1, 1},
         {"shared misalignment, N = 65537, stride N + 2", 5, 65537, 65539, 65539, 2, 2},
         {"shared misalignment, N = 2^20 + 3", 3, (1LL << 20) + 3, (1LL << 20) + 3, (1LL << 20) + 3, 2, 2},
     };
@@ -281,6 +282,7 @@ static void check_dispatch_paths(const float *a, int cl, fastest_path g)
         {1LL << 14, 4096, FASTEST_BLOCK},
         {1LL << 12, 16384, FASTEST_BLOCK},
         {1LL << 11, 32768, FASTEST_BLOCK}, /* 16K-32K floats, M >= SMs / 4: path 2 beats path 3 */
+        {2047, 32769, FASTEST_BLOCK},      /* peeled rows: the body fits the 32768 class */
         {8, 32768, g}, /* too few rows for path 2 or for 4-CTA clusters */
         {1LL << 10, 65536, cl ? FASTEST_BULK : g}, /* 4 CTAs of 64 KB, loaded by the copy engine */
         {1LL << 9, 131072, cl ? FASTEST_BULK : g},

@@ -266,6 +266,16 @@ static inline long long fx_body_cols(long long cols, int peel, int vec)
     return peel && body > 0 ? body : cols;
 }
 
+/* The length by which paths 1 and 2 pick a register class: cols, or, for
+ * a peeled row past the largest class, its body of whole vectors, whose
+ * head and tail ride in the first threads' extra register. So N = 32769
+ * floats keeps path 2's 32768 class, where by cols it would take path 3b
+ * at 87.1 % of the copy against 94.3 at N = 32768 (H200). */
+static inline long long fx_reg_cols(long long cols, int peel, int vec)
+{
+    return peel && cols > FASTEST_BLOCK_MAX_COLS ? fx_body_cols(cols, 1, vec) : cols;
+}
+
 /* What the plan asks the paths about a shape. */
 int fx_reg_index(long long cols, int from);                   /* path1_2_rows.cu  */
 int fx_reg_blocks_per_sm(int i);                                         /* path1_2_rows.cu  */

@@ -71,7 +71,7 @@ static void fx_run_rows_op(const fastest_plan *p, const T *x, long long ldx, T *
                            long long cols, cudaStream_t stream, fx_in2 in2 = fx_in2{nullptr, 0}, const OP &op = OP{})
 {
     constexpr int V = fx_is_float<T> ? 4 : 8;
-    const int i = fx_reg_index(cols, p->path == FASTEST_WARP ? 0 : FX_NWARP);
+    const int i = fx_reg_index(fx_reg_cols(cols, p->peel, V), p->path == FASTEST_WARP ? 0 : FX_NWARP);
     if constexpr (!fx_is_float<T> && OP::NIN == 1 && OP::KEEP_EXP && !fx_path1_only<OP>())
         if (p->vec4 && (!p->peel || fx_rows16_tpr<OP, T>(i) >= VIEW16_MAX_EXTRAS) &&
             (p->path == FASTEST_BLOCK ? fx_rows_held16<OP>(i) : fx_rows_held16_warp<OP, T>(i))) {

@@ -215,8 +215,10 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
 
     /* Does the shape fit each path? */
     const int fits_warp = cols <= FASTEST_WARP_MAX_COLS;
-    const int fits_block = cols <= FASTEST_BLOCK_MAX_COLS / k->nin; /* nin arrays in the registers */
-    const int reg_i = fits_block ? fx_reg_index(cols, FX_NWARP) : -1;
+    /* path 2's class by the body where the row can be peeled (fx_reg_cols) */
+    const long long rcols = fx_reg_cols(cols, mode == FX_PEELED && !view_y_holes_short(ldy, rows, cols), 4);
+    const int fits_block = rcols <= FASTEST_BLOCK_MAX_COLS / k->nin; /* nin arrays in the registers */
+    const int reg_i = fits_block ? fx_reg_index(rcols, FX_NWARP) : -1;
     const int block_always = fits_block && fx_reg_blocks_per_sm(reg_i) >= FX_MIN_RESIDENT;
     /* A row in registers needs no question about the other paths: the
      * plan runs before every launch, and at 1024 x 512 a launch takes
@@ -279,7 +281,7 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
     switch (path) {
     case FASTEST_WARP:
     case FASTEST_BLOCK: {
-        const int i = fx_reg_index(cols, path == FASTEST_WARP ? 0 : FX_NWARP);
+        const int i = fx_reg_index(path == FASTEST_WARP ? cols : rcols, path == FASTEST_WARP ? 0 : FX_NWARP);
         if (mode == FX_PEELED && FX_REG[i].tpr < 8) mode = FX_SCALAR; /* 6 extras need 6 threads */
         if (mode == FX_PEELED && view_y_holes_short(ldy, rows, cols)) mode = FX_SCALAR; /* lesson 5's rule */
         p.threads_per_row = FX_REG[i].tpr;
