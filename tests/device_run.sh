@@ -134,6 +134,7 @@ $(awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv)"
               rm -rf "$OUT"/ab-base* "$OUT"/ab-new*
               line="sweep of $base (base) and the working tree (new), parts of $P done:$done_parts" ;;
     ncu)      st=0 # where a kernel's time goes: Nsight Compute's sections over one launch of each kernel
+              [ -n "${NCU_BENCH:-}" ] || make -j"$(nproc)" build/bench >/dev/null 2>&1 || st=1
               for r in ${NCU_RUNS:?ncu needs NCU_RUNS="LESSON:MxN ..."}; do
                   n=${r%%:*}; shape=${r#*:}
                   # NCU_TIMED=1: the timed sweep's launches at that row length (every storage type),
@@ -141,7 +142,6 @@ $(awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv)"
                   if [ "${NCU_TIMED:-0}" = 1 ]; then args="--lesson $n --cols ${shape#*x}"
                       lim="--launch-count ${NCU_COUNT:-2}"
                   else args="--only $n --shape $shape"; lim=""; fi
-                  [ -n "${NCU_BENCH:-}" ] || make -j"$(nproc)" build/bench >/dev/null 2>&1
                   ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
                       --section SchedulerStats --section WarpStateStats --section ComputeWorkloadAnalysis \
                       --section MemoryWorkloadAnalysis ${NCU_KERNELS:+-k regex:$NCU_KERNELS} $lim \

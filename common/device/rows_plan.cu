@@ -230,10 +230,9 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
                              cols <= FASTEST_CLUSTER_MAX_COLS && softmax_fastest_has_clusters() &&
                              k->cluster_shape(mode, body, &ccfg, &csize);
     const long long ccap = csize * fx_cl_cap(ccfg, sizeof(float)); /* the cluster's floats */
-    const int cluster_auto = fits_cluster && k->cluster_ctas_per_sm(mode, ccfg) >= FX_MIN_RESIDENT &&
-                             body * 100 >= ccap * FX_CLUSTER_MIN_FILL &&
-                             (csize <= 8 || softmax_fastest_wide_clusters() ||
-                              k->cluster_ctas_per_sm(mode, ccfg) >= FX_WIDE_CLUSTER_CTAS);
+    const int cl_per_sm = fits_cluster ? k->cluster_ctas_per_sm(mode, ccfg) : 0;
+    const int cluster_auto = cl_per_sm >= FX_MIN_RESIDENT && body * 100 >= ccap * FX_CLUSTER_MIN_FILL &&
+                             (csize <= 8 || softmax_fastest_wide_clusters() || cl_per_sm >= FX_WIDE_CLUSTER_CTAS);
     const int fits_shared = !rows_only && k->all_paths && cols <= softmax_fastest_shared_capacity() &&
                             (want == FASTEST_SHARED || (want == FASTEST_AUTO && !block_always &&
                                                         fx_shared_blocks_per_sm(cols) >= FX_MIN_RESIDENT));
