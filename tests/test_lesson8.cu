@@ -285,7 +285,7 @@ static void check_dispatch_paths(const float *a, int cl, fastest_path g)
         {2047, 32769, FASTEST_BLOCK},      /* peeled rows: the body fits the 32768 class */
         {8, 32768, g}, /* too few rows for path 2 or for 4-CTA clusters */
         {1LL << 10, 65536, cl ? FASTEST_BULK : g}, /* 4 CTAs of 64 KB, loaded by the copy engine */
-        {1LL << 9, 131072, cl ? FASTEST_BULK : g},
+        {1LL << 9, 131072, wide ? FASTEST_BULK : cl ? FASTEST_CLUSTER : g}, /* 8 pieces: path 3 where DRAM outpaces */
         {1LL << 10, 98304, cl ? FASTEST_BULK : g},
         {1LL << 8, 262144, cl ? FASTEST_CLUSTER : g}, /* 16 pieces of 64 KB: past path 3b's 8 */
         {441, 151936, cl ? FASTEST_CLUSTER : g},      /* 10 CTAs of 64 KB, four an SM */
@@ -415,14 +415,17 @@ static void check_dispatch_pieces(const float *a, int cl, fastest_path g)
         const fastest_plan c5 = softmax_fastest_plan(FASTEST_AUTO, a, 262145, a, 262145, 255, 262145);
         const fastest_plan c6 = softmax_fastest_plan(FASTEST_AUTO, a, 131073, a, 131073, 511, 131073);
         const fastest_plan c7 = softmax_fastest_plan(FASTEST_AUTO, a, 151936, a, 151936, 441, 151936);
+        /* 8 pieces: path 3b, or path 3 where DRAM outpaces the SMs (rows_plan.cu) */
+        const fastest_path c6_path = softmax_fastest_wide_clusters() ? FASTEST_BULK : FASTEST_CLUSTER;
         test_expect(c1.cluster == 2 && c2.cluster == 3 && c2.block == c1.block && c2.segment * 3 >= 32772 &&
                         c2.segment * 2 < 32772 && c3.cluster == 5 && c3.segment * 5 >= 65540 && c4.peel &&
                         c4.cluster == 2 && c4.block == c1.block && c4.segment == 16384 && c5.path == FASTEST_CLUSTER &&
-                        c5.peel && c5.cluster == 8 && c5.segment == 32768 && c6.path == FASTEST_BULK &&
+                        c5.peel && c5.cluster == 8 && c5.segment == 32768 && c6.path == c6_path &&
                         c6.peel && c6.cluster == 8 && c6.segment == 16384 && c7.path == FASTEST_CLUSTER &&
                         c7.cluster == 10 && c7.block == c1.block && c7.segment * 10 >= 151936,
                     "lesson8 cluster path sizes its cluster by the row's body: N = 32768 on 2 CTAs, 32772 on 3 of "
-                    "the same shape, 65540 on 5; peeled, 32769 on 2, 262145 on 8 and 131073 on 8 bulk-loaded; "
+                    "the same shape, 65540 on 5; peeled, 32769 on 2, 262145 on 8 and 131073 on 8 (bulk-loaded below "
+                    "FX_WIDE_CLUSTER_BYTES); "
                     "151936 on 10 CTAs of the 32768 class's shape (four an SM), not 5 of twice the size",
                     "CTAs %d, %d (block %d, %d; segment %lld), %d (segment %lld); peeled: 32769 %d CTAs x %lld "
                     "(peel %d), 262145 %s %d x %lld, 131073 %s %d x %lld; 151936 %s %d x %lld (block %d)",

@@ -20,6 +20,7 @@
 #include "check.h"
 #include "cluster_launch.h"
 #include "fastest_device.cuh"
+#include "fastest_paths.h" /* FX_BULK_MAX_C */
 
 /* CTAs of 256 threads holding a piece of at most the shared memory that
  * lets FX_BULK_PER_SM of them share an SM (64 KB on the H100 and the
@@ -39,7 +40,7 @@
 #ifndef FX_BULK_PER_SM /* -DFX_BULK_PER_SM=N: tests/ab_flags.sh's experiments */
 #define FX_BULK_PER_SM 3
 #endif
-#define FX_BULK_MAX_C 8
+/* FX_BULK_MAX_C (8) is in fastest_paths.h: the plan asks it too */
 
 /* The exp of the bulk-loaded pieces, whatever the storage type: the
  * 16-bit rows' fx_exp (fastest_device.cuh), ex2.approx.ftz of

@@ -168,8 +168,10 @@ static constexpr long long fx_grid_cap(int esize, int nin = 1)
     return (regs + (FX_GRID_PIECE - regs) * 4 / esize) / nin;
 }
 
-/* Path 3b's CTA shape, pieces and cluster sizes (FX_BULK_*) are in
- * bulk_copy.cuh, which lesson 10's classifier shares. */
+/* Path 3b's CTA shape and pieces (FX_BULK_*) are in bulk_copy.cuh, which
+ * lesson 10's classifier shares; its largest cluster (portable sizes, as
+ * bulk_copy.cuh says) here, where the plan asks it too. */
+#define FX_BULK_MAX_C 8
 
 /* rows_plan.cu: the dispatcher's helpers and the workspace. */
 unsigned fx_grid(long long rows, int per_block);
