@@ -213,6 +213,9 @@ static int fx_bulk_shape_op(long long cols, int *c_out, long long *seg_out)
     const long long bytes = cols * (long long)sizeof(T);
     const long long c = piece > 0 ? (bytes + piece - 1) / piece : 0;
     if (c < 2 || (c > FX_BULK_MAX_C && c > resident)) return 0;
+#ifdef FX_BULK16_MAX_C /* experiment: 16-bit rows of more pieces, up to a cluster's, leave path 3b */
+    if (!fx_is_float<T> && c > FX_BULK16_MAX_C && c <= FX_BULK_MAX_C) return 0;
+#endif
     const int vec = (int)(16 / sizeof(T));
     const long long seg = ((cols + c - 1) / c + vec - 1) / vec * vec;
     if (c <= FX_BULK_MAX_C) {
