@@ -244,26 +244,13 @@ __device__ __forceinline__ float fx_words16_sum_exp(const unsigned (&w)[ITEMS][4
     return d;
 }
 
-/* OP::out, or where LIVE a ROW operation's out_live (its output for a
- * row whose elements are not all one value). */
-template <class OP, bool LIVE>
-__device__ __forceinline__ float fx_out_as(float e, typename OP::fin f)
-{
-    if constexpr (LIVE) return OP::out_live(e, f);
-    else return OP::out(e, f);
-}
-
 /* Stores thread sub's words (fx_words16_load's) to row r as
  * OP::out(exp(x - shift), f), each rounded once to T (the softmax:
  * exp(x - m) / d). */
-template <class OP, int ITEMS, int TPR, bool LIVE = false, class T>
+template <class OP, int ITEMS, int TPR, class T>
 __device__ __forceinline__ void fx_words16_store(T *r, int nvec, const unsigned (&w)[ITEMS][4], float shift,
                                                  typename OP::fin f, int sub)
 {
-#ifdef FX_OUT16_LIVE /* experiment: a ROW operation's live rows without out's per-element select */
-    if constexpr (OP::ROW && !LIVE)
-        if (!OP::same(f)) return fx_words16_store<OP, ITEMS, TPR, true>(r, nvec, w, shift, f, sub);
-#endif
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
         const int k = i * TPR + sub;
@@ -272,8 +259,7 @@ __device__ __forceinline__ void fx_words16_store(T *r, int nvec, const unsigned 
 #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const float2 v = vec16_widen2(w[i][j], r);
-                o[j] = vec16_narrow2(fx_out_as<OP, LIVE>(fx_exp<T>(v.x - shift), f),
-                                     fx_out_as<OP, LIVE>(fx_exp<T>(v.y - shift), f), r);
+                o[j] = vec16_narrow2(OP::out(fx_exp<T>(v.x - shift), f), OP::out(fx_exp<T>(v.y - shift), f), r);
             }
             vec16_store_words<8>(r + (long long)k * 8, o);
         }

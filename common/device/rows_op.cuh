@@ -60,9 +60,6 @@
  *                    out_at(v, f, is_col) (a compare per element) in place
  *                    of pick and fix, which cost a load that waits for the
  *                    target and a second store,
- *   same(f), out_live(v, f)  with the switch FX_OUT16_LIVE (an experiment):
- *                    true where every element's output is one value; else
- *                    out's value for the other rows, without its select,
  *   OUT              false: no element is written, the row's value is all,
  *   PATH1_ONLY       true: run by fx_run_rows_op on path 1's plans only (an
  *                    instance of the operation for small grids alone),
