@@ -244,13 +244,24 @@ __device__ __forceinline__ float fx_words16_sum_exp(const unsigned (&w)[ITEMS][4
     return d;
 }
 
+/* OP::out, or where LIVE a ROW operation's out_live (its output for a
+ * row whose elements are not all one value). */
+template <class OP, bool LIVE>
+__device__ __forceinline__ float fx_out_as(float e, typename OP::fin f)
+{
+    if constexpr (LIVE) return OP::out_live(e, f);
+    else return OP::out(e, f);
+}
+
 /* Stores thread sub's words (fx_words16_load's) to row r as
  * OP::out(exp(x - shift), f), each rounded once to T (the softmax:
  * exp(x - m) / d). */
-template <class OP, int ITEMS, int TPR, class T>
+template <class OP, int ITEMS, int TPR, bool LIVE = false, class T>
 __device__ __forceinline__ void fx_words16_store(T *r, int nvec, const unsigned (&w)[ITEMS][4], float shift,
                                                  typename OP::fin f, int sub)
 {
+    if constexpr (OP::ROW && !LIVE)
+        if (!OP::same(f)) return fx_words16_store<OP, ITEMS, TPR, true>(r, nvec, w, shift, f, sub);
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
         const int k = i * TPR + sub;
@@ -259,7 +270,8 @@ __device__ __forceinline__ void fx_words16_store(T *r, int nvec, const unsigned 
 #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const float2 v = vec16_widen2(w[i][j], r);
-                o[j] = vec16_narrow2(OP::out(fx_exp<T>(v.x - shift), f), OP::out(fx_exp<T>(v.y - shift), f), r);
+                o[j] = vec16_narrow2(fx_out_as<OP, LIVE>(fx_exp<T>(v.x - shift), f),
+                                     fx_out_as<OP, LIVE>(fx_exp<T>(v.y - shift), f), r);
             }
             vec16_store_words<8>(r + (long long)k * 8, o);
         }
@@ -335,11 +347,11 @@ __device__ __forceinline__ float fx_scale(float m_thread, online_md row)
  * (or its shift, 0 for an all -inf row) and the row's fin: exp(x - m)
  * first with KEEP_EXP, E's exp (fx_exp<E>: expf for float, ex2.approx for
  * 16-bit storage). */
-template <class OP, class E>
+template <class OP, class E, bool LIVE = false>
 __device__ __forceinline__ float rows_op_raw(float x, float m, typename OP::fin f)
 {
-    if constexpr (OP::KEEP_EXP) return OP::out(fx_exp<E>(x - m), f);
-    else return OP::out(x, f);
+    if constexpr (OP::KEEP_EXP) return fx_out_as<OP, LIVE>(fx_exp<E>(x - m), f);
+    else return fx_out_as<OP, LIVE>(x, f);
 }
 
 /* ---- views: peeling a row to keep 128-bit accesses ----------------------
@@ -495,11 +507,14 @@ __device__ __forceinline__ online_md fx_piece_read(const T *__restrict__ xr, int
  * R.d), given the row's state R (and context rc), and the extra to *yextra
  * (when not null). All -inf row: R.m = -inf, shift 0, and the softmax's
  * exp(-inf) * (1 / 0) = NaN in both parts, as PyTorch. */
-template <class OP, int VEC, bool PEEL, int FPT, int BLOCK, class T = float>
+template <class OP, int VEC, bool PEEL, int FPT, int BLOCK, class T = float, bool LIVE = false>
 __device__ __forceinline__ void fx_piece_write(T *__restrict__ yr, int len, float *v, const T *srow,
                                                float m_regs, online_md R, T *yextra, const OP &op = OP{},
                                                const fx_row_t<OP> &rc = fx_row_t<OP>{})
 {
+    if constexpr (OP::ROW && !LIVE)
+        if (!OP::same(fx_finish(op, R.m, R.d, rc)))
+            return fx_piece_write<OP, VEC, PEEL, FPT, BLOCK, T, true>(yr, len, v, srow, m_regs, R, yextra, op, rc);
     constexpr int ITEMS = FPT / VEC;
     constexpr int RCAP = BLOCK * FPT;
     const int rlen = len < RCAP ? len : RCAP;
@@ -514,19 +529,19 @@ __device__ __forceinline__ void fx_piece_write(T *__restrict__ yr, int len, floa
         const int k = i * BLOCK + (int)threadIdx.x;
         if (k < nvec_r) {
 #pragma unroll
-            for (int j = 0; j < VEC; j++) v[i * VEC + j] = OP::out(v[i * VEC + j], fr);
+            for (int j = 0; j < VEC; j++) v[i * VEC + j] = fx_out_as<OP, LIVE>(v[i * VEC + j], fr);
             if constexpr (PEEL) fx_store_peel<VEC>(yr + k * VEC, &v[i * VEC]);
             else store_vec<VEC>(yr + k * VEC, &v[i * VEC]);
         }
     }
     if constexpr (PEEL)
-        if (yextra) elem_store(yextra, OP::out(v[FPT], fr));
+        if (yextra) elem_store(yextra, fx_out_as<OP, LIVE>(v[FPT], fr));
     T *ys = yr + RCAP;
     for (int k = threadIdx.x; k < nvec_s; k += BLOCK) {
         float w[VEC];
         load_vec<VEC>(srow + k * VEC, w);
 #pragma unroll
-        for (int j = 0; j < VEC; j++) w[j] = rows_op_raw<OP, T>(w[j], shift, f);
+        for (int j = 0; j < VEC; j++) w[j] = rows_op_raw<OP, T, LIVE>(w[j], shift, f);
         store_vec<VEC>(ys + k * VEC, w);
     }
 }

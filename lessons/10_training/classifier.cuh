@@ -94,6 +94,9 @@ struct op_cross_entropy {
         return f;
     }
     static __device__ __forceinline__ float out(float e, fin f) { return ce_select(f.plain, e * f.scale, f.fixed); }
+    /* every element f.fixed (an ignored or bad row); out's value elsewhere, without the select */
+    static __device__ __forceinline__ bool same(fin f) { return !f.plain; }
+    static __device__ __forceinline__ float out_live(float e, fin f) { return e * f.scale; }
     /* (m - x[t]) first: both may be huge, their difference is not; d >= 1. */
     __device__ float lead(const row &r, fin f) const
     {
