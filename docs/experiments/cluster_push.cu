@@ -1,0 +1,262 @@
+/* An experiment, not a kernel of the course
+ * (docs/experiments/rows-cluster-push.md): what the cluster's exchange of
+ * (m, d) costs a 16-bit row spread over a cluster, and whether pushing the
+ * states with asynchronous stores (no cluster barrier on the row's way)
+ * closes the gap to the copy that QuACK closes on the H200 (bfloat16 rows
+ * of 2^16 at 97.6 % of the copy, lesson 9 at 80.0 %; docs/memory-bound.md).
+ *
+ * A row of N bfloat16 values is cut into C equal pieces, one per CTA of a
+ * cluster; each CTA holds its piece in registers as loaded (lesson 9's
+ * 16-bit words: fx_words16_load, _max, _sum_exp, _store), so the row is
+ * read and written once. The three builds differ only in the exchange:
+ *   pull   the engine's fx_cluster_exchange (paths 3 and 3b): the block's
+ *          state into shared memory, cluster.sync, the others' states read
+ *          through distributed shared memory, and a cluster barrier at
+ *          the end that keeps each CTA alive until the others have read it;
+ *   push   each warp's state stored into every CTA of the cluster with
+ *          st.async, counted by an mbarrier in the receiver (a
+ *          transaction count); the cluster barrier is arrived at on
+ *          entry, waited on just before the stores (so that every CTA's
+ *          barrier exists), and nothing waits at the end;
+ *   alone  no exchange: each CTA normalises by its own piece (wrong
+ *          output, timed only): the time left without any exchange.
+ * Checked (pull and push) on three rows against float64: |y - p| <= p / 128
+ * + 1e-6 (bfloat16 keeps 8 bits), each row's sum within 2 % of 1. Timed
+ * as `make bench` times lesson 9 (common/harness: buffers rotated past L2,
+ * 50 warm-up runs, median of 200), as % of a device-to-device copy of the
+ * same bytes.
+ *   make build/experiments/cluster_push   (`make all` builds it; sm_90)
+ *   build/experiments/cluster_push        (M x N = 2^26, N = 2^16 ... 2^18) */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"   /* CUDA_CHECK */
+#include "f16.h"     /* bf16_from_float, bf16_to_float */
+#include "harness.h" /* time_runs, rotation_sets, require_gpu */
+#include "device/cluster_launch.h"
+#include "device/fastest_device.cuh" /* fx_words16_*, fx_cluster_exchange, online_md */
+
+enum { PULL, PUSH, ALONE, MODES };
+static const char *NAMES[MODES] = {"pull", "push", "alone"};
+typedef __nv_bfloat16 T;
+
+#if FX_CLUSTER_CODE
+/* The mbarrier's and the cluster barrier's PTX (sm_90). Shared-memory
+ * operands are 32-bit shared-window addresses. */
+__device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ void mbar_init(unsigned long long *bar)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(bar)) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+__device__ __forceinline__ void mbar_expect(unsigned long long *bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait0(unsigned long long *bar)
+{
+    unsigned done = 0;
+    while (!done)
+        asm volatile("{.reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p;}"
+                     : "=r"(done)
+                     : "r"(smem_addr(bar))
+                     : "memory");
+}
+
+/* s into slot `at` of CTA `rank`'s array, counted by that CTA's barrier. */
+__device__ __forceinline__ void push_state(online_md *at, unsigned long long *bar, unsigned rank, online_md s)
+{
+    unsigned ra, rb;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(smem_addr(at)), "r"(rank));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rb) : "r"(smem_addr(bar)), "r"(rank));
+    const unsigned long long v =
+        (unsigned long long)__float_as_uint(s.m) | ((unsigned long long)__float_as_uint(s.d) << 32);
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];" ::"r"(ra), "l"(v),
+                 "r"(rb)
+                 : "memory");
+}
+
+/* The push exchange: every warp's state into every CTA, then each warp
+ * merges the C x WARPS states in the same order (every lane and every CTA
+ * gets the same bits). */
+template <int C, int WARPS>
+__device__ __forceinline__ online_md push_exchange(online_md s, online_md *slots, unsigned long long *bar)
+{
+    for (int off = 16; off > 0; off /= 2) s = online_md_butterfly_step(s, off);
+    const unsigned rank = cooperative_groups::this_cluster().block_rank();
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (threadIdx.x == 0) mbar_expect(bar, C * WARPS * (unsigned)sizeof(online_md));
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); /* every CTA's barrier is initialised */
+    if (lane < C) push_state(&slots[rank * WARPS + warp], bar, (unsigned)lane, s);
+    mbar_wait0(bar);
+    online_md q = online_md_identity();
+    for (int i = lane; i < C * WARPS; i += 32) q = online_md_merge(q, slots[i]);
+    for (int off = 16; off > 0; off /= 2) q = online_md_butterfly_step(q, off);
+    return q;
+}
+#endif
+
+/* Row blockIdx.x / C, piece `rank` of C: BLOCK threads of ITEMS 16-byte
+ * words each (N = C * BLOCK * ITEMS * 8). */
+template <int MODE, int C, int BLOCK, int ITEMS>
+__global__ void __launch_bounds__(BLOCK) cluster_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int cols)
+{
+#if FX_CLUSTER_CODE
+    constexpr int WARPS = BLOCK / 32, SEG = BLOCK * ITEMS * 8;
+    __shared__ float red_m[32], red_d[32];
+    __shared__ __align__(8) online_md slots[C * WARPS];
+    __shared__ __align__(8) unsigned long long bar;
+    if constexpr (MODE == PUSH) {
+        if (threadIdx.x == 0) mbar_init(&bar);
+        __syncthreads();
+        asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+    }
+    const unsigned rank = cooperative_groups::this_cluster().block_rank();
+    const long long at = (long long)(blockIdx.x / C) * cols + (long long)rank * SEG;
+    const unsigned pad = vec16_narrow2(-INFINITY, -INFINITY, x);
+    unsigned w[ITEMS][4];
+    fx_words16_load<ITEMS, BLOCK>(x + at, SEG / 8, pad, w, (int)threadIdx.x);
+    const float mt = fx_words16_max(w, pad, x);
+    const online_md s = {mt, fx_words16_sum_exp(w, online_md_shift(mt), x)};
+    online_md r;
+    if constexpr (MODE == PULL) r = fx_cluster_exchange(online_md_row_merge<BLOCK>(s, red_m, red_d), C);
+    else if constexpr (MODE == PUSH) r = push_exchange<C, WARPS>(s, slots, &bar);
+    else r = online_md_row_merge<BLOCK>(s, red_m, red_d);
+    const rows_op_softmax::fin f = {1.0f / r.d};
+    fx_words16_store<rows_op_softmax, ITEMS, BLOCK>(y + at, SEG / 8, w, online_md_shift(r.m), f, (int)threadIdx.x);
+    if constexpr (MODE == PULL) cooperative_groups::this_cluster().barrier_wait(); /* fx_cluster_exchange's arrive */
+    (void)slots;
+#else
+    (void)x, (void)y, (void)cols;
+#endif
+}
+
+/* The configurations: X(N, C, BLOCK, ITEMS), N = C * BLOCK * ITEMS * 8. */
+#define CONFIGS(X)        \
+    X(65536, 2, 512, 8)   \
+    X(65536, 4, 256, 8)   \
+    X(65536, 4, 512, 4)   \
+    X(65536, 8, 256, 4)   \
+    X(131072, 4, 512, 8)  \
+    X(131072, 8, 256, 8)  \
+    X(131072, 8, 512, 4)  \
+    X(262144, 8, 512, 8)
+#define ONE(n, c, b, i) +1
+enum { NCONFIGS = 0 CONFIGS(ONE) };
+#undef ONE
+static const int CFG[NCONFIGS][4] = {
+#define ROW(n, c, b, i) {n, c, b, i},
+    CONFIGS(ROW)
+#undef ROW
+};
+
+static int g_cfg, g_mode;
+
+template <int MODE, int C, int BLOCK, int ITEMS>
+static void launch(const T *x, T *y, long long rows, int cols, cudaStream_t stream)
+{
+    cudaLaunchAttribute attr[1];
+    const cudaLaunchConfig_t cfg = fx_cluster_config((unsigned)(rows * C), BLOCK, C, 0, stream, attr);
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, cluster_rows_kernel<MODE, C, BLOCK, ITEMS>, x, y, cols));
+}
+
+/* softmax_fn for time_runs: x and y hold rows x (2 * cols) bfloat16 values
+ * (the copy's floats are the same bytes). */
+static void run(const float *xf, float *yf, long long rows, long long cols2, cudaStream_t stream)
+{
+    const T *x = (const T *)xf;
+    T *y = (T *)yf;
+    const int cols = (int)(2 * cols2);
+    int k = 0;
+#define CASE(n, c, b, i)                                                    \
+    if (k++ == g_cfg) {                                                     \
+        if (g_mode == PULL) launch<PULL, c, b, i>(x, y, rows, cols, stream); \
+        if (g_mode == PUSH) launch<PUSH, c, b, i>(x, y, rows, cols, stream); \
+        if (g_mode == ALONE) launch<ALONE, c, b, i>(x, y, rows, cols, stream); \
+    }
+    CONFIGS(CASE)
+#undef CASE
+    CUDA_CHECK_LAUNCH();
+}
+
+/* Rows 0, rows / 2 and rows - 1 of y (y poisoned first) against float64.
+ * Returns 1 when one fails. */
+static int check(const uint16_t *hx, float *x0, float *y0, long long rows, int cols)
+{
+    const size_t n = (size_t)rows * cols;
+    CUDA_CHECK(cudaMemset(y0, 0xFF, n * 2)); /* NaN: an unwritten element fails */
+    run(x0, y0, rows, cols / 2, 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    uint16_t *hy = (uint16_t *)malloc((size_t)cols * 2);
+    if (!hy) { fprintf(stderr, "cluster_push: out of host memory\n"); exit(1); }
+    const long long pick[3] = {0, rows / 2, rows - 1};
+    int bad = 0;
+    for (int k = 0; k < 3; k++) {
+        const uint16_t *xr = hx + (size_t)pick[k] * cols;
+        CUDA_CHECK(cudaMemcpy(hy, (const uint16_t *)y0 + (size_t)pick[k] * cols, (size_t)cols * 2,
+                              cudaMemcpyDeviceToHost));
+        double m = -INFINITY, d = 0.0, sum = 0.0;
+        for (int j = 0; j < cols; j++) m = fmax(m, bf16_to_float(xr[j]));
+        for (int j = 0; j < cols; j++) d += exp(bf16_to_float(xr[j]) - m);
+        for (int j = 0; j < cols; j++) {
+            const double p = exp(bf16_to_float(xr[j]) - m) / d, v = bf16_to_float(hy[j]);
+            if (!(fabs(v - p) <= p / 128.0 + 1e-6)) bad = 1;
+            sum += v;
+        }
+        if (!(fabs(sum - 1.0) <= 0.02)) bad = 1;
+    }
+    free(hy);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    (void)argv;
+    if (argc > 1) {
+        fprintf(stderr, "usage: cluster_push (no arguments)\n");
+        return 2;
+    }
+    require_gpu("cluster_push");
+    const size_t n = (size_t)1 << 26, bytes = n * 2;
+    size_t free_bytes, total_bytes;
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const int sets = rotation_sets(2 * bytes, free_bytes);
+    float **x = (float **)malloc(sets * sizeof *x), **y = (float **)malloc(sets * sizeof *y);
+    uint16_t *hx = (uint16_t *)malloc(bytes);
+    if (!x || !y || !hx) { fprintf(stderr, "cluster_push: out of host memory\n"); return 1; }
+    unsigned long long s = 88172645463325252ull; /* xorshift: values in [-4, 4), never all zeros */
+    for (size_t i = 0; i < n; i++) {
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        hx[i] = bf16_from_float((float)((double)(s >> 11) / 9007199254740992.0 * 8.0 - 4.0));
+    }
+    for (int i = 0; i < sets; i++) {
+        CUDA_CHECK(cudaMalloc(&x[i], bytes));
+        CUDA_CHECK(cudaMalloc(&y[i], bytes));
+        CUDA_CHECK(cudaMemcpy(x[i], hx, bytes, cudaMemcpyHostToDevice));
+    }
+    int bad = 0;
+    printf("bfloat16, M x N = 2^26, %d buffer pairs; median of 200 runs, %% of the copy of the same bytes\n", sets);
+    printf("%8s %3s %6s %5s  %-6s %9s %7s  %s\n", "N", "C", "block", "items", "mode", "time", "% copy", "check");
+    for (int c = 0; c < NCONFIGS; c++) {
+        const int cols = CFG[c][0];
+        const long long rows = (long long)(n / cols);
+        const timing copy = time_runs(NULL, x, y, sets, rows, cols / 2, 50, 200);
+        g_cfg = c;
+        for (int m = 0; m < MODES; m++) {
+            g_mode = m;
+            const int b = m == ALONE ? 0 : check(hx, x[0], y[0], rows, cols);
+            const timing t = time_runs(run, x, y, sets, rows, cols / 2, 50, 200);
+            printf("%8d %3d %6d %5d  %-6s %7.2f us %6.1f  %s\n", cols, CFG[c][1], CFG[c][2], CFG[c][3], NAMES[m],
+                   t.median_ms * 1e3, 100.0 * copy.median_ms / t.median_ms,
+                   m == ALONE ? "(not checked)" : b ? "FAILED" : "ok");
+            bad |= b;
+        }
+    }
+    return bad;
+}
