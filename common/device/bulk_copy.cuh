@@ -21,6 +21,7 @@
 #include "cluster_launch.h"
 #include "fastest_device.cuh"
 #include "fastest_paths.h" /* FX_BULK_MAX_C */
+#include "mbarrier.cuh"
 
 /* CTAs of 256 threads holding a piece of at most the shared memory that
  * lets FX_BULK_PER_SM of them share an SM (64 KB on the H100 and the
@@ -55,59 +56,20 @@
 typedef __half fx_bulk_exp_type;
 
 #if FX_CLUSTER_CODE
-/* The three steps of a bulk copy, in PTX (no C function exists for them in
- * CUDA 13 short of libcu++'s C++ barriers). An mbarrier is a 64-bit word
- * in shared memory that counts arrivals and bytes; its phase completes
- * when one thread has arrived (the count given at init) and the bytes it
- * announced (expect_tx) have been written by the copy. */
-#if !defined(CUDA_EMU)
-__device__ __forceinline__ unsigned fx_smem_addr(const void *p)
-{
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-#endif
-/* Thread 0 only, before the block's __syncthreads(): n barriers, each
- * waiting for one arrival; the fence makes them visible to the copy
- * engine (the async proxy) and, after the barrier, to every thread. */
-__device__ __forceinline__ void fx_bulk_init(unsigned long long *bar, int n)
-{
-#if defined(CUDA_EMU)
-    (void)bar;
-    (void)n;
-#else
-    for (int i = 0; i < n; i++)
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(fx_smem_addr(bar + i)) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-#endif
-}
 /* Copy `bytes` (a multiple of 16, both addresses 16-byte aligned) from
- * global memory to this CTA's shared memory; bar completes when they are
- * there. The emulator copies at once: the threads that wait on bar only
- * start after the __syncthreads() that follows. */
+ * global memory to this CTA's shared memory; bar (mbarrier.cuh) completes
+ * when they are there. The emulator copies at once: the threads that wait
+ * on bar only start after the __syncthreads() that follows. */
 __device__ __forceinline__ void fx_bulk_copy(unsigned long long *bar, void *dst, const void *src, unsigned bytes)
 {
 #if defined(CUDA_EMU)
     (void)bar;
     memcpy(dst, src, bytes);
 #else
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(fx_smem_addr(bar)), "r"(bytes)
-                 : "memory");
+    fx_mbar_expect(bar, bytes);
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
                      fx_smem_addr(dst)),
                  "l"(src), "r"(bytes), "r"(fx_smem_addr(bar))
-                 : "memory");
-#endif
-}
-/* Every thread: wait until bar's first phase has completed (parity 0). */
-__device__ __forceinline__ void fx_bulk_wait(unsigned long long *bar)
-{
-#if defined(CUDA_EMU)
-    (void)bar;
-#else
-    asm volatile("{\n\t.reg .pred done;\n"
-                 "WAIT:\n\t" /* a label local to the braces: each inlined copy has its own */
-                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n\t"
-                 "@!done bra WAIT;\n}" ::"r"(fx_smem_addr(bar))
                  : "memory");
 #endif
 }
@@ -124,7 +86,7 @@ template <int VEC, class T>
 __device__ __forceinline__ void fx_bulk_start(unsigned long long *landed, T *srow, const T *src, int nvec)
 {
     const int per = fx_bulk_per_chunk(nvec);
-    fx_bulk_init(landed, FX_BULK_CHUNKS);
+    fx_mbar_init(landed, FX_BULK_CHUNKS);
     for (int k = 0; k < FX_BULK_CHUNKS && k * per < nvec; k++) {
         const int n = nvec - k * per < per ? nvec - k * per : per;
         fx_bulk_copy(&landed[k], srow + k * per * VEC, src + k * per * VEC, (unsigned)n * 16);
@@ -145,7 +107,7 @@ __device__ __forceinline__ online_md fx_bulk_fold(unsigned long long *landed, co
     online_md s = online_md_identity();
     for (int k = 0; k < FX_BULK_CHUNKS && k * per < nvec; k++) {
         const int end = (k + 1) * per < nvec ? (k + 1) * per : nvec;
-        fx_bulk_wait(&landed[k]);
+        fx_mbar_wait(&landed[k]);
         int i = k * per + (int)threadIdx.x;
         for (; i + (U - 1) * FX_BULK_BLOCK < end; i += U * FX_BULK_BLOCK) {
             float w[U * VEC];

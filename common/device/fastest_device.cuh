@@ -39,6 +39,7 @@
 #include "row_reduce.cuh" /* lesson 5's row_reduce              */
 #include "rows_op.cuh"    /* what a row operation tells the paths */
 #include <cooperative_groups.h>
+#include "cluster_push.cuh" /* the FX_CLUSTER_PUSH experiment's exchange */
 
 /* Cluster code (path 3) compiles for sm_90 and up and for the CPU
  * emulator; other targets get kernels with empty bodies that the host
@@ -77,6 +78,33 @@ __device__ __forceinline__ online_md fx_cluster_exchange(online_md b, int C)
     __syncthreads();
     cluster.barrier_arrive(); /* this CTA has finished reading the others */
     return row_state;
+}
+
+/* The exchange as paths 3 and 3b call it: opened on entry (every thread),
+ * the merge, closed after the CTA's stores: the wait that keeps this CTA's
+ * state readable. With the switch FX_CLUSTER_PUSH (an experiment), the
+ * pushed exchange of cluster_push.cuh, which needs no wait at the end. */
+__device__ __forceinline__ void fx_cluster_open(void)
+{
+#ifdef FX_CLUSTER_PUSH
+    fx_push_open();
+#endif
+}
+
+__device__ __forceinline__ online_md fx_cluster_merge(online_md b, int C)
+{
+#ifdef FX_CLUSTER_PUSH
+    return fx_push_exchange(b, C);
+#else
+    return fx_cluster_exchange(b, C);
+#endif
+}
+
+__device__ __forceinline__ void fx_cluster_close(void)
+{
+#ifndef FX_CLUSTER_PUSH
+    cooperative_groups::this_cluster().barrier_wait(); /* nobody reads this CTA's state any more */
+#endif
 }
 #endif
 

@@ -48,6 +48,7 @@ fastest_cluster_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y
     T *srow = reinterpret_cast<T *>(fastest_cluster_smem);
     __shared__ float red_m[32], red_d[32];
 
+    fx_cluster_open();
     const int C = (int)cluster.num_blocks();
     const int rank = (int)cluster.block_rank();
     const long long row = (long long)blockIdx.x / C;
@@ -65,7 +66,7 @@ fastest_cluster_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y
     [[maybe_unused]] bool owner = false; /* ROW: this thread holds the row's column */
     if constexpr (OP::ROW)
         owner = fx_row_piece_pick<PEEL>(op, &rc, xr, begin, begin + len, VEC, BLOCK, (int)threadIdx.x, cut, rank == 0);
-    const online_md r = fx_cluster_exchange(online_md_row_merge<BLOCK>(t, red_m, red_d), C);
+    const online_md r = fx_cluster_merge(online_md_row_merge<BLOCK>(t, red_m, red_d), C);
     T *yr = y + row * ldy;
     [[maybe_unused]] const typename OP::fin f = fx_finish(op, r.m, r.d, rc); /* ROW: fx_piece_write's too */
     if constexpr (OP::ROW) fx_row_piece_lead(op, rc, f, owner, rank == 0);
@@ -73,7 +74,7 @@ fastest_cluster_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y
         fx_piece_write<OP, VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, r,
                                                   has_extra ? yr + fx_extra_at<T>(cut, threadIdx.x) : nullptr, op, rc);
     if constexpr (OP::ROW) fx_row_piece_end(op, rc, f, yr, owner, red_m);
-    cluster.barrier_wait(); /* ... and nobody reads this CTA's state any more */
+    fx_cluster_close(); /* ... and nobody reads this CTA's state any more */
 #else
     (void)x;
     (void)ldx;

@@ -64,6 +64,8 @@ __device__ __forceinline__ void fx_bulk_row(const T *__restrict__ x, long long l
     if constexpr (GRID) {
         if (threadIdx.x == 0) fx_grid_ticket(&sync[0], &ticket);
         __syncthreads();
+    } else {
+        fx_cluster_open();
     }
     const int C = GRID ? pieces : (int)cg::this_cluster().num_blocks();
     const int rank = GRID ? (int)(ticket % (unsigned)C) : (int)cg::this_cluster().block_rank();
@@ -102,7 +104,7 @@ __device__ __forceinline__ void fx_bulk_row(const T *__restrict__ x, long long l
     if constexpr (GRID)
         r = fx_grid_exchange<FX_BULK_BLOCK>(b, work + row * C, rank, C, &sync[1 + row], red_m, red_d, &before);
     else
-        r = fx_cluster_exchange(b, C);
+        r = fx_cluster_merge(b, C);
     const float shift = online_md_shift(r.m);
     const typename OP::fin f = fx_finish(op, r.m, r.d, rc);
     if constexpr (OP::ROW) fx_row_piece_lead(op, rc, f, owner, rank == 0);
@@ -115,7 +117,7 @@ __device__ __forceinline__ void fx_bulk_row(const T *__restrict__ x, long long l
     if constexpr (GRID) {
         if (threadIdx.x == 0) fx_grid_leave(&sync[1 + row], before, (unsigned)C);
     } else {
-        cg::this_cluster().barrier_wait(); /* nobody reads this CTA's state any more */
+        fx_cluster_close();
     }
 }
 #endif

@@ -8,19 +8,21 @@
  * A row of N bfloat16 values is cut into C equal pieces, one per CTA of a
  * cluster; each CTA holds its piece in registers as loaded (lesson 9's
  * 16-bit words: fx_words16_load, _max, _sum_exp, _store), so the row is
- * read and written once. The three builds differ only in the exchange:
+ * read and written once. The four builds differ only in the exchange:
  *   pull   the engine's fx_cluster_exchange (paths 3 and 3b): the block's
  *          state into shared memory, cluster.sync, the others' states read
  *          through distributed shared memory, and a cluster barrier at
  *          the end that keeps each CTA alive until the others have read it;
- *   push   each warp's state stored into every CTA of the cluster with
- *          st.async, counted by an mbarrier in the receiver (a
- *          transaction count); the cluster barrier is arrived at on
- *          entry, waited on just before the stores (so that every CTA's
- *          barrier exists), and nothing waits at the end;
+ *   push   the switch FX_CLUSTER_PUSH's (common/device/cluster_push.cuh):
+ *          the block's state stored into every CTA of the cluster with
+ *          st.async, counted by an mbarrier in the receiver; the cluster
+ *          barrier is arrived at on entry and waited on just before the
+ *          stores, and nothing waits at the end;
+ *   pushw  as push, but each warp's state, with no block merge first
+ *          (QuACK's cluster_reduce, quack/reduce.py);
  *   alone  no exchange: each CTA normalises by its own piece (wrong
  *          output, timed only): the time left without any exchange.
- * Checked (pull and push) on three rows against float64: |y - p| <= p / 128
+ * Checked (all but alone) on three rows against float64: |y - p| <= p / 128
  * + 1e-6 (bfloat16 keeps 8 bits), each row's sum within 2 % of 1. Timed
  * as `make bench` times lesson 9 (common/harness: buffers rotated past L2,
  * 50 warm-up runs, median of 200), as % of a device-to-device copy of the
@@ -36,65 +38,27 @@
 #include "f16.h"     /* bf16_from_float, bf16_to_float */
 #include "harness.h" /* time_runs, rotation_sets, require_gpu */
 #include "device/cluster_launch.h"
-#include "device/fastest_device.cuh" /* fx_words16_*, fx_cluster_exchange, online_md */
+#include "device/fastest_device.cuh" /* fx_words16_*, fx_cluster_exchange, fx_push_*, online_md */
 
-enum { PULL, PUSH, ALONE, MODES };
-static const char *NAMES[MODES] = {"pull", "push", "alone"};
+enum { PULL, PUSH, PUSH_WARPS, ALONE, MODES };
+static const char *NAMES[MODES] = {"pull", "push", "pushw", "alone"};
 typedef __nv_bfloat16 T;
 
-#if FX_CLUSTER_CODE
-/* The mbarrier's and the cluster barrier's PTX (sm_90). Shared-memory
- * operands are 32-bit shared-window addresses. */
-__device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
-
-__device__ __forceinline__ void mbar_init(unsigned long long *bar)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(bar)) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-}
-
-__device__ __forceinline__ void mbar_expect(unsigned long long *bar, unsigned bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes)
-                 : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait0(unsigned long long *bar)
-{
-    unsigned done = 0;
-    while (!done)
-        asm volatile("{.reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p;}"
-                     : "=r"(done)
-                     : "r"(smem_addr(bar))
-                     : "memory");
-}
-
-/* s into slot `at` of CTA `rank`'s array, counted by that CTA's barrier. */
-__device__ __forceinline__ void push_state(online_md *at, unsigned long long *bar, unsigned rank, online_md s)
-{
-    unsigned ra, rb;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(smem_addr(at)), "r"(rank));
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rb) : "r"(smem_addr(bar)), "r"(rank));
-    const unsigned long long v =
-        (unsigned long long)__float_as_uint(s.m) | ((unsigned long long)__float_as_uint(s.d) << 32);
-    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];" ::"r"(ra), "l"(v),
-                 "r"(rb)
-                 : "memory");
-}
-
-/* The push exchange: every warp's state into every CTA, then each warp
- * merges the C x WARPS states in the same order (every lane and every CTA
- * gets the same bits). */
+#if FX_CLUSTER_CODE && !defined(CUDA_EMU)
+/* QuACK's way: each warp's state (no block merge) into every CTA, counted
+ * on the receiver's own mbarrier (cluster_push.cuh's primitives); then
+ * each warp merges the C x WARPS states in the same order (every lane and
+ * every CTA gets the same bits). */
 template <int C, int WARPS>
-__device__ __forceinline__ online_md push_exchange(online_md s, online_md *slots, unsigned long long *bar)
+__device__ __forceinline__ online_md push_warps(online_md s, online_md *slots, unsigned long long *bar)
 {
     for (int off = 16; off > 0; off /= 2) s = online_md_butterfly_step(s, off);
     const unsigned rank = cooperative_groups::this_cluster().block_rank();
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    if (threadIdx.x == 0) mbar_expect(bar, C * WARPS * (unsigned)sizeof(online_md));
+    if (threadIdx.x == 0) fx_mbar_expect(bar, C * WARPS * (unsigned)sizeof(online_md));
     asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); /* every CTA's barrier is initialised */
-    if (lane < C) push_state(&slots[rank * WARPS + warp], bar, (unsigned)lane, s);
-    mbar_wait0(bar);
+    if (lane < C) fx_push_md(&slots[rank * WARPS + warp], bar, (unsigned)lane, s);
+    fx_mbar_wait(bar);
     online_md q = online_md_identity();
     for (int i = lane; i < C * WARPS; i += 32) q = online_md_merge(q, slots[i]);
     for (int off = 16; off > 0; off /= 2) q = online_md_butterfly_step(q, off);
@@ -107,14 +71,14 @@ __device__ __forceinline__ online_md push_exchange(online_md s, online_md *slots
 template <int MODE, int C, int BLOCK, int ITEMS>
 __global__ void __launch_bounds__(BLOCK) cluster_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int cols)
 {
-#if FX_CLUSTER_CODE
+#if FX_CLUSTER_CODE && !defined(CUDA_EMU)
     constexpr int WARPS = BLOCK / 32, SEG = BLOCK * ITEMS * 8;
     __shared__ float red_m[32], red_d[32];
     __shared__ __align__(8) online_md slots[C * WARPS];
     __shared__ __align__(8) unsigned long long bar;
-    if constexpr (MODE == PUSH) {
-        if (threadIdx.x == 0) mbar_init(&bar);
-        __syncthreads();
+    if constexpr (MODE == PUSH) fx_push_open();
+    if constexpr (MODE == PUSH_WARPS) {
+        if (threadIdx.x == 0) fx_mbar_init(&bar, 1);
         asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
     }
     const unsigned rank = cooperative_groups::this_cluster().block_rank();
@@ -126,12 +90,13 @@ __global__ void __launch_bounds__(BLOCK) cluster_rows_kernel(const T *__restrict
     const online_md s = {mt, fx_words16_sum_exp(w, online_md_shift(mt), x)};
     online_md r;
     if constexpr (MODE == PULL) r = fx_cluster_exchange(online_md_row_merge<BLOCK>(s, red_m, red_d), C);
-    else if constexpr (MODE == PUSH) r = push_exchange<C, WARPS>(s, slots, &bar);
+    else if constexpr (MODE == PUSH) r = fx_push_exchange(online_md_row_merge<BLOCK>(s, red_m, red_d), C);
+    else if constexpr (MODE == PUSH_WARPS) r = push_warps<C, WARPS>(s, slots, &bar);
     else r = online_md_row_merge<BLOCK>(s, red_m, red_d);
     const rows_op_softmax::fin f = {1.0f / r.d};
     fx_words16_store<rows_op_softmax, ITEMS, BLOCK>(y + at, SEG / 8, w, online_md_shift(r.m), f, (int)threadIdx.x);
     if constexpr (MODE == PULL) cooperative_groups::this_cluster().barrier_wait(); /* fx_cluster_exchange's arrive */
-    (void)slots;
+    (void)slots, (void)bar;
 #else
     (void)x, (void)y, (void)cols;
 #endif
@@ -178,6 +143,7 @@ static void run(const float *xf, float *yf, long long rows, long long cols2, cud
     if (k++ == g_cfg) {                                                     \
         if (g_mode == PULL) launch<PULL, c, b, i>(x, y, rows, cols, stream); \
         if (g_mode == PUSH) launch<PUSH, c, b, i>(x, y, rows, cols, stream); \
+        if (g_mode == PUSH_WARPS) launch<PUSH_WARPS, c, b, i>(x, y, rows, cols, stream); \
         if (g_mode == ALONE) launch<ALONE, c, b, i>(x, y, rows, cols, stream); \
     }
     CONFIGS(CASE)
