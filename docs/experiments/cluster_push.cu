@@ -8,7 +8,8 @@
  * A row of N bfloat16 values is cut into C equal pieces, one per CTA of a
  * cluster; each CTA holds its piece in registers as loaded (lesson 9's
  * 16-bit words: fx_words16_load, _max, _sum_exp, _store), so the row is
- * read and written once. The four builds differ only in the exchange:
+ * read and written once. The builds differ in the exchange (and pushw1
+ * in what the registers hold):
  *   pull   the engine's fx_cluster_exchange (paths 3 and 3b): the block's
  *          state into shared memory, cluster.sync, the others' states read
  *          through distributed shared memory, and a cluster barrier at
@@ -20,6 +21,8 @@
  *          stores, and nothing waits at the end;
  *   pushw  as push, but each warp's state, with no block merge first
  *          (QuACK's cluster_reduce, quack/reduce.py);
+ *   pushw1 pushw with QuACK's registers: the piece as floats, each exp
+ *          taken once and kept (cluster_rows_exp1_kernel);
  *   alone  no exchange: each CTA normalises by its own piece (wrong
  *          output, timed only): the time left without any exchange.
  * Checked (all but alone) on three rows against float64: |y - p| <= p / 128
@@ -40,8 +43,8 @@
 #include "device/cluster_launch.h"
 #include "device/fastest_device.cuh" /* fx_words16_*, fx_cluster_exchange, fx_push_*, online_md */
 
-enum { PULL, PUSH, PUSH_WARPS, ALONE, MODES };
-static const char *NAMES[MODES] = {"pull", "push", "pushw", "alone"};
+enum { PULL, PUSH, PUSH_WARPS, PUSH_WARPS_EXP1, ALONE, MODES };
+static const char *NAMES[MODES] = {"pull", "push", "pushw", "pushw1", "alone"};
 typedef __nv_bfloat16 T;
 
 #if FX_CLUSTER_CODE && !defined(CUDA_EMU)
@@ -102,6 +105,55 @@ __global__ void __launch_bounds__(BLOCK) cluster_rows_kernel(const T *__restrict
 #endif
 }
 
+/* pushw1: as pushw, but QuACK's registers too: the piece widened to
+ * floats, each element's exp taken once and kept, and scaled on the way
+ * out (twice the registers of the words; one exp per element, not two). */
+template <int C, int BLOCK, int ITEMS>
+__global__ void __launch_bounds__(BLOCK) cluster_rows_exp1_kernel(const T *__restrict__ x, T *__restrict__ y, int cols)
+{
+#if FX_CLUSTER_CODE && !defined(CUDA_EMU)
+    constexpr int WARPS = BLOCK / 32, SEG = BLOCK * ITEMS * 8, N = ITEMS * 8;
+    __shared__ __align__(8) online_md slots[C * WARPS];
+    __shared__ __align__(8) unsigned long long bar;
+    if (threadIdx.x == 0) fx_mbar_init(&bar, 1);
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+    const unsigned rank = cooperative_groups::this_cluster().block_rank();
+    const long long at = (long long)(blockIdx.x / C) * cols + (long long)rank * SEG;
+    const unsigned pad = vec16_narrow2(-INFINITY, -INFINITY, x);
+    unsigned w[ITEMS][4];
+    fx_words16_load<ITEMS, BLOCK>(x + at, SEG / 8, pad, w, (int)threadIdx.x);
+    float v[N];
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const float2 f = vec16_widen2(w[i][j], x);
+            v[(i * 4 + j) * 2] = f.x;
+            v[(i * 4 + j) * 2 + 1] = f.y;
+        }
+    float mt = -INFINITY, dt = 0.0f;
+#pragma unroll
+    for (int k = 0; k < N; k++) mt = fmaxf(mt, v[k]);
+#pragma unroll
+    for (int k = 0; k < N; k++) {
+        v[k] = fx_exp<T>(v[k] - online_md_shift(mt));
+        dt += v[k];
+    }
+    const online_md r = push_warps<C, WARPS>(online_md{mt, dt}, slots, &bar);
+    const float scale = fx_exp<T>(mt - online_md_shift(r.m)) / r.d;
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        unsigned o[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            o[j] = vec16_narrow2(v[(i * 4 + j) * 2] * scale, v[(i * 4 + j) * 2 + 1] * scale, y);
+        vec16_store_words<8>(y + at + (long long)(i * BLOCK + (int)threadIdx.x) * 8, o);
+    }
+#else
+    (void)x, (void)y, (void)cols;
+#endif
+}
+
 /* The configurations: X(N, C, BLOCK, ITEMS), N = C * BLOCK * ITEMS * 8. */
 #define CONFIGS(X)        \
     X(65536, 2, 512, 8)   \
@@ -128,7 +180,10 @@ static void launch(const T *x, T *y, long long rows, int cols, cudaStream_t stre
 {
     cudaLaunchAttribute attr[1];
     const cudaLaunchConfig_t cfg = fx_cluster_config((unsigned)(rows * C), BLOCK, C, 0, stream, attr);
-    CUDA_CHECK(cudaLaunchKernelEx(&cfg, cluster_rows_kernel<MODE, C, BLOCK, ITEMS>, x, y, cols));
+    if constexpr (MODE == PUSH_WARPS_EXP1)
+        CUDA_CHECK(cudaLaunchKernelEx(&cfg, cluster_rows_exp1_kernel<C, BLOCK, ITEMS>, x, y, cols));
+    else
+        CUDA_CHECK(cudaLaunchKernelEx(&cfg, cluster_rows_kernel<MODE, C, BLOCK, ITEMS>, x, y, cols));
 }
 
 /* softmax_fn for time_runs: x and y hold rows x (2 * cols) bfloat16 values
@@ -144,6 +199,7 @@ static void run(const float *xf, float *yf, long long rows, long long cols2, cud
         if (g_mode == PULL) launch<PULL, c, b, i>(x, y, rows, cols, stream); \
         if (g_mode == PUSH) launch<PUSH, c, b, i>(x, y, rows, cols, stream); \
         if (g_mode == PUSH_WARPS) launch<PUSH_WARPS, c, b, i>(x, y, rows, cols, stream); \
+        if (g_mode == PUSH_WARPS_EXP1) launch<PUSH_WARPS_EXP1, c, b, i>(x, y, rows, cols, stream); \
         if (g_mode == ALONE) launch<ALONE, c, b, i>(x, y, rows, cols, stream); \
     }
     CONFIGS(CASE)
