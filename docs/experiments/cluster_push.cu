@@ -8,8 +8,9 @@
  * A row of N bfloat16 values is cut into C equal pieces, one per CTA of a
  * cluster; each CTA holds its piece in registers as loaded (lesson 9's
  * 16-bit words: fx_words16_load, _max, _sum_exp, _store), so the row is
- * read and written once. The builds differ in the exchange (and pushw1
- * in what the registers hold):
+ * read and written once. Beside lesson 9's softmax as `make bench` runs it
+ * (engine: path 3b at these lengths), the builds differ in the exchange
+ * (and pushw1 in what the registers hold):
  *   pull   the engine's fx_cluster_exchange (paths 3 and 3b): the block's
  *          state into shared memory, cluster.sync, the others' states read
  *          through distributed shared memory, and a cluster barrier at
@@ -42,9 +43,10 @@
 #include "harness.h" /* time_runs, rotation_sets, require_gpu */
 #include "device/cluster_launch.h"
 #include "device/fastest_device.cuh" /* fx_words16_*, fx_cluster_exchange, fx_push_*, online_md */
+#include "device/rows.h"             /* fx_run_typed: the engine itself */
 
-enum { PULL, PUSH, PUSH_WARPS, PUSH_WARPS_EXP1, ALONE, MODES };
-static const char *NAMES[MODES] = {"pull", "push", "pushw", "pushw1", "alone"};
+enum { ENGINE, PULL, PUSH, PUSH_WARPS, PUSH_WARPS_EXP1, ALONE, MODES };
+static const char *NAMES[MODES] = {"engine", "pull", "push", "pushw", "pushw1", "alone"};
 typedef __nv_bfloat16 T;
 
 #if FX_CLUSTER_CODE && !defined(CUDA_EMU)
@@ -193,6 +195,10 @@ static void run(const float *xf, float *yf, long long rows, long long cols2, cud
     const T *x = (const T *)xf;
     T *y = (T *)yf;
     const int cols = (int)(2 * cols2);
+    if (g_mode == ENGINE) { /* lesson 9's softmax as make bench runs it (the dispatcher's path) */
+        fx_run_typed(FASTEST_AUTO, DTYPE_BF16, x, cols, y, cols, rows, cols, stream);
+        return;
+    }
     int k = 0;
 #define CASE(n, c, b, i)                                                    \
     if (k++ == g_cfg) {                                                     \
