@@ -71,6 +71,27 @@ __device__ __forceinline__ online_md push_warps(online_md s, online_md *slots, u
 }
 #endif
 
+#if FX_CLUSTER_CODE && !defined(CUDA_EMU)
+/* pushw's entry: the CTA's mbarrier, and the cluster barrier arrived at. */
+__device__ __forceinline__ void push_warps_open(unsigned long long *bar)
+{
+    if (threadIdx.x == 0) fx_mbar_init(bar, 1);
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+
+/* This CTA's piece of row blockIdx.x / C into w (pad past the row); returns
+ * where the piece starts in x and y. */
+template <int C, int BLOCK, int ITEMS>
+__device__ __forceinline__ long long load_piece(const T *x, int cols, unsigned pad, unsigned (&w)[ITEMS][4])
+{
+    constexpr int SEG = BLOCK * ITEMS * 8;
+    const unsigned rank = cooperative_groups::this_cluster().block_rank();
+    const long long at = (long long)(blockIdx.x / C) * cols + (long long)rank * SEG;
+    fx_words16_load<ITEMS, BLOCK>(x + at, SEG / 8, pad, w, (int)threadIdx.x);
+    return at;
+}
+#endif
+
 /* Row blockIdx.x / C, piece `rank` of C: BLOCK threads of ITEMS 16-byte
  * words each (N = C * BLOCK * ITEMS * 8). */
 template <int MODE, int C, int BLOCK, int ITEMS>
@@ -82,15 +103,10 @@ __global__ void __launch_bounds__(BLOCK) cluster_rows_kernel(const T *__restrict
     __shared__ __align__(8) online_md slots[C * WARPS];
     __shared__ __align__(8) unsigned long long bar;
     if constexpr (MODE == PUSH) fx_push_open();
-    if constexpr (MODE == PUSH_WARPS) {
-        if (threadIdx.x == 0) fx_mbar_init(&bar, 1);
-        asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
-    }
-    const unsigned rank = cooperative_groups::this_cluster().block_rank();
-    const long long at = (long long)(blockIdx.x / C) * cols + (long long)rank * SEG;
+    if constexpr (MODE == PUSH_WARPS) push_warps_open(&bar);
     const unsigned pad = vec16_narrow2(-INFINITY, -INFINITY, x);
     unsigned w[ITEMS][4];
-    fx_words16_load<ITEMS, BLOCK>(x + at, SEG / 8, pad, w, (int)threadIdx.x);
+    const long long at = load_piece<C, BLOCK, ITEMS>(x, cols, pad, w);
     const float mt = fx_words16_max(w, pad, x);
     const online_md s = {mt, fx_words16_sum_exp(w, online_md_shift(mt), x)};
     online_md r;
@@ -114,16 +130,13 @@ template <int C, int BLOCK, int ITEMS>
 __global__ void __launch_bounds__(BLOCK) cluster_rows_exp1_kernel(const T *__restrict__ x, T *__restrict__ y, int cols)
 {
 #if FX_CLUSTER_CODE && !defined(CUDA_EMU)
-    constexpr int WARPS = BLOCK / 32, SEG = BLOCK * ITEMS * 8, N = ITEMS * 8;
+    constexpr int WARPS = BLOCK / 32, N = ITEMS * 8;
     __shared__ __align__(8) online_md slots[C * WARPS];
     __shared__ __align__(8) unsigned long long bar;
-    if (threadIdx.x == 0) fx_mbar_init(&bar, 1);
-    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
-    const unsigned rank = cooperative_groups::this_cluster().block_rank();
-    const long long at = (long long)(blockIdx.x / C) * cols + (long long)rank * SEG;
+    push_warps_open(&bar);
     const unsigned pad = vec16_narrow2(-INFINITY, -INFINITY, x);
     unsigned w[ITEMS][4];
-    fx_words16_load<ITEMS, BLOCK>(x + at, SEG / 8, pad, w, (int)threadIdx.x);
+    const long long at = load_piece<C, BLOCK, ITEMS>(x, cols, pad, w);
     float v[N];
 #pragma unroll
     for (int i = 0; i < ITEMS; i++)
