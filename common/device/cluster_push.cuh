@@ -24,7 +24,10 @@
 #include "online_md.cuh"
 #include <cooperative_groups.h>
 
-#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900) || defined(CUDA_EMU)
+#ifndef FX_CLUSTER_CODE
+#error "cluster_push.cuh: include fastest_device.cuh, which defines FX_CLUSTER_CODE"
+#endif
+#if FX_CLUSTER_CODE
 #define FX_PUSH_MAX_C 16 /* the largest cluster (non-portable) */
 
 typedef struct {

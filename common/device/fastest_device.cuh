@@ -39,7 +39,6 @@
 #include "row_reduce.cuh" /* lesson 5's row_reduce              */
 #include "rows_op.cuh"    /* what a row operation tells the paths */
 #include <cooperative_groups.h>
-#include "cluster_push.cuh" /* the FX_CLUSTER_PUSH experiment's exchange */
 
 /* Cluster code (path 3) compiles for sm_90 and up and for the CPU
  * emulator; other targets get kernels with empty bodies that the host
@@ -49,6 +48,7 @@
 #else
 #define FX_CLUSTER_CODE 0
 #endif
+#include "cluster_push.cuh" /* the FX_CLUSTER_PUSH experiment's exchange (FX_CLUSTER_CODE only) */
 
 #if FX_CLUSTER_CODE
 /* Path 3's exchange of a row's states inside its cluster of C CTAs:
@@ -57,8 +57,8 @@
  * memory, lane i rank i's, and merges them with a butterfly, so every CTA
  * of the row gets the row's (M, D), the same bits in each. A CTA must not
  * exit while another may still read its state: barrier_arrive here, after
- * the reads, and the caller's cluster barrier_wait() after its stores, so
- * that the wait overlaps them. Each CTA storing its state into the
+ * the reads, and fx_cluster_close's barrier_wait() after the caller's
+ * stores, so that the wait overlaps them. Each CTA storing its state into the
  * others' shared memory instead was up to 3 % slower on float rows
  * (docs/experiments/rows-cluster-exchange.md). Lesson 10's long rows use
  * it too. */

@@ -4,12 +4,16 @@
  * completes when the threads it was made for have arrived and the bytes
  * they announced (expect) have been written, by a bulk copy (path 3b's
  * bulk_copy.cuh) or by another CTA's st.async (cluster_push.cuh). Built
- * for sm_90 and up and for the CPU emulator, where each step does nothing:
- * there a copy is done at once and a store lands at once. */
+ * where the cluster code is (FX_CLUSTER_CODE: sm_90 and up, and the CPU
+ * emulator, where each step does nothing: there a copy is done at once and
+ * a store lands at once). */
 #ifndef COMMON_DEVICE_MBARRIER_CUH
 #define COMMON_DEVICE_MBARRIER_CUH
 
-#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900) || defined(CUDA_EMU)
+#ifndef FX_CLUSTER_CODE
+#error "mbarrier.cuh: include fastest_device.cuh, which defines FX_CLUSTER_CODE"
+#endif
+#if FX_CLUSTER_CODE
 #if !defined(CUDA_EMU)
 __device__ __forceinline__ unsigned fx_smem_addr(const void *p)
 {
