@@ -5,8 +5,9 @@
 # L of $LESSONS; tests/ab.awk's table (base: without the flag, new: with it)
 # goes to $OUT/ab.txt and its lines matching $SHOW to stdout. For tuning
 # experiments (docs/experiments/): the switch is an #ifdef in the tree;
-# build_alt/ is ignored by git.
-#   OUT=... FLAG=NAME LESSONS="8 10" [C=32768,65536] [SHOW=regex] sh tests/ab_flags.sh
+# build_alt/ is ignored by git. KEEP=1 keeps the runs' CSVs in
+# $OUT/ab-csv.tgz (ab-baseR-L/, ab-newR-L/), for tests/csv_merge.awk.
+#   OUT=... FLAG=NAME LESSONS="8 10" [C=32768,65536] [SHOW=regex] [KEEP=1] sh tests/ab_flags.sh
 set -u
 : "${OUT:?}" "${FLAG:?}" "${LESSONS:?}"
 C=${C:-32768,65536,131072,262144,524288,1048576}
@@ -21,5 +22,6 @@ for r in 1 2; do
     done
 done
 awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv >"$OUT/ab.txt"
+[ "${KEEP:-0}" = 1 ] && (cd "$OUT" && tar czf ab-csv.tgz ab-base* ab-new*)
 rm -rf "$OUT"/ab-base* "$OUT"/ab-new*
 grep -E "${SHOW:-.}" "$OUT/ab.txt"

@@ -48,65 +48,7 @@
 #else
 #define FX_CLUSTER_CODE 0
 #endif
-#include "cluster_push.cuh" /* the FX_CLUSTER_PUSH experiment's exchange (FX_CLUSTER_CODE only) */
-
-#if FX_CLUSTER_CODE
-/* Path 3's exchange of a row's states inside its cluster of C CTAs:
- * thread 0 puts the CTA's state b in its shared memory; after
- * cluster.sync() warp 0 reads the C states through distributed shared
- * memory, lane i rank i's, and merges them with a butterfly, so every CTA
- * of the row gets the row's (M, D), the same bits in each. A CTA must not
- * exit while another may still read its state: barrier_arrive here, after
- * the reads, and fx_cluster_close's barrier_wait() after the caller's
- * stores, so that the wait overlaps them. Each CTA storing its state into the
- * others' shared memory instead was up to 3 % slower on float rows
- * (docs/experiments/rows-cluster-exchange.md). Lesson 10's long rows use
- * it too. */
-__device__ __forceinline__ online_md fx_cluster_exchange(online_md b, int C)
-{
-    namespace cg = cooperative_groups;
-    cg::cluster_group cluster = cg::this_cluster();
-    __shared__ online_md cta_state, row_state;
-    if (threadIdx.x == 0) cta_state = b;
-    cluster.sync(); /* every CTA's state is written and visible cluster-wide */
-    if (threadIdx.x < 32) {
-        online_md q = online_md_identity();
-        if ((int)threadIdx.x < C) q = *cluster.map_shared_rank(&cta_state, threadIdx.x);
-        for (int off = 16; off > 0; off /= 2) q = online_md_butterfly_step(q, off);
-        if (threadIdx.x == 0) row_state = q;
-    }
-    __syncthreads();
-    cluster.barrier_arrive(); /* this CTA has finished reading the others */
-    return row_state;
-}
-
-/* The exchange as paths 3 and 3b call it: opened on entry (every thread),
- * the merge, closed after the CTA's stores: the wait that keeps this CTA's
- * state readable. With the switch FX_CLUSTER_PUSH (an experiment), the
- * pushed exchange of cluster_push.cuh, which needs no wait at the end. */
-__device__ __forceinline__ void fx_cluster_open(void)
-{
-#ifdef FX_CLUSTER_PUSH
-    fx_push_open();
-#endif
-}
-
-__device__ __forceinline__ online_md fx_cluster_merge(online_md b, int C)
-{
-#ifdef FX_CLUSTER_PUSH
-    return fx_push_exchange(b, C);
-#else
-    return fx_cluster_exchange(b, C);
-#endif
-}
-
-__device__ __forceinline__ void fx_cluster_close(void)
-{
-#ifndef FX_CLUSTER_PUSH
-    cooperative_groups::this_cluster().barrier_wait(); /* nobody reads this CTA's state any more */
-#endif
-}
-#endif
+#include "cluster_exchange.cuh" /* paths 3 and 3b: fx_cluster_open, fx_cluster_exchange */
 
 /* ---- moving VEC consecutive floats (VEC = 4: one 16-byte access) -------
  * Lesson 5's load_vec / store_vec (vec.cuh), in global and shared memory

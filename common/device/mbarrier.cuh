@@ -3,7 +3,7 @@
  * 64-bit word in shared memory that counts arrivals and bytes; its phase
  * completes when the threads it was made for have arrived and the bytes
  * they announced (expect) have been written, by a bulk copy (path 3b's
- * bulk_copy.cuh) or by another CTA's st.async (cluster_push.cuh). Built
+ * bulk_copy.cuh) or by another CTA's st.async (cluster_exchange.cuh). Built
  * where the cluster code is (FX_CLUSTER_CODE: sm_90 and up, and the CPU
  * emulator, where each step does nothing: there a copy is done at once and
  * a store lands at once). */

@@ -17,12 +17,10 @@
 
 /* Path 3: one row per thread-block cluster (sm_90). The grid is rows x C
  * CTAs in clusters of C: cluster r is row r, CTA `rank` of it holds piece
- * `rank`. Each CTA merges its threads' states, and the CTAs exchange
- * theirs through distributed shared memory (fx_cluster_exchange in
- * fastest_device.cuh): every CTA gets the row's (M, D), bit for bit the
- * same. A CTA must not exit while another may still read its shared
- * memory: barrier_arrive after the reads, barrier_wait after the stores,
- * so the wait overlaps the writes.
+ * `rank`. Each CTA merges its threads' states, and the CTAs push theirs
+ * into each other's shared memory (fx_cluster_exchange in
+ * cluster_exchange.cuh): every CTA gets the row's (M, D), bit for bit the
+ * same.
  * Compiled only for sm_90 and up (and for the CPU emulator, which runs a
  * cluster's CTAs together); on older targets the body is empty and the
  * host never launches it (softmax_fastest_has_clusters checks the
@@ -66,7 +64,7 @@ fastest_cluster_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y
     [[maybe_unused]] bool owner = false; /* ROW: this thread holds the row's column */
     if constexpr (OP::ROW)
         owner = fx_row_piece_pick<PEEL>(op, &rc, xr, begin, begin + len, VEC, BLOCK, (int)threadIdx.x, cut, rank == 0);
-    const online_md r = fx_cluster_merge(online_md_row_merge<BLOCK>(t, red_m, red_d), C);
+    const online_md r = fx_cluster_exchange(online_md_row_merge<BLOCK>(t, red_m, red_d), C);
     T *yr = y + row * ldy;
     [[maybe_unused]] const typename OP::fin f = fx_finish(op, r.m, r.d, rc); /* ROW: fx_piece_write's too */
     if constexpr (OP::ROW) fx_row_piece_lead(op, rc, f, owner, rank == 0);
@@ -74,7 +72,6 @@ fastest_cluster_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y
         fx_piece_write<OP, VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, r,
                                                   has_extra ? yr + fx_extra_at<T>(cut, threadIdx.x) : nullptr, op, rc);
     if constexpr (OP::ROW) fx_row_piece_end(op, rc, f, yr, owner, red_m);
-    fx_cluster_close(); /* ... and nobody reads this CTA's state any more */
 #else
     (void)x;
     (void)ldx;

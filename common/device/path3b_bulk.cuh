@@ -104,7 +104,7 @@ __device__ __forceinline__ void fx_bulk_row(const T *__restrict__ x, long long l
     if constexpr (GRID)
         r = fx_grid_exchange<FX_BULK_BLOCK>(b, work + row * C, rank, C, &sync[1 + row], red_m, red_d, &before);
     else
-        r = fx_cluster_merge(b, C);
+        r = fx_cluster_exchange(b, C);
     const float shift = online_md_shift(r.m);
     const typename OP::fin f = fx_finish(op, r.m, r.d, rc);
     if constexpr (OP::ROW) fx_row_piece_lead(op, rc, f, owner, rank == 0);
@@ -114,11 +114,8 @@ __device__ __forceinline__ void fx_bulk_row(const T *__restrict__ x, long long l
     if (OP::OUT && has_extra)
         elem_store(yr + fx_extra_at<T>(cut, threadIdx.x), OP::out(fx_exp<fx_bulk_exp_type>(extra - shift), f));
     if constexpr (OP::ROW) fx_row_piece_end(op, rc, f, yr, owner, red_m);
-    if constexpr (GRID) {
+    if constexpr (GRID)
         if (threadIdx.x == 0) fx_grid_leave(&sync[1 + row], before, (unsigned)C);
-    } else {
-        fx_cluster_close();
-    }
 }
 #endif
 

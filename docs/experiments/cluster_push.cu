@@ -11,15 +11,16 @@
  * read and written once. Beside lesson 9's softmax as `make bench` runs it
  * (engine: path 3b at these lengths), the builds differ in the exchange
  * (and pushw1 in what the registers hold):
- *   pull   the engine's fx_cluster_exchange (paths 3 and 3b): the block's
- *          state into shared memory, cluster.sync, the others' states read
- *          through distributed shared memory, and a cluster barrier at
- *          the end that keeps each CTA alive until the others have read it;
- *   push   the switch FX_CLUSTER_PUSH's (common/device/cluster_push.cuh):
- *          the block's state stored into every CTA of the cluster with
- *          st.async, counted by an mbarrier in the receiver; the cluster
- *          barrier is arrived at on entry and waited on just before the
- *          stores, and nothing waits at the end;
+ *   pull   the exchange paths 3 and 3b had before (pull_exchange below):
+ *          the block's state into shared memory, cluster.sync, the
+ *          others' states read through distributed shared memory, and a
+ *          cluster barrier at the end that keeps each CTA alive until the
+ *          others have read it;
+ *   push   the engine's (common/device/cluster_exchange.cuh): the block's
+ *          state stored into every CTA of the cluster with st.async,
+ *          counted by an mbarrier in the receiver; the cluster barrier is
+ *          arrived at on entry and waited on just before the stores, and
+ *          nothing waits at the end;
  *   pushw  as push, but each warp's state, with no block merge first
  *          (QuACK's cluster_reduce, quack/reduce.py);
  *   pushw1 pushw with QuACK's registers: the piece as floats, each exp
@@ -42,7 +43,7 @@
 #include "f16.h"     /* bf16_from_float, bf16_to_float */
 #include "harness.h" /* time_runs, rotation_sets, require_gpu */
 #include "device/cluster_launch.h"
-#include "device/fastest_device.cuh" /* fx_words16_*, fx_cluster_exchange, fx_push_*, online_md */
+#include "device/fastest_device.cuh" /* fx_words16_*, fx_cluster_open / _exchange, fx_push_md, online_md */
 #include "device/rows.h"             /* fx_run_typed: the engine itself */
 
 enum { ENGINE, PULL, PUSH, PUSH_WARPS, PUSH_WARPS_EXP1, ALONE, MODES };
@@ -50,8 +51,30 @@ static const char *NAMES[MODES] = {"engine", "pull", "push", "pushw", "pushw1", 
 typedef __nv_bfloat16 T;
 
 #if FX_CLUSTER_CODE && !defined(CUDA_EMU)
+/* pull: thread 0 puts the CTA's state b in its shared memory; after
+ * cluster.sync() warp 0 reads the C states through distributed shared
+ * memory, lane i rank i's, and merges them; barrier_arrive after the
+ * reads, and the caller's barrier_wait after its stores. */
+__device__ __forceinline__ online_md pull_exchange(online_md b, int C)
+{
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    __shared__ online_md cta_state, row_state;
+    if (threadIdx.x == 0) cta_state = b;
+    cluster.sync();
+    if (threadIdx.x < 32) {
+        online_md q = online_md_identity();
+        if ((int)threadIdx.x < C) q = *cluster.map_shared_rank(&cta_state, threadIdx.x);
+        for (int off = 16; off > 0; off /= 2) q = online_md_butterfly_step(q, off);
+        if (threadIdx.x == 0) row_state = q;
+    }
+    __syncthreads();
+    cluster.barrier_arrive();
+    return row_state;
+}
+
 /* QuACK's way: each warp's state (no block merge) into every CTA, counted
- * on the receiver's own mbarrier (cluster_push.cuh's primitives); then
+ * on the receiver's own mbarrier (cluster_exchange.cuh's primitives); then
  * each warp merges the C x WARPS states in the same order (every lane and
  * every CTA gets the same bits). */
 template <int C, int WARPS>
@@ -102,7 +125,7 @@ __global__ void __launch_bounds__(BLOCK) cluster_rows_kernel(const T *__restrict
     __shared__ float red_m[32], red_d[32];
     __shared__ __align__(8) online_md slots[C * WARPS];
     __shared__ __align__(8) unsigned long long bar;
-    if constexpr (MODE == PUSH) fx_push_open();
+    if constexpr (MODE == PUSH) fx_cluster_open();
     if constexpr (MODE == PUSH_WARPS) push_warps_open(&bar);
     const unsigned pad = vec16_narrow2(-INFINITY, -INFINITY, x);
     unsigned w[ITEMS][4];
@@ -110,13 +133,13 @@ __global__ void __launch_bounds__(BLOCK) cluster_rows_kernel(const T *__restrict
     const float mt = fx_words16_max(w, pad, x);
     const online_md s = {mt, fx_words16_sum_exp(w, online_md_shift(mt), x)};
     online_md r;
-    if constexpr (MODE == PULL) r = fx_cluster_exchange(online_md_row_merge<BLOCK>(s, red_m, red_d), C);
-    else if constexpr (MODE == PUSH) r = fx_push_exchange(online_md_row_merge<BLOCK>(s, red_m, red_d), C);
+    if constexpr (MODE == PULL) r = pull_exchange(online_md_row_merge<BLOCK>(s, red_m, red_d), C);
+    else if constexpr (MODE == PUSH) r = fx_cluster_exchange(online_md_row_merge<BLOCK>(s, red_m, red_d), C);
     else if constexpr (MODE == PUSH_WARPS) r = push_warps<C, WARPS>(s, slots, &bar);
     else r = online_md_row_merge<BLOCK>(s, red_m, red_d);
     const rows_op_softmax::fin f = {1.0f / r.d};
     fx_words16_store<rows_op_softmax, ITEMS, BLOCK>(y + at, SEG / 8, w, online_md_shift(r.m), f, (int)threadIdx.x);
-    if constexpr (MODE == PULL) cooperative_groups::this_cluster().barrier_wait(); /* fx_cluster_exchange's arrive */
+    if constexpr (MODE == PULL) cooperative_groups::this_cluster().barrier_wait(); /* pull_exchange's arrive */
     (void)slots, (void)bar;
 #else
     (void)x, (void)y, (void)cols;
