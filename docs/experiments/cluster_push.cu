@@ -33,7 +33,9 @@
  * 50 warm-up runs, median of 200), as % of a device-to-device copy of the
  * same bytes.
  *   make build/experiments/cluster_push   (`make all` builds it; sm_90)
- *   build/experiments/cluster_push        (M x N = 2^26, N = 2^16 ... 2^18) */
+ *   build/experiments/cluster_push        (M x N = 2^26, N = 2^16 ... 2^18)
+ *   build/experiments/cluster_push --ctas 2   (at most 2 CTAs an SM, as QuACK's
+ *                                          registers allow: unused shared memory) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,16 +214,39 @@ static const int CFG[NCONFIGS][4] = {
 };
 
 static int g_cfg, g_mode;
+static int g_ctas;     /* --ctas K: at most K CTAs an SM; 0: as many as fit */
+static int g_ctas_now; /* what the last kernel launched fits an SM */
+
+/* Dynamic shared memory that leaves room for at most g_ctas CTAs of
+ * kernel k an SM (unused: ballast), and the CTAs an SM it then fits. */
+template <class K>
+static size_t ballast(K k, int block, int *per_sm)
+{
+    size_t extra = 0;
+    if (g_ctas) {
+        int dev, sm_bytes, reserved;
+        cudaFuncAttributes a;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&sm_bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev));
+        CUDA_CHECK(cudaFuncGetAttributes(&a, k));
+        extra = (size_t)sm_bytes / g_ctas - (size_t)reserved - a.sharedSizeBytes;
+        CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)extra));
+    }
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, k, block, extra));
+    return extra;
+}
 
 template <int MODE, int C, int BLOCK, int ITEMS>
 static void launch(const T *x, T *y, long long rows, int cols, cudaStream_t stream)
 {
+    auto k = MODE == PUSH_WARPS_EXP1 ? cluster_rows_exp1_kernel<C, BLOCK, ITEMS> : cluster_rows_kernel<MODE, C, BLOCK, ITEMS>;
+    static int per_sm;
+    static const size_t extra = ballast(k, BLOCK, &per_sm); /* once: g_ctas is set before any launch */
+    g_ctas_now = per_sm;
     cudaLaunchAttribute attr[1];
-    const cudaLaunchConfig_t cfg = fx_cluster_config((unsigned)(rows * C), BLOCK, C, 0, stream, attr);
-    if constexpr (MODE == PUSH_WARPS_EXP1)
-        CUDA_CHECK(cudaLaunchKernelEx(&cfg, cluster_rows_exp1_kernel<C, BLOCK, ITEMS>, x, y, cols));
-    else
-        CUDA_CHECK(cudaLaunchKernelEx(&cfg, cluster_rows_kernel<MODE, C, BLOCK, ITEMS>, x, y, cols));
+    const cudaLaunchConfig_t cfg = fx_cluster_config((unsigned)(rows * C), BLOCK, C, extra, stream, attr);
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, k, x, y, cols));
 }
 
 /* softmax_fn for time_runs: x and y hold rows x (2 * cols) bfloat16 values
@@ -281,9 +306,11 @@ static int check(const uint16_t *hx, float *x0, float *y0, long long rows, int c
 
 int main(int argc, char **argv)
 {
-    (void)argv;
-    if (argc > 1) {
-        fprintf(stderr, "usage: cluster_push (no arguments)\n");
+    char *end = NULL;
+    if (argc == 3 && strcmp(argv[1], "--ctas") == 0) g_ctas = (int)strtol(argv[2], &end, 10);
+    if (end && *end) g_ctas = 0; /* "2x" is not a count */
+    if (argc != 1 && !(argc == 3 && g_ctas >= 1 && g_ctas <= 32)) {
+        fprintf(stderr, "usage: cluster_push [--ctas K]  (K = 1 ... 32: at most K CTAs an SM)\n");
         return 2;
     }
     require_gpu("cluster_push");
@@ -306,7 +333,8 @@ int main(int argc, char **argv)
     }
     int bad = 0;
     printf("bfloat16, M x N = 2^26, %d buffer pairs; median of 200 runs, %% of the copy of the same bytes\n", sets);
-    printf("%8s %3s %6s %5s  %-6s %9s %7s  %s\n", "N", "C", "block", "items", "mode", "time", "% copy", "check");
+    printf("%8s %3s %6s %5s %4s  %-6s %9s %7s  %s\n", "N", "C", "block", "items", "CTAs", "mode", "time", "% copy",
+           "check");
     for (int c = 0; c < NCONFIGS; c++) {
         const int cols = CFG[c][0];
         const long long rows = (long long)(n / cols);
@@ -316,8 +344,10 @@ int main(int argc, char **argv)
             g_mode = m;
             const int b = m == ALONE ? 0 : check(hx, x[0], y[0], rows, cols);
             const timing t = time_runs(run, x, y, sets, rows, cols / 2, 50, 200);
-            printf("%8d %3d %6d %5d  %-6s %7.2f us %6.1f  %s\n", cols, CFG[c][1], CFG[c][2], CFG[c][3], NAMES[m],
-                   t.median_ms * 1e3, 100.0 * copy.median_ms / t.median_ms,
+            char ctas[8] = "-"; /* CTAs an SM (the engine's: its own) */
+            if (m != ENGINE) snprintf(ctas, sizeof ctas, "%d", g_ctas_now);
+            printf("%8d %3d %6d %5d %4s  %-6s %7.2f us %6.1f  %s\n", cols, CFG[c][1], CFG[c][2], CFG[c][3], ctas,
+                   NAMES[m], t.median_ms * 1e3, 100.0 * copy.median_ms / t.median_ms,
                    m == ALONE ? "(not checked)" : b ? "FAILED" : "ok");
             bad |= b;
         }
