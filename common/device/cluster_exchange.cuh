@@ -5,10 +5,11 @@
  *                        arrival and a count of bytes to come), and every
  *                        thread arrives at the cluster barrier without
  *                        waiting;
- *   fx_cluster_exchange  (C > 1) thread 0 says how many bytes will come (C states);
- *                        every thread waits at the cluster barrier, long
- *                        since reached by every CTA (so every CTA's
- *                        mbarrier exists); threads t < C store the CTA's
+ *   fx_cluster_exchange  thread 0 says how many bytes will come (C
+ *                        states); every thread waits at the cluster
+ *                        barrier, long since reached by every CTA (so
+ *                        every CTA's mbarrier exists); then, in a cluster
+ *                        of C > 1 CTAs, threads t < C store the CTA's
  *                        state into slot `rank` of CTA t with st.async,
  *                        which counts its bytes on CTA t's mbarrier; every
  *                        thread waits on its own mbarrier until the C
