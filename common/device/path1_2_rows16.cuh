@@ -93,7 +93,13 @@ fastest_rows16_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y,
             } else {
                 owner = live && fx_row_owner(c, 0, cols, 8, TPR, sub);
             }
-            if (owner) op.pick(&r, elem_load(xr + c)); /* after the row's loads */
+            /* x[c] read through a volatile pointer: issued here, beside the row's loads; a plain load is
+             * sunk past the two reductions' barriers and waited for after them (the 16-bit classifier at
+             * 4096 x 16384 takes 2.5 % less time this way, H200) */
+            if (owner) {
+                const unsigned short b = *(const volatile unsigned short *)(xr + c);
+                op.pick(&r, elem_load((const T *)&b));
+            }
         }
         /* all -inf row: NaN below, as the float kernel */
         const float m = row_reduce<TPR>(fmaxf(fx_words16_max(w, pad, x), ex), red_m, op_max());
