@@ -13,13 +13,14 @@ command -v compute-sanitizer >/dev/null || { echo "sanitize: compute-sanitizer i
 mkdir -p "$build/sanitize"
 rm -f "$build"/sanitize/*.line
 export SOFTMAX_SANITIZE=1 # the lesson tests leave out their few slowest shapes
+# and each run names its tool in SOFTMAX_SANITIZE_TOOL (test_lesson8's synccheck_skips)
 
 # One tool over one program: its summary line in $build/sanitize/NAME-TOOL.line.
 one() {
     local build=$1 prog=$2 tool=$3 extra=""
     local log="$build/sanitize/$(basename "$prog")-$tool.log"
     [ "$tool" = memcheck ] && extra="--leak-check full"
-    compute-sanitizer --tool "$tool" $extra --error-exitcode 99 "$prog" >"$log" 2>&1
+    SOFTMAX_SANITIZE_TOOL=$tool compute-sanitizer --tool "$tool" $extra --error-exitcode 99 "$prog" >"$log" 2>&1
     local rc=$? summary fails passes
     summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY" "$log" | tail -n 2 | tr '\n' ' ')
     fails=$(grep -c '^FAIL ' "$log")
