@@ -93,12 +93,17 @@ fastest_rows16_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y,
             } else {
                 owner = live && fx_row_owner(c, 0, cols, 8, TPR, sub);
             }
-            /* x[c] read through a volatile pointer: issued here, beside the row's loads; a plain load is
-             * sunk past the two reductions' barriers and waited for after them (the 16-bit classifier at
-             * 4096 x 16384 takes 2.5 % less time this way, H200) */
+            /* A block's row (WHOLE) reads x[c] through a volatile pointer: issued here, beside the row's
+             * loads, where a plain load is sunk past the two reductions' barriers and waited for after them
+             * (the 16-bit classifier at 4096 x 16384 takes 2.5 % less time). Rows of a warp's lanes have
+             * no barrier to sink past, and lose 10 % to the volatile load at 524288 x 128 (H200). */
             if (owner) {
-                const unsigned short b = *(const volatile unsigned short *)(xr + c);
-                op.pick(&r, elem_load((const T *)&b));
+                if constexpr (WHOLE) {
+                    const unsigned short b = *(const volatile unsigned short *)(xr + c);
+                    op.pick(&r, elem_load((const T *)&b));
+                } else {
+                    op.pick(&r, elem_load(xr + c));
+                }
             }
         }
         /* all -inf row: NaN below, as the float kernel */
