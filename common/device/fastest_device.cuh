@@ -474,24 +474,22 @@ __device__ __forceinline__ online_md fx_piece_read(const T *__restrict__ xr, int
 }
 
 /* Writes the piece as operation OP's output (the softmax: exp(x - R.m) /
- * R.d), given the row's state R (and context rc), and the extra to *yextra
- * (when not null). All -inf row: R.m = -inf, shift 0, and the softmax's
+ * R.d), given the row's state R and what fx_finish made of it, f, and the
+ * extra to *yextra (when not null). All -inf row: R.m = -inf, shift 0, and the softmax's
  * exp(-inf) * (1 / 0) = NaN in both parts, as PyTorch. */
 template <class OP, int VEC, bool PEEL, int FPT, int BLOCK, class T = float, bool LIVE = false>
 __device__ __forceinline__ void fx_piece_write(T *__restrict__ yr, int len, float *v, const T *srow,
-                                               float m_regs, online_md R, T *yextra, const OP &op = OP{},
-                                               const fx_row_t<OP> &rc = fx_row_t<OP>{})
+                                               float m_regs, online_md R, T *yextra, typename OP::fin f)
 {
     if constexpr (OP::ROW && !LIVE)
-        if (!OP::same(fx_finish(op, R.m, R.d, rc)))
-            return fx_piece_write<OP, VEC, PEEL, FPT, BLOCK, T, true>(yr, len, v, srow, m_regs, R, yextra, op, rc);
+        if (!OP::same(f))
+            return fx_piece_write<OP, VEC, PEEL, FPT, BLOCK, T, true>(yr, len, v, srow, m_regs, R, yextra, f);
     constexpr int ITEMS = FPT / VEC;
     constexpr int RCAP = BLOCK * FPT;
     const int rlen = len < RCAP ? len : RCAP;
     const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
     const float shift = online_md_shift(R.m);
     const float c = OP::KEEP_EXP ? expf(m_regs - shift) : 1.0f; /* exp(m_t - M): the registers' factor */
-    const typename OP::fin f = fx_finish(op, R.m, R.d, rc);
     typename OP::fin fr = f; /* the registers' */
     if constexpr (OP::KEEP_EXP) fr = OP::rescale(f, c);
 #pragma unroll

@@ -66,11 +66,11 @@ fastest_cluster_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y
         owner = fx_row_piece_pick<PEEL>(op, &rc, xr, begin, begin + len, VEC, BLOCK, (int)threadIdx.x, cut, rank == 0);
     const online_md r = fx_cluster_exchange(online_md_row_merge<BLOCK>(t, red_m, red_d), C);
     T *yr = y + row * ldy;
-    [[maybe_unused]] const typename OP::fin f = fx_finish(op, r.m, r.d, rc); /* ROW: fx_piece_write's too */
+    [[maybe_unused]] const typename OP::fin f = fx_finish(op, r.m, r.d, rc);
     if constexpr (OP::ROW) fx_row_piece_lead(op, rc, f, owner, rank == 0);
     if constexpr (OP::OUT)
         fx_piece_write<OP, VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, r,
-                                                  has_extra ? yr + fx_extra_at<T>(cut, threadIdx.x) : nullptr, op, rc);
+                                                  has_extra ? yr + fx_extra_at<T>(cut, threadIdx.x) : nullptr, f);
     if constexpr (OP::ROW) fx_row_piece_end(op, rc, f, yr, owner, red_m);
 #else
     (void)x;

@@ -101,11 +101,11 @@ fastest_grid_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     const online_md R = fx_grid_exchange<BLOCK>(online_md_row_merge<BLOCK>(t, red_m, red_d), work + row * pieces,
                                                 piece, pieces, &sync[1 + row], red_m, red_d, &before);
     T *yr = y + row * ldy;
-    [[maybe_unused]] const typename OP::fin f = fx_finish(op, R.m, R.d, r); /* ROW: fx_piece_write's too */
+    [[maybe_unused]] const typename OP::fin f = fx_finish(op, R.m, R.d, r);
     if constexpr (OP::ROW) fx_row_piece_lead(op, r, f, owner, piece == 0);
     if constexpr (OP::OUT)
         fx_piece_write<OP, VEC, PEEL, FPT, BLOCK>(yr + begin, len, v, srow, m_regs, R,
-                                                  has_extra ? yr + fx_extra_at<T>(cut, threadIdx.x) : nullptr, op, r);
+                                                  has_extra ? yr + fx_extra_at<T>(cut, threadIdx.x) : nullptr, f);
     if constexpr (OP::ROW) fx_row_piece_end(op, r, f, yr, owner, red_m);
     if (threadIdx.x == 0) fx_grid_leave(&sync[1 + row], before, (unsigned)pieces);
 }
