@@ -475,8 +475,8 @@ __device__ __forceinline__ online_md fx_piece_read(const T *__restrict__ xr, int
 
 /* Writes the piece as operation OP's output (the softmax: exp(x - R.m) /
  * R.d), given the row's state R and what fx_finish made of it, f, and the
- * extra to *yextra (when not null). All -inf row: R.m = -inf, shift 0, and the softmax's
- * exp(-inf) * (1 / 0) = NaN in both parts, as PyTorch. */
+ * extra to *yextra (when not null). All -inf row: R.m = -inf, shift 0,
+ * and the softmax's exp(-inf) * (1 / 0) = NaN in both parts, as PyTorch. */
 template <class OP, int VEC, bool PEEL, int FPT, int BLOCK, class T = float, bool LIVE = false>
 __device__ __forceinline__ void fx_piece_write(T *__restrict__ yr, int len, float *v, const T *srow,
                                                float m_regs, online_md R, T *yextra, typename OP::fin f)
