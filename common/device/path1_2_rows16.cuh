@@ -95,8 +95,8 @@ fastest_rows16_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y,
             }
             /* A block's row (WHOLE) reads x[c] through a volatile pointer: issued here, beside the row's
              * loads, where a plain load is sunk past the two reductions' barriers and waited for after them
-             * (the 16-bit classifier at 4096 x 16384 takes 2.5 % less time). Rows of a warp's lanes have
-             * no barrier to sink past, and lose 10 % to the volatile load at 524288 x 128 (H200). */
+             * (the 16-bit classifier at 4096 x 16384 takes 2.5 % less time, H200). Rows of a warp's lanes
+             * have no barrier to sink past, and the volatile load slows them (rows-engine-sweep.md). */
             if (owner) {
                 if constexpr (WHOLE) {
                     const unsigned short b = *(const volatile unsigned short *)(xr + c);
