@@ -123,7 +123,4 @@ fastest_plan classifier_plan_at(long long rows, long long cols, dtype t)
                           : classifier_plan16(TRAIN_PLAN_ADDR, rows, cols, t);
 }
 
-fastest_plan loss_plan_at(long long rows, long long cols)
-{
-    return ce_plan<false>(TRAIN_PLAN_ADDR, rows, cols);
-}
+fastest_plan loss_plan_at(long long rows, long long cols) { return ce_plan<false>(TRAIN_PLAN_ADDR, rows, cols); }
