@@ -76,12 +76,13 @@ struct op_cross_entropy {
     __device__ row begin(long long i, bool live) const
     {
         const int t0 = targets[i], t = live ? t0 : ignore_index;
-        const bool ignored = t == ignore_index, in = GRAD ? ce_in(t, cols) : ce_in32(t, cols); /* col: why */
+        const bool ignored = t == ignore_index, in = GRAD ? ce_in(t, cols) : ce_in32(t, cols); /* col says why */
         return row{i, t, ignored, (bool)(!ignored & !in), 0.0f}; /* &: no branch */
     }
-    /* the target's column where it is one (an ignored row's too: fix gives 0 there). The loss tests in 32 bits (1.3 %
-     * faster at N = 64, 128; H200); the classifier's target load went late so, or with one compare or `plain ? t : -1`
-     * (docs/experiments/training-classifier-registers.md, rows-classifier-on-engine.md) */
+    /* the target's column where it is one (an ignored row's too: fix gives 0 there). The loss tests in 32 bits, 1.3 %
+     * faster at N = 64 and 128 (H200). The classifier keeps two 64-bit compares: with 32-bit ones, one compare or
+     * `plain ? t : -1`, the compiler issued its target's load late (docs/experiments/training-classifier-registers.md,
+     * rows-classifier-on-engine.md) */
     __device__ __forceinline__ long long col(const row &r) const
     {
         return (GRAD ? r.t >= 0 && r.t < cols : ce_in32(r.t, cols)) ? r.t : -1;
