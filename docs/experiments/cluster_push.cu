@@ -215,13 +215,15 @@ static size_t ballast(K k, int block, int *per_sm)
 {
     size_t extra = 0;
     if (g_ctas) {
-        int dev, sm_bytes, reserved;
+        int dev, sm_bytes, reserved, block_max;
         cudaFuncAttributes a;
         CUDA_CHECK(cudaGetDevice(&dev));
         CUDA_CHECK(cudaDeviceGetAttribute(&sm_bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
         CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&block_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
         CUDA_CHECK(cudaFuncGetAttributes(&a, k));
         extra = (size_t)sm_bytes / g_ctas - (size_t)reserved - a.sharedSizeBytes;
+        if (extra > (size_t)block_max - a.sharedSizeBytes) extra = (size_t)block_max - a.sharedSizeBytes; /* K = 1 */
         CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)extra));
     }
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, k, block, extra));
@@ -231,7 +233,8 @@ static size_t ballast(K k, int block, int *per_sm)
 template <int MODE, int C, int BLOCK, int ITEMS>
 static void launch(const T *x, T *y, long long rows, int cols, cudaStream_t stream)
 {
-    auto k = MODE == PUSH_WARPS_EXP1 ? cluster_rows_exp1_kernel<C, BLOCK, ITEMS> : cluster_rows_kernel<MODE, C, BLOCK, ITEMS>;
+    auto k = MODE == PUSH_WARPS_EXP1 ? cluster_rows_exp1_kernel<C, BLOCK, ITEMS>
+                                     : cluster_rows_kernel<MODE, C, BLOCK, ITEMS>;
     static int per_sm;
     static const size_t extra = ballast(k, BLOCK, &per_sm); /* once: g_ctas is set before any launch */
     g_ctas_now = per_sm;
