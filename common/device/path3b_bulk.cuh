@@ -98,13 +98,16 @@ __device__ __forceinline__ void fx_bulk_row(const T *__restrict__ x, long long l
         if (owner) op.pick(&rc, mine ? elem_load(srow + (c - begin)) : extra);
         if (threadIdx.x == 0) *fx_row_last() = false; /* the merge's barriers come before the lead */
     }
-    const online_md b = online_md_row_merge<FX_BULK_BLOCK>(s, red_m, red_d);
     [[maybe_unused]] unsigned before = 0; /* GRID: for fx_grid_leave */
     online_md r;
-    if constexpr (GRID)
+    if constexpr (GRID) {
+        const online_md b = online_md_row_merge<FX_BULK_BLOCK>(s, red_m, red_d);
         r = fx_grid_exchange<FX_BULK_BLOCK>(b, work + row * C, rank, C, &sync[1 + row], red_m, red_d, &before);
-    else
-        r = fx_cluster_exchange(b, C);
+    } else if constexpr (!OP::ROW) { /* a ROW operation's lead needs the block merge's barriers (fx_row_last, above) */
+        r = fx_cluster_exchange_warps<FX_BULK_MAX_C, FX_BULK_BLOCK / 32>(s, C);
+    } else {
+        r = fx_cluster_exchange(online_md_row_merge<FX_BULK_BLOCK>(s, red_m, red_d), C);
+    }
     const float shift = online_md_shift(r.m);
     const typename OP::fin f = fx_finish(op, r.m, r.d, rc);
     if constexpr (OP::ROW) fx_row_piece_lead(op, rc, f, owner, rank == 0);

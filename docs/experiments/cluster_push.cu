@@ -75,26 +75,6 @@ __device__ __forceinline__ online_md pull_exchange(online_md b, int C)
     return row_state;
 }
 
-/* QuACK's way: each warp's state (no block merge) into every CTA, counted
- * on the receiver's own mbarrier (the one fx_cluster_open made, in
- * cluster_exchange.cuh); then each warp merges the C x WARPS states in the
- * same order (every lane and every CTA gets the same bits). */
-template <int C, int WARPS>
-__device__ __forceinline__ online_md push_warps(online_md s, online_md *slots)
-{
-    unsigned long long *bar = &fx_exchange_smem()->bar;
-    for (int off = 16; off > 0; off /= 2) s = online_md_butterfly_step(s, off);
-    const unsigned rank = cooperative_groups::this_cluster().block_rank();
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    if (threadIdx.x == 0) fx_mbar_expect(bar, C * WARPS * (unsigned)sizeof(online_md));
-    asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); /* every CTA's barrier is initialised */
-    if (lane < C) fx_push_md(&slots[rank * WARPS + warp], bar, (unsigned)lane, s);
-    fx_mbar_wait(bar);
-    online_md q = online_md_identity();
-    for (int i = lane; i < C * WARPS; i += 32) q = online_md_merge(q, slots[i]);
-    for (int off = 16; off > 0; off /= 2) q = online_md_butterfly_step(q, off);
-    return q;
-}
 #endif
 
 #if FX_CLUSTER_CODE && !defined(CUDA_EMU)
@@ -119,7 +99,6 @@ __global__ void __launch_bounds__(BLOCK) cluster_rows_kernel(const T *__restrict
 #if FX_CLUSTER_CODE && !defined(CUDA_EMU)
     constexpr int WARPS = BLOCK / 32, SEG = BLOCK * ITEMS * 8;
     __shared__ float red_m[32], red_d[32];
-    __shared__ __align__(8) online_md slots[C * WARPS];
     if constexpr (MODE == PUSH || MODE == PUSH_WARPS) fx_cluster_open();
     const unsigned pad = vec16_narrow2(-INFINITY, -INFINITY, x);
     unsigned w[ITEMS][4];
@@ -129,12 +108,11 @@ __global__ void __launch_bounds__(BLOCK) cluster_rows_kernel(const T *__restrict
     online_md r;
     if constexpr (MODE == PULL) r = pull_exchange(online_md_row_merge<BLOCK>(s, red_m, red_d), C);
     else if constexpr (MODE == PUSH) r = fx_cluster_exchange(online_md_row_merge<BLOCK>(s, red_m, red_d), C);
-    else if constexpr (MODE == PUSH_WARPS) r = push_warps<C, WARPS>(s, slots);
+    else if constexpr (MODE == PUSH_WARPS) r = fx_cluster_exchange_warps<C, WARPS>(s, C); /* QuACK's way */
     else r = online_md_row_merge<BLOCK>(s, red_m, red_d);
     const rows_op_softmax::fin f = {1.0f / r.d};
     fx_words16_store<rows_op_softmax, ITEMS, BLOCK>(y + at, SEG / 8, w, online_md_shift(r.m), f, (int)threadIdx.x);
     if constexpr (MODE == PULL) cooperative_groups::this_cluster().barrier_wait(); /* pull_exchange's arrive */
-    (void)slots;
 #else
     (void)x, (void)y, (void)cols;
 #endif
@@ -148,7 +126,6 @@ __global__ void __launch_bounds__(BLOCK) cluster_rows_exp1_kernel(const T *__res
 {
 #if FX_CLUSTER_CODE && !defined(CUDA_EMU)
     constexpr int WARPS = BLOCK / 32, N = ITEMS * 8;
-    __shared__ __align__(8) online_md slots[C * WARPS];
     fx_cluster_open();
     const unsigned pad = vec16_narrow2(-INFINITY, -INFINITY, x);
     unsigned w[ITEMS][4];
@@ -170,7 +147,7 @@ __global__ void __launch_bounds__(BLOCK) cluster_rows_exp1_kernel(const T *__res
         v[k] = fx_exp<T>(v[k] - online_md_shift(mt));
         dt += v[k];
     }
-    const online_md r = push_warps<C, WARPS>(online_md{mt, dt}, slots);
+    const online_md r = fx_cluster_exchange_warps<C, WARPS>(online_md{mt, dt}, C);
     const float scale = fx_exp<T>(mt - online_md_shift(r.m)) / r.d;
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
