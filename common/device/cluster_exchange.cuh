@@ -5,16 +5,17 @@
  *                        arrival and a count of bytes to come), and every
  *                        thread arrives at the cluster barrier without
  *                        waiting;
- *   fx_cluster_exchange  thread 0 says how many bytes will come (C
- *                        states); every thread waits at the cluster
- *                        barrier, long since reached by every CTA (so
- *                        every CTA's mbarrier exists); then, in a cluster
- *                        of C > 1 CTAs, threads t < C store the CTA's
- *                        state into slot `rank` of CTA t with st.async,
- *                        which counts its bytes on CTA t's mbarrier; every
- *                        thread waits on its own mbarrier until the C
- *                        states have landed, then each warp merges them in
- *                        the same order (every CTA gets the same bits).
+ *   fx_cluster_exchange  (its stores: fx_cluster_push) thread 0 says how
+ *                        many bytes will come (C states); every thread
+ *                        waits at the cluster barrier, long since reached
+ *                        by every CTA (so every CTA's mbarrier exists);
+ *                        then, in a cluster of C > 1 CTAs, threads t < C
+ *                        store the CTA's state into slot `rank` of CTA t
+ *                        with st.async, which counts its bytes on CTA t's
+ *                        mbarrier; every thread waits on its own mbarrier
+ *                        until the C states have landed, then each warp
+ *                        merges them in the same order (every CTA gets the
+ *                        same bits).
  *   fx_cluster_exchange_warps  the same from each warp's state (path
  *                        3b's softmax).
  * Nothing waits at the end: every store into a CTA's shared memory has
@@ -76,25 +77,47 @@ __device__ __forceinline__ void fx_cluster_open(void)
 #endif
 }
 
+/* Every thread, after fx_cluster_open: the wait at its cluster barrier,
+ * after which every CTA's mbarrier exists. */
+__device__ __forceinline__ void fx_cluster_wait_open(void)
+{
+#if defined(CUDA_EMU)
+    cooperative_groups::this_cluster().barrier_wait();
+#else
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+#endif
+}
+
+/* Every thread, after fx_cluster_open, in a cluster of 2 or more CTAs
+ * (st.async): where `pusher`, s into *at of CTA `to`; returns once the n
+ * states this CTA expects have landed in its own shared memory. */
+__device__ __forceinline__ void fx_cluster_push(online_md *at, unsigned n, bool pusher, unsigned to, online_md s)
+{
+#if defined(CUDA_EMU)
+    (void)n;
+    fx_cluster_wait_open();
+    if (pusher) *cooperative_groups::this_cluster().map_shared_rank(at, to) = s;
+    cooperative_groups::this_cluster().sync();
+#else
+    unsigned long long *bar = &fx_exchange_smem()->bar;
+    if (threadIdx.x == 0) fx_mbar_expect(bar, n * (unsigned)sizeof(online_md));
+    fx_cluster_wait_open();
+    if (pusher) fx_push_md(at, bar, to, s);
+    fx_mbar_wait(bar);
+#endif
+}
+
 /* The row's state from each of the C CTAs' state b (the same in every
  * thread of a CTA); every thread, after fx_cluster_open. */
 __device__ __forceinline__ online_md fx_cluster_exchange(online_md b, int C)
 {
-    namespace cg = cooperative_groups;
     fx_exchange_box *box = fx_exchange_smem();
-    const unsigned rank = cg::this_cluster().block_rank();
-#if defined(CUDA_EMU)
-    cg::this_cluster().barrier_wait();
-    if (C == 1) return b;
-    if ((int)threadIdx.x < C) *cg::this_cluster().map_shared_rank(&box->slot[rank], threadIdx.x) = b;
-    cg::this_cluster().sync();
-#else
-    if (threadIdx.x == 0 && C > 1) fx_mbar_expect(&box->bar, (unsigned)C * (unsigned)sizeof(online_md));
-    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
-    if (C == 1) return b; /* st.async needs a cluster of 2 or more (compute-sanitizer) */
-    if ((int)threadIdx.x < C) fx_push_md(&box->slot[rank], &box->bar, threadIdx.x, b);
-    fx_mbar_wait(&box->bar);
-#endif
+    if (C == 1) { /* st.async needs a cluster of 2 or more (compute-sanitizer) */
+        fx_cluster_wait_open();
+        return b;
+    }
+    const unsigned rank = cooperative_groups::this_cluster().block_rank();
+    fx_cluster_push(&box->slot[rank], (unsigned)C, (int)threadIdx.x < C, threadIdx.x, b);
     const int lane = (int)threadIdx.x % 32;
     online_md q = lane < C ? box->slot[lane] : online_md_identity();
     for (int off = 16; off > 0; off /= 2) q = online_md_butterfly_step(q, off);
@@ -112,22 +135,11 @@ __device__ __forceinline__ online_md fx_cluster_exchange(online_md b, int C)
 template <int MAX_C, int WARPS>
 __device__ __forceinline__ online_md fx_cluster_exchange_warps(online_md s, int C)
 {
-    namespace cg = cooperative_groups;
     __shared__ __align__(8) online_md slot[MAX_C * WARPS];
-    const unsigned rank = cg::this_cluster().block_rank();
+    const unsigned rank = cooperative_groups::this_cluster().block_rank();
     const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
     for (int off = 16; off > 0; off /= 2) s = online_md_butterfly_step(s, off);
-#if defined(CUDA_EMU)
-    cg::this_cluster().barrier_wait();
-    if (lane < C) *cg::this_cluster().map_shared_rank(&slot[rank * WARPS + warp], lane) = s;
-    cg::this_cluster().sync();
-#else
-    unsigned long long *bar = &fx_exchange_smem()->bar;
-    if (threadIdx.x == 0) fx_mbar_expect(bar, (unsigned)(C * WARPS) * (unsigned)sizeof(online_md));
-    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
-    if (lane < C) fx_push_md(&slot[rank * WARPS + warp], bar, (unsigned)lane, s);
-    fx_mbar_wait(bar);
-#endif
+    fx_cluster_push(&slot[rank * WARPS + warp], (unsigned)(C * WARPS), lane < C, (unsigned)lane, s);
     online_md q = online_md_identity();
     for (int k = lane; k < C * WARPS; k += 32) q = online_md_merge(q, slot[k]);
     for (int off = 16; off > 0; off /= 2) q = online_md_butterfly_step(q, off);
