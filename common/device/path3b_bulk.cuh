@@ -75,17 +75,18 @@ __device__ __forceinline__ void fx_bulk_row(const T *__restrict__ x, long long l
     const int nvec = fx_piece_len((int)(cut.nvec * VEC), rank, seg) / VEC;
     const long long begin = cut.head + (long long)rank * seg;
     if (threadIdx.x == 0) fx_bulk_start<VEC>(landed, srow, xr + begin, nvec);
+    /* PEEL: CTA 0's first threads fold one head or tail element each,
+     * loaded before the fold waits for the piece: loaded after it, the
+     * load's trip to memory lay on every row's way (the whole cluster
+     * waits for CTA 0's state). */
+    const bool has_extra = PEEL && rank == 0 && (int)threadIdx.x < cut.nextra;
+    float extra = -INFINITY;
+    if (has_extra) extra = elem_load(xr + fx_extra_at<T>(cut, threadIdx.x));
     fx_row_t<OP> rc{};
     if constexpr (OP::ROW) rc = op.begin(row, true);
     __syncthreads(); /* the barriers are initialised before anyone waits on them */
     online_md s = fx_bulk_fold<VEC>(landed, srow, nvec);
-    /* PEEL: CTA 0's first threads fold one head or tail element each. */
-    const bool has_extra = PEEL && rank == 0 && (int)threadIdx.x < cut.nextra;
-    float extra = -INFINITY;
-    if (has_extra) {
-        extra = elem_load(xr + fx_extra_at<T>(cut, threadIdx.x));
-        s = fx_push<fx_bulk_exp_type, 1>(s, &extra);
-    }
+    if (has_extra) s = fx_push<fx_bulk_exp_type, 1>(s, &extra);
     /* ROW: this thread stores the vector that holds column c, or (PEEL) the extra that is c */
     [[maybe_unused]] bool owner = false;
     if constexpr (OP::ROW) {
