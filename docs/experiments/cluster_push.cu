@@ -34,8 +34,8 @@
  * same bytes.
  *   make build/experiments/cluster_push   (`make all` builds it; sm_90)
  *   build/experiments/cluster_push        (M x N = 2^26, N = 2^16 ... 2^18)
- *   build/experiments/cluster_push --ctas 2   (at most 2 CTAs an SM, as QuACK's
- *                                          registers allow: unused shared memory) */
+ *   build/experiments/cluster_push --ctas 2   (at most 2 CTAs an SM: unused shared
+ *                                          memory, which costs more than the CTA) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
