@@ -75,10 +75,10 @@ __device__ __forceinline__ void fx_bulk_row(const T *__restrict__ x, long long l
     const int nvec = fx_piece_len((int)(cut.nvec * VEC), rank, seg) / VEC;
     const long long begin = cut.head + (long long)rank * seg;
     if (threadIdx.x == 0) fx_bulk_start<VEC>(landed, srow, xr + begin, nvec);
-    /* PEEL: CTA 0's first threads fold one head or tail element each,
-     * loaded before the fold waits for the piece: loaded after it, the
-     * load's trip to memory lay on every row's way (the whole cluster
-     * waits for CTA 0's state). */
+    /* PEEL: CTA 0's first threads fold one head or tail element each.
+     * Its load goes out before the fold waits for the piece, so that its
+     * trip to memory overlaps the bulk copies instead of delaying CTA 0's
+     * state, for which every CTA of the row waits. */
     const bool has_extra = PEEL && rank == 0 && (int)threadIdx.x < cut.nextra;
     float extra = -INFINITY;
     if (has_extra) extra = elem_load(xr + fx_extra_at<T>(cut, threadIdx.x));
