@@ -432,17 +432,14 @@ static void check_dispatch_pieces(const float *a, int cl, fastest_path g)
         const fastest_plan c5 = softmax_fastest_plan(FASTEST_AUTO, a, 262145, a, 262145, 255, 262145);
         const fastest_plan c6 = softmax_fastest_plan(FASTEST_AUTO, a, 131073, a, 131073, 511, 131073);
         const fastest_plan c7 = softmax_fastest_plan(FASTEST_AUTO, a, 151936, a, 151936, 441, 151936);
-        /* 8 pieces: path 3b, or path 3 where DRAM outpaces the SMs (rows_plan.cu) */
-        const fastest_path c6_path = softmax_fastest_wide_clusters() ? FASTEST_BULK : FASTEST_CLUSTER;
         test_expect(c1.cluster == 2 && c2.cluster == 3 && c2.block == c1.block && c2.segment * 3 >= 32772 &&
                         c2.segment * 2 < 32772 && c3.cluster == 5 && c3.segment * 5 >= 65540 && c4.peel &&
                         c4.cluster == 2 && c4.block == c1.block && c4.segment == 16384 && c5.path == FASTEST_CLUSTER &&
-                        c5.peel && c5.cluster == 8 && c5.segment == 32768 && c6.path == c6_path &&
+                        c5.peel && c5.cluster == 8 && c5.segment == 32768 && c6.path == FASTEST_BULK &&
                         c6.peel && c6.cluster == 8 && c6.segment == 16384 && c7.path == FASTEST_CLUSTER &&
                         c7.cluster == 10 && c7.block == c1.block && c7.segment * 10 >= 151936,
                     "lesson8 cluster path sizes its cluster by the row's body: N = 32768 on 2 CTAs, 32772 on 3 of "
-                    "the same shape, 65540 on 5; peeled, 32769 on 2, 262145 on 8 and 131073 on 8 (bulk-loaded below "
-                    "FX_WIDE_CLUSTER_BYTES); "
+                    "the same shape, 65540 on 5; peeled, 32769 on 2, 262145 on 8 and 131073 on 8 (bulk-loaded); "
                     "151936 on 10 CTAs of the 32768 class's shape (four an SM), not 5 of twice the size",
                     "CTAs %d, %d (block %d, %d; segment %lld), %d (segment %lld); peeled: 32769 %d CTAs x %lld "
                     "(peel %d), 262145 %s %d x %lld, 131073 %s %d x %lld; 151936 %s %d x %lld (block %d)",

@@ -267,11 +267,9 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
         else if (fits_block && rows >= sms / 4) path = FASTEST_BLOCK;
         /* The copy engine loads the piece where the view allows it: 96.2 %
          * of copy at N = 2^16 float32 against path 3's 94.1 %, H100
-         * (rows-bulk-path.md). Not a row in all 8 pieces where DRAM outpaces
-         * the SMs: path 3's CTAs, four an SM, hide more of the wait for the
-         * slowest (1024 x 128256: 0.889 of 3b's time, H200). */
-        else if (fits_bulk && rows * bsize >= sms / 2 &&
-                 (bsize < FX_BULK_MAX_C || !cluster_auto || softmax_fastest_wide_clusters())) path = FASTEST_BULK;
+         * (rows-bulk-path.md), rows of 8 pieces included (512 x 131072 on
+         * the H200: 0.935 of path 3's time). */
+        else if (fits_bulk && rows * bsize >= sms / 2) path = FASTEST_BULK;
         else if (cluster_auto && rows * csize >= sms / 2) path = FASTEST_CLUSTER;
         else if (fits_shared && rows >= sms / 2) path = FASTEST_SHARED;
         else if (fits_grid) path = FASTEST_GRID;
