@@ -302,7 +302,7 @@ static void check_dispatch_paths(const float *a, int cl, fastest_path g)
         {2047, 32769, FASTEST_BLOCK},      /* peeled rows: the body fits the 32768 class */
         {8, 32768, g}, /* too few rows for path 2 or for 4-CTA clusters */
         {1LL << 10, 65536, cl ? FASTEST_BULK : g}, /* 4 CTAs of 64 KB, loaded by the copy engine */
-        {1LL << 9, 131072, wide ? FASTEST_BULK : cl ? FASTEST_CLUSTER : g}, /* 8 pieces: path 3 where DRAM outpaces */
+        {1LL << 9, 131072, cl ? FASTEST_BULK : g}, /* 8 pieces, path 3b's most */
         {1LL << 10, 98304, cl ? FASTEST_BULK : g},
         {1LL << 8, 262144, cl ? FASTEST_CLUSTER : g}, /* 16 pieces of 64 KB: past path 3b's 8 */
         {441, 151936, cl ? FASTEST_CLUSTER : g},      /* 10 CTAs of 64 KB, four an SM */
