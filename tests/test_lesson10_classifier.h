@@ -209,34 +209,35 @@ static void test_rows_held_warp(void)
 
 /* ---- the classifier's bulk-loaded clusters (path 3b) --------------------- */
 
-/* TRAIN_LONG_BULK puts every aligned 16-bit row of 2 to 8 pieces of 64 KB
- * in clusters whose pieces are loaded by bulk copies (sm_90): in both
- * 16-bit types, the gradient and the loss on every element, with the
- * target in the first piece, the last and between; ignored rows, targets
- * out of range and ignore_index inside the row; special rows; the mean
- * and the sum, finished in the kernel. By default, only where rows x
- * pieces give half the SMs a block, and never float rows. */
+/* TRAIN_LONG_BULK puts every aligned row of 2 to 8 pieces of 64 KB in
+ * clusters whose pieces are loaded by bulk copies (sm_90), 16-bit rows of
+ * more pieces in blocks meeting through global memory: in every type, the
+ * gradient and the loss on every element, with the target in the first
+ * piece, the last and between; ignored rows, targets out of range and
+ * ignore_index inside the row; special rows; the mean and the sum,
+ * finished in the kernel. By default, only where rows x pieces give half
+ * the SMs a block, and float rows in clusters only. */
 static void test_classifier_bulk(void)
 {
     int dev, major = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
     CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     char name[300];
-    static const long long LENS[4] = {32776, 100000, 262144, 262152};
-    static const int PIECES[4] = {2, 4, 8, 9}; /* 9: past a cluster, through global memory */
+    static const long long LENS[2][4] = {{32776, 100000, 131072, 0}, {32776, 100000, 262144, 262152}};
+    static const int PIECES[2][4] = {{3, 7, 8, 0}, {2, 4, 8, 9}}; /* 9: past a cluster, through global memory */
     train_set_long_rows(TRAIN_LONG_BULK);
-    for (int st = 1; st < 3; st++) {
-        const dtype t = st == 1 ? DTYPE_F16 : DTYPE_BF16;
-        for (int l = 0; l < 4; l++) {
-            const long long n = LENS[l], rows = 6;
+    for (int st = 0; st < 3; st++) {
+        const dtype t = st == 0 ? DTYPE_F32 : st == 1 ? DTYPE_F16 : DTYPE_BF16;
+        for (int l = 0; l < 4 && LENS[st > 0][l]; l++) {
+            const long long n = LENS[st > 0][l], rows = 6;
             snprintf(name, sizeof name, "TRAIN_LONG_BULK takes %d bulk-loaded blocks per row of %lld %s logits",
-                     PIECES[l], n, dtype_name(t));
+                     PIECES[st > 0][l], n, dtype_name(t));
             if (major < 9) {
                 test_skip(name, "no clusters before sm_90");
                 continue;
             }
             const int c = bulk16(rows, n, t);
-            test_expect(c == PIECES[l], name, "%d blocks", c);
+            test_expect(c == PIECES[st > 0][l], name, "%d blocks", c);
             float *x = (float *)malloc(rows * n * sizeof(float));
             inputs_fill(x, rows, n, INPUT_NORMAL, 2000 + l);
             /* the target first, last, in the middle; ignored; out of range (N, -1) */
@@ -257,9 +258,11 @@ static void test_classifier_bulk(void)
             free(x);
         }
     }
-    if (major >= 9) /* 2 pieces of float16 values */
-        for (int r = 0; r < NSPECIAL; r++)
+    if (major >= 9) /* 2 pieces of float16 values, 3 of floats */
+        for (int r = 0; r < NSPECIAL; r++) {
             check_classifier_special("in bulk-loaded clusters", 32776, r, 2100 + r, DTYPE_F16);
+            check_classifier_special("in bulk-loaded clusters", 32776, r, 2200 + r, DTYPE_F32);
+        }
     train_set_long_rows(TRAIN_LONG_AUTO);
     /* the default: where half the SMs get a block; 16-bit logits only */
     const int sms = device_sms();
@@ -272,10 +275,10 @@ static void test_classifier_bulk(void)
     const int h16 = bulk16(sms, 1 << 19, DTYPE_F16), fl = bulk16(sms, 1 << 19, DTYPE_F32);
     snprintf(name, sizeof name,
              "by default, float16 rows of 2^18 take bulk-loaded clusters of 8, rows of 2^19 16 bulk-loaded blocks "
-             "meeting through global memory; float rows none");
+             "meeting through global memory; float rows of 65536 clusters of 4, of 2^19 none");
     if (major < 9) test_skip(name, "no clusters before sm_90");
     else
-        test_expect(f == 0 && fl == 0 && h8 == 8 && h16 == 16, name, "float32 %d and %d, float16 %d and %d", f, fl,
+        test_expect(f == 4 && fl == 0 && h8 == 8 && h16 == 16, name, "float32 %d and %d, float16 %d and %d", f, fl,
                     h8, h16);
 }
 

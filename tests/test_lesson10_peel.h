@@ -70,7 +70,6 @@ typedef struct {
     int ignore_index, types, peel16;
 } peel_case;
 #define PT_ALL 7 /* f32, f16, bf16 */
-#define PT_16 6  /* f16, bf16: path 3b */
 #define PT_F32 1 /* float32 only: 16-bit rows past 32768 take path 3b */
 static const peel_case PEEL_CASES[] = {
     {16, 33, 0, TRAIN_LONG_AUTO, TRAIN_IGNORE_INDEX, PT_ALL, 0},
@@ -87,12 +86,12 @@ static const peel_case PEEL_CASES[] = {
     {12, 40008, 3, TRAIN_LONG_SPLIT, 0, PT_ALL, 1},
     {12, 40008, 3, TRAIN_LONG_GRID, TRAIN_IGNORE_INDEX, PT_ALL, 1},
     {12, 40008, 3, TRAIN_LONG_CLUSTER, 0, PT_ALL, 1},
-    {12, 40008, 5, TRAIN_LONG_BULK, TRAIN_IGNORE_INDEX, PT_16, 1},
+    {12, 40008, 5, TRAIN_LONG_BULK, TRAIN_IGNORE_INDEX, PT_ALL, 1},
     {16, 50257, 0, TRAIN_LONG_SPLIT, TRAIN_IGNORE_INDEX, PT_ALL, 1},
     {16, 50257, 0, TRAIN_LONG_GRID, TRAIN_IGNORE_INDEX, PT_ALL, 1},
     {16, 50257, 0, TRAIN_LONG_CLUSTER, TRAIN_IGNORE_INDEX, PT_ALL, 1},
-    {16, 50257, 0, TRAIN_LONG_BULK, 0, PT_16, 1},
-    {16, 65537, 0, TRAIN_LONG_BULK, TRAIN_IGNORE_INDEX, PT_16, 1},
+    {16, 50257, 0, TRAIN_LONG_BULK, 0, PT_ALL, 1},
+    {16, 65537, 0, TRAIN_LONG_BULK, TRAIN_IGNORE_INDEX, PT_ALL, 1},
 };
 #define NPEEL_CASES (int)(sizeof PEEL_CASES / sizeof PEEL_CASES[0])
 

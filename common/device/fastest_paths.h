@@ -227,8 +227,8 @@ fastest_plan fx_plan_f32(fastest_path want, const float *x, long long ldx, const
                          long long rows, long long cols);
 /* What the plan asks of one operation's kernels: each has its own
  * registers, so its own occupancy, and a row's pieces on path 3g must all
- * be resident at once. all_paths: 1 when the operation has paths 2s and
- * 3b too (the softmax), else the plan leaves them out. nin: its inputs
+ * be resident at once. all_paths: 1 when the operation has path 2s too
+ * (the softmax), else the plan leaves it out. nin: its inputs
  * (rows_op.cuh's NIN), which share each path's registers and shared
  * memory; an operation of two has no path 3 (cluster_shape answers 0). */
 typedef struct {
@@ -238,11 +238,12 @@ typedef struct {
     int all_paths, nin;
     int reads_only; /* writes no element (OUT = false): path 4 in read passes of FX_READ_SEG */
     /* 16-bit rows (fx_plan_typed_for; NULL where the operation runs on
-     * float rows only): fx_cluster_shape_16, fx_grid_resident_16 and, for
-     * an operation with path 3b, fx_bulk_shape for its own kernels */
+     * float rows only): fx_cluster_shape_16, fx_grid_resident_16 */
     int (*cluster_shape16)(dtype t, int mode16, long long cols, int *cfg_out, int *c_out);
     long long (*grid_resident16)(dtype t, int mode16);
-    int (*bulk_shape16)(dtype t, long long cols, int *c_out, long long *seg_out);
+    /* path 3b: fx_bulk_shape for the operation's own kernels, for each
+     * storage type they are built for (0 for the others); NULL: no 3b */
+    int (*bulk_shape)(dtype t, long long cols, int *c_out, long long *seg_out);
 } fx_op_kernels;
 extern const fx_op_kernels FX_SOFTMAX_KERNELS; /* rows_plan.cu */
 /* fx_plan_f32 for the operation whose kernels k describes. */

@@ -74,8 +74,8 @@ fastest_plan fx_plan_typed_for(const fx_op_kernels *k, fastest_path want, dtype 
      * float16 against 79.9 %, H100 (docs/experiments/rows-bulk-path.md). */
     int bsize = 0;
     long long bseg = 0;
-    const int bulk16 = mode16 != 0 && k->bulk_shape16 && softmax_fastest_has_clusters() &&
-                       k->bulk_shape16(t, body, &bsize, &bseg);
+    const int bulk16 = mode16 != 0 && k->bulk_shape && softmax_fastest_has_clusters() &&
+                       k->bulk_shape(t, body, &bsize, &bseg);
     if (want == FASTEST_BULK && !bulk16) /* forced where it does not fit: the dispatcher's choice */
         path = fx_plan_f32_for(k, FASTEST_AUTO, a, ld, a, ld, rows, ld).path;
     const int long_row = path == FASTEST_CLUSTER || path == FASTEST_GRID || path == FASTEST_BULK;

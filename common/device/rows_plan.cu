@@ -241,9 +241,9 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
      * (bulk_copy.cuh). */
     int bsize = 0;
     long long bseg = 0;
-    const int fits_bulk = !rows_only && k->all_paths && (want == FASTEST_BULK || want == FASTEST_AUTO) &&
+    const int fits_bulk = !rows_only && k->bulk_shape && (want == FASTEST_BULK || want == FASTEST_AUTO) &&
                           (align == FX_ALIGNED || align == FX_PEELED) && softmax_fastest_has_clusters() &&
-                          fx_bulk_shape(DTYPE_F32, body, &bsize, &bseg);
+                          k->bulk_shape(DTYPE_F32, body, &bsize, &bseg);
     long long gpieces = 0, gseg = 0;
     if (!rows_only) fx_grid_shape(rows, cols, sizeof(float), k->nin, &gpieces, &gseg);
     const int fits_grid = !rows_only && (want == FASTEST_GRID || want == FASTEST_AUTO) &&

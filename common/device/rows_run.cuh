@@ -33,6 +33,21 @@ static inline int fx_no_cluster_ctas(int mode, int cfg)
     return 0;
 }
 
+/* Path 3b runs the operations of one input whose rows are out(exp(x - m), f)
+ * (the softmax, the classifier): the piece in shared memory holds x. The
+ * copy engine's loads serve the classifier as the softmax (float logits at
+ * 2048 x 50304: 0.835 of path 3's time, H200). */
+template <class OP>
+constexpr bool fx_has_bulk = OP::NIN == 1 && OP::OUT && OP::KEEP_EXP;
+
+/* Path 3b's shape for OP's float kernels (fx_op_kernels' bulk_shape). */
+template <class OP>
+static int fx_bulk_shape_f32_op(dtype t, long long cols, int *c_out, long long *seg_out)
+{
+    if constexpr (fx_has_bulk<OP>) return t == DTYPE_F32 && fx_bulk_shape_op<OP, float>(cols, c_out, seg_out);
+    else return (void)t, (void)cols, (void)c_out, (void)seg_out, 0;
+}
+
 /* What the plan asks of OP's kernels (fastest_paths.h). */
 template <class OP>
 static const fx_op_kernels *fx_op_kernels_of(void)
@@ -44,7 +59,7 @@ static const fx_op_kernels *fx_op_kernels_of(void)
     } else {
         static const fx_op_kernels k = {fx_cluster_shape_op<OP, float>, fx_cluster_ctas_per_sm_op<OP, float>,
                                         fx_grid_resident_op<OP, float>, 0, 1, OP::OUT ? 0 : 1, nullptr, nullptr,
-                                        nullptr};
+                                        fx_has_bulk<OP> ? fx_bulk_shape_f32_op<OP> : nullptr};
         return &k;
     }
 }
@@ -65,10 +80,11 @@ static long long fx_grid_resident16_op(dtype t, int mode16)
 }
 
 template <class OP>
-static int fx_bulk_shape16_op(dtype t, long long cols, int *c_out, long long *seg_out)
+static int fx_bulk_shape_typed_op(dtype t, long long cols, int *c_out, long long *seg_out)
 {
-    return t == DTYPE_BF16 ? fx_bulk_shape_op<OP, __nv_bfloat16>(cols, c_out, seg_out)
-                           : fx_bulk_shape_op<OP, __half>(cols, c_out, seg_out);
+    return t == DTYPE_BF16  ? fx_bulk_shape_op<OP, __nv_bfloat16>(cols, c_out, seg_out)
+           : t == DTYPE_F16 ? fx_bulk_shape_op<OP, __half>(cols, c_out, seg_out)
+                            : fx_bulk_shape_f32_op<OP>(t, cols, c_out, seg_out);
 }
 
 /* What the plan asks of OP's kernels for float and 16-bit rows (one
@@ -82,7 +98,7 @@ static const fx_op_kernels *fx_op_kernels16_of(void)
         k = *fx_op_kernels_of<OP>();
         k.cluster_shape16 = fx_cluster_shape16_op<OP>;
         k.grid_resident16 = fx_grid_resident16_op<OP>;
-        k.bulk_shape16 = fx_bulk_shape16_op<OP>;
+        if constexpr (fx_has_bulk<OP>) k.bulk_shape = fx_bulk_shape_typed_op<OP>;
     }
     return &k;
 }
@@ -125,8 +141,8 @@ static void fx_run_plan_op(const fastest_plan *p, const T *x, long long ldx, T *
     case FASTEST_CLUSTER:
         if constexpr (OP::NIN == 1) fx_run_cluster_op<OP>(p, x, ldx, y, ldy, rows, cols, stream, op);
         break;
-    case FASTEST_BULK: /* planned for 16-bit rows only */
-        if constexpr (!fx_is_float<T> && OP::NIN == 1) fx_run_bulk_op<OP>(p, x, ldx, y, ldy, rows, cols, stream, op);
+    case FASTEST_BULK: /* planned for fx_has_bulk's operations only */
+        if constexpr (fx_has_bulk<OP>) fx_run_bulk_op<OP>(p, x, ldx, y, ldy, rows, cols, stream, op);
         break;
     case FASTEST_GRID: fx_run_grid_op<OP>(p, x, ldx, y, ldy, rows, cols, stream, in2, op); break;
     default: fx_run_split_op<OP>(p, x, ldx, y, ldy, rows, cols, stream, in2, op); break;
