@@ -38,6 +38,7 @@
 #include "reference.h"
 #include "verify.h"
 #include "../lessons/09_half/softmax_half.h"
+#include "../lessons/09_half/half_internal.h" /* half_access */
 #include "../tests/test.h"
 
 static int g_have_gpu;
@@ -308,6 +309,24 @@ static void check_fused(void)
     static const long long forced_lens[] = {1, 9, 1025, 40003};
     check_entry(&shared_e, forced_lens, 4, 1, 1);
     check_entry(&chunked_e, forced_lens, 4, 1, 1);
+    /* Which access: rows whose x and y start at the same offset from 16
+     * bytes are peeled past 256 elements; x and y cut differently are not */
+    const char *a = (const char *)(uintptr_t)256; /* an aligned address, never dereferenced */
+    for (int ti = 0; ti < NTYPES; ti++) {
+        const dtype t = TYPES[ti];
+        const int es = dtype_size(t);
+        const int p1 = half_access(a, 50257, a, 50257, 2048, 50257, t), p2 = half_access(a, 4097, a, 4097, 64, 4097, t);
+        const int p3 = half_access(a + es, 4100, a + es, 4100, 64, 4099, t), p4 = half_access(a, 255, a, 255, 64, 255, t);
+        const int p5 = half_access(a + es, 4097, a, 4097, 64, 4097, t);
+        char name[200];
+        snprintf(name, sizeof name,
+                 "lesson9 fused peels %s rows of 50257 and 4097, and rows one element past 16 bytes, not rows of 255 "
+                 "nor x and y cut differently",
+                 dtype_name(t));
+        test_expect(p1 == HALF_PEELED && p2 == HALF_PEELED && p3 == HALF_PEELED && p4 != HALF_PEELED &&
+                        p5 != HALF_PEELED,
+                    name, "accesses %d %d %d %d %d", p1, p2, p3, p4, p5);
+    }
     /* Which path the dispatcher takes: registers to 32768, shared memory
      * (the row in its storage type) beyond, chunked past that. */
     if (g_have_gpu) {

@@ -99,11 +99,14 @@ __device__ __forceinline__ view_cut view16_row_cut(long long row, long long ldx,
     return view_row_cut_v<8>(row, ldx, mis, cols);
 }
 
-/* Where extra j (< nextra) lies in the row: the head first, then the tail. */
-__device__ __forceinline__ long long view_extra_at(view_cut c, int j)
+/* Where extra j (< nextra) lies in the row: the head first, then the tail
+ * (V: elements per 16-byte vector). */
+template <int V>
+__device__ __forceinline__ long long view_extra_at_v(view_cut c, int j)
 {
-    return j < c.head ? j : c.head + 4 * c.nvec + (j - c.head);
+    return j < c.head ? j : c.head + V * c.nvec + (j - c.head);
 }
+__device__ __forceinline__ long long view_extra_at(view_cut c, int j) { return view_extra_at_v<4>(c, j); }
 
 /* Extra j of the row at xr, or -inf (exp gives 0) when there is none. */
 __device__ __forceinline__ float view_extra_load(const float *xr, view_cut c, int j)
@@ -112,10 +115,7 @@ __device__ __forceinline__ float view_extra_load(const float *xr, view_cut c, in
 }
 /* The same two for lesson 9's 16-bit rows (view16_row_cut's 8-element
  * vectors), the element widened (elem_load, vec.cuh). */
-__device__ __forceinline__ long long view16_extra_at(view_cut c, int j)
-{
-    return j < c.head ? j : c.head + 8 * c.nvec + (j - c.head);
-}
+__device__ __forceinline__ long long view16_extra_at(view_cut c, int j) { return view_extra_at_v<8>(c, j); }
 template <class T>
 __device__ __forceinline__ float view_extra_load(const T *xr, view_cut c, int j)
 {

@@ -11,8 +11,12 @@
  *
  * A 16-byte access holds 8 16-bit elements (VEC = 8) where float holds 4:
  * the kernels move 16-byte vectors when both views' rows start 16-byte
- * aligned and hold whole vectors, 4-byte pairs (VEC = 2) when they are
- * 4-byte aligned and of even length, single elements otherwise.
+ * aligned and hold whole vectors; where the rows of x and y start at the
+ * same offset from 16 bytes, they peel each row as lesson 5 does (PEEL:
+ * a head and a tail of 0-7 elements, one each for the row's first
+ * threads, around a body of 16-byte vectors); else 4-byte pairs (VEC = 2)
+ * when the views are 4-byte aligned and of even length, single elements
+ * otherwise.
  *
  * Where the row lives:
  *   - registers: up to 32768 elements, as in lesson 5 (the registers hold
@@ -36,31 +40,56 @@
 #include "softmax_half.h"
 #include "half_internal.h"
 #include "device/vec.cuh"
+#include "device/view_cut.cuh"
 #include "device/row_reduce.cuh"
 #include "check.h"
+
+/* PEEL: row `row`'s cut (lesson 5's, view_cut.cuh), its body's vectors in
+ * *nvec and its first element in *body; thread sub's extra (the head,
+ * then the tail), or -inf (exp gives 0) for a thread without one. Else
+ * the whole row is the body. */
+template <bool PEEL, int VEC, class T, class N>
+__device__ __forceinline__ float half_cut(const T *xr, long long row, long long ldx, int mis, long long cols, int sub,
+                                          view_cut *c, N *nvec, int *body)
+{
+    if constexpr (!PEEL) {
+        *nvec = (N)(cols / VEC); /* the host picks VEC dividing cols */
+        *body = 0;
+        return -INFINITY;
+    } else {
+        *c = view_row_cut_v<VEC>(row, ldx, mis, cols);
+        *nvec = (N)c->nvec;
+        *body = c->head;
+        return sub < c->nextra ? elem_load(xr + view_extra_at_v<VEC>(*c, sub)) : -INFINITY;
+    }
+}
 
 /* ---- the row in registers ---------------------------------------------------
  * Lesson 5's fused_registers_kernel for storage type T. VEC: elements per
  * access, FPT: elements per thread, TPR: threads per row (1-32: part of a
  * warp; more: the block). All loads are issued before the first use;
  * positions past the row hold -inf and are never stored. */
-template <class T, int VEC, int FPT, int TPR, int BLOCK>
+template <class T, int VEC, int FPT, int TPR, int BLOCK, bool PEEL>
 __global__ void __launch_bounds__(BLOCK)
 half_registers_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, long long rows,
-                      int cols)
+                      int cols, int mis)
 {
     static_assert(FPT % VEC == 0, "whole vectors per thread");
     static_assert(BLOCK % TPR == 0 && (TPR <= 32 || TPR == BLOCK), "a row: part of a warp, or the block");
+    static_assert(!PEEL || TPR >= 2 * (VEC - 1), "a lane for each extra");
     constexpr int ITEMS = FPT / VEC;
     constexpr int RPB = BLOCK / TPR;
     __shared__ float red_max[32], red_sum[32]; /* TPR > 32 only */
     const int sub = threadIdx.x % TPR;
-    const int nvec = cols / VEC; /* the host picks VEC dividing cols */
 
     for (long long first = (long long)blockIdx.x * RPB; first < rows; first += (long long)gridDim.x * RPB) {
         const long long row = first + threadIdx.x / TPR;
         const bool live = row < rows; /* a dead lane still joins the shuffles */
         const T *xr = x + (live ? row : 0) * ldx;
+        view_cut c;
+        int nvec, body;
+        float ex = half_cut<PEEL, VEC>(xr, live ? row : 0, ldx, mis, cols, live ? sub : TPR, &c, &nvec, &body);
+        xr += body;
         float v[FPT];
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
@@ -72,11 +101,12 @@ half_registers_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y,
                 for (int j = 0; j < VEC; j++) v[i * VEC + j] = -INFINITY;
             }
         }
-        float m = -INFINITY;
+        float m = ex; /* -inf without PEEL */
 #pragma unroll
         for (int p = 0; p < FPT; p++) m = fmaxf(m, v[p]);
         m = row_reduce<TPR>(m, red_max, op_max());
         float s = 0.0f;
+        if constexpr (PEEL) s = ex = expf(ex - m);
 #pragma unroll
         for (int p = 0; p < FPT; p++) {
             v[p] = expf(v[p] - m);
@@ -85,6 +115,9 @@ half_registers_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y,
         s = row_reduce<TPR>(s, red_sum, op_sum());
         const float inv = 1.0f / s; /* NaN for a row of NaN, +inf or only -inf */
         T *yr = y + (live ? row : 0) * ldy;
+        if constexpr (PEEL)
+            if (live && sub < c.nextra) elem_store(yr + view_extra_at_v<VEC>(c, sub), ex * inv);
+        yr += body;
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
             const int k = i * TPR + sub;
@@ -102,19 +135,23 @@ half_registers_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y,
  * passes, so each thread reads back only what it wrote (no barrier for the
  * row, only for the reductions). U vectors per thread in flight: 64 bytes
  * for float4s, 64 bytes for 16-bit 8-vectors too (U = 4). */
-template <class T, int VEC, int BLOCK>
+template <class T, int VEC, int BLOCK, bool PEEL>
 __global__ void __launch_bounds__(BLOCK)
-half_shared_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, long long rows, int cols)
+half_shared_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, long long rows, int cols,
+                   int mis)
 {
     constexpr int U = VEC == 1 ? 16 : 64 / (VEC * (int)sizeof(T)); /* VEC * sizeof(T) <= 16 */
     extern __shared__ uint4 half_smem[]; /* uint4: 16-byte aligned */
     __shared__ float red_max[32], red_sum[32];
     T *srow = reinterpret_cast<T *>(half_smem);
-    const int nvec = cols / VEC;
 
     for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
         const T *xr = x + row * ldx;
-        float m = -INFINITY;
+        view_cut c;
+        int nvec, body;
+        float ex = half_cut<PEEL, VEC>(xr, row, ldx, mis, cols, (int)threadIdx.x, &c, &nvec, &body);
+        xr += body;
+        float m = ex; /* -inf without PEEL */
         for (int k0 = threadIdx.x; k0 < nvec; k0 += U * BLOCK) {
             float v[U * VEC];
 #pragma unroll
@@ -140,6 +177,7 @@ half_shared_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, lo
         m = row_reduce<BLOCK>(m, red_max, op_max());
 
         float s = 0.0f;
+        if constexpr (PEEL) s = ex = expf(ex - m);
         for (int k = threadIdx.x; k < nvec; k += BLOCK) {
             float v[VEC];
             load_vec<VEC>(srow + k * VEC, v);
@@ -150,6 +188,9 @@ half_shared_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, lo
         const float inv = 1.0f / s;
 
         T *yr = y + row * ldy;
+        if constexpr (PEEL)
+            if ((int)threadIdx.x < c.nextra) elem_store(yr + view_extra_at_v<VEC>(c, threadIdx.x), ex * inv);
+        yr += body;
         for (int k = threadIdx.x; k < nvec; k += BLOCK) {
             float v[VEC];
             load_vec<VEC>(srow + k * VEC, v);
@@ -179,22 +220,26 @@ __device__ __forceinline__ void chunk_load(const T *__restrict__ xr, long long k
         }
     }
 }
-template <class T, int VEC, int BLOCK>
+template <class T, int VEC, int BLOCK, bool PEEL>
 __global__ void __launch_bounds__(BLOCK)
 half_chunked_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, long long rows,
-                    long long cols)
+                    long long cols, int mis)
 {
     /* 16 elements per thread in flight (64 bytes of float, 32 of 16-bit):
      * 32 16-bit elements spilled at 1024 threads' 64 registers. */
     constexpr int U = VEC == 1 ? 16 : 16 / VEC;
     constexpr long long STEP = (long long)U * BLOCK;
     __shared__ float red_max[32], red_sum[32];
-    const long long nvec = cols / VEC;
 
     for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
         const T *xr = x + row * ldx;
         T *yr = y + row * ldy;
-        float m = -INFINITY; /* read 1 */
+        view_cut c;
+        long long nvec;
+        int body;
+        float ex = half_cut<PEEL, VEC>(xr, row, ldx, mis, cols, (int)threadIdx.x, &c, &nvec, &body);
+        xr += body;
+        float m = ex; /* read 1; -inf without PEEL */
         for (long long k0 = threadIdx.x; k0 < nvec; k0 += STEP) {
             float v[U * VEC];
             chunk_load<U, VEC, BLOCK>(xr, k0, nvec, v);
@@ -204,6 +249,7 @@ half_chunked_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
         m = row_reduce<BLOCK>(m, red_max, op_max());
 
         float s = 0.0f; /* read 2 */
+        if constexpr (PEEL) s = ex = expf(ex - m);
         for (long long k0 = threadIdx.x; k0 < nvec; k0 += STEP) {
             float v[U * VEC];
             chunk_load<U, VEC, BLOCK>(xr, k0, nvec, v);
@@ -212,6 +258,9 @@ half_chunked_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
         }
         s = row_reduce<BLOCK>(s, red_sum, op_sum());
         const float inv = 1.0f / s;
+        if constexpr (PEEL)
+            if ((int)threadIdx.x < c.nextra) elem_store(yr + view_extra_at_v<VEC>(c, threadIdx.x), ex * inv);
+        yr += body;
 
         for (long long k0 = threadIdx.x; k0 < nvec; k0 += STEP) { /* read 3, write */
             float v[U * VEC];
@@ -258,36 +307,44 @@ static unsigned half_grid(long long rows, int per_block)
     return (unsigned)(blocks < INT_MAX ? blocks : INT_MAX);
 }
 
-template <class T, int VEC, int I>
+/* PEEL: the classes of rows past HALF_PEEL_MIN_COLS only (their rows have
+ * a lane for each extra); half_access peels no shorter row. */
+#define HALF_PEEL_MIN_COLS 256
+#define HALF_PEEL_CLASS 6 /* the first class past HALF_PEEL_MIN_COLS */
+static_assert(HREG[HALF_PEEL_CLASS - 1].max_cols == HALF_PEEL_MIN_COLS, "the classes that peel");
+
+template <class T, int VEC, int I, bool PEEL>
 static void half_launch_registers(const void *x, long long ldx, void *y, long long ldy, long long rows,
-                                  long long cols, cudaStream_t stream)
+                                  long long cols, int mis, cudaStream_t stream)
 {
     constexpr half_reg_config C = HREG[I];
     static_assert(C.tpr * C.fpt >= C.max_cols && C.fpt % 8 == 0, "capacity holds the class");
-    void (*kernel)(const T *, long long, T *, long long, long long, int) =
-        half_registers_kernel<T, VEC, C.fpt, C.tpr, C.block>;
-    kernel<<<half_grid(rows, C.block / C.tpr), C.block, 0, stream>>>((const T *)x, ldx, (T *)y, ldy, rows, (int)cols);
+    constexpr bool P = PEEL && I >= HALF_PEEL_CLASS;
+    void (*kernel)(const T *, long long, T *, long long, long long, int, int) =
+        half_registers_kernel<T, VEC, C.fpt, C.tpr, C.block, P>;
+    kernel<<<half_grid(rows, C.block / C.tpr), C.block, 0, stream>>>((const T *)x, ldx, (T *)y, ldy, rows, (int)cols,
+                                                                     mis);
     CUDA_CHECK_LAUNCH();
 }
 
-template <class T, int VEC>
+template <class T, int VEC, bool PEEL>
 static void half_run_registers(int i, const void *x, long long ldx, void *y, long long ldy, long long rows,
-                               long long cols, cudaStream_t s)
+                               long long cols, int mis, cudaStream_t s)
 {
     switch (i) {
-    case 0: half_launch_registers<T, VEC, 0>(x, ldx, y, ldy, rows, cols, s); break;
-    case 1: half_launch_registers<T, VEC, 1>(x, ldx, y, ldy, rows, cols, s); break;
-    case 2: half_launch_registers<T, VEC, 2>(x, ldx, y, ldy, rows, cols, s); break;
-    case 3: half_launch_registers<T, VEC, 3>(x, ldx, y, ldy, rows, cols, s); break;
-    case 4: half_launch_registers<T, VEC, 4>(x, ldx, y, ldy, rows, cols, s); break;
-    case 5: half_launch_registers<T, VEC, 5>(x, ldx, y, ldy, rows, cols, s); break;
-    case 6: half_launch_registers<T, VEC, 6>(x, ldx, y, ldy, rows, cols, s); break;
-    case 7: half_launch_registers<T, VEC, 7>(x, ldx, y, ldy, rows, cols, s); break;
-    case 8: half_launch_registers<T, VEC, 8>(x, ldx, y, ldy, rows, cols, s); break;
-    case 9: half_launch_registers<T, VEC, 9>(x, ldx, y, ldy, rows, cols, s); break;
-    case 10: half_launch_registers<T, VEC, 10>(x, ldx, y, ldy, rows, cols, s); break;
-    case 11: half_launch_registers<T, VEC, 11>(x, ldx, y, ldy, rows, cols, s); break;
-    default: half_launch_registers<T, VEC, 12>(x, ldx, y, ldy, rows, cols, s); break;
+    case 0: half_launch_registers<T, VEC, 0, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
+    case 1: half_launch_registers<T, VEC, 1, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
+    case 2: half_launch_registers<T, VEC, 2, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
+    case 3: half_launch_registers<T, VEC, 3, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
+    case 4: half_launch_registers<T, VEC, 4, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
+    case 5: half_launch_registers<T, VEC, 5, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
+    case 6: half_launch_registers<T, VEC, 6, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
+    case 7: half_launch_registers<T, VEC, 7, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
+    case 8: half_launch_registers<T, VEC, 8, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
+    case 9: half_launch_registers<T, VEC, 9, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
+    case 10: half_launch_registers<T, VEC, 10, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
+    case 11: half_launch_registers<T, VEC, 11, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
+    default: half_launch_registers<T, VEC, 12, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
     }
 }
 static_assert(HNREG == 13, "half_run_registers has one case per configuration");
@@ -308,6 +365,9 @@ int half_access(const void *x, long long ldx, const void *y, long long ldy, long
     /* One row: its stride is never used, so it cannot misalign anything. */
     const long long sx = rows > 1 ? ldx : 0, sy = rows > 1 ? ldy : 0;
     if (ax % 16 == 0 && ay % 16 == 0 && cols % e16 == 0 && sx % e16 == 0 && sy % e16 == 0) return HALF_VEC16;
+    const int same_cut = t == DTYPE_F32 ? view_can_peel((const float *)x, ldx, (const float *)y, ldy, rows)
+                                        : view16_can_peel(x, ldx, y, ldy, rows);
+    if (same_cut && cols > HALF_PEEL_MIN_COLS) return HALF_PEELED;
     if (dtype_size(t) == 2 && ax % 4 == 0 && ay % 4 == 0 && cols % 2 == 0 && sx % 2 == 0 && sy % 2 == 0)
         return HALF_VEC4;
     return HALF_SCALAR;
@@ -320,27 +380,29 @@ static int half_reg_index(long long cols)
     return -1;
 }
 
-template <class T, int VEC>
+/* PEEL: mis is the base's offset from 16 bytes, in elements. */
+template <class T, int VEC, bool PEEL = false>
 static half_fused_path half_launch(half_fused_path want, const void *x, long long ldx, void *y, long long ldy,
-                                   long long rows, long long cols, dtype t, cudaStream_t stream)
+                                   long long rows, long long cols, dtype t, cudaStream_t stream, int mis = 0)
 {
     const int reg = half_reg_index(cols);
     if (reg >= 0 && (want == HALF_FUSED_AUTO || want == HALF_FUSED_REGISTERS)) {
-        half_run_registers<T, VEC>(reg, x, ldx, y, ldy, rows, cols, stream);
+        half_run_registers<T, VEC, PEEL>(reg, x, ldx, y, ldy, rows, cols, mis, stream);
         return HALF_FUSED_REGISTERS;
     }
     if (want != HALF_FUSED_CHUNKED && cols <= half_shared_capacity(t)) {
         const long long smem = cols * (long long)sizeof(T);
-        void (*kernel)(const T *, long long, T *, long long, long long, int) = half_shared_kernel<T, VEC, HALF_BIG_BLOCK>;
+        void (*kernel)(const T *, long long, T *, long long, long long, int, int) =
+            half_shared_kernel<T, VEC, HALF_BIG_BLOCK, PEEL>;
         SMEM_OPT_IN(kernel, smem); /* above 48 KB a kernel must opt in (common/check.h) */
         kernel<<<half_grid(rows, 1), HALF_BIG_BLOCK, (size_t)smem, stream>>>((const T *)x, ldx, (T *)y, ldy, rows,
-                                                                             (int)cols);
+                                                                             (int)cols, mis);
         CUDA_CHECK_LAUNCH();
         return HALF_FUSED_SHARED;
     }
-    void (*chunked)(const T *, long long, T *, long long, long long, long long) =
-        half_chunked_kernel<T, VEC, HALF_BIG_BLOCK>;
-    chunked<<<half_grid(rows, 1), HALF_BIG_BLOCK, 0, stream>>>((const T *)x, ldx, (T *)y, ldy, rows, cols);
+    void (*chunked)(const T *, long long, T *, long long, long long, long long, int) =
+        half_chunked_kernel<T, VEC, HALF_BIG_BLOCK, PEEL>;
+    chunked<<<half_grid(rows, 1), HALF_BIG_BLOCK, 0, stream>>>((const T *)x, ldx, (T *)y, ldy, rows, cols, mis);
     CUDA_CHECK_LAUNCH();
     return HALF_FUSED_CHUNKED;
 }
@@ -350,6 +412,10 @@ static half_fused_path half_launch_access(half_fused_path want, int access, cons
                                           long long ldy, long long rows, long long cols, dtype t, cudaStream_t s)
 {
     if (access == HALF_VEC16) return half_launch<T, 16 / sizeof(T)>(want, x, ldx, y, ldy, rows, cols, t, s);
+    if (access == HALF_PEELED) {
+        const int mis = sizeof(T) == 4 ? view_mis((const float *)x) : view16_mis(x);
+        return half_launch<T, 16 / sizeof(T), true>(want, x, ldx, y, ldy, rows, cols, t, s, mis);
+    }
     if constexpr (sizeof(T) == 2)
         if (access == HALF_VEC4) return half_launch<T, 2>(want, x, ldx, y, ldy, rows, cols, t, s);
     return half_launch<T, 1>(want, x, ldx, y, ldy, rows, cols, t, s);
