@@ -327,27 +327,15 @@ static void half_launch_registers(const void *x, long long ldx, void *y, long lo
     CUDA_CHECK_LAUNCH();
 }
 
-template <class T, int VEC, bool PEEL>
+/* Class i's instance, found at compile time: one per class of HREG. */
+template <class T, int VEC, bool PEEL, int I = 0>
 static void half_run_registers(int i, const void *x, long long ldx, void *y, long long ldy, long long rows,
                                long long cols, int mis, cudaStream_t s)
 {
-    switch (i) {
-    case 0: half_launch_registers<T, VEC, 0, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
-    case 1: half_launch_registers<T, VEC, 1, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
-    case 2: half_launch_registers<T, VEC, 2, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
-    case 3: half_launch_registers<T, VEC, 3, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
-    case 4: half_launch_registers<T, VEC, 4, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
-    case 5: half_launch_registers<T, VEC, 5, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
-    case 6: half_launch_registers<T, VEC, 6, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
-    case 7: half_launch_registers<T, VEC, 7, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
-    case 8: half_launch_registers<T, VEC, 8, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
-    case 9: half_launch_registers<T, VEC, 9, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
-    case 10: half_launch_registers<T, VEC, 10, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
-    case 11: half_launch_registers<T, VEC, 11, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
-    default: half_launch_registers<T, VEC, 12, PEEL>(x, ldx, y, ldy, rows, cols, mis, s); break;
-    }
+    if constexpr (I == HNREG - 1) half_launch_registers<T, VEC, I, PEEL>(x, ldx, y, ldy, rows, cols, mis, s);
+    else if (i == I) half_launch_registers<T, VEC, I, PEEL>(x, ldx, y, ldy, rows, cols, mis, s);
+    else half_run_registers<T, VEC, PEEL, I + 1>(i, x, ldx, y, ldy, rows, cols, mis, s);
 }
-static_assert(HNREG == 13, "half_run_registers has one case per configuration");
 
 long long half_shared_capacity(dtype t)
 {
