@@ -18,7 +18,7 @@ static int held16(long long rows, long long cols, dtype t)
 /* The classifier's bulk-loaded CTAs a row at rows x cols (path 3b: a
  * cluster of up to 8, more meeting through global memory), 0 where it
  * takes another path. */
-static int bulk16(long long rows, long long cols, dtype t)
+static int bulk_ctas(long long rows, long long cols, dtype t)
 {
     const fastest_plan p = train_plan(TRAIN_K_CLASSIFIER, rows, cols, t);
     return p.path != FASTEST_BULK ? 0 : p.splits ? (int)p.splits : p.cluster;
@@ -236,7 +236,7 @@ static void test_classifier_bulk(void)
                 test_skip(name, "no clusters before sm_90");
                 continue;
             }
-            const int c = bulk16(rows, n, t);
+            const int c = bulk_ctas(rows, n, t);
             test_expect(c == PIECES[st > 0][l], name, "%d blocks", c);
             float *x = (float *)malloc(rows * n * sizeof(float));
             inputs_fill(x, rows, n, INPUT_NORMAL, 2000 + l);
@@ -264,15 +264,15 @@ static void test_classifier_bulk(void)
             check_classifier_special("in bulk-loaded clusters", 32776, r, 2200 + r, DTYPE_F32);
         }
     train_set_long_rows(TRAIN_LONG_AUTO);
-    /* the default: where half the SMs get a block; 16-bit logits only */
+    /* the default: where half the SMs get a block; float rows in clusters only */
     const int sms = device_sms();
-    const int many = bulk16(sms, 65536, DTYPE_F16), few = bulk16(sms / 8, 65536, DTYPE_F16);
+    const int many = bulk_ctas(sms, 65536, DTYPE_F16), few = bulk_ctas(sms / 8, 65536, DTYPE_F16);
     snprintf(name, sizeof name,
              "by default, float16 rows of 65536 take bulk-loaded clusters of 2 at %d rows, none at %d", sms, sms / 8);
     if (major < 9) test_skip(name, "no clusters before sm_90");
     else test_expect(many == 2 && few == 0, name, "clusters of %d and %d", many, few);
-    const int f = bulk16(sms, 65536, DTYPE_F32), h8 = bulk16(4 * sms, 1 << 18, DTYPE_F16);
-    const int h16 = bulk16(sms, 1 << 19, DTYPE_F16), fl = bulk16(sms, 1 << 19, DTYPE_F32);
+    const int f = bulk_ctas(sms, 65536, DTYPE_F32), h8 = bulk_ctas(4 * sms, 1 << 18, DTYPE_F16);
+    const int h16 = bulk_ctas(sms, 1 << 19, DTYPE_F16), fl = bulk_ctas(sms, 1 << 19, DTYPE_F32);
     snprintf(name, sizeof name,
              "by default, float16 rows of 2^18 take bulk-loaded clusters of 8, rows of 2^19 16 bulk-loaded blocks "
              "meeting through global memory; float rows of 65536 clusters of 4, of 2^19 none");

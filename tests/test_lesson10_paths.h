@@ -14,9 +14,10 @@
 /* Log-softmax, the float classifier and the loss run on the row engine:
  * at every shape each takes the softmax's path (fx_plan_typed, the same
  * dispatcher), except where that is path 2s, or 3b for log-softmax (its
- * output is not exp(x - m) scaled): then path 3, 3g or 4. The long-row modes take the engine path they name
- * where the shape fits it: TRAIN_LONG_SPLIT path 4, TRAIN_LONG_GRID path
- * 3g, TRAIN_LONG_CLUSTER path 3 (sm_90 and up).
+ * output is not exp(x - m) scaled): then path 3, 3g or 4. The long-row
+ * modes take the engine path they name where the shape fits it:
+ * TRAIN_LONG_SPLIT path 4, TRAIN_LONG_GRID path 3g, TRAIN_LONG_CLUSTER
+ * path 3 (sm_90 and up).
  * (These rows all start on 16 bytes; test_ops_peeled_plans has the others.) */
 static void test_engine_paths_of(const char *kn, train_kernel k, int has_bulk)
 {

@@ -40,12 +40,19 @@ static inline int fx_no_cluster_ctas(int mode, int cfg)
 template <class OP>
 constexpr bool fx_has_bulk = OP::NIN == 1 && OP::OUT && OP::KEEP_EXP;
 
-/* Path 3b's shape for OP's float kernels (fx_op_kernels' bulk_shape). */
+/* Path 3b's shape for OP's float kernels (fx_op_kernels' bulk_shape) ... */
 template <class OP>
 static int fx_bulk_shape_f32_op(dtype t, long long cols, int *c_out, long long *seg_out)
 {
-    if constexpr (fx_has_bulk<OP>) return t == DTYPE_F32 && fx_bulk_shape_op<OP, float>(cols, c_out, seg_out);
-    else return (void)t, (void)cols, (void)c_out, (void)seg_out, 0;
+    return t == DTYPE_F32 && fx_bulk_shape_op<OP, float>(cols, c_out, seg_out);
+}
+
+/* ... or NULL where OP has no path 3b (its kernels then never built). */
+template <class OP>
+static constexpr auto fx_bulk_shape_f32_of(void)
+{
+    if constexpr (fx_has_bulk<OP>) return &fx_bulk_shape_f32_op<OP>;
+    else return (int (*)(dtype, long long, int *, long long *))nullptr;
 }
 
 /* What the plan asks of OP's kernels (fastest_paths.h). */
@@ -59,7 +66,7 @@ static const fx_op_kernels *fx_op_kernels_of(void)
     } else {
         static const fx_op_kernels k = {fx_cluster_shape_op<OP, float>, fx_cluster_ctas_per_sm_op<OP, float>,
                                         fx_grid_resident_op<OP, float>, 0, 1, OP::OUT ? 0 : 1, nullptr, nullptr,
-                                        fx_has_bulk<OP> ? fx_bulk_shape_f32_op<OP> : nullptr};
+                                        fx_bulk_shape_f32_of<OP>()};
         return &k;
     }
 }
