@@ -13,10 +13,11 @@
  * the kernels move 16-byte vectors when both views' rows start 16-byte
  * aligned and hold whole vectors; where the rows of x and y start at the
  * same offset from 16 bytes, they peel each row as lesson 5 does (PEEL:
- * a head and a tail of 0-7 elements, one each for the row's first
- * threads, around a body of 16-byte vectors); else 4-byte pairs (VEC = 2)
- * when the views are 4-byte aligned and of even length, single elements
- * otherwise.
+ * a head up to the row's first 16-byte boundary, or its first 128-byte
+ * line in the long-row kernels (HALF_LINE), and a tail of 0-7 elements,
+ * one each for the row's first threads, around a body of 16-byte
+ * vectors); else 4-byte pairs (VEC = 2) when the views are 4-byte aligned
+ * and of even length, single elements otherwise.
  *
  * Where the row lives:
  *   - registers: up to 32768 elements, as in lesson 5 (the registers hold
@@ -44,20 +45,33 @@
 #include "device/row_reduce.cuh"
 #include "check.h"
 
-/* PEEL: row `row`'s cut (lesson 5's, view_cut.cuh), its body's vectors in
+/* The shared-memory and chunked kernels cut a peeled row at x's first
+ * 128-byte line (a head of up to 63 16-bit values or 31 floats, one for
+ * each of the row's first threads), the register kernels at 16 bytes
+ * (their rows lack a lane for a longer head). Cut at 16 bytes, every
+ * other row's body starts half-way into a 32-byte sector, and each warp's
+ * accesses share a sector at either end with another warp's: 2048 x 50257
+ * float16 takes 0.181 ms cut at lines against 0.192 at 16 bytes, H200
+ * (docs/experiments/rows-peeled-views.md). y's rows start at the same
+ * offset from 16 bytes as x's, so y's body stays 16-byte aligned. */
+#define HALF_LINE 128
+
+/* PEEL: row `row`'s cut at boundaries of `unit` elements (lesson 5's,
+ * view_cut.cuh; mis: x's offset from a 128-byte line, which a smaller
+ * unit takes modulo itself), its body's vectors in
  * *nvec and its first element in *body; thread sub's extra (the head,
  * then the tail), or -inf (exp gives 0) for a thread without one. Else
  * the whole row is the body. */
 template <bool PEEL, int VEC, class T, class N>
-__device__ __forceinline__ float half_cut(const T *xr, long long row, long long ldx, int mis, long long cols, int sub,
-                                          view_cut *c, N *nvec, int *body)
+__device__ __forceinline__ float half_cut(const T *xr, long long row, long long ldx, int mis, int unit, long long cols,
+                                          int sub, view_cut *c, N *nvec, int *body)
 {
     if constexpr (!PEEL) {
         *nvec = (N)(cols / VEC); /* the host picks VEC dividing cols */
         *body = 0;
         return -INFINITY;
     } else {
-        *c = view_row_cut_v<VEC>(row, ldx, mis, cols);
+        *c = view_row_cut_at<VEC>(row, ldx, mis, unit, cols);
         *nvec = (N)c->nvec;
         *body = c->head;
         return sub < c->nextra ? elem_load(xr + view_extra_at_v<VEC>(*c, sub)) : -INFINITY;
@@ -88,7 +102,8 @@ half_registers_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y,
         const T *xr = x + (live ? row : 0) * ldx;
         view_cut c;
         int nvec, body;
-        float ex = half_cut<PEEL, VEC>(xr, live ? row : 0, ldx, mis, cols, live ? sub : TPR, &c, &nvec, &body);
+        float ex = half_cut<PEEL, VEC>(xr, live ? row : 0, ldx, mis, VEC, cols, live ? sub : TPR, &c, &nvec,
+                                      &body);
         xr += body;
         float v[FPT];
 #pragma unroll
@@ -149,7 +164,8 @@ half_shared_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, lo
         const T *xr = x + row * ldx;
         view_cut c;
         int nvec, body;
-        float ex = half_cut<PEEL, VEC>(xr, row, ldx, mis, cols, (int)threadIdx.x, &c, &nvec, &body);
+        float ex = half_cut<PEEL, VEC>(xr, row, ldx, mis, HALF_LINE / sizeof(T), cols, (int)threadIdx.x, &c, &nvec,
+                                      &body);
         xr += body;
         float m = ex; /* -inf without PEEL */
         for (int k0 = threadIdx.x; k0 < nvec; k0 += U * BLOCK) {
@@ -237,7 +253,8 @@ half_chunked_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
         view_cut c;
         long long nvec;
         int body;
-        float ex = half_cut<PEEL, VEC>(xr, row, ldx, mis, cols, (int)threadIdx.x, &c, &nvec, &body);
+        float ex = half_cut<PEEL, VEC>(xr, row, ldx, mis, HALF_LINE / sizeof(T), cols, (int)threadIdx.x, &c, &nvec,
+                                      &body);
         xr += body;
         float m = ex; /* read 1; -inf without PEEL */
         for (long long k0 = threadIdx.x; k0 < nvec; k0 += STEP) {
@@ -368,7 +385,7 @@ static int half_reg_index(long long cols)
     return -1;
 }
 
-/* PEEL: mis is the base's offset from 16 bytes, in elements. */
+/* PEEL: mis is x's offset from a 128-byte line, in elements. */
 template <class T, int VEC, bool PEEL = false>
 static half_fused_path half_launch(half_fused_path want, const void *x, long long ldx, void *y, long long ldy,
                                    long long rows, long long cols, dtype t, cudaStream_t stream, int mis = 0)
@@ -401,7 +418,7 @@ static half_fused_path half_launch_access(half_fused_path want, int access, cons
 {
     if (access == HALF_VEC16) return half_launch<T, 16 / sizeof(T)>(want, x, ldx, y, ldy, rows, cols, t, s);
     if (access == HALF_PEELED) {
-        const int mis = sizeof(T) == 4 ? view_mis((const float *)x) : view16_mis(x);
+        const int mis = (int)((uintptr_t)x / sizeof(T) % (HALF_LINE / sizeof(T)));
         return half_launch<T, 16 / sizeof(T), true>(want, x, ldx, y, ldy, rows, cols, t, s, mis);
     }
     if constexpr (sizeof(T) == 2)
