@@ -61,29 +61,20 @@ static inline int view_y_holes_short(long long ldy, long long rows, long long co
     return rows > 1 && ldy > cols && ldy % 4 != 0 && cols <= 256;
 }
 
-/* The cut of row `row` of a view whose base is `mis` elements past a
- * boundary of `unit` elements (a power of two, a multiple of V): the head
- * runs up to the row's first such boundary, the body is whole vectors of
- * V from there. unit = V cuts at 16 bytes; lesson 9's step 1 also cuts at
- * 128-byte lines. (row & (unit - 1)) * (ldx & (unit - 1)) is row * ldx
- * modulo unit without a 64-bit multiply. */
+/* The cut of row `row` of a view whose base is `mis` floats past a 16-byte
+ * boundary. (row & 3) * (ldx & 3) is row * ldx modulo 4 without a 64-bit
+ * multiply. */
 template <int V> /* elements per 16-byte vector: 4 floats, 8 16-bit values */
-__device__ __forceinline__ view_cut view_row_cut_at(long long row, long long ldx, int mis, int unit, long long cols)
+__device__ __forceinline__ view_cut view_row_cut_v(long long row, long long ldx, int mis, long long cols)
 {
-    const int off = (int)((mis + (row & (unit - 1)) * (ldx & (unit - 1))) & (unit - 1));
-    long long h = (unit - off) & (unit - 1);
+    const int off = (int)((mis + (row & (V - 1)) * (ldx & (V - 1))) & (V - 1));
+    long long h = (V - off) & (V - 1);
     if (h > cols) h = cols;
     view_cut c;
     c.head = (int)h;
     c.nvec = (cols - h) / V;
     c.nextra = (int)(h + (cols - h) % V);
     return c;
-}
-/* At 16 bytes: `mis` is the base's offset from 16 bytes, in elements. */
-template <int V>
-__device__ __forceinline__ view_cut view_row_cut_v(long long row, long long ldx, int mis, long long cols)
-{
-    return view_row_cut_at<V>(row, ldx, mis, V, cols);
 }
 __device__ __forceinline__ view_cut view_row_cut(long long row, long long ldx, int mis, long long cols)
 {

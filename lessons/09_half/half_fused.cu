@@ -56,22 +56,30 @@
  * offset from 16 bytes as x's, so y's body stays 16-byte aligned. */
 #define HALF_LINE 128
 
-/* PEEL: row `row`'s cut at boundaries of `unit` elements (lesson 5's,
- * view_cut.cuh; mis: x's offset from a 128-byte line, which a smaller
- * unit takes modulo itself), its body's vectors in
- * *nvec and its first element in *body; thread sub's extra (the head,
- * then the tail), or -inf (exp gives 0) for a thread without one. Else
- * the whole row is the body. */
-template <bool PEEL, int VEC, class T, class N>
-__device__ __forceinline__ float half_cut(const T *xr, long long row, long long ldx, int mis, int unit, long long cols,
-                                          int sub, view_cut *c, N *nvec, int *body)
+/* PEEL: row `row`'s cut, its body's vectors in *nvec and its first
+ * element in *body; thread sub's extra (the head, then the tail), or -inf
+ * (exp gives 0) for a thread without one. UNIT = VEC: lesson 5's cut at
+ * 16 bytes (view_cut.cuh; mis: the base's offset from 16 bytes); a larger
+ * UNIT: the head up to the first boundary of UNIT elements of the row at
+ * xr. Else the whole row is the body. */
+template <bool PEEL, int VEC, int UNIT, class T, class N>
+__device__ __forceinline__ float half_cut(const T *xr, long long row, long long ldx, int mis, long long cols, int sub,
+                                          view_cut *c, N *nvec, int *body)
 {
     if constexpr (!PEEL) {
         *nvec = (N)(cols / VEC); /* the host picks VEC dividing cols */
         *body = 0;
         return -INFINITY;
     } else {
-        *c = view_row_cut_at<VEC>(row, ldx, mis, unit, cols);
+        if constexpr (UNIT == VEC) {
+            *c = view_row_cut_v<VEC>(row, ldx, mis, cols);
+        } else {
+            const int off = (int)((uintptr_t)xr / sizeof(T) & (UNIT - 1));
+            const long long h = (UNIT - off) & (UNIT - 1);
+            c->head = (int)(h < cols ? h : cols);
+            c->nvec = (cols - c->head) / VEC;
+            c->nextra = (int)(c->head + (cols - c->head) % VEC);
+        }
         *nvec = (N)c->nvec;
         *body = c->head;
         return sub < c->nextra ? elem_load(xr + view_extra_at_v<VEC>(*c, sub)) : -INFINITY;
@@ -102,8 +110,7 @@ half_registers_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y,
         const T *xr = x + (live ? row : 0) * ldx;
         view_cut c;
         int nvec, body;
-        float ex = half_cut<PEEL, VEC>(xr, live ? row : 0, ldx, mis, VEC, cols, live ? sub : TPR, &c, &nvec,
-                                      &body);
+        float ex = half_cut<PEEL, VEC, VEC>(xr, live ? row : 0, ldx, mis, cols, live ? sub : TPR, &c, &nvec, &body);
         xr += body;
         float v[FPT];
 #pragma unroll
@@ -164,8 +171,8 @@ half_shared_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, lo
         const T *xr = x + row * ldx;
         view_cut c;
         int nvec, body;
-        float ex = half_cut<PEEL, VEC>(xr, row, ldx, mis, HALF_LINE / sizeof(T), cols, (int)threadIdx.x, &c, &nvec,
-                                      &body);
+        float ex = half_cut<PEEL, VEC, HALF_LINE / sizeof(T)>(xr, row, ldx, mis, cols, (int)threadIdx.x, &c, &nvec,
+                                                             &body);
         xr += body;
         float m = ex; /* -inf without PEEL */
         for (int k0 = threadIdx.x; k0 < nvec; k0 += U * BLOCK) {
@@ -253,8 +260,8 @@ half_chunked_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
         view_cut c;
         long long nvec;
         int body;
-        float ex = half_cut<PEEL, VEC>(xr, row, ldx, mis, HALF_LINE / sizeof(T), cols, (int)threadIdx.x, &c, &nvec,
-                                      &body);
+        float ex = half_cut<PEEL, VEC, HALF_LINE / sizeof(T)>(xr, row, ldx, mis, cols, (int)threadIdx.x, &c, &nvec,
+                                                             &body);
         xr += body;
         float m = ex; /* read 1; -inf without PEEL */
         for (long long k0 = threadIdx.x; k0 < nvec; k0 += STEP) {
@@ -385,7 +392,7 @@ static int half_reg_index(long long cols)
     return -1;
 }
 
-/* PEEL: mis is x's offset from a 128-byte line, in elements. */
+/* PEEL: mis is the base's offset from 16 bytes, in elements. */
 template <class T, int VEC, bool PEEL = false>
 static half_fused_path half_launch(half_fused_path want, const void *x, long long ldx, void *y, long long ldy,
                                    long long rows, long long cols, dtype t, cudaStream_t stream, int mis = 0)
@@ -418,7 +425,7 @@ static half_fused_path half_launch_access(half_fused_path want, int access, cons
 {
     if (access == HALF_VEC16) return half_launch<T, 16 / sizeof(T)>(want, x, ldx, y, ldy, rows, cols, t, s);
     if (access == HALF_PEELED) {
-        const int mis = (int)((uintptr_t)x / sizeof(T) % (HALF_LINE / sizeof(T)));
+        const int mis = sizeof(T) == 4 ? view_mis((const float *)x) : view16_mis(x);
         return half_launch<T, 16 / sizeof(T), true>(want, x, ldx, y, ldy, rows, cols, t, s, mis);
     }
     if constexpr (sizeof(T) == 2)
