@@ -12,7 +12,7 @@
  * the copy and cuDNN run there, which keeps `make bench` within minutes.
  * Then the vocabulary shapes of language models as they are trained (M x N
  * up to 2^27; tests/bench_shapes.cu), each beside a neighbour off the vector width
- * (N + 1; GPT-2's own 50257 beside its padded 50304): lessons 8, 9 and
+ * (N + 1; GPT-2's own 50257 beside its padded 50304 and 50256): lessons 8, 9 and
  * 10's entry points run there, as at the powers of two, to be held against
  * other libraries' kernels on the shapes those are tuned for.
  *

@@ -22,10 +22,12 @@ static const long long VOCAB_COLS[] = {
 
 /* Vocabulary shapes, M x N, as language models are trained on them: each
  * aligned length, then its neighbour off the vector width (N + 1, or GPT-2's
- * own 50257 beside its padded 50304). M is scaled by BENCH_ELEMS / 2^26. */
+ * own 50257 beside its padded 50304 and the multiple of 8 nearest it,
+ * 50256). M is scaled by BENCH_ELEMS / 2^26. */
 static const long long VOCAB_SHAPES[][2] = {
     {4096, 32000},  {4096, 32001},  /* Llama 2 */
     {2048, 50304},  {2048, 50257},  /* GPT-2, padded and as it is */
+    {2048, 50256},                  /* GPT-2's nearest multiple of 8 */
     {1024, 128256}, {1024, 128257}, /* Llama 3 */
     {512, 151936},  {512, 151937},  /* Qwen2 */
     {256, 262144},  {256, 262145},  /* Gemma 3 */
