@@ -61,6 +61,19 @@ static inline int view_y_holes_short(long long ldy, long long rows, long long co
     return rows > 1 && ldy > cols && ldy % 4 != 0 && cols <= 256;
 }
 
+/* The cut of a row of cols elements whose first h elements (at most)
+ * make its head: a body of whole V-element vectors, then the tail. */
+template <int V>
+__device__ __forceinline__ view_cut view_cut_head(long long h, long long cols)
+{
+    if (h > cols) h = cols;
+    view_cut c;
+    c.head = (int)h;
+    c.nvec = (cols - h) / V;
+    c.nextra = (int)(h + (cols - h) % V);
+    return c;
+}
+
 /* The cut of row `row` of a view whose base is `mis` floats past a 16-byte
  * boundary. (row & 3) * (ldx & 3) is row * ldx modulo 4 without a 64-bit
  * multiply. */
@@ -68,13 +81,7 @@ template <int V> /* elements per 16-byte vector: 4 floats, 8 16-bit values */
 __device__ __forceinline__ view_cut view_row_cut_v(long long row, long long ldx, int mis, long long cols)
 {
     const int off = (int)((mis + (row & (V - 1)) * (ldx & (V - 1))) & (V - 1));
-    long long h = (V - off) & (V - 1);
-    if (h > cols) h = cols;
-    view_cut c;
-    c.head = (int)h;
-    c.nvec = (cols - h) / V;
-    c.nextra = (int)(h + (cols - h) % V);
-    return c;
+    return view_cut_head<V>((V - off) & (V - 1), cols);
 }
 __device__ __forceinline__ view_cut view_row_cut(long long row, long long ldx, int mis, long long cols)
 {

@@ -71,15 +71,8 @@ __device__ __forceinline__ float half_cut(const T *xr, long long row, long long 
         *body = 0;
         return -INFINITY;
     } else {
-        if constexpr (UNIT == VEC) {
-            *c = view_row_cut_v<VEC>(row, ldx, mis, cols);
-        } else {
-            const int off = (int)((uintptr_t)xr / sizeof(T) & (UNIT - 1));
-            const long long h = (UNIT - off) & (UNIT - 1);
-            c->head = (int)(h < cols ? h : cols);
-            c->nvec = (cols - c->head) / VEC;
-            c->nextra = (int)(c->head + (cols - c->head) % VEC);
-        }
+        if constexpr (UNIT == VEC) *c = view_row_cut_v<VEC>(row, ldx, mis, cols);
+        else *c = view_cut_head<VEC>((UNIT - (int)((uintptr_t)xr / sizeof(T) & (UNIT - 1))) & (UNIT - 1), cols);
         *nvec = (N)c->nvec;
         *body = c->head;
         return sub < c->nextra ? elem_load(xr + view_extra_at_v<VEC>(*c, sub)) : -INFINITY;
