@@ -179,7 +179,8 @@ static inline int train_check_loss(const float *x, const int *targets, const flo
 
 /* x: the logits the kernel read (16-bit ones widened exactly); grad: its
  * gradient widened to float; losses (M) and loss (1) as written; mean: 1
- * for the mean over the rows not ignored, 0 for the sum; st: the storage
+ * for the mean over the rows not ignored, 0 for the sum, -1 for no total
+ * (loss not checked; the gradient as the sum's); st: the storage
  * type of the logits and gradient. */
 static inline int train_check_classifier(const float *x, const int *targets, const float *grad, const float *losses,
                                          float loss, long long rows, long long cols, int ignore_index,
@@ -188,7 +189,7 @@ static inline int train_check_classifier(const float *x, const int *targets, con
     const double R = verify_rtol(cols), rs = verify_rtol_storage(st, R), as = verify_atol_storage(st);
     long long count = 0;
     for (long long i = 0; i < rows; i++) count += targets[i] != ignore_index;
-    const double dloss = mean ? 1.0 / (double)(count ? count : 1) : 1.0;
+    const double dloss = mean == 1 ? 1.0 / (double)(count ? count : 1) : 1.0;
 
     /* every row's loss and the reduced loss */
     double total = 0.0, tol = 0.0;
@@ -198,9 +199,9 @@ static inline int train_check_classifier(const float *x, const int *targets, con
         total += li;
         if (isfinite(li)) tol += R * (1.0 + fabs(li));
     }
-    const double want = mean ? total / (double)count : total; /* 0 / 0 = NaN: every row ignored */
-    tol = (tol + verify_rtol(rows) * fabs(total)) * (mean ? dloss : 1.0);
-    train_report_add(r, "loss", 0, 0, loss, want, 0.0, tol + VERIFY_ATOL);
+    const double want = mean == 1 ? total / (double)count : total; /* 0 / 0 = NaN: every row ignored */
+    tol = (tol + verify_rtol(rows) * fabs(total)) * dloss;
+    if (mean >= 0) train_report_add(r, "loss", 0, 0, loss, want, 0.0, tol + VERIFY_ATOL);
 
     /* the gradient, row by row (sampled above VERIFY_FULL_LIMIT) */
     double *g = train_row_buffer(cols), l1;

@@ -7,7 +7,9 @@
  * bound, so pct_of_copy is the % of the kernel's own bound (as lesson 10's
  * program writes them). Targets as the program's (every 16th row ignored);
  * the classifier sums its loss (TRAIN_SUM: each row's gradient then
- * depends on its row alone). Checked first on the first rows (at most
+ * depends on its row alone), and again as classifier_none without the
+ * total (TRAIN_NONE: what QuACK's cross-entropy with its gradient
+ * returns, the per-row losses and dx). Checked first on the first rows (at most
  * 2^22 elements, as bench.cu's checked runs) with the rules of lessons/10_training/
  * train_check.h: every row's loss and gradient of those rows; `make test`
  * checks the reduced loss and every element. The classifier's timed runs
@@ -25,6 +27,7 @@
 #include "train_check.h"
 
 static const int *tr_targets; /* device: M ints */
+static train_reduction tr_red = TRAIN_SUM; /* the classifier's: TRAIN_SUM, or TRAIN_NONE for classifier_none */
 
 static void tr_backward(const float *a, float *b, long long rows, long long cols, cudaStream_t st)
 {
@@ -40,7 +43,7 @@ static void tr_loss(const float *a, float *b, long long rows, long long cols, cu
 }
 static void tr_classifier(const float *a, float *b, long long rows, long long cols, cudaStream_t st)
 {
-    classifier_fused((float *)a, tr_targets, b, b + rows, rows, cols, TRAIN_IGNORE_INDEX, TRAIN_SUM, st);
+    classifier_fused((float *)a, tr_targets, b, b + rows, rows, cols, TRAIN_IGNORE_INDEX, tr_red, st);
 }
 static void tr_classifier_16(const void *a, long long lda, void *b, long long ldb, long long rows, long long cols,
                              dtype t, cudaStream_t st)
@@ -48,7 +51,7 @@ static void tr_classifier_16(const void *a, long long lda, void *b, long long ld
     (void)lda;
     (void)ldb;
     classifier_fused_typed((void *)a, tr_targets, (float *)b, (float *)b + rows, rows, cols, TRAIN_IGNORE_INDEX,
-                           TRAIN_SUM, t, st);
+                           tr_red, t, st);
 }
 
 /* One kernel: checked by `check` (NULL: the caller checked), timed on the
@@ -170,10 +173,11 @@ static void bench_reads_x(train_bench *b, const float *hx, const timing *copy, c
     const long long rows = b->rows, cols = b->cols, crows = b->crows;
     const int once_l = train_reads_once(TRAIN_K_LOG_SOFTMAX, rows, cols, DTYPE_F32);
     const int once_c = train_reads_once(TRAIN_K_CLASSIFIER, rows, cols, DTYPE_F32);
-    const softmax_fn fn[3] = {tr_log_softmax, tr_loss, tr_classifier};
-    const char *names[3] = {"log_softmax_forward", "cross_entropy_forward", "classifier_fused"};
+    const softmax_fn fn[4] = {tr_log_softmax, tr_loss, tr_classifier, tr_classifier};
+    const char *names[4] = {"log_softmax_forward", "cross_entropy_forward", "classifier_fused", "classifier_none"};
     char label[64];
-    for (int f = 0; f < 3; f++) {
+    for (int f = 0; f < 4; f++) {
+        tr_red = f == 3 ? TRAIN_NONE : TRAIN_SUM;
         buffer_sets_run_once(&b->s, fn[f], hx, b->bytes, rows, cols);
         train_report r;
         train_report_init(&r);
@@ -189,8 +193,8 @@ static void bench_reads_x(train_bench *b, const float *hx, const timing *copy, c
                 double sum = 0.0;
                 for (long long i = 0; i < crows; i++) sum += b->hl[i];
                 CUDA_CHECK(cudaMemcpy(b->hout, b->s.a[0], b->cn * sizeof(float), cudaMemcpyDeviceToHost));
-                ok = train_check_classifier(hx, b->ht, b->hout, b->hl, (float)sum, crows, cols, TRAIN_IGNORE_INDEX, 0,
-                                            DTYPE_F32, &r);
+                ok = train_check_classifier(hx, b->ht, b->hout, b->hl, (float)sum, crows, cols, TRAIN_IGNORE_INDEX,
+                                            f == 3 ? -1 : 0, DTYPE_F32, &r);
             }
         }
         const timing tm = time_runs(fn[f], b->s.a, b->s.b, b->s.sets, rows, cols, b->warmup, b->iters);
@@ -206,31 +210,34 @@ static void bench_classifier16(train_bench *b, const float *hx)
     const long long rows = b->rows, cols = b->cols, crows = b->crows;
     void **A16 = (void **)b->s.a, **B16 = (void **)b->s.b;
     char label[64];
-    for (int t = DTYPE_F16; t <= DTYPE_BF16; t++) {
-        storage_narrow(hx, b->h16, b->n, (dtype)t);
-        storage_widen(b->h16, b->hw, b->cn, (dtype)t);
+    for (int v = 0; v < 4; v++) { /* f16 and bf16, summed then without the total */
+        const dtype t = v % 2 ? DTYPE_BF16 : DTYPE_F16;
+        tr_red = v < 2 ? TRAIN_SUM : TRAIN_NONE;
+        storage_narrow(hx, b->h16, b->n, t);
+        storage_widen(b->h16, b->hw, b->cn, t);
         for (int k = 0; k < b->s.sets; k++) {
             CUDA_CHECK(cudaMemcpy(b->s.a[k], b->h16, b->n * 2, cudaMemcpyHostToDevice));
             CUDA_CHECK(cudaMemset(b->s.b[k], 0xFF, b->bytes));
         }
-        const timing copy16 = time_runs_typed(NULL, (dtype)t, A16, B16, b->s.sets, rows, cols, b->warmup, b->iters);
+        const timing copy16 = time_runs_typed(NULL, t, A16, B16, b->s.sets, rows, cols, b->warmup, b->iters);
         for (int k = 0; k < b->s.sets; k++) CUDA_CHECK(cudaMemcpy(b->s.a[k], b->h16, b->n * 2, cudaMemcpyHostToDevice));
-        tr_classifier_16(b->s.a[0], cols, b->s.b[0], cols, rows, cols, (dtype)t, 0);
+        tr_classifier_16(b->s.a[0], cols, b->s.b[0], cols, rows, cols, t, 0);
         CUDA_CHECK_LAUNCH();
         CUDA_CHECK(cudaMemcpy(b->hl, b->s.b[0], (size_t)crows * sizeof(float), cudaMemcpyDeviceToHost));
         CUDA_CHECK(cudaMemcpy(b->h16, b->s.a[0], b->cn * 2, cudaMemcpyDeviceToHost)); /* the gradient, in place */
-        storage_widen(b->h16, b->hout, b->cn, (dtype)t);
+        storage_widen(b->h16, b->hout, b->cn, t);
         double sum = 0.0;
         for (long long i = 0; i < crows; i++) sum += b->hl[i];
         train_report r;
         train_report_init(&r);
         const int ok = train_check_classifier(b->hw, b->ht, b->hout, b->hl, (float)sum, crows, cols,
-                                              TRAIN_IGNORE_INDEX, 0, (dtype)t, &r);
-        const timing tm = time_runs_typed(tr_classifier_16, (dtype)t, A16, B16, b->s.sets, rows, cols, b->warmup,
+                                              TRAIN_IGNORE_INDEX, v < 2 ? 0 : -1, t, &r);
+        const timing tm = time_runs_typed(tr_classifier_16, t, A16, B16, b->s.sets, rows, cols, b->warmup,
                                           b->iters);
-        snprintf(label, sizeof label, "lesson10 classifier_fused %s", dtype_name((dtype)t));
-        tr_report(label, "classifier_fused", (dtype)t, rows, cols, &tm, &copy16, 1.0, 4.0,
-                  train_reads_once(TRAIN_K_CLASSIFIER, rows, cols, (dtype)t) ? 4.0 : 6.0, ok, b->csv, b->p);
+        const char *name = v < 2 ? "classifier_fused" : "classifier_none";
+        snprintf(label, sizeof label, "lesson10 %s %s", name, dtype_name(t));
+        tr_report(label, name, t, rows, cols, &tm, &copy16, 1.0, 4.0,
+                  train_reads_once(TRAIN_K_CLASSIFIER, rows, cols, t) ? 4.0 : 6.0, ok, b->csv, b->p);
     }
 }
 

@@ -9,9 +9,12 @@
 #
 # Region "peers OP [GPU]": per storage type and shape of the peers CSV, the
 # course's kernel (softmax: lesson 8's entry point, lesson 9's for 16-bit
-# rows; ce: lesson 10's fused classifier) and each peer, as time and % of
+# rows; ce: lesson 10's fused classifier, with its loss summed and, as
+# classifier_none, without the total) and each peer, as time and % of
 # copy, and the best peer's time over the course's (above 1: the course is
-# faster). Inline markers name a peer's row as "peer PEER OP:DTYPE RxC [GPU]"
+# faster): QuACK's cross-entropy returns the per-row losses and no total,
+# so it is set against classifier_none, the other peers (which reduce the
+# loss) against the summed classifier. Inline markers name a peer's row as "peer PEER OP:DTYPE RxC [GPU]"
 # with FIELD ms, us, time or pct, and mix with bench rows in ratios:
 #   <!-- m peer quack softmax:bf16 256x262144 h200 / 9 fastest:bf16 256x262144 h200 ms -->1.07<!-- /m -->
 
@@ -66,9 +69,21 @@ function pe_bench(p, where,    f) {
 }
 
 # The course's kernel for an operation and storage type: "L SUBSEP name".
-function pe_ours(op, dt) {
+function pe_ours(op, dt, none) {
     if (op == "softmax") return dt == "f32" ? 8 SUBSEP "fastest" : HALF_L SUBSEP "fastest " dt
-    return TRAIN_L SUBSEP (dt == "f32" ? "classifier_fused" : "classifier_fused " dt)
+    return TRAIN_L SUBSEP (none ? "classifier_none" : "classifier_fused") (dt == "f32" ? "" : " " dt)
+}
+
+# The bench key of the course's kernel at dt and shape shp in bench CSV f.
+function pe_bench_key(f, op, dt, shp, none,    ok) {
+    split(pe_ours(op, dt, none), ok, SUBSEP)
+    return f SUBSEP ok[1] SUBSEP ok[2] SUBSEP shp
+}
+
+function pe_ours_cell(key,    k) {
+    if (!(key in ms)) { ndash++; return DASH }
+    split(key, k, SUBSEP); collect_bad(k[1], k[2], k[3], k[4])
+    return fmt_time(ms[key]) " (" fmt_pct(pct[key]) ")" mark(key)
 }
 
 function pe_name(peer) { return peer == "quack" ? "QuACK" : peer == "liger" ? "Liger" : peer }
@@ -80,7 +95,7 @@ function pe_cell(key) {
 }
 
 # KIND "peers OP [GPU]".
-function table_peers(kind, where, md,    t, n, op, p, f, s, row, i, j, dt, shp, ok, key, best, b, peers) {
+function table_peers(kind, where, md,    t, n, op, p, f, s, row, i, j, dt, shp, key, key0, best, b, peers, r, ce) {
     n = split(kind, t, " ")
     op = t[2]
     if (n > 3 || (op != "softmax" && op != "ce")) die(where ": a peers region is 'peers softmax|ce [GPU]', not '" kind "'")
@@ -92,27 +107,31 @@ function table_peers(kind, where, md,    t, n, op, p, f, s, row, i, j, dt, shp, 
     s = s "**" pgpu[p] "**: this course by `make bench` (" setup(f, "") "); " peers " on the same GPU, "
     s = s (pdate_lo[p] == pdate_hi[p] ? pdate_lo[p] : pdate_lo[p] " to " pdate_hi[p]) ", timed by a PyTorch script "
     s = s "(median of 20 calls with CUDA events). Each % is of a copy of the same bytes timed in the same process; "
-    s = s "the last column is the fastest peer's time over this course's (above 1: the course is faster).\n\n"
-    row = "| storage | M x N | this course"
+    s = s "the last column is the fastest peer's time over this course's (above 1: the course is faster)"
+    ce = op == "ce"
+    if (ce) s = s ". QuACK's cross-entropy returns each row's loss and the gradient, no total: it is set against "
+    if (ce) s = s "the classifier without the total (TRAIN_NONE), the others, which reduce the loss, against the summed one"
+    s = s ".\n\n"
+    row = "| storage | M x N | this course" (ce ? " | this course, no total" : "")
     for (j = 1; j <= nppeer[p]; j++) row = row " | " pe_name(ppeer[p, j])
-    s = s row " | fastest peer / course |\n|---|---|---:|"
+    s = s row " | fastest peer / course |\n|---|---|---:|" (ce ? "---:|" : "")
     for (j = 1; j <= nppeer[p]; j++) s = s "---:|"
     s = s "---:|\n"
     nbad = 0; badlist = ""; ndash = 0
     for (i = 1; i <= npshape[p, op]; i++) {
         dt = pshape_dt[p, op, i]; shp = pshape_at[p, op, i]
-        split(pe_ours(op, dt), ok, SUBSEP)
-        key = f SUBSEP ok[1] SUBSEP ok[2] SUBSEP shp
-        row = "| " dt " | " shp " | " ((key in ms) ? fmt_time(ms[key]) " (" fmt_pct(pct[key]) ")" mark(key) : DASH)
-        if (!(key in ms)) ndash++
-        collect_bad(f, ok[1], ok[2], shp)
-        best = 0
+        key0 = pe_bench_key(f, op, dt, shp, 0)
+        row = "| " dt " | " shp " | " pe_ours_cell(key0) (ce ? " | " pe_ours_cell(pe_bench_key(f, op, dt, shp, 1)) : "")
+        best = 0 # the least of a peer's time over the matching course time
         for (j = 1; j <= nppeer[p]; j++) {
             b = p SUBSEP op SUBSEP dt SUBSEP shp SUBSEP ppeer[p, j]
             row = row " | " pe_cell(b)
-            if ((b in pstat) && pstat[b] == "ok" && (best == 0 || pms[b] + 0 < best)) best = pms[b] + 0
+            key = pe_bench_key(f, op, dt, shp, ce && ppeer[p, j] == "quack")
+            if (!(key in ms) || !(b in pstat) || pstat[b] != "ok") continue
+            r = pms[b] / ms[key]
+            if (best == 0 || r < best) best = r
         }
-        row = row " | " ((key in ms) && best > 0 ? sprintf("%.2f", best / ms[key]) : DASH)
+        row = row " | " (best > 0 ? sprintf("%.2f", best) : DASH)
         s = s row " |\n"
     }
     return s footnotes() "\n"

@@ -11,7 +11,8 @@
  *     in rows in registers and in long rows in every long-row mode;
  *   - targets: ignore_index rows (default -100, and one inside [0, N)),
  *     targets out of range (the documented NaN loss and NaN gradient row),
- *     every row ignored, both reductions, the gradient in place; and on
+ *     every row ignored, the three reductions (none: the total left as
+ *     poisoned), the gradient in place; and on
  *     every path (each long-row mode asserted to take the path it names,
  *     the register paths, every storage type): targets in the first,
  *     middle and last piece, out of range, ignore_index = -100, 0, N - 1
@@ -87,6 +88,11 @@ static void check_shape(int s)
         snprintf(name, sizeof name, "classifier_fused (sum) gives dloss = 1 per row and the summed loss at %lld x %lld (%s)",
                  rows, cols, path);
         check_classifier(name, x, t, rows, cols, TRAIN_IGNORE_INDEX, TRAIN_SUM, DTYPE_F32);
+    }
+    if (s % 3 == 1 || cols > TRAIN_REG_MAX_COLS) {
+        snprintf(name, sizeof name, "classifier_fused (none) gives every row's loss and dloss = 1, no total, at %lld x "
+                 "%lld (%s)", rows, cols, path);
+        check_classifier(name, x, t, rows, cols, TRAIN_IGNORE_INDEX, TRAIN_NONE, DTYPE_F32);
     }
     if (cols > TRAIN_REG_MAX_COLS && s % 2 == 0) {
         snprintf(name, sizeof name, "classifier_fused_typed (f16 logits) at %lld x %lld (%s)", rows, cols,
@@ -228,10 +234,10 @@ static void test_targets(void)
         /* every row ignored, even one holding NaN */
         x[3] = NAN;
         const int ti[6] = {-100, -100, -100, -100, -100, -100};
-        for (int red = 0; red < 2; red++) {
+        for (int red = 0; red < 3; red++) {
             snprintf(name, sizeof name,
                      "every row ignored (%s): gradient 0 everywhere (NaN logits too), reduced loss %s (N = %lld)",
-                     red ? "sum" : "mean", red ? "0" : "NaN = 0 / 0, as PyTorch", n);
+                     RED_NAME[red], red == 2 ? "not written" : red ? "0" : "NaN = 0 / 0, as PyTorch", n);
             check_classifier(name, x, ti, rows, n, TRAIN_IGNORE_INDEX, (train_reduction)red, DTYPE_F32);
         }
         free(x);
@@ -248,10 +254,10 @@ static void test_targets(void)
         int *tm = (int *)malloc(rows * sizeof(int));
         inputs_fill(x, rows, n, INPUT_NORMAL, 1050);
         make_targets(tm, rows, n, 1051, 3, TRAIN_IGNORE_INDEX);
-        for (int red = 0; red < 2; red++) {
+        for (int red = 0; red < 3; red++) {
             snprintf(name, sizeof name,
                      "classifier_fused (%s) at %lld x 5: the count of rows not ignored and the loss sum over many parts",
-                     red ? "sum" : "mean", rows);
+                     RED_NAME[red], rows);
             check_classifier(name, x, tm, rows, n, TRAIN_IGNORE_INDEX, (train_reduction)red, DTYPE_F32);
         }
         snprintf(name, sizeof name, "classifier_fused_typed (f16 logits, mean) at %lld x 5: the loss over many parts",
@@ -285,9 +291,9 @@ static void test_targets(void)
             int *tm = (int *)malloc(rows * sizeof(int));
             inputs_fill(x, rows, ns, INPUT_NORMAL, 1060 + 2 * k + c);
             make_targets(tm, rows, ns, 1064 + 2 * k + c, 3, TRAIN_IGNORE_INDEX);
-            for (int red = 0; red < 2; red++) {
+            for (int red = 0; red < 3; red++) {
                 snprintf(name, sizeof name, "classifier_fused (%s) at %lld x %lld: every row and the reduced loss, %s",
-                         red ? "sum" : "mean", rows, ns, "added up by the last block to count in");
+                         RED_NAME[red], rows, ns, "added up by the last block to count in");
                 check_classifier(name, x, tm, rows, ns, TRAIN_IGNORE_INDEX, (train_reduction)red, DTYPE_F32);
             }
             snprintf(name, sizeof name, "classifier_fused_typed (f16 logits, sum) at %lld x %lld: the reduced loss %s",
@@ -303,18 +309,18 @@ static void test_targets(void)
      * row by row, are the long-row rules' cases: tests/test_lesson10_rules.h.) */
     const long long nc = 1040, block_rows[2] = {4096, 4097};
     for (int k = 0; k < 2; k++)
-        for (int red = 0; red < 2; red++) {
+        for (int red = 0; red < 3; red++) {
             const long long rows = block_rows[k];
             snprintf(name, sizeof name, "classifier_fused (%s) at %lld x %lld: every row and the reduced loss, "
-                     "finished %s (%s)", red ? "sum" : "mean", rows, nc, k ? "by a second launch" : "in the kernel",
+                     "finished %s (%s)", RED_NAME[red], rows, nc, k ? "by a second launch" : "in the kernel",
                      train_path_name(TRAIN_K_CLASSIFIER, rows, nc, DTYPE_F32));
             check_classifier_drawn(name, rows, nc, 1054 + k, 4, (train_reduction)red, DTYPE_F32);
         }
     /* Rows sharing path 1's blocks, past 4096 of them (600000 rows of 4:
      * 128 a block): the blocks' parts, added up by a second launch. */
-    for (int red = 0; red < 2; red++) {
+    for (int red = 0; red < 3; red++) {
         snprintf(name, sizeof name, "classifier_fused (%s) at 600000 x 4: every row and the reduced loss over 4688 "
-                 "blocks' parts (%s)", red ? "sum" : "mean", train_path_name(TRAIN_K_CLASSIFIER, 600000, 4, DTYPE_F32));
+                 "blocks' parts (%s)", RED_NAME[red], train_path_name(TRAIN_K_CLASSIFIER, 600000, 4, DTYPE_F32));
         check_classifier_drawn(name, 600000, 4, 1058, 4, (train_reduction)red, DTYPE_F32);
     }
 }

@@ -243,15 +243,22 @@ static classifier_out run_classifier(const float *x32, const int *targets, long 
     return run_classifier_at(x32, targets, rows, cols, 0, ignore_index, red, st, NULL, NULL);
 }
 
-/* The fused classifier against the reference on every element. */
+/* The fused classifier against the reference on every element; reduction
+ * none leaves the reduced loss as poisoned. */
+static const char *const RED_NAME[3] = {"mean", "sum", "none"}; /* train_reduction's order */
 static void check_classifier(const char *name, const float *x32, const int *targets, long long rows, long long cols,
                              int ignore_index, train_reduction red, dtype st)
 {
     classifier_out o = run_classifier(x32, targets, rows, cols, ignore_index, red, st);
     train_report rep;
     train_report_init(&rep);
-    train_check_classifier(o.xw, targets, o.g, o.losses, o.loss, rows, cols, ignore_index, red == TRAIN_MEAN, st, &rep);
-    report(name, &rep, rows, cols);
+    const int none = red == TRAIN_NONE;
+    train_check_classifier(o.xw, targets, o.g, o.losses, o.loss, rows, cols, ignore_index,
+                           none ? -1 : red == TRAIN_MEAN, st, &rep);
+    unsigned loss_bits;
+    memcpy(&loss_bits, &o.loss, sizeof loss_bits);
+    if (none && loss_bits != 0xFFFFFFFFu) test_fail(name, "reduction none wrote the reduced loss (%g)", o.loss);
+    else report(name, &rep, rows, cols);
     classifier_out_free(&o);
 }
 

@@ -37,7 +37,7 @@ static void test_16bit(void)
             snprintf(name, sizeof name,
                      "classifier_fused_typed (%s logits): the gradient, rounded once, in place, and the loss at %lld x %lld",
                      dtype_name(st), rows, cols);
-            check_classifier_drawn(name, rows, cols, 1500 + s, 4, s % 2 ? TRAIN_SUM : TRAIN_MEAN, st);
+            check_classifier_drawn(name, rows, cols, 1500 + s, 4, (train_reduction)(s % 3), st);
         }
         /* special rows in 16 bits: -inf, NaN, a value past float16's range (inf there) */
         float x[3 * 64];
@@ -70,7 +70,7 @@ static void test_short16(void)
             if (train_plan(TRAIN_K_CLASSIFIER, rows, cols, st).path != FASTEST_WARP)
                 test_fail(name, "the path is not the engine's path 1");
             else
-                check_classifier_drawn(name, rows, cols, 1800 + s, 5, s % 2 ? TRAIN_SUM : TRAIN_MEAN, st);
+                check_classifier_drawn(name, rows, cols, 1800 + s, 5, (train_reduction)(s % 3), st);
         }
     }
 }
@@ -90,11 +90,11 @@ static void check_target_rules(const char *where, float *x, int *tg, long long r
     make_targets(tg, rows, n, seed + 50, 5, TRAIN_IGNORE_INDEX);
     tg[0] = 0, tg[1] = (int)(n - 1), tg[2] = (int)(n / 2 + 3), tg[3] = (int)n, tg[4] = -1;
     tg[5] = TRAIN_IGNORE_INDEX, tg[rows - 1] = (int)(n - 1);
-    for (int red = 0; red < 2; red++) {
+    for (int red = 0; red < 3; red++) {
         snprintf(name, sizeof name,
                  "classifier_fused_typed %s (%s, %s) at %lld x %lld: targets first, last, between, ignored and out "
                  "of range",
-                 where, dtype_name(t), red ? "sum" : "mean", rows, n);
+                 where, dtype_name(t), RED_NAME[red], rows, n);
         check_classifier(name, x, tg, rows, n, TRAIN_IGNORE_INDEX, (train_reduction)red, t);
     }
     for (long long i = 0; i < rows; i++) tg[i] = (int)(i % 3 ? i % n : 0);
@@ -150,10 +150,10 @@ static void test_rows_held(void)
      * themselves (their parts go to the loss kernel after) */
     const long long rows = 4100, n = 1040;
     test_expect(held16(rows, n, DTYPE_F16), "f16 rows at 4100 x 1040 are held as loaded", "not held");
-    for (int red = 0; red < 2; red++) {
+    for (int red = 0; red < 3; red++) {
         snprintf(name, sizeof name,
                  "classifier_fused_typed held as loaded (f16, %s) at %lld x %lld: the loss over 4100 blocks' parts",
-                 red ? "sum" : "mean", rows, n);
+                 RED_NAME[red], rows, n);
         check_classifier_drawn(name, rows, n, 2600, 4, (train_reduction)red, DTYPE_F16);
     }
 }
@@ -242,11 +242,11 @@ static void test_classifier_bulk(void)
             inputs_fill(x, rows, n, INPUT_NORMAL, 2000 + l);
             /* the target first, last, in the middle; ignored; out of range (N, -1) */
             const int tg[6] = {0, (int)(n - 1), (int)(n / 2 + 3), TRAIN_IGNORE_INDEX, (int)n, -1};
-            for (int red = 0; red < 2; red++) {
+            for (int red = 0; red < 3; red++) {
                 snprintf(name, sizeof name,
                          "classifier_fused_typed in bulk-loaded blocks (%s, %s) at 6 x %lld: targets first, last, "
                          "between, ignored and out of range",
-                         dtype_name(t), red ? "sum" : "mean", n);
+                         dtype_name(t), RED_NAME[red], n);
                 check_classifier(name, x, tg, rows, n, TRAIN_IGNORE_INDEX, (train_reduction)red, t);
             }
             const int t0[6] = {0, 1, 0, (int)(n - 2), 0, 5};

@@ -133,14 +133,14 @@ struct op_cross_entropy {
         else return 0u;
     }
     template <int BLOCK>
-    __device__ void rows_end(float mine, float *red, unsigned ticket) const
+    __device__ void rows_end(float mine, float *red, [[maybe_unused]] unsigned ticket) const
     {
         if constexpr (!GRAD) return; /* the loss alone */
         if constexpr (SLOTS) {
             ce_slots_total<BLOCK>(slots, all_rows, ticket, scale, done, loss, red);
             return;
         }
-        (void)ticket;
+        if (!parts) return; /* TRAIN_NONE: no total */
         __shared__ bool last;
         __syncthreads(); /* red may still be read by a slow warp */
         const float s = row_reduce<BLOCK>(mine, red, op_sum());
@@ -198,7 +198,7 @@ static void ce_run(const fastest_plan &p, T *x, const int *targets, float *losse
     unsigned *done = train_sync_counters(2 + 2 * CLS_SLOT_ROWS); /* the count's and the sum's, then the slots */
     classifier_scale *scale = (classifier_scale *)w;
     float *sum_parts = (float *)(w + 256 + CLS_MAX_PARTS * 4), *block_parts = (float *)(w + CE_HEAD);
-    const bool mean = GRAD && reduction == TRAIN_MEAN;
+    const bool mean = GRAD && reduction == TRAIN_MEAN, total = GRAD && reduction != TRAIN_NONE;
     if (mean) classifier_count(targets, rows, ignore_index, (unsigned *)(w + 256), &done[0], scale, stream);
     /* path 1 adds up its blocks' parts; paths 2, 3, 3b and 3g count rows in */
     const bool on_chip = p.path == FASTEST_CLUSTER || p.path == FASTEST_GRID;
@@ -207,7 +207,7 @@ static void ce_run(const fastest_plan &p, T *x, const int *targets, float *losse
                         : p.path == FASTEST_BULK  ? true /* the CTA that wrote a row's loss counts in */
                                                    : on_chip && rows <= CLS_ON_CHIP_FINISH_ROWS;
     if constexpr (GRAD) {
-        if (blocks && rows <= CLS_SLOT_ROWS) { /* path 1 with the slots: its own kernels */
+        if (blocks && rows <= CLS_SLOT_ROWS && total) { /* path 1 with the slots: its own kernels */
             const op_cross_entropy<true, true> so = {targets, losses, cols, ignore_index, mean ? scale : nullptr,
                                                      nullptr, loss, &done[1], losses, rows,
                                                      (unsigned long long *)(done + 2)};
@@ -217,10 +217,10 @@ static void ce_run(const fastest_plan &p, T *x, const int *targets, float *losse
         }
     }
     const op_cross_entropy<GRAD> op = {targets, losses, cols, ignore_index, mean ? scale : nullptr,
-                                       GRAD && blocks ? block_parts : nullptr, GRAD && inside ? loss : nullptr,
+                                       total && blocks ? block_parts : nullptr, total && inside ? loss : nullptr,
                                        &done[1], losses, rows, nullptr};
     fx_run_plan_op<op_cross_entropy<GRAD>>(&p, (const T *)x, cols, x, cols, rows, cols, stream, fx_in2{nullptr, 0}, op);
-    if (GRAD && !inside)
+    if (total && !inside)
         classifier_sum(blocks ? block_parts : losses, blocks ? blocks : rows, sum_parts, &done[1],
                        mean ? scale : nullptr, loss, stream);
 }

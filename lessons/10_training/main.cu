@@ -31,16 +31,16 @@ static void usage_extra(void)
 {
     printf("Lesson 10 also takes:\n"
            "  --ignore-index N    rows whose target is N get loss 0 and gradient 0 (default -100)\n"
-           "  --reduction R       mean (divide by the rows not ignored, the default) or sum\n"
+           "  --reduction R       mean (divide by the rows not ignored, the default), sum or none (no total)\n"
            "  --output FILE.npy   holds the log-softmax\n");
 }
 
 static const char *const FLAGS[] = {"--ignore-index", "--reduction"}; /* for lesson_take_flags */
 static int take_flag(int f, const char *value, void *, char *err, size_t len)
 {
-    static const char *const REDUCTIONS[] = {"mean", "sum"}; /* train_reduction's order */
+    static const char *const REDUCTIONS[] = {"mean", "sum", "none"}; /* train_reduction's order */
     if (f == 0) return options_int(FLAGS[f], value, INT_MIN, INT_MAX, &g_ignore, err, len);
-    const int k = options_choice(FLAGS[f], value, REDUCTIONS, 2, err, len);
+    const int k = options_choice(FLAGS[f], value, REDUCTIONS, 3, err, len);
     if (k >= 0) g_reduction = (train_reduction)k;
     return k < 0;
 }
@@ -180,7 +180,7 @@ static int measure(int k, inputs *in, buffer_sets *bs, const options *o, const p
     else if (o->check && k == 2) pass = train_check_loss(in->x, in->targets, in->losses, rows, cols, g_ignore, &rep);
     else if (o->check)
         pass = train_check_classifier(in->x, in->targets, in->out, in->losses, in->losses[rows], rows, cols, g_ignore,
-                                      g_reduction == TRAIN_MEAN, DTYPE_F32, &rep);
+                                      g_reduction == TRAIN_NONE ? -1 : g_reduction == TRAIN_MEAN, DTYPE_F32, &rep);
     char check[700], desc[600], err[512];
     train_describe(&rep, rows, cols, desc, sizeof desc);
     if (o->check) snprintf(check, sizeof check, "%s (%s)", pass ? "PASS" : "FAIL", desc);

@@ -29,12 +29,12 @@ void cross_entropy_forward(const float *x, const int *targets, float *loss, long
 
 /* The fused classifier: the loss and its gradient in one kernel, the logits overwritten IN PLACE by it:
  *   losses[i] = logsumexp(x_i) - x_i[t_i]      (per row, as cross_entropy_forward)
- *   *loss     = sum_i losses[i]                 (TRAIN_SUM)
+ *   *loss     = sum_i losses[i]                 (TRAIN_SUM; not written for TRAIN_NONE, PyTorch's 'none')
  *             = sum_i losses[i] / count         (TRAIN_MEAN; count = rows with t_i != ignore_index)
- *   logits_i  <- (softmax(x_i) - one_hot(t_i)) * dloss_i,  dloss_i = 1 / count (MEAN) or 1 (SUM)
+ *   logits_i  <- (softmax(x_i) - one_hot(t_i)) * dloss_i,  dloss_i = 1 / count (MEAN) or 1 (SUM, NONE)
  * The rows' rules (ignored, out of range, every row ignored): the README's table in "The fused classifier".
  * losses: M floats; loss: 1 float (both device memory). */
-typedef enum { TRAIN_MEAN = 0, TRAIN_SUM = 1 } train_reduction;
+typedef enum { TRAIN_MEAN = 0, TRAIN_SUM = 1, TRAIN_NONE = 2 } train_reduction;
 void classifier_fused(float *logits, const int *targets, float *losses, float *loss, long long rows,
                       long long cols, int ignore_index, train_reduction reduction, cudaStream_t stream);
 
