@@ -8,8 +8,8 @@
 # Lesson 9 alone takes --dtype f16|bf16|f32 and 16-bit .npy files ('<f2',
 # and '<u2' holding bfloat16 bits), in and out; every other lesson refuses
 # --dtype with exit status 2. Lesson 10 also takes --ignore-index and
-# --reduction mean|sum: a bad value gets exit status 2 and one line; its
-# four kernels pass their checks with either reduction and on long rows
+# --reduction mean|sum|none: a bad value gets exit status 2 and one line; its
+# four kernels pass their checks with each reduction and on long rows
 # (the tests reach every long-row mode and the 16-bit logits). Lesson 11
 # takes --gpus, --method and --comm the same way, and checks K ranks on one
 # device through its in-process stand-in (--comm local).
@@ -205,7 +205,7 @@ for n in "${@:2}"; do
         expect_usage_error "$L an --ignore-index beyond 32 bits" "$prog" --ignore-index 4294967296
         if [ -x "$runner" ]; then
             for args in "--rows 5 --cols 40 --ignore-index 3 --reduction mean" "--rows 5 --cols 40 --reduction sum" \
-                        "--rows 3 --cols 20000 --reduction sum" "--rows 2 --cols 33"; do
+                        "--rows 3 --cols 20000 --reduction sum" "--rows 7 --cols 300 --reduction none" "--rows 2 --cols 33"; do
                 name="lesson10 $args: its four kernels pass their checks"
                 EMU_QUIET=1 "$runner" $args --iters 20 --warmup 1 >"$tmp/out" 2>&1
                 status=$?
