@@ -13,8 +13,9 @@
 # classifier_none, without the total) and each peer, as time and % of
 # copy, and the best peer's time over the course's (above 1: the course is
 # faster): QuACK's cross-entropy returns the per-row losses and no total,
-# so it is set against classifier_none, the other peers (which reduce the
-# loss) against the summed classifier. Inline markers name a peer's row as "peer PEER OP:DTYPE RxC [GPU]"
+# so it is set against classifier_none (the summed classifier where that
+# has no row), the other peers (which reduce the loss) against the summed
+# classifier. Inline markers name a peer's row as "peer PEER OP:DTYPE RxC [GPU]"
 # with FIELD ms, us, time or pct, and mix with bench rows in ratios:
 #   <!-- m peer quack softmax:bf16 256x262144 h200 / 9 fastest:bf16 256x262144 h200 ms -->1.07<!-- /m -->
 
@@ -110,7 +111,8 @@ function table_peers(kind, where, md,    t, n, op, p, f, s, row, i, j, dt, shp, 
     s = s "the last column is the fastest peer's time over this course's (above 1: the course is faster)"
     ce = op == "ce"
     if (ce) s = s ". QuACK's cross-entropy returns each row's loss and the gradient, no total: it is set against "
-    if (ce) s = s "the classifier without the total (TRAIN_NONE), the others, which reduce the loss, against the summed one"
+    if (ce) s = s "the classifier without the total (TRAIN_NONE; the summed one where that has no row), the others, which "
+    if (ce) s = s "reduce the loss, against the summed one"
     s = s ".\n\n"
     row = "| storage | M x N | this course" (ce ? " | this course, no total" : "")
     for (j = 1; j <= nppeer[p]; j++) row = row " | " pe_name(ppeer[p, j])
@@ -127,6 +129,7 @@ function table_peers(kind, where, md,    t, n, op, p, f, s, row, i, j, dt, shp, 
             b = p SUBSEP op SUBSEP dt SUBSEP shp SUBSEP ppeer[p, j]
             row = row " | " pe_cell(b)
             key = pe_bench_key(f, op, dt, shp, ce && ppeer[p, j] == "quack")
+            if (!(key in ms)) key = key0 # no classifier_none row: the summed one, which does more
             if (!(key in ms) || !(b in pstat) || pstat[b] != "ok") continue
             r = pms[b] / ms[key]
             if (best == 0 || r < best) best = r
