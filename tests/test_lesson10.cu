@@ -282,7 +282,7 @@ static void test_targets(void)
      * slots up to 2048 rows (CLS_SLOT_ROWS), and by the last block to
      * count in past it; float rows by the last block always; both with
      * warps of one row (N = 100) and with blocks of one row (N = 1100),
-     * both reductions. */
+     * every reduction. */
     const long long slot_rows[2] = {2048, 2049}, slot_cols[2] = {100, 1100};
     for (int k = 0; k < 2; k++)
         for (int c = 0; c < 2; c++) {
