@@ -266,7 +266,7 @@ function generated_note(f) {
 # Footnotes under a table: what a dash means, and every failed check, by name.
 function footnotes(    s) {
     s = ""
-    if (ndash) s = s "\n" DASH " : no row in the CSV for this shape (the kernel does not take it, or `make bench` skipped it as too slow).\n"
+    if (ndash) s = s "\n" DASH " : no row in the CSV for this shape (the kernel does not take it, `make bench` skipped it as too slow, or the CSV predates the kernel).\n"
     if (nbad) s = s "\n**" WARN " the output of these runs did not pass the check, so their times mean nothing:** " badlist ".\n"
     return s
 }
