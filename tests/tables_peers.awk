@@ -69,16 +69,13 @@ function pe_bench(p, where,    f) {
     die(where ": no bench CSV of " pgpu[p] " beside " pename[p])
 }
 
-# The course's kernel for an operation and storage type: "L SUBSEP name".
-function pe_ours(op, dt, none) {
-    if (op == "softmax") return dt == "f32" ? 8 SUBSEP "fastest" : HALF_L SUBSEP "fastest " dt
-    return TRAIN_L SUBSEP (none ? "classifier_none" : "classifier_fused") (dt == "f32" ? "" : " " dt)
-}
-
-# The bench key of the course's kernel at dt and shape shp in bench CSV f.
-function pe_bench_key(f, op, dt, shp, none,    ok) {
-    split(pe_ours(op, dt, none), ok, SUBSEP)
-    return f SUBSEP ok[1] SUBSEP ok[2] SUBSEP shp
+# The bench key (bench CSV f, shape shp) of the course's kernel for an
+# operation and storage type; ce: the summed classifier, or (none)
+# classifier_none.
+function pe_bench_key(f, op, dt, shp, none,    name) {
+    if (op == "softmax") return f SUBSEP (dt == "f32" ? 8 SUBSEP "fastest" : HALF_L SUBSEP "fastest " dt) SUBSEP shp
+    name = (none ? "classifier_none" : "classifier_fused") (dt == "f32" ? "" : " " dt)
+    return f SUBSEP TRAIN_L SUBSEP name SUBSEP shp
 }
 
 function pe_ours_cell(key,    k) {
