@@ -406,8 +406,9 @@ static void check_dispatch_pieces(const float *a, int cl, fastest_path g)
         test_expect(b1.path == FASTEST_BULK && b1.cluster * b1.segment >= 65536 && b1.segment % 4 == 0 &&
                         b1.smem_bytes == b1.segment * 4 && !b1.peel && b2.path == FASTEST_BULK && b2.peel &&
                         b3.path == FASTEST_BULK && b3.peel && b3.cluster == 4 && b3.segment * 4 >= 50256 &&
-                        b4.path == FASTEST_BULK && b4.cluster == 7 && b4.segment * 7 >= 100000 &&
-                        b4.segment * 6 < 100000 && b4.segment % 4 == 0 && b5.path != FASTEST_BULK &&
+                        b4.path == FASTEST_BULK && b4.cluster >= 7 && b4.cluster <= 8 &&
+                        b4.segment * b4.cluster >= 100000 && b4.segment * (b4.cluster - 1) < 100000 &&
+                        b4.segment % 4 == 0 && b5.path != FASTEST_BULK &&
                         b6.path == FASTEST_CLUSTER,
                     "lesson8 bulk path takes aligned and peeled views of 2 ... 8 pieces only, in whole float4s "
                     "covering each row once",
@@ -456,6 +457,32 @@ static void check_dispatch_pieces(const float *a, int cl, fastest_path g)
                 "%lld pieces of %lld", ps.splits, ps.segment);
 }
 
+/* Path 3b's count of CTAs a row (fx_bulk_pick, from the rows that
+ * clusters of each count hold at once): the fewest, unless a larger count
+ * holds at least a sixth more rows; then the one holding the most, the
+ * fewer CTAs of two that tie. Host arithmetic: runs without a GPU. */
+static void check_bulk_pick(void)
+{
+    static const struct {
+        long long rows[FX_BULK_MAX_C];
+        int k, want;
+    } cases[] = {
+        {{69, 79, 84, 77}, 4, 2}, /* 16-bit 151936 on the H200: 7 CTAs, not 5 */
+        {{69, 79, 69, 77}, 4, 0}, /* 79 < 69 + 69 / 6 */
+        {{92, 94, 101, 101, 92}, 5, 0},
+        {{60, 70, 70}, 3, 1},
+        {{264, 248, 248}, 3, 0},
+        {{5}, 1, 0},
+    };
+    int bad = -1, got = 0;
+    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]) && bad < 0; i++)
+        if ((got = fx_bulk_pick(cases[i].rows, cases[i].k)) != cases[i].want) bad = i;
+    test_expect(bad < 0,
+                "lesson8 bulk path takes more CTAs than the fewest only where their clusters hold a sixth more rows "
+                "at once, then the count holding the most (the fewer of two that tie)",
+                "case %d: index %d", bad, got);
+}
+
 static void check_dispatch(void)
 {
     if (!g_have_gpu) {
@@ -477,6 +504,7 @@ int main(void)
     g_have_gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
     cudaGetLastError(); /* clear the no-device error, if any */
     check_shared_48k_first();
+    check_bulk_pick();
     check_dispatch();
     check_paths();
     check_masked();

@@ -173,6 +173,19 @@ static constexpr long long fx_grid_cap(int esize, int nin = 1)
  * bulk_copy.cuh says) here, where the plan asks it too. */
 #define FX_BULK_MAX_C 8
 
+/* Path 3b's count of CTAs a row, given rows[i], the rows that clusters of
+ * c + i CTAs hold on the GPU at once (i < k; rows[0]: c, the fewest that
+ * hold the row): the i of the most rows, where that is at least a sixth
+ * more than c's; else 0 (fx_bulk_most_rows in path3b_bulk.cuh says why). */
+static inline int fx_bulk_pick(const long long *rows, int k)
+{
+    int best = 0;
+    const long long bar = rows[0] + rows[0] / 6;
+    for (int i = 1; i < k; i++)
+        if (rows[i] >= bar && rows[i] > rows[best]) best = i;
+    return best;
+}
+
 /* rows_plan.cu: the dispatcher's helpers and the workspace. */
 unsigned fx_grid(long long rows, int per_block);
 int fx_sms(void);

@@ -179,9 +179,36 @@ static long long fx_bulk_resident(K k, long long piece)
     return (long long)n * fx_sms();
 }
 
+/* Of c ... min(2c, FX_BULK_MAX_C) CTAs a row of cols elements (c the
+ * fewest that hold it), the count whose clusters hold the most rows on the
+ * GPU at once, as the occupancy calculator counts them (a cluster's CTAs
+ * share one GPC, so five CTAs at three an SM leave slots idle), where that
+ * is at least a sixth more rows than c's: smaller CTAs cost their own
+ * starts and syncs. On the H200, 1024 x 73728 floats in 8 CTAs rather
+ * than 5 (92 rows at once against 69) ran at 0.94 of the time
+ * (docs/experiments/rows-cluster-classes.md). Cached for the last
+ * length: the plan runs before every launch. */
+template <class K>
+static int fx_bulk_most_rows(K k, long long cols, int c, int vec, int esize)
+{
+    static long long last_cols = -1;
+    static int last_n = 0;
+    if (cols == last_cols) return last_n;
+    long long rows[FX_BULK_MAX_C];
+    int n = c;
+    for (; n <= 2 * c && n <= FX_BULK_MAX_C; n++) {
+        const long long seg = ((cols + n - 1) / n + vec - 1) / vec * vec;
+        rows[n - c] = fx_bulk_clusters(k, n, seg * esize);
+    }
+    last_cols = cols;
+    last_n = c + fx_bulk_pick(rows, n - c);
+    return last_n;
+}
+
 /* Path 3b's CTAs for a row of cols elements of type T: c = the fewest
- * CTAs whose pieces of at most fx_bulk_max_piece bytes hold the row, and
- * seg elements per CTA (whole 16-byte vectors). Clusters of 2 ...
+ * CTAs whose pieces of at most fx_bulk_max_piece bytes hold the row (in a
+ * cluster, more where fx_bulk_most_rows says), and seg elements per CTA
+ * (whole 16-byte vectors). Clusters of 2 ...
  * FX_BULK_MAX_C CTAs; past that, for 16-bit rows, CTAs meeting through
  * global memory (fastest_bulk_grid_kernel), as many as the GPU holds at
  * once. 0 where neither fits this GPU. Cached per element size and c: the
@@ -212,13 +239,15 @@ static int fx_bulk_shape_op(long long cols, int *c_out, long long *seg_out)
         }
     }
     const long long bytes = cols * (long long)sizeof(T);
-    const long long c = piece > 0 ? (bytes + piece - 1) / piece : 0;
+    long long c = piece > 0 ? (bytes + piece - 1) / piece : 0;
     if (c < 2 || (c > FX_BULK_MAX_C && c > resident)) return 0;
     const int vec = (int)(16 / sizeof(T));
-    const long long seg = ((cols + c - 1) / c + vec - 1) / vec * vec;
+    long long seg = ((cols + c - 1) / c + vec - 1) / vec * vec;
     if (c <= FX_BULK_MAX_C) {
         if (!fits[c]) fits[c] = 1 + (fx_bulk_clusters(k, (int)c, piece) >= 1);
         if (fits[c] != 2) return 0;
+        c = fx_bulk_most_rows(k, cols, (int)c, vec, (int)sizeof(T));
+        seg = ((cols + c - 1) / c + vec - 1) / vec * vec;
     }
     *c_out = (int)c;
     *seg_out = seg;
