@@ -39,6 +39,7 @@
 #include "harness.h"
 #include "inputs.h"
 #include "reference.h"
+#include "device/fastest_paths.h" /* FX_BULK_MAX_C: path 3b's largest cluster */
 #include "../lessons/10_training/training.h"
 #include "train_check.h"
 #include "../tests/test.h"

@@ -230,14 +230,18 @@ static void test_classifier_bulk(void)
         const dtype t = st == 0 ? DTYPE_F32 : st == 1 ? DTYPE_F16 : DTYPE_BF16;
         for (int l = 0; l < 4 && LENS[st > 0][l]; l++) {
             const long long n = LENS[st > 0][l], rows = 6;
-            snprintf(name, sizeof name, "TRAIN_LONG_BULK takes %d bulk-loaded blocks per row of %lld %s logits",
-                     PIECES[st > 0][l], n, dtype_name(t));
+            const int want = PIECES[st > 0][l]; /* the fewest that hold the row */
+            snprintf(name, sizeof name,
+                     "TRAIN_LONG_BULK takes %d bulk-loaded blocks per row of %lld %s logits (in a cluster, up to "
+                     "twice as many where their clusters hold more rows at once: fx_bulk_pick)",
+                     want, n, dtype_name(t));
             if (major < 9) {
                 test_skip(name, "no clusters before sm_90");
                 continue;
             }
             const int c = bulk_ctas(rows, n, t);
-            test_expect(c == PIECES[st > 0][l], name, "%d blocks", c);
+            test_expect(want > FX_BULK_MAX_C ? c == want : c >= want && c <= 2 * want && c <= FX_BULK_MAX_C, name,
+                        "%d blocks", c);
             float *x = (float *)malloc(rows * n * sizeof(float));
             inputs_fill(x, rows, n, INPUT_NORMAL, 2000 + l);
             /* the target first, last, in the middle; ignored; out of range (N, -1) */

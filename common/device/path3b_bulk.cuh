@@ -194,7 +194,7 @@ static int fx_bulk_most_rows(K k, long long cols, int c, int vec, int esize)
     static long long last_cols = -1;
     static int last_n = 0;
     if (cols == last_cols) return last_n;
-    long long rows[FX_BULK_MAX_C];
+    long long rows[FX_BULK_MAX_C] = {0};
     int n = c;
     for (; n <= 2 * c && n <= FX_BULK_MAX_C; n++) {
         const long long seg = ((cols + n - 1) / n + vec - 1) / vec * vec;
