@@ -274,6 +274,7 @@ static int profile_lesson(int lesson_no, long long rows, long long cols)
             CUDA_CHECK(cudaDeviceSynchronize());
         }
     }
+    if (lesson_no == 10) n += profile_training(rows, cols, hx);
     for (int k = 0; k < NKERNELS; k++) {
         if (KERNELS[k].lesson != lesson_no) continue;
         printf("bench: lesson%d %s, %lld x %lld, one launch\n", lesson_no, KERNELS[k].name, rows,

@@ -31,6 +31,8 @@ void print_line(const char *who, long long rows, long long cols, const char *wha
  * (tests/bench_training.cu). hx: the shape's float32 input. */
 void bench_training(long long rows, long long cols, const float *hx, int warmup, int iters, const char *csv,
                     const provenance *p);
+/* bench --only 10: each of lesson 10's kernels launched once (tests/bench_training.cu); how many. */
+int profile_training(long long rows, long long cols, const float *hx);
 
 #ifdef HAVE_CUDNN
 #include <cudnn.h>

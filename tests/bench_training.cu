@@ -262,3 +262,60 @@ void bench_training(long long rows, long long cols, const float *hx, int warmup,
     bench_classifier16(&b, hx);
     train_bench_close(&b);
 }
+
+/* bench --only 10 (make profile-lesson10, Nsight Compute): each training
+ * kernel launched once on the shape's input, the classifier summed and
+ * without the total, on float32 logits, then on float16 ones; the
+ * backward's y and dy both the input. Returns how many launched. */
+int profile_training(long long rows, long long cols, const float *hx)
+{
+    static const struct {
+        const char *name;
+        void (*run)(const float *, float *, long long, long long, cudaStream_t);
+        train_reduction red;
+    } K[] = {{"softmax_backward", tr_backward, TRAIN_SUM},  {"log_softmax_forward", tr_log_softmax, TRAIN_SUM},
+             {"cross_entropy_forward", tr_loss, TRAIN_SUM}, {"classifier_fused", tr_classifier, TRAIN_SUM},
+             {"classifier_none", tr_classifier, TRAIN_NONE}};
+    const size_t n = (size_t)rows * (size_t)cols, bytes = n * sizeof(float);
+    int *ht = (int *)malloc((size_t)rows * sizeof(int)), *dt;
+    void *h16 = malloc(n * 2);
+    float *a, *b;
+    if (!ht || !h16) {
+        fprintf(stderr, "bench: out of host memory\n");
+        exit(1);
+    }
+    train_make_targets(ht, rows, cols, 1, TRAIN_IGNORE_INDEX);
+    CUDA_CHECK(cudaMalloc(&dt, (size_t)rows * sizeof(int)));
+    CUDA_CHECK(cudaMemcpy(dt, ht, (size_t)rows * sizeof(int), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMalloc(&a, 2 * bytes));
+    CUDA_CHECK(cudaMalloc(&b, bytes + (size_t)(rows + 1) * sizeof(float))); /* an output, or the losses and total */
+    tr_targets = dt;
+    int launched = 0;
+    for (int k = 0; k < (int)(sizeof K / sizeof K[0]); k++, launched++) {
+        CUDA_CHECK(cudaMemcpy(a, hx, bytes, cudaMemcpyHostToDevice)); /* the classifier writes over its logits */
+        CUDA_CHECK(cudaMemcpy(a + n, hx, bytes, cudaMemcpyHostToDevice));
+        tr_red = K[k].red;
+        printf("bench: lesson10 %s f32, %lld x %lld, one launch\n", K[k].name, rows, cols);
+        K[k].run(a, b, rows, cols, 0);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    storage_narrow(hx, h16, n, DTYPE_F16);
+    for (int none = 0; none < 2; none++, launched++) {
+        CUDA_CHECK(cudaMemcpy(a, h16, n * 2, cudaMemcpyHostToDevice));
+        tr_red = none ? TRAIN_NONE : TRAIN_SUM;
+        printf("bench: lesson10 %s f16, %lld x %lld, one launch\n", none ? "classifier_none" : "classifier_fused",
+               rows, cols);
+        tr_classifier_16(a, cols, b, cols, rows, cols, DTYPE_F16, 0);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    tr_red = TRAIN_SUM;
+    train_release();
+    CUDA_CHECK(cudaFree(a));
+    CUDA_CHECK(cudaFree(b));
+    CUDA_CHECK(cudaFree(dt));
+    free(ht);
+    free(h16);
+    return launched;
+}

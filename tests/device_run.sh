@@ -27,7 +27,9 @@
 #  Nsight Compute's sections (throughput, occupancy, issue slots, stall
 #  reasons) over bench --only's one launch of each of those kernels;
 #  NCU_TIMED=1 [NCU_COUNT=2]: over the timed sweep's launches instead,
-#  for kernels --only does not launch, such as the 16-bit classifier)
+#  for kernels --only does not launch, such as the bfloat16 ones; --only 10
+#  launches each lesson 10 kernel, the classifier summed and without the
+#  total, on float32 and float16 logits)
 # (lesson7: lessons 7 and 8 at their default shapes, with their extra tables)
 # (no stage: test and lessons)
 # On a lent machine whose .git may lag the working tree, name the commit
