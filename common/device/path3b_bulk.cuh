@@ -179,6 +179,13 @@ static long long fx_bulk_resident(K k, long long piece)
     return (long long)n * fx_sms();
 }
 
+/* The elements of each of n CTAs of a row of cols: whole 16-byte vectors
+ * of vec elements. */
+static inline long long fx_bulk_seg(long long cols, long long n, int vec)
+{
+    return ((cols + n - 1) / n + vec - 1) / vec * vec;
+}
+
 /* Of c ... min(2c, FX_BULK_MAX_C) CTAs a row of cols elements (c the
  * fewest that hold it), the count whose clusters hold the most rows on the
  * GPU at once, as the occupancy calculator counts them (a cluster's CTAs
@@ -196,10 +203,8 @@ static int fx_bulk_most_rows(K k, long long cols, int c, int vec, int esize)
     if (cols == last_cols) return last_n;
     long long rows[FX_BULK_MAX_C] = {0};
     int n = c;
-    for (; n <= 2 * c && n <= FX_BULK_MAX_C; n++) {
-        const long long seg = ((cols + n - 1) / n + vec - 1) / vec * vec;
-        rows[n - c] = fx_bulk_clusters(k, n, seg * esize);
-    }
+    for (; n <= 2 * c && n <= FX_BULK_MAX_C; n++)
+        rows[n - c] = fx_bulk_clusters(k, n, fx_bulk_seg(cols, n, vec) * esize);
     last_cols = cols;
     last_n = c + fx_bulk_pick(rows, n - c);
     return last_n;
@@ -242,15 +247,13 @@ static int fx_bulk_shape_op(long long cols, int *c_out, long long *seg_out)
     long long c = piece > 0 ? (bytes + piece - 1) / piece : 0;
     if (c < 2 || (c > FX_BULK_MAX_C && c > resident)) return 0;
     const int vec = (int)(16 / sizeof(T));
-    long long seg = ((cols + c - 1) / c + vec - 1) / vec * vec;
     if (c <= FX_BULK_MAX_C) {
         if (!fits[c]) fits[c] = 1 + (fx_bulk_clusters(k, (int)c, piece) >= 1);
         if (fits[c] != 2) return 0;
         c = fx_bulk_most_rows(k, cols, (int)c, vec, (int)sizeof(T));
-        seg = ((cols + c - 1) / c + vec - 1) / vec * vec;
     }
     *c_out = (int)c;
-    *seg_out = seg;
+    *seg_out = fx_bulk_seg(cols, c, vec);
     return 1;
 }
 
