@@ -9,6 +9,10 @@
 #include "fastest_paths.h"
 #include "rows_op.cuh"
 
+#ifndef FX_ROWS_LIVE
+#define FX_ROWS_LIVE 1 /* -DFX_ROWS_LIVE=0: fx_rows_live never branches (tests/ab_flags.sh's experiments) */
+#endif
+
 /* An element's output: OP::out of its register, or with two inputs
  * OP::out2 of both (w: the second input's registers). */
 template <class OP>
@@ -80,6 +84,22 @@ static constexpr int fx_rows_min_blocks(int vec, int fpt, int block)
     const bool capped = fx_is_float<T> ? OP::OUT && fpt == 8 : vec == 8 && fpt == 16;
     return OP::ROW && !fx_path1_only<OP>() && capped && block <= 512 ? 1536 / block : 0;
 #endif
+}
+
+/* Whether paths 1 and 2's stores branch once a row on OP::same (PK: the
+ * column from the registers, whose out_at has its own compare): on path
+ * 1's rows of a whole warp, where the branch is the same for every lane,
+ * in vectors: the 16-bit classifier 1.5-1.9 % faster at N = 512, the float
+ * one 0.5-1 % at N = 1024 (H200). Not on path 2: with 1024 threads of 64
+ * registers the second loop made the float classifier 3 % slower at
+ * 4096 x 32000 and spill at 32001; nor on rows of fewer lanes, where some
+ * kernels under the register cap spilled
+ * (docs/experiments/training-classifier-registers.md). */
+template <class OP>
+__host__ __device__ static constexpr bool fx_rows_live(int vec, int tpr, bool pk)
+{
+    if constexpr (OP::ROW) return FX_ROWS_LIVE && !pk && tpr == 32 && vec > 1;
+    else return (void)vec, (void)tpr, (void)pk, false;
 }
 
 /* A ROW operation's column taken from the registers: the row's max and
@@ -160,11 +180,15 @@ __device__ __forceinline__ void fx_rows_load(const T *xr, const T *x2r, const vi
 
 /* Paths 1 and 2: thread `sub` stores its elements' outputs to row yr (PK:
  * a ROW operation's column by a compare per element, out_at: cb and ce as
- * fx_max_pick's). */
-template <class OP, int VEC, bool PEEL, int FPT, int TPR, bool PK, class T>
+ * fx_max_pick's). BR: a ROW operation's rows branch once on same(f), as
+ * paths 3 and 3b: LIVE rows store out_live, without out's select per
+ * element (fx_rows_live says where). */
+template <class OP, int VEC, bool PEEL, int FPT, int TPR, bool PK, bool BR, class T, bool LIVE = false>
 __device__ __forceinline__ void fx_rows_store(T *yr, const view_cut &cut, int sub, bool live, float *v,
                                               const float *w, typename OP::fin f, int cb, int ce)
 {
+    if constexpr (BR && !LIVE)
+        if (!OP::same(f)) return fx_rows_store<OP, VEC, PEEL, FPT, TPR, PK, BR, T, true>(yr, cut, sub, live, v, w, f, cb, ce);
     const int nvec = (int)cut.nvec;
     T *yb = yr + cut.head;
 #pragma unroll
@@ -174,6 +198,7 @@ __device__ __forceinline__ void fx_rows_store(T *yr, const view_cut &cut, int su
 #pragma unroll
             for (int j = 0; j < VEC; j++) {
                 if constexpr (PK) v[i * VEC + j] = OP::out_at(v[i * VEC + j], f, k * VEC + j == cb);
+                else if constexpr (LIVE) v[i * VEC + j] = OP::out_live(v[i * VEC + j], f);
                 else v[i * VEC + j] = fx_rows_out<OP>(v, w, i * VEC + j, f);
             }
             /* PEEL: one st.global.v4 even where it costs <32 floats, 512
@@ -187,6 +212,7 @@ __device__ __forceinline__ void fx_rows_store(T *yr, const view_cut &cut, int su
         if (live && sub < cut.nextra) {
             float o;
             if constexpr (PK) o = OP::out_at(v[FPT], f, sub == ce);
+            else if constexpr (LIVE) o = OP::out_live(v[FPT], f);
             else o = fx_rows_out<OP>(v, w, FPT, f);
             if constexpr (fx_is_float<T>) yr[view_extra_at(cut, sub)] = o;
             else elem_store(yr + view16_extra_at(cut, sub), o);
@@ -296,7 +322,8 @@ __device__ __forceinline__ void fx_rows_body(const T *__restrict__ x, long long 
         if constexpr (FIX_EARLY)
             if (owner) fixv = op.fix(r, f);
         T *yr = y + (live ? row : 0) * ldy;
-        if constexpr (OP::OUT) fx_rows_store<OP, VEC, PEEL, FPT, TPR, PK>(yr, cut, sub, live, v, w, f, cb, ce);
+        constexpr bool BR = fx_rows_live<OP>(VEC, TPR, PK);
+        if constexpr (OP::OUT) fx_rows_store<OP, VEC, PEEL, FPT, TPR, PK, BR>(yr, cut, sub, live, v, w, f, cb, ce);
         /* Two-input operations reduce once per row into one shared array:
          * a fast warp's next row must not overwrite red_d before a slow
          * warp has read this row's (row_reduce.cuh). Only a grid-stride

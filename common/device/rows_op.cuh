@@ -63,10 +63,11 @@
  *   same(f), out_live(v, f)  same: true where every element's output is
  *                    one value (an ignored row's); out_live: out's value
  *                    in the other rows, without out's per-element select.
- *                    Paths 2 (16-bit), 3, 3g and 3b branch once per row
- *                    on same and store live rows with out_live: one FSEL
- *                    less per element, 2.5 % of the 16-bit classifier's
- *                    time at 512 x 131072 (H200),
+ *                    Paths 1 (rows of a warp), 2 (16-bit), 3, 3g and 3b
+ *                    branch once per row on same and store live rows
+ *                    with out_live: one FSEL less per element, 2.5 %
+ *                    of the 16-bit classifier's time at 512 x 131072
+ *                    (H200),
  *   OUT              false: no element is written, the row's value is all,
  *   PATH1_ONLY       true: run by fx_run_rows_op on path 1's plans only (an
  *                    instance of the operation for small grids alone),

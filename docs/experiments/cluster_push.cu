@@ -26,7 +26,12 @@
  *   pushw1 pushw with QuACK's registers: the piece as floats, each exp
  *          taken once and kept (cluster_rows_exp1_kernel);
  *   alone  no exchange: each CTA normalises by its own piece (wrong
- *          output, timed only): the time left without any exchange.
+ *          output, timed only): the time left without any exchange;
+ *   stagew pushw, the piece loaded as QuACK loads it: each thread's
+ *          16-byte words copied into shared memory with cp.async.cg
+ *          (no register waits on the loads, no L1 line), then read back
+ *          into its registers after cp.async.wait_group 0;
+ *   stagea alone, loaded as stagew.
  * Checked (all but alone) on three rows against float64: |y - p| <= p / 128
  * + 1e-6 (bfloat16 keeps 8 bits), each row's sum within 2 % of 1. Timed
  * as `make bench` times lesson 9 (common/harness: buffers rotated past L2,
@@ -48,8 +53,8 @@
 #include "device/fastest_device.cuh" /* fx_words16_*, fx_cluster_open / _exchange, fx_push_md, online_md */
 #include "device/rows.h"             /* fx_run_typed: the engine itself */
 
-enum { ENGINE, PULL, PUSH, PUSH_WARPS, PUSH_WARPS_EXP1, ALONE, MODES };
-static const char *NAMES[MODES] = {"engine", "pull", "push", "pushw", "pushw1", "alone"};
+enum { ENGINE, PULL, PUSH, PUSH_WARPS, PUSH_WARPS_EXP1, ALONE, STAGED, STAGED_ALONE, MODES };
+static const char *NAMES[MODES] = {"engine", "pull", "push", "pushw", "pushw1", "alone", "stagew", "stagea"};
 typedef __nv_bfloat16 T;
 
 #if FX_CLUSTER_CODE && !defined(CUDA_EMU)
@@ -89,6 +94,30 @@ __device__ __forceinline__ long long load_piece(const T *x, int cols, unsigned p
     fx_words16_load<ITEMS, BLOCK>(x + at, SEG / 8, pad, w, (int)threadIdx.x);
     return at;
 }
+
+/* load_piece through shared memory (stage: BLOCK * ITEMS words of 16
+ * bytes): every word by cp.async.cg, then each thread reads back its own
+ * words, so no barrier but the thread's wait_group. */
+template <int C, int BLOCK, int ITEMS>
+__device__ __forceinline__ long long load_piece_staged(const T *x, int cols, unsigned (&w)[ITEMS][4], uint4 *stage)
+{
+    constexpr int SEG = BLOCK * ITEMS * 8;
+    const unsigned rank = cooperative_groups::this_cluster().block_rank();
+    const long long at = (long long)(blockIdx.x / C) * cols + (long long)rank * SEG;
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        const int k = i * BLOCK + (int)threadIdx.x;
+        const unsigned a = (unsigned)__cvta_generic_to_shared(stage + k);
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(a), "l"(x + at + (long long)k * 8) : "memory");
+    }
+    asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        const uint4 q = stage[i * BLOCK + (int)threadIdx.x];
+        w[i][0] = q.x, w[i][1] = q.y, w[i][2] = q.z, w[i][3] = q.w;
+    }
+    return at;
+}
 #endif
 
 /* Row blockIdx.x / C, piece `rank` of C: BLOCK threads of ITEMS 16-byte
@@ -99,16 +128,19 @@ __global__ void __launch_bounds__(BLOCK) cluster_rows_kernel(const T *__restrict
 #if FX_CLUSTER_CODE && !defined(CUDA_EMU)
     constexpr int WARPS = BLOCK / 32, SEG = BLOCK * ITEMS * 8;
     __shared__ float red_m[32], red_d[32];
-    if constexpr (MODE == PUSH || MODE == PUSH_WARPS) fx_cluster_open();
+    extern __shared__ uint4 stage[]; /* STAGED modes: the piece */
+    if constexpr (MODE == PUSH || MODE == PUSH_WARPS || MODE == STAGED) fx_cluster_open();
     const unsigned pad = vec16_narrow2(-INFINITY, -INFINITY, x);
     unsigned w[ITEMS][4];
-    const long long at = load_piece<C, BLOCK, ITEMS>(x, cols, pad, w);
+    long long at;
+    if constexpr (MODE == STAGED || MODE == STAGED_ALONE) at = load_piece_staged<C, BLOCK, ITEMS>(x, cols, w, stage);
+    else at = load_piece<C, BLOCK, ITEMS>(x, cols, pad, w);
     const float mt = fx_words16_max(w, pad, x);
     const online_md s = {mt, fx_words16_sum_exp(w, online_md_shift(mt), x)};
     online_md r;
     if constexpr (MODE == PULL) r = pull_exchange(online_md_row_merge<BLOCK>(s, red_m, red_d), C);
     else if constexpr (MODE == PUSH) r = fx_cluster_exchange(online_md_row_merge<BLOCK>(s, red_m, red_d), C);
-    else if constexpr (MODE == PUSH_WARPS) r = fx_cluster_exchange_warps<C, WARPS>(s, C); /* QuACK's way */
+    else if constexpr (MODE == PUSH_WARPS || MODE == STAGED) r = fx_cluster_exchange_warps<C, WARPS>(s, C); /* QuACK's way */
     else r = online_md_row_merge<BLOCK>(s, red_m, red_d);
     const rows_op_softmax::fin f = {1.0f / r.d};
     fx_words16_store<rows_op_softmax, ITEMS, BLOCK>(y + at, SEG / 8, w, online_md_shift(r.m), f, (int)threadIdx.x);
@@ -188,10 +220,11 @@ static int g_ctas_now; /* what the last kernel launched fits an SM */
 /* Dynamic shared memory that leaves room for at most g_ctas CTAs of
  * kernel k an SM (unused: ballast), and the CTAs an SM it then fits. */
 template <class K>
-static size_t ballast(K k, int block, int *per_sm)
+static size_t ballast(K k, int block, int *per_sm, size_t staged)
 {
-    size_t extra = 0;
-    if (g_ctas) {
+    size_t extra = staged;
+    if (staged) CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)staged));
+    else if (g_ctas) {
         int dev, sm_bytes, reserved, block_max;
         cudaFuncAttributes a;
         CUDA_CHECK(cudaGetDevice(&dev));
@@ -213,7 +246,8 @@ static void launch(const T *x, T *y, long long rows, int cols, cudaStream_t stre
     auto k = MODE == PUSH_WARPS_EXP1 ? cluster_rows_exp1_kernel<C, BLOCK, ITEMS>
                                      : cluster_rows_kernel<MODE, C, BLOCK, ITEMS>;
     static int per_sm;
-    static const size_t extra = ballast(k, BLOCK, &per_sm); /* once: g_ctas is set before any launch */
+    const size_t staged = MODE == STAGED || MODE == STAGED_ALONE ? (size_t)BLOCK * ITEMS * 16 : 0;
+    static const size_t extra = ballast(k, BLOCK, &per_sm, staged); /* once: g_ctas is set before any launch */
     g_ctas_now = per_sm;
     cudaLaunchAttribute attr[1];
     const cudaLaunchConfig_t cfg = fx_cluster_config((unsigned)(rows * C), BLOCK, C, extra, stream, attr);
@@ -239,6 +273,8 @@ static void run(const float *xf, float *yf, long long rows, long long cols2, cud
         if (g_mode == PUSH_WARPS) launch<PUSH_WARPS, c, b, i>(x, y, rows, cols, stream); \
         if (g_mode == PUSH_WARPS_EXP1) launch<PUSH_WARPS_EXP1, c, b, i>(x, y, rows, cols, stream); \
         if (g_mode == ALONE) launch<ALONE, c, b, i>(x, y, rows, cols, stream); \
+        if (g_mode == STAGED) launch<STAGED, c, b, i>(x, y, rows, cols, stream); \
+        if (g_mode == STAGED_ALONE) launch<STAGED_ALONE, c, b, i>(x, y, rows, cols, stream); \
     }
     CONFIGS(CASE)
 #undef CASE
@@ -313,13 +349,14 @@ int main(int argc, char **argv)
         g_cfg = c;
         for (int m = 0; m < MODES; m++) {
             g_mode = m;
-            const int b = m == ALONE ? 0 : check(hx, x[0], y[0], rows, cols);
+            const int alone = m == ALONE || m == STAGED_ALONE;
+            const int b = alone ? 0 : check(hx, x[0], y[0], rows, cols);
             const timing t = time_runs(run, x, y, sets, rows, cols / 2, 50, 200);
             char ctas[8] = "-"; /* CTAs an SM (the engine's: its own) */
             if (m != ENGINE) snprintf(ctas, sizeof ctas, "%d", g_ctas_now);
             printf("%8d %3d %6d %5d %4s  %-6s %7.2f us %6.1f  %s\n", cols, CFG[c][1], CFG[c][2], CFG[c][3], ctas,
                    NAMES[m], t.median_ms * 1e3, 100.0 * copy.median_ms / t.median_ms,
-                   m == ALONE ? "(not checked)" : b ? "FAILED" : "ok");
+                   alone ? "(not checked)" : b ? "FAILED" : "ok");
             bad |= b;
         }
     }
