@@ -188,7 +188,8 @@ __device__ __forceinline__ void fx_rows_store(T *yr, const view_cut &cut, int su
                                               const float *w, typename OP::fin f, int cb, int ce)
 {
     if constexpr (BR && !LIVE)
-        if (!OP::same(f)) return fx_rows_store<OP, VEC, PEEL, FPT, TPR, PK, BR, T, true>(yr, cut, sub, live, v, w, f, cb, ce);
+        if (!OP::same(f))
+            return fx_rows_store<OP, VEC, PEEL, FPT, TPR, PK, BR, T, true>(yr, cut, sub, live, v, w, f, cb, ce);
     const int nvec = (int)cut.nvec;
     T *yb = yr + cut.head;
 #pragma unroll

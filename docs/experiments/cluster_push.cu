@@ -140,7 +140,8 @@ __global__ void __launch_bounds__(BLOCK) cluster_rows_kernel(const T *__restrict
     online_md r;
     if constexpr (MODE == PULL) r = pull_exchange(online_md_row_merge<BLOCK>(s, red_m, red_d), C);
     else if constexpr (MODE == PUSH) r = fx_cluster_exchange(online_md_row_merge<BLOCK>(s, red_m, red_d), C);
-    else if constexpr (MODE == PUSH_WARPS || MODE == STAGED) r = fx_cluster_exchange_warps<C, WARPS>(s, C); /* QuACK's way */
+    else if constexpr (MODE == PUSH_WARPS || MODE == STAGED)
+        r = fx_cluster_exchange_warps<C, WARPS>(s, C); /* QuACK's way */
     else r = online_md_row_merge<BLOCK>(s, red_m, red_d);
     const rows_op_softmax::fin f = {1.0f / r.d};
     fx_words16_store<rows_op_softmax, ITEMS, BLOCK>(y + at, SEG / 8, w, online_md_shift(r.m), f, (int)threadIdx.x);
@@ -217,8 +218,9 @@ static int g_cfg, g_mode;
 static int g_ctas;     /* --ctas K: at most K CTAs an SM; 0: as many as fit */
 static int g_ctas_now; /* what the last kernel launched fits an SM */
 
-/* Dynamic shared memory that leaves room for at most g_ctas CTAs of
- * kernel k an SM (unused: ballast), and the CTAs an SM it then fits. */
+/* Dynamic shared memory: the staged modes' piece (staged bytes), or room
+ * for at most g_ctas CTAs of kernel k an SM (unused: ballast; the staged
+ * modes ignore --ctas), and the CTAs an SM it then fits. */
 template <class K>
 static size_t ballast(K k, int block, int *per_sm, size_t staged)
 {
