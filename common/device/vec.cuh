@@ -94,10 +94,22 @@ __device__ __forceinline__ float2 vec16_widen2(unsigned w, const __half *)
     return __half22float2(__halves2half2(__ushort_as_half((unsigned short)(w & 0xFFFFu)),
                                          __ushort_as_half((unsigned short)(w >> 16))));
 }
+/* A bfloat16 is the upper half of a float: a shift and a mask widen a
+ * pair in two instructions (__bfloat1622float2 takes three on sm_90). In
+ * inline PTX, because as plain C the compiler then reuses (x - m) log2 e
+ * between a kernel's sum and store passes and spills at path 2's register
+ * cap (-20 % at 2048 x 32768); so written, lesson 9's bfloat16 rows of
+ * 2^16 ... 2^18 run 1-2 % faster (docs/experiments/lessons-bf16-widen.md). */
 __device__ __forceinline__ float2 vec16_widen2(unsigned w, const __nv_bfloat16 *)
 {
-    return __bfloat1622float2(__halves2bfloat162(__ushort_as_bfloat16((unsigned short)(w & 0xFFFFu)),
-                                                 __ushort_as_bfloat16((unsigned short)(w >> 16))));
+#if defined(__CUDA_ARCH__)
+    unsigned lo, hi;
+    asm volatile("shl.b32 %0, %1, 16;" : "=r"(lo) : "r"(w));
+    asm volatile("and.b32 %0, %1, 0xFFFF0000;" : "=r"(hi) : "r"(w));
+    return make_float2(__uint_as_float(lo), __uint_as_float(hi));
+#else /* the emulator has no PTX: the same bits */
+    return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xFFFF0000u));
+#endif
 }
 __device__ __forceinline__ unsigned vec16_narrow2(float a, float b, const __half *)
 {
