@@ -95,11 +95,11 @@ __device__ __forceinline__ float2 vec16_widen2(unsigned w, const __half *)
                                          __ushort_as_half((unsigned short)(w >> 16))));
 }
 /* A bfloat16 is the upper half of a float: a shift and a mask widen a
- * pair in two instructions (__bfloat1622float2 takes three on sm_90). In
- * inline PTX, because as plain C the compiler then reuses (x - m) log2 e
- * between a kernel's sum and store passes and spills at path 2's register
- * cap (-20 % at 2048 x 32768); so written, lesson 9's bfloat16 rows of
- * 2^16 ... 2^18 run 1-2 % faster (docs/experiments/lessons-bf16-widen.md). */
+ * pair in two instructions (__bfloat1622float2 takes three on sm_90), and
+ * lesson 9's bfloat16 rows of 2^16 ... 2^18 run 1-2 % faster. In inline
+ * PTX, because as plain C the compiler reuses (x - m) log2 e between a
+ * kernel's sum and store passes and spills at path 2's register cap
+ * (docs/experiments/lessons-bf16-widen.md). */
 __device__ __forceinline__ float2 vec16_widen2(unsigned w, const __nv_bfloat16 *)
 {
 #if defined(__CUDA_ARCH__)
