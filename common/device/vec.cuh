@@ -95,17 +95,18 @@ __device__ __forceinline__ float2 vec16_widen2(unsigned w, const __half *)
                                          __ushort_as_half((unsigned short)(w >> 16))));
 }
 /* A bfloat16 is the upper half of a float: a shift and a mask widen a
- * pair in two instructions (__bfloat1622float2 takes three on sm_90), and
- * lesson 9's bfloat16 rows of 2^16 ... 2^18 run 1-2 % faster. In inline
- * PTX, because as plain C the compiler reuses (x - m) log2 e between a
- * kernel's sum and store passes and spills at path 2's register cap
- * (docs/experiments/lessons-bf16-widen.md). */
+ * pair in two instructions (__bfloat1622float2 takes three on sm_90). In
+ * inline PTX, because as plain C the compiler reuses (x - m) log2 e between
+ * a kernel's sum and store passes and spills at path 2's register cap; not
+ * volatile, because a volatile asm may touch memory as far as the compiler
+ * knows, and lesson 9's chunked kernel then loses the read-only path
+ * (ld.global.nc) and 7 % at 1024 x 128257 (docs/experiments/lessons-bf16-widen.md). */
 __device__ __forceinline__ float2 vec16_widen2(unsigned w, const __nv_bfloat16 *)
 {
 #if defined(__CUDA_ARCH__)
     unsigned lo, hi;
-    asm volatile("shl.b32 %0, %1, 16;" : "=r"(lo) : "r"(w));
-    asm volatile("and.b32 %0, %1, 0xFFFF0000;" : "=r"(hi) : "r"(w));
+    asm("shl.b32 %0, %1, 16;" : "=r"(lo) : "r"(w));
+    asm("and.b32 %0, %1, 0xFFFF0000;" : "=r"(hi) : "r"(w));
     return make_float2(__uint_as_float(lo), __uint_as_float(hi));
 #else /* the emulator has no PTX: the same bits */
     return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xFFFF0000u));
