@@ -12,6 +12,9 @@ set -u
 : "${OUT:?}" "${FLAG:?}" "${LESSONS:?}"
 C=${C:-32768,65536,131072,262144,524288,1048576}
 make -j"$(nproc)" build/bench >"$OUT/b1.log" 2>&1 || { tail "$OUT/b1.log"; exit 1; }
+# make does not see a changed -D: build_alt/ built with another flag goes
+[ "$(cat build_alt/ab_flag 2>/dev/null)" = "$FLAG" ] || rm -rf build_alt
+mkdir -p build_alt && echo "$FLAG" >build_alt/ab_flag
 make -j"$(nproc)" BUILD=build_alt ARCH="-gencode arch=compute_90,code=sm_90 -D$FLAG" build_alt/bench \
     >"$OUT/b2.log" 2>&1 || { tail "$OUT/b2.log"; exit 1; }
 for r in 1 2; do
