@@ -99,8 +99,8 @@ __device__ __forceinline__ float2 vec16_widen2(unsigned w, const __half *)
  * inline PTX, because as plain C the compiler reuses (x - m) log2 e between
  * a kernel's sum and store passes and spills at path 2's register cap; not
  * volatile, because a volatile asm may touch memory as far as the compiler
- * knows, and lesson 9's chunked kernel then loses the read-only path
- * (ld.global.nc) and 7 % at 1024 x 128257 (docs/experiments/lessons-bf16-widen.md). */
+ * knows, and lesson 9's peeled kernels then lose the read-only path
+ * (ld.global.nc) for x (docs/experiments/lessons-bf16-widen.md). */
 __device__ __forceinline__ float2 vec16_widen2(unsigned w, const __nv_bfloat16 *)
 {
 #if defined(__CUDA_ARCH__)
