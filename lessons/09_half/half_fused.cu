@@ -225,7 +225,7 @@ half_shared_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, lo
  * chunk, every chunk of the row but the last, takes loads with no test:
  * the compiler then issues the U loads together, where with a test on
  * each it may issue read 2's second load after the first vector's exps
- * (7 % slower at 1024 x 128257 in bfloat16). */
+ * (41.9 against 47.7 % of the copy at 1024 x 128257, bfloat16). */
 template <int U, int VEC, int BLOCK, class T>
 __device__ __forceinline__ void chunk_load(const T *__restrict__ xr, long long k0, long long nvec, float *v)
 {
