@@ -414,12 +414,17 @@ __device__ __forceinline__ online_md fx_piece_read(const T *__restrict__ xr, int
     const int nvec_r = rlen / VEC, nvec_s = (len - rlen) / VEC;
     const T *xs = xr + RCAP;
     /* All register loads are issued first; their latency overlaps the
-     * shared-memory part's loop. */
+     * shared-memory part's loop. 16-bit vectors stay as loaded until that
+     * loop is done: widened here, they would hold the loop's first loads
+     * back until they arrive. */
+    constexpr bool WORDS = !fx_is_float<T> && VEC == 8;
+    unsigned raw_r[WORDS ? ITEMS : 1][4];
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
         const int k = i * BLOCK + (int)threadIdx.x;
         if (k < nvec_r) {
-            view_load_x<VEC, XS>(xr + k * VEC, &v[i * VEC]);
+            if constexpr (WORDS) vec16_load_words<8>(xr + k * VEC, raw_r[i]);
+            else view_load_x<VEC, XS>(xr + k * VEC, &v[i * VEC]);
         } else {
 #pragma unroll
             for (int j = 0; j < VEC; j++) v[i * VEC + j] = -INFINITY;
@@ -458,6 +463,11 @@ __device__ __forceinline__ online_md fx_piece_read(const T *__restrict__ xr, int
             }
             s = fx_push<T, U * VEC>(s, w);
         }
+    }
+    if constexpr (WORDS) {
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++)
+            if (i * BLOCK + (int)threadIdx.x < nvec_r) vec16_widen_words<8>(raw_r[i], &v[i * VEC], xr);
     }
     constexpr int X = PEEL ? 1 : 0;
     if constexpr (PEEL) v[FPT] = extra;
