@@ -94,7 +94,8 @@ __device__ __forceinline__ void fx_bulk_start(unsigned long long *landed, T *sro
 }
 
 /* Every thread, after that __syncthreads(): its (m, d) of the piece, each
- * chunk folded as it lands, 16 elements a step as path 3's stream, then
+ * chunk folded as it lands, 16 elements a step as path 3's stream (16-bit
+ * ones as loaded words, their max taken in pairs: fx_push_words16), then
  * the chunk's last 0 ... U - 1 vectors of this thread one at a time.
  * (Padding the last step with -inf instead put 16 moves and two branches
  * into every step of the sm_90 code.) */
@@ -110,10 +111,17 @@ __device__ __forceinline__ online_md fx_bulk_fold(unsigned long long *landed, co
         fx_mbar_wait(&landed[k]);
         int i = k * per + (int)threadIdx.x;
         for (; i + (U - 1) * FX_BULK_BLOCK < end; i += U * FX_BULK_BLOCK) {
-            float w[U * VEC];
+            if constexpr (fx_is_float<T>) {
+                float w[U * VEC];
 #pragma unroll
-            for (int u = 0; u < U; u++) load_vec<VEC>(srow + (i + u * FX_BULK_BLOCK) * VEC, &w[u * VEC]);
-            s = fx_push<E, U * VEC>(s, w);
+                for (int u = 0; u < U; u++) load_vec<VEC>(srow + (i + u * FX_BULK_BLOCK) * VEC, &w[u * VEC]);
+                s = fx_push<E, U * VEC>(s, w);
+            } else {
+                unsigned w[U][4];
+#pragma unroll
+                for (int u = 0; u < U; u++) vec16_load_words<8>(srow + (i + u * FX_BULK_BLOCK) * VEC, w[u]);
+                s = fx_push_words16(s, w, srow);
+            }
         }
         for (; i < end; i += FX_BULK_BLOCK) {
             float w[VEC];

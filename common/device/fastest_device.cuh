@@ -136,20 +136,39 @@ __device__ __forceinline__ unsigned fx_max2(unsigned a, unsigned b, const __nv_b
  * leaves two: 83.8 % of the 16-bit copy at 256 x 2^18 float16 against
  * 81.9 % with __expf, H100 (docs/experiments/rows-fast-exp.md). (The CPU
  * emulator's __expf is already the .ftz form.) */
+__device__ __forceinline__ float fx_ex2(float x)
+{
+#if defined(__CUDA_ARCH__)
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+#else /* the CPU emulator */
+    return exp2f(x);
+#endif
+}
+
 template <class T>
 __device__ __forceinline__ float fx_exp(float x)
 {
-    if constexpr (fx_is_float<T>) {
-        return expf(x);
-    } else {
+    if constexpr (fx_is_float<T>) return expf(x);
 #if defined(__CUDA_ARCH__)
-        float r;
-        asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x * 1.44269504088896341f));
-        return r;
-#else /* the CPU emulator */
-        return __expf(x);
+    else return fx_ex2(x * 1.44269504088896341f);
+#else
+    else return __expf(x);
 #endif
-    }
+}
+
+/* log2(x) as lg2.approx (absolute error about 2^-22), log2f on the
+ * emulator. Not volatile: the compiler computes it once for a loop. */
+__device__ __forceinline__ float fx_lg2(float x)
+{
+#if defined(__CUDA_ARCH__)
+    float r;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+#else
+    return log2f(x);
+#endif
 }
 
 /* The blocks per SM that a kernel holding 16-bit rows as loaded caps its
@@ -214,6 +233,19 @@ __device__ __forceinline__ float fx_words16_sum_exp(const unsigned (&w)[ITEMS][4
     return d;
 }
 
+/* fx_push for words (paths 3b and 4): their max found in 16 bits (exact,
+ * one instruction a pair), then one exp an element from the new shift. */
+template <int U, class T>
+__device__ __forceinline__ online_md fx_push_words16(online_md s, const unsigned (&w)[U][4], const T *tag)
+{
+    const unsigned pad = vec16_narrow2(-INFINITY, -INFINITY, tag);
+    const float m = fmaxf(s.m, fx_words16_max(w, pad, tag));
+    const float shift = online_md_shift(m);
+    s.d = s.d * fx_exp<T>(s.m - shift) + fx_words16_sum_exp(w, shift, tag);
+    s.m = m;
+    return s;
+}
+
 /* OP::out, or where LIVE a ROW operation's out_live (its output for a
  * row whose elements are not all one value). */
 template <class OP, bool LIVE>
@@ -221,6 +253,21 @@ __device__ __forceinline__ float fx_out_as(float e, typename OP::fin f)
 {
     if constexpr (LIVE) return OP::out_live(e, f);
     else return OP::out(e, f);
+}
+
+/* OP's output of exp(t), t = x - shift, with E's exp (fx_exp<E>). Where
+ * OP::SCALE_EXP (the softmax: out(e, f) = e f.scale) and E's exp is
+ * ex2.approx, the scale goes into the exponent: exp2(t log2 e + log2
+ * f.scale), one FFMA where the exp's multiply and out's would be two.
+ * Its error adds |log2 f.scale| 2^-24 (under 2e-6 for rows of up to 2^26
+ * elements) and the lg2's 2^-22 to the exp's; an all -inf row (d = 0,
+ * t = -inf) still comes out NaN, as PyTorch. */
+template <class OP, bool LIVE, class E>
+__device__ __forceinline__ float fx_out_exp(float t, typename OP::fin f)
+{
+    if constexpr (OP::SCALE_EXP && !fx_is_float<E>)
+        return fx_ex2(fmaf(t, 1.44269504088896341f, fx_lg2(f.scale)));
+    else return fx_out_as<OP, LIVE>(fx_exp<E>(t), f);
 }
 
 /* Stores thread sub's words (fx_words16_load's) to row r as
@@ -240,8 +287,8 @@ __device__ __forceinline__ void fx_words16_store(T *r, int nvec, const unsigned 
 #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const float2 v = vec16_widen2(w[i][j], r);
-                o[j] = vec16_narrow2(fx_out_as<OP, LIVE>(fx_exp<T>(v.x - shift), f),
-                                     fx_out_as<OP, LIVE>(fx_exp<T>(v.y - shift), f), r);
+                o[j] = vec16_narrow2(fx_out_exp<OP, LIVE, T>(v.x - shift, f),
+                                     fx_out_exp<OP, LIVE, T>(v.y - shift, f), r);
             }
             vec16_store_words<8>(r + (long long)k * 8, o);
         }
@@ -320,7 +367,7 @@ __device__ __forceinline__ float fx_scale(float m_thread, online_md row)
 template <class OP, class E, bool LIVE = false>
 __device__ __forceinline__ float rows_op_raw(float x, float m, typename OP::fin f)
 {
-    if constexpr (OP::KEEP_EXP) return fx_out_as<OP, LIVE>(fx_exp<E>(x - m), f);
+    if constexpr (OP::KEEP_EXP) return fx_out_exp<OP, LIVE, E>(x - m, f);
     else return fx_out_as<OP, LIVE>(x, f);
 }
 

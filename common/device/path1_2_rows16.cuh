@@ -121,7 +121,7 @@ fastest_rows16_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y,
         T *yr = y + (live ? row : 0) * ldy;
         if constexpr (OP::OUT) fx_words16_store<OP, ITEMS, TPR>(yr + cut.head, nvec, w, m, f, sub);
         if constexpr (OP::OUT && PEEL)
-            if (live && sub < cut.nextra) elem_store(yr + view16_extra_at(cut, sub), OP::out(fx_exp<T>(ex - m), f));
+            if (live && sub < cut.nextra) elem_store(yr + view16_extra_at(cut, sub), fx_out_exp<OP, false, T>(ex - m, f));
         if constexpr (OP::ROW && OP::OUT)
             if (owner) elem_store(yr + c, op.fix(r, f)); /* after its word or its extra */
     }

@@ -67,19 +67,6 @@ __device__ __forceinline__ void fx_split_words_load(const T *xs, long long k0, l
     }
 }
 
-/* fx_push for words: their max found in 16 bits (exact), then one exp an
- * element from the new shift. */
-template <int U, class T>
-__device__ __forceinline__ online_md fx_push_words16(online_md s, const unsigned (&w)[U][4], const T *tag)
-{
-    const unsigned pad = vec16_narrow2(-INFINITY, -INFINITY, tag);
-    const float m = fmaxf(s.m, fx_words16_max(w, pad, tag));
-    const float shift = online_md_shift(m);
-    s.d = s.d * fx_exp<T>(s.m - shift) + fx_words16_sum_exp(w, shift, tag);
-    s.m = m;
-    return s;
-}
-
 /* Stores vector u of w to p as OP's output of each element (rows_op_raw). */
 template <class OP, bool PEEL, int U, class T>
 __device__ __forceinline__ void fx_split_words_store(T *p, const unsigned (&w)[U][4], int u, float m,

@@ -10,6 +10,9 @@
  *   KEEP_EXP  true: after the sum, each register holds exp(x - m) in place
  *             of x (the softmax: the output is one multiply away, and exp
  *             is taken once per element); false: it keeps x.
+ *   SCALE_EXP with KEEP_EXP, true where out(e, f) is e * f.scale (the
+ *             softmax): an ex2.approx exp then takes the scale into its
+ *             exponent (fastest_device.cuh, fx_out_exp),
  *   fin       what the operation needs of the row once m and d are known,
  *   finish(m, d) which makes it, once per thread,
  *   out(v, f) an element's output from what its register holds,
@@ -232,7 +235,7 @@ __device__ __forceinline__ void fx_row_piece_end(const OP &op, const typename OP
 struct rows_op_softmax {
     static constexpr int NIN = 1;
     static constexpr bool ROW = false, OUT = true;
-    static constexpr bool KEEP_EXP = true;
+    static constexpr bool KEEP_EXP = true, SCALE_EXP = true;
     static constexpr int FPT_MIN = 4; /* every class of FX_REG as it is */
     static constexpr int fpt_min16(long long) { return 4; }
     struct fin {
