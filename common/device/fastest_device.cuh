@@ -118,6 +118,19 @@ __device__ __forceinline__ unsigned fx_max2(unsigned a, unsigned b, const __nv_b
     return *reinterpret_cast<const unsigned *>(&r);
 }
 
+/* 2^x as the GPU approximates it (MUFU.EX2; results under 2^-126 flush
+ * to 0), exp2f on the emulator. */
+__device__ __forceinline__ float fx_ex2(float x)
+{
+#if defined(__CUDA_ARCH__)
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+#else /* the CPU emulator */
+    return exp2f(x);
+#endif
+}
+
 /* exp of one element, and a chunk of elements pushed into a state.
  * float rows: expf and lesson 6's online_md_push. 16-bit rows: __expf's
  * arithmetic (ex2.approx of x log2 e, 2 instructions where expf takes
@@ -136,24 +149,13 @@ __device__ __forceinline__ unsigned fx_max2(unsigned a, unsigned b, const __nv_b
  * leaves two: 83.8 % of the 16-bit copy at 256 x 2^18 float16 against
  * 81.9 % with __expf, H100 (docs/experiments/rows-fast-exp.md). (The CPU
  * emulator's __expf is already the .ftz form.) */
-__device__ __forceinline__ float fx_ex2(float x)
-{
-#if defined(__CUDA_ARCH__)
-    float r;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-    return r;
-#else /* the CPU emulator */
-    return exp2f(x);
-#endif
-}
-
 template <class T>
 __device__ __forceinline__ float fx_exp(float x)
 {
     if constexpr (fx_is_float<T>) return expf(x);
 #if defined(__CUDA_ARCH__)
     else return fx_ex2(x * 1.44269504088896341f);
-#else
+#else /* the CPU emulator */
     else return __expf(x);
 #endif
 }
@@ -166,7 +168,7 @@ __device__ __forceinline__ float fx_lg2(float x)
     float r;
     asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
     return r;
-#else
+#else /* the CPU emulator */
     return log2f(x);
 #endif
 }
