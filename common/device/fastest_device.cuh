@@ -31,6 +31,7 @@
  * picked at run time by the host. */
 #ifndef COMMON_DEVICE_FASTEST_DEVICE_CUH
 #define COMMON_DEVICE_FASTEST_DEVICE_CUH
+#include <float.h> /* FLT_MIN: the emulator's flush in fx_ex2 */
 #include <math.h>
 
 #include "online_md.cuh" /* lesson 6's (m, d) state and merges */
@@ -119,7 +120,7 @@ __device__ __forceinline__ unsigned fx_max2(unsigned a, unsigned b, const __nv_b
 }
 
 /* 2^x as the GPU approximates it (MUFU.EX2; results under 2^-126 flush
- * to 0), exp2f on the emulator. */
+ * to 0), on the emulator exp2f with the same flush. */
 __device__ __forceinline__ float fx_ex2(float x)
 {
 #if defined(__CUDA_ARCH__)
@@ -127,7 +128,8 @@ __device__ __forceinline__ float fx_ex2(float x)
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
     return r;
 #else /* the CPU emulator */
-    return exp2f(x);
+    const float r = exp2f(x);
+    return r < FLT_MIN ? 0.0f : r;
 #endif
 }
 
@@ -147,17 +149,12 @@ __device__ __forceinline__ float fx_ex2(float x)
  * three more (FSETP, FMUL, FMUL) that keep results below 2^-126 as
  * subnormals; .ftz flushes those to 0, inside the absolute tolerance, and
  * leaves two: 83.8 % of the 16-bit copy at 256 x 2^18 float16 against
- * 81.9 % with __expf, H100 (docs/experiments/rows-fast-exp.md). (The CPU
- * emulator's __expf is already the .ftz form.) */
+ * 81.9 % with __expf, H100 (docs/experiments/rows-fast-exp.md). */
 template <class T>
 __device__ __forceinline__ float fx_exp(float x)
 {
     if constexpr (fx_is_float<T>) return expf(x);
-#if defined(__CUDA_ARCH__)
     else return fx_ex2(x * 1.44269504088896341f);
-#else /* the CPU emulator */
-    else return __expf(x);
-#endif
 }
 
 /* log2(x) as lg2.approx (absolute error about 2^-22), log2f on the
