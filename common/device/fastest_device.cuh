@@ -255,16 +255,26 @@ __device__ __forceinline__ float fx_out_as(float e, typename OP::fin f)
 }
 
 /* OP's output of exp(t), t = x - shift, with E's exp (fx_exp<E>). Where
- * OP::SCALE_EXP (the softmax: out(e, f) = e f.scale) and E's exp is
- * ex2.approx, the scale goes into the exponent: exp2(t log2 e + log2
- * f.scale), one FFMA where the exp's multiply and out's would be two.
+ * OP::SCALE_EXP (the softmax: out(e, f) = e f.scale), or where LIVE
+ * OP::SCALE_LIVE (the classifier's out_live), and E's exp is ex2.approx,
+ * the scale goes into the exponent: exp2(t log2 e + log2 f.scale), one
+ * FFMA where the exp's multiply and out's would be two.
  * Its error adds |log2 f.scale| 2^-24 (under 2e-6 for rows of up to 2^26
- * elements) and the lg2's 2^-22 to the exp's; an all -inf row (d = 0,
+ * elements, 4e-6 for the classifier's mean over 2^26 rows) and the lg2's
+ * 2^-22 to the exp's; an all -inf row (d = 0,
  * t = -inf) still comes out NaN, as PyTorch. */
+template <class OP, bool LIVE>
+struct fx_scale_exp {
+    static constexpr bool value = OP::SCALE_EXP;
+};
+template <class OP>
+struct fx_scale_exp<OP, true> {
+    static constexpr bool value = OP::SCALE_LIVE;
+};
 template <class OP, bool LIVE, class E>
 __device__ __forceinline__ float fx_out_exp(float t, typename OP::fin f)
 {
-    if constexpr (OP::SCALE_EXP && !fx_is_float<E>)
+    if constexpr (fx_scale_exp<OP, LIVE>::value && !fx_is_float<E>)
         return fx_ex2(fmaf(t, 1.44269504088896341f, fx_lg2(f.scale)));
     else return fx_out_as<OP, LIVE>(fx_exp<E>(t), f);
 }

@@ -12,7 +12,8 @@
  *             is taken once per element); false: it keeps x.
  *   SCALE_EXP with KEEP_EXP, true where out(e, f) is e * f.scale (the
  *             softmax): an ex2.approx exp then takes the scale into its
- *             exponent (fastest_device.cuh, fx_out_exp),
+ *             exponent (fastest_device.cuh, fx_out_exp); an operation
+ *             with out_live (below) says the same of it in SCALE_LIVE,
  *   fin       what the operation needs of the row once m and d are known,
  *   finish(m, d) which makes it, once per thread,
  *   out(v, f) an element's output from what its register holds,

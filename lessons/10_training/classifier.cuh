@@ -43,7 +43,8 @@ __device__ __forceinline__ float ce_nan(void) { return __int_as_float(0x7fc00000
 template <bool GRAD, bool SLOTS = false>
 struct op_cross_entropy {
     static constexpr int NIN = 1;
-    static constexpr bool ROW = true, OUT = GRAD, KEEP_EXP = true, SCALE_EXP = false, PATH1_ONLY = SLOTS;
+    static constexpr bool ROW = true, OUT = GRAD, KEEP_EXP = true, PATH1_ONLY = SLOTS;
+    static constexpr bool SCALE_EXP = false, SCALE_LIVE = true; /* out selects; out_live is e * f.scale */
     static constexpr bool FOLLOWED = GRAD && !SLOTS; /* ce_run's classifier_sum; the loss alone has none */
     /* 8 floats a lane at least; 16-bit: 16, or 32 held as loaded in rows of 65-128 (3-5 % faster, H200; not SLOTS) */
     static constexpr int FPT_MIN = 8;
