@@ -43,9 +43,8 @@ __device__ __forceinline__ float ce_nan(void) { return __int_as_float(0x7fc00000
 template <bool GRAD, bool SLOTS = false>
 struct op_cross_entropy {
     static constexpr int NIN = 1;
-    static constexpr bool ROW = true, OUT = GRAD, KEEP_EXP = true, PATH1_ONLY = SLOTS;
-    static constexpr bool SCALE_EXP = false, SCALE_LIVE = true; /* out selects; out_live is e * f.scale */
-    static constexpr bool FOLLOWED = GRAD && !SLOTS; /* ce_run's classifier_sum; the loss alone has none */
+    static constexpr bool ROW = true, OUT = GRAD, KEEP_EXP = true, SCALE_EXP = false, SCALE_LIVE = true;
+    static constexpr bool PATH1_ONLY = SLOTS, FOLLOWED = GRAD && !SLOTS; /* ce_run's classifier_sum; the loss: none */
     /* 8 floats a lane at least; 16-bit: 16, or 32 held as loaded in rows of 65-128 (3-5 % faster, H200; not SLOTS) */
     static constexpr int FPT_MIN = 8;
     static constexpr int fpt_min16(long long n) { return n == 128 && !SLOTS ? 32 : 16; }
@@ -100,7 +99,7 @@ struct op_cross_entropy {
         return f;
     }
     static __device__ __forceinline__ float out(float e, fin f) { return ce_select(f.plain, e * f.scale, f.fixed); }
-    /* every element f.fixed (an ignored or bad row); out's value elsewhere, without the select */
+    /* every element f.fixed (an ignored or bad row); out's value elsewhere, without the select (SCALE_LIVE) */
     static __device__ __forceinline__ bool same(fin f) { return !f.plain; }
     static __device__ __forceinline__ float out_live(float e, fin f) { return e * f.scale; }
     /* (m - x[t]) first: both may be huge, their difference is not; d >= 1. */
