@@ -25,6 +25,8 @@
  *          (QuACK's cluster_reduce, quack/reduce.py);
  *   pushw1 pushw with QuACK's registers: the piece as floats, each exp
  *          taken once and kept (cluster_rows_exp1_kernel);
+ *   pushw13 pushw1 held to QuACK's 3 CTAs an SM (__launch_bounds__'s
+ *          minimum, 256 threads: at most 85 registers);
  *   alone  no exchange: each CTA normalises by its own piece (wrong
  *          output, timed only): the time left without any exchange;
  *   stagew pushw, the piece loaded as QuACK loads it: each thread's
@@ -53,8 +55,8 @@
 #include "device/fastest_device.cuh" /* fx_words16_*, fx_cluster_open / _exchange, fx_push_md, online_md */
 #include "device/rows.h"             /* fx_run_typed: the engine itself */
 
-enum { ENGINE, PULL, PUSH, PUSH_WARPS, PUSH_WARPS_EXP1, ALONE, STAGED, STAGED_ALONE, MODES };
-static const char *NAMES[MODES] = {"engine", "pull", "push", "pushw", "pushw1", "alone", "stagew", "stagea"};
+enum { ENGINE, PULL, PUSH, PUSH_WARPS, PUSH_WARPS_EXP1, PUSH_WARPS_EXP1_3, ALONE, STAGED, STAGED_ALONE, MODES };
+static const char *NAMES[MODES] = {"engine", "pull", "push", "pushw", "pushw1", "pushw13", "alone", "stagew", "stagea"};
 typedef __nv_bfloat16 T;
 
 #if FX_CLUSTER_CODE && !defined(CUDA_EMU)
@@ -120,13 +122,43 @@ __device__ __forceinline__ long long load_piece_staged(const T *x, int cols, uns
 }
 #endif
 
+/* One 16-byte store: through a uint4 (vec16_store_words) the front end
+ * wrote this program's stores as four st.global.u32 each. */
+__device__ __forceinline__ void store_v4(T *p, const unsigned (&o)[4])
+{
+#if FX_CLUSTER_CODE && !defined(CUDA_EMU)
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(o[0]), "r"(o[1]), "r"(o[2]), "r"(o[3])
+                 : "memory");
+#else
+    (void)p, (void)o;
+#endif
+}
+
+/* fx_words16_store of the softmax, every word inside the piece, each
+ * stored by store_v4. */
+template <int ITEMS, int BLOCK>
+__device__ __forceinline__ void store_piece(T *r, const unsigned (&w)[ITEMS][4], float shift, rows_op_softmax::fin f)
+{
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        unsigned o[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const float2 v = vec16_widen2(w[i][j], r);
+            o[j] = vec16_narrow2(fx_out_exp<rows_op_softmax, false, T>(v.x - shift, f),
+                                 fx_out_exp<rows_op_softmax, false, T>(v.y - shift, f), r);
+        }
+        store_v4(r + (long long)(i * BLOCK + (int)threadIdx.x) * 8, o);
+    }
+}
+
 /* Row blockIdx.x / C, piece `rank` of C: BLOCK threads of ITEMS 16-byte
  * words each (N = C * BLOCK * ITEMS * 8). */
 template <int MODE, int C, int BLOCK, int ITEMS>
 __global__ void __launch_bounds__(BLOCK) cluster_rows_kernel(const T *__restrict__ x, T *__restrict__ y, int cols)
 {
 #if FX_CLUSTER_CODE && !defined(CUDA_EMU)
-    constexpr int WARPS = BLOCK / 32, SEG = BLOCK * ITEMS * 8;
+    constexpr int WARPS = BLOCK / 32;
     __shared__ float red_m[32], red_d[32];
     extern __shared__ uint4 stage[]; /* STAGED modes: the piece */
     if constexpr (MODE == PUSH || MODE == PUSH_WARPS || MODE == STAGED) fx_cluster_open();
@@ -144,7 +176,7 @@ __global__ void __launch_bounds__(BLOCK) cluster_rows_kernel(const T *__restrict
         r = fx_cluster_exchange_warps<C, WARPS>(s, C); /* QuACK's way */
     else r = online_md_row_merge<BLOCK>(s, red_m, red_d);
     const rows_op_softmax::fin f = {1.0f / r.d};
-    fx_words16_store<rows_op_softmax, ITEMS, BLOCK>(y + at, SEG / 8, w, online_md_shift(r.m), f, (int)threadIdx.x);
+    store_piece<ITEMS, BLOCK>(y + at, w, online_md_shift(r.m), f);
     if constexpr (MODE == PULL) cooperative_groups::this_cluster().barrier_wait(); /* pull_exchange's arrive */
 #else
     (void)x, (void)y, (void)cols;
@@ -154,8 +186,8 @@ __global__ void __launch_bounds__(BLOCK) cluster_rows_kernel(const T *__restrict
 /* pushw1: as pushw, but QuACK's registers too: the piece widened to
  * floats, each element's exp taken once and kept, and scaled on the way
  * out (twice the registers of the words; one exp per element, not two). */
-template <int C, int BLOCK, int ITEMS>
-__global__ void __launch_bounds__(BLOCK) cluster_rows_exp1_kernel(const T *__restrict__ x, T *__restrict__ y, int cols)
+template <int C, int BLOCK, int ITEMS, int MINB>
+__global__ void __launch_bounds__(BLOCK, MINB) cluster_rows_exp1_kernel(const T *__restrict__ x, T *__restrict__ y, int cols)
 {
 #if FX_CLUSTER_CODE && !defined(CUDA_EMU)
     constexpr int WARPS = BLOCK / 32, N = ITEMS * 8;
@@ -188,7 +220,7 @@ __global__ void __launch_bounds__(BLOCK) cluster_rows_exp1_kernel(const T *__res
 #pragma unroll
         for (int j = 0; j < 4; j++)
             o[j] = vec16_narrow2(v[(i * 4 + j) * 2] * scale, v[(i * 4 + j) * 2 + 1] * scale, y);
-        vec16_store_words<8>(y + at + (long long)(i * BLOCK + (int)threadIdx.x) * 8, o);
+        store_v4(y + at + (long long)(i * BLOCK + (int)threadIdx.x) * 8, o);
     }
 #else
     (void)x, (void)y, (void)cols;
@@ -245,8 +277,9 @@ static size_t ballast(K k, int block, int *per_sm, size_t staged)
 template <int MODE, int C, int BLOCK, int ITEMS>
 static void launch(const T *x, T *y, long long rows, int cols, cudaStream_t stream)
 {
-    auto k = MODE == PUSH_WARPS_EXP1 ? cluster_rows_exp1_kernel<C, BLOCK, ITEMS>
-                                     : cluster_rows_kernel<MODE, C, BLOCK, ITEMS>;
+    constexpr int MINB = MODE == PUSH_WARPS_EXP1_3 && BLOCK == 256 ? 3 : 1;
+    auto k = MODE == PUSH_WARPS_EXP1 || MODE == PUSH_WARPS_EXP1_3 ? cluster_rows_exp1_kernel<C, BLOCK, ITEMS, MINB>
+                                                                  : cluster_rows_kernel<MODE, C, BLOCK, ITEMS>;
     static int per_sm;
     const size_t staged = MODE == STAGED || MODE == STAGED_ALONE ? (size_t)BLOCK * ITEMS * 16 : 0;
     static const size_t extra = ballast(k, BLOCK, &per_sm, staged); /* once: g_ctas is set before any launch */
@@ -274,6 +307,7 @@ static void run(const float *xf, float *yf, long long rows, long long cols2, cud
         if (g_mode == PUSH) launch<PUSH, c, b, i>(x, y, rows, cols, stream); \
         if (g_mode == PUSH_WARPS) launch<PUSH_WARPS, c, b, i>(x, y, rows, cols, stream); \
         if (g_mode == PUSH_WARPS_EXP1) launch<PUSH_WARPS_EXP1, c, b, i>(x, y, rows, cols, stream); \
+        if (g_mode == PUSH_WARPS_EXP1_3) launch<PUSH_WARPS_EXP1_3, c, b, i>(x, y, rows, cols, stream); \
         if (g_mode == ALONE) launch<ALONE, c, b, i>(x, y, rows, cols, stream); \
         if (g_mode == STAGED) launch<STAGED, c, b, i>(x, y, rows, cols, stream); \
         if (g_mode == STAGED_ALONE) launch<STAGED_ALONE, c, b, i>(x, y, rows, cols, stream); \
