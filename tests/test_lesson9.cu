@@ -394,6 +394,13 @@ static void check_fastest(void)
         const entry e = {names[p], 1, paths[p]};
         check_entry(&e, lens[p], n, 1, lens[p][n - 1] <= 100003);
     }
+    /* Path 3's held class (path 3 forced on aligned rows of 2, 4 and 8 x
+     * 16384): each 32 KB piece in registers as loaded; its views take
+     * path 3's classes. */
+    static const entry held_e = {"fastest, path 3's held class (path 3 forced on rows of 2, 4, 8 x 16384)", 1,
+                                 FASTEST_CLUSTER};
+    static const long long held_lens[] = {32768, 65536, 131072};
+    check_entry(&held_e, held_lens, 3, 1, 1);
     /* Path 3b's longest 16-bit rows: 8 CTAs of 64 KB. */
     static const entry bulk_e = {"fastest, path 3b (bulk) forced", 1, FASTEST_BULK};
     static const long long bulk_longest[] = {1LL << 18};
@@ -455,12 +462,15 @@ static void check_fastest_plan(void)
             const fastest_plan b8 = softmax_half_fastest_plan(FASTEST_AUTO, a, most, a, most, 1, most, t);
             char bname[400];
             snprintf(bname, sizeof bname,
-                     "lesson9 fastest %s plan: bulk path for aligned and peeled rows of 2^16 (a cluster of 2) to "
-                     "2^18 (8), 2^18 + 1 peeled (8: its body), 2^19 and 2^20 (16 and 32 CTAs through global memory), "
-                     "not for x and y misaligned against each other or rows of more CTAs than the GPU holds",
+                     "lesson9 fastest %s plan: bulk path for aligned and peeled rows of 2^16 (a cluster of 2; "
+                     "where DRAM outpaces it, path 3's held class, below) to 2^18 (8), 2^18 + 1 peeled (8: its body), "
+                     "2^19 and 2^20 (16 and 32 CTAs through global memory), not for x and y misaligned against each "
+                     "other or rows of more CTAs than the GPU holds",
                      dtype_name(t));
-            test_expect(b1.path == FASTEST_BULK && b1.cluster == 2 && !b1.splits && b1.segment == 32768 &&
-                            b1.smem_bytes == 65536 && b2.path == FASTEST_BULK && b2.cluster == 8 && !b2.splits &&
+            const int bulk1 = softmax_fastest_held_dram() || (b1.path == FASTEST_BULK && b1.cluster == 2 &&
+                                                              !b1.splits && b1.segment == 32768 &&
+                                                              b1.smem_bytes == 65536);
+            test_expect(bulk1 && b2.path == FASTEST_BULK && b2.cluster == 8 && !b2.splits &&
                             b3.path == FASTEST_BULK && b3.peel && b4.path == FASTEST_BULK && b4.splits == 32 &&
                             b4.cluster == 1 && b5.path == FASTEST_BULK && b5.splits == 16 && b5.segment == 32768 &&
                             b5.smem_bytes == 65536 && b6.path != FASTEST_BULK && b7.path == FASTEST_BULK && b7.peel &&
@@ -473,6 +483,41 @@ static void check_fastest_plan(void)
                         b2.cluster, fastest_path_name(b3.path), b3.peel, fastest_path_name(b5.path), b5.splits,
                         b5.segment, fastest_path_name(b4.path), b4.splits, fastest_path_name(b6.path),
                         fastest_path_name(b7.path), b7.peel, b7.cluster, b7.segment, most, fastest_path_name(b8.path));
+        }
+        /* Path 3's held class: aligned rows of 2, 4 and 8 x 16384 when path
+         * 3 is forced, and by the dispatcher (1024 x 65536, 512 x 131072)
+         * where DRAM outpaces path 3b; 32 KB a CTA, nothing in shared
+         * memory; not other lengths, peeled rows, nor 2^18 (a cluster of 16). */
+        if (softmax_fastest_has_clusters()) {
+            char hname[400];
+            int ok = 1;
+            for (int c = 2; c <= 8; c *= 2) {
+                const long long n = c * 16384LL;
+                const fastest_plan h = softmax_half_fastest_plan(FASTEST_CLUSTER, a, n, a, n, 1024, n, t);
+                ok &= h.path == FASTEST_CLUSTER && h.held && h.cluster == c && h.block == 256 &&
+                      h.segment == 16384 && h.smem_bytes == 0 && h.vec4 && !h.peel;
+            }
+            const int dram = softmax_fastest_held_dram();
+            const fastest_plan h4 = softmax_half_fastest_plan(FASTEST_AUTO, a, 65536, a, 65536, 1024, 65536, t);
+            const fastest_plan h8 = softmax_half_fastest_plan(FASTEST_AUTO, a, 131072, a, 131072, 512, 131072, t);
+            const int auto_ok = dram ? h4.held && h4.cluster == 4 && h8.held && h8.cluster == 8
+                                     : !h4.held && h4.path == FASTEST_BULK && !h8.held && h8.path == FASTEST_BULK;
+            const fastest_plan o = softmax_half_fastest_plan(FASTEST_CLUSTER, a, 65544, a, 65544, 1024, 65544, t);
+            const fastest_plan e =
+                softmax_half_fastest_plan(FASTEST_CLUSTER, a + 2, 65536, a + 2, 65536, 1024, 65536, t);
+            const fastest_plan w = softmax_half_fastest_plan(FASTEST_AUTO, a, 1 << 18, a, 1 << 18, 256, 1 << 18, t);
+            const fastest_plan f = softmax_half_fastest_plan(FASTEST_CLUSTER, a, 49152, a, 49152, 1024, 49152, t);
+            snprintf(hname, sizeof hname,
+                     "lesson9 fastest %s plan: path 3 forced on aligned rows of 2, 4, 8 x 16384 takes its held class "
+                     "(clusters of 2, 4, 8 CTAs of 256 threads, 16384 elements each, no shared memory), and so does "
+                     "the dispatcher where DRAM delivers 16 bytes per SM a cycle; not 65544, a peeled 65536, 2^18 "
+                     "or 3 x 16384",
+                     dtype_name(t));
+            test_expect(ok && auto_ok && !o.held && !e.held && !w.held && !f.held, hname,
+                        "forced on 2, 4, 8 x 16384: %s; DRAM fast %d: 1024 x 65536 %s held %d (%d CTAs), 512 x "
+                        "131072 %s held %d (%d CTAs); held: 65544 %d, peeled %d, 2^18 %d, 3 x 16384 %d",
+                        ok ? "held" : "NOT held", dram, fastest_path_name(h4.path), h4.held, h4.cluster,
+                        fastest_path_name(h8.path), h8.held, h8.cluster, o.held, e.held, w.held, f.held);
         }
         /* 16-byte vectors throughout when every row starts 16-byte aligned;
          * peeled (0-7 head and tail elements one at a time) when each row

@@ -12,7 +12,8 @@
  * Otherwise the 16-bit plan differs from the float plan only where the
  * 16-bit kernels' occupancy does: path 3 becomes 3g where the 16-bit
  * clusters do not fit the GPU, 3g becomes 4 where a row's 16-bit CTAs
- * cannot all be resident.
+ * cannot all be resident; and aligned rows of 2, 4 or 8 x 16384 take path
+ * 3's held class (path3_held.cuh).
  * Accesses: 16-byte vectors of 8 elements when both views' rows start
  * 16-byte aligned and N is a multiple of 8; the same with 0-7 head and
  * tail elements peeled off when each row of x starts where the same row
@@ -83,9 +84,18 @@ fastest_plan fx_plan_typed_for(const fx_op_kernels *k, fastest_path want, dtype 
         path = FASTEST_BULK;
     else if (path == FASTEST_BULK)
         path = FASTEST_CLUSTER; /* the float plan's 3b, for a 16-bit view it cannot take */
+    /* Path 3's held class (path3_held.cuh): aligned rows of 2, 4 or 8 x
+     * 16384 elements, where the plan takes a long-row path and DRAM
+     * outpaces path 3b's CTAs (softmax_fastest_held_dram), or where path 3
+     * is forced. */
+    int hsize = 0;
+    const int held = mode16 == 1 && k->held_shape && softmax_fastest_has_clusters() && k->held_shape(t, cols, &hsize) &&
+                     (want == FASTEST_CLUSTER || (want == FASTEST_AUTO && long_row && softmax_fastest_held_dram() &&
+                                                  rows * hsize >= fx_sms() / 2));
+    if (held) path = FASTEST_CLUSTER;
     /* Path 3's 16-bit CTAs hold 1.75x the elements (fx_cl_cap): the
      * cluster is sized by them, and left for 3g below float's fill. */
-    if (path == FASTEST_CLUSTER &&
+    if (path == FASTEST_CLUSTER && !held &&
         (!k->cluster_shape16(t, mode16, body, &ccfg, &csize) ||
          (want != FASTEST_CLUSTER && body * 100 < csize * fx_cl_cap(ccfg, 2) * FX_CLUSTER_MIN_FILL)))
         path = FASTEST_GRID;
@@ -117,6 +127,14 @@ fastest_plan fx_plan_typed_for(const fx_op_kernels *k, fastest_path want, dtype 
         p.smem_bytes = cols * (long long)sizeof(float);
         break;
     case FASTEST_CLUSTER: {
+        if (held) {
+            p.held = 1;
+            p.block = p.threads_per_row = FX_HELD_BLOCK;
+            p.floats_per_thread = FX_HELD_ITEMS * 8; /* 16-bit elements, as loaded */
+            p.cluster = hsize;
+            p.segment = FX_HELD_SEG;
+            break;
+        }
         const int c = csize; /* sized by the row and the 16-bit CTAs' capacity (fx_cluster_shape_16) */
         p.block = p.threads_per_row = FX_CL[ccfg].block;
         p.floats_per_thread = FX_CL[ccfg].fpt;

@@ -89,8 +89,9 @@
  * path3_cluster.cuh, path3g_grid.cuh, path4_split.cuh), and path 3b any
  * that keeps exp on 16-bit rows (path3b_bulk.cuh); paths 1, 2, 3g and 4
  * take any two-input one. Path 2s runs the softmax only, as path 3b does
- * float rows: the plan of another operation leaves out what it has no
- * kernel for (rows_run.cuh). */
+ * float rows and path 3's held class 16-bit ones (path3_held.cuh): the
+ * plan of another operation leaves out what it has no kernel for
+ * (rows_run.cuh). */
 #ifndef COMMON_DEVICE_ROWS_OP_CUH
 #define COMMON_DEVICE_ROWS_OP_CUH
 #include "vec.cuh"      /* elem_load, elem_store */

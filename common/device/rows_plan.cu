@@ -9,7 +9,8 @@
  *
  *   path1_2_rows      paths 1 and 2: the row in registers
  *   path2s_shared     path 2s: the row in shared memory
- *   path3_cluster     path 3: a row across a thread-block cluster
+ *   path3_cluster     path 3: a row across a thread-block cluster (its
+ *                     held class of 16-bit rows: path3_held.cuh)
  *   path3b_bulk       path 3b: the same, each piece loaded by bulk copies
  *   path3g_grid       path 3g: a row across independent CTAs
  *   path4_split       path 4: a row split over many blocks, read twice
@@ -91,6 +92,7 @@ static double fx_dram_bytes_per_sm_cycle(void)
 }
 
 int softmax_fastest_wide_clusters(void) { return fx_dram_bytes_per_sm_cycle() < FX_WIDE_CLUSTER_BYTES; }
+int softmax_fastest_held_dram(void) { return fx_dram_bytes_per_sm_cycle() >= FX_HELD_BYTES; }
 
 /* Blocks for `rows` rows at per_block a block; the kernels' grid-stride
  * loops take what lies beyond INT_MAX blocks. */
@@ -174,7 +176,7 @@ static int fx_alignment(const float *x, long long ldx, const float *y, long long
 
 /* The softmax's kernels, as the plan asks them. */
 const fx_op_kernels FX_SOFTMAX_KERNELS = {fx_cluster_shape,    fx_cluster_ctas_per_sm, fx_grid_resident, 1, 1, 0,
-                                          fx_cluster_shape_16, fx_grid_resident_16,    fx_bulk_shape};
+                                          fx_cluster_shape_16, fx_grid_resident_16,    fx_bulk_shape,    fx_held_shape};
 
 fastest_plan fx_plan_f32(fastest_path want, const float *x, long long ldx, const float *y, long long ldy,
                          long long rows, long long cols)

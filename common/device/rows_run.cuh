@@ -61,12 +61,12 @@ static const fx_op_kernels *fx_op_kernels_of(void)
 {
     if constexpr (OP::NIN == 2) {
         static const fx_op_kernels k = {fx_no_cluster, fx_no_cluster_ctas, fx_grid_resident_op<OP, float>,
-                                        0, 2, 0, nullptr, nullptr, nullptr};
+                                        0, 2, 0, nullptr, nullptr, nullptr, nullptr};
         return &k;
     } else {
         static const fx_op_kernels k = {fx_cluster_shape_op<OP, float>, fx_cluster_ctas_per_sm_op<OP, float>,
                                         fx_grid_resident_op<OP, float>, 0, 1, OP::OUT ? 0 : 1, nullptr, nullptr,
-                                        fx_bulk_shape_f32_of<OP>()};
+                                        fx_bulk_shape_f32_of<OP>(), nullptr};
         return &k;
     }
 }
