@@ -170,11 +170,11 @@ static constexpr long long fx_grid_cap(int esize, int nin = 1)
 
 /* Path 3's held class (path3_held.cuh): 16-bit softmax rows of C x
  * FX_HELD_SEG elements (C = 2, 4, FX_HELD_MAX_C), FX_HELD_ITEMS 16-byte
- * vectors a thread of FX_HELD_BLOCK. Taken by the dispatcher where DRAM
- * delivers at least FX_HELD_BYTES per SM a cycle (softmax_fastest_held_dram): measured
- * on the H200 (18.8) only, where lesson 9 ran 1024 x 65536 and 512 x
- * 131072 in 0.950 and 0.921-0.926 of path 3b's time; the H100 (12.8)
- * keeps path 3b until the class is measured there
+ * vectors a thread of FX_HELD_BLOCK. The dispatcher takes it where DRAM
+ * delivers at least FX_HELD_BYTES per SM a cycle
+ * (softmax_fastest_held_dram): it was measured on the H200 (18.8 bytes)
+ * only, where lesson 9 ran 512 x 131072 in 0.921-0.926 of path 3b's
+ * time; the H100 (12.8) keeps path 3b until the class is measured there
  * (docs/experiments/rows-cluster-push.md). */
 #define FX_HELD_BLOCK 256
 #define FX_HELD_ITEMS 8

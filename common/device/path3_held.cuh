@@ -12,14 +12,13 @@
  * so that five CTAs share an SM and cover each other's reductions,
  * exchange and stores. Each warp pushes its own state into every CTA of
  * the cluster (fx_cluster_exchange_warps: no block merge, no barrier on
- * the row's way). The cluster size is a template argument: at run time its
- * merge loop, its division of the block index and its slots cost 18 % more
- * instructions a thread, and lesson 9 at 1024 x 65536 ran 0.988 of path
- * 3b's time where with C fixed it runs 0.950 (H200,
+ * the row's way). The cluster size is a template argument: read at run
+ * time, the merge loop, the block index's division and the slots of the
+ * largest cluster kept lesson 9 at 0.988 of path 3b's time at 1024 x
+ * 65536, where with C fixed it runs at 0.950 (H200,
  * docs/experiments/rows-cluster-push.md). Its stores are one st.global.v4
  * a vector (fx_store_peel's): written through a uint4, the front end can
- * split a 16-byte store into four, which cost this shape 7 points of the
- * copy. */
+ * split a 16-byte store into four (the same note). */
 #ifndef COMMON_DEVICE_PATH3_HELD_CUH
 #define COMMON_DEVICE_PATH3_HELD_CUH
 #include <limits.h>
