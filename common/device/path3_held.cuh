@@ -29,8 +29,13 @@
 #include "fastest_paths.h" /* FX_HELD_* */
 #include <cooperative_groups.h>
 
-/* Five CTAs an SM: at most 51 registers a thread (48, no spill, sm_90). */
+/* Five CTAs an SM: at most 51 registers a thread (48, no spill, sm_90).
+ * Older targets get an empty body, and 1280 threads would not fit them. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define FX_HELD_MIN_CTAS 1
+#else
 #define FX_HELD_MIN_CTAS 5
+#endif
 
 template <int C, class T>
 __global__ void __launch_bounds__(FX_HELD_BLOCK, FX_HELD_MIN_CTAS)
