@@ -7,8 +7,8 @@
  *
  * A row of N bfloat16 values is cut into C equal pieces, one per CTA of a
  * cluster; each CTA holds its piece in registers as loaded (lesson 9's
- * 16-bit words: fx_words16_load, _max, _sum_exp, _store), so the row is
- * read and written once. Beside lesson 9's softmax as `make bench` runs it
+ * 16-bit words: fx_words16_load, _max, _sum_exp; stored by store_piece),
+ * so the row is read and written once. Beside lesson 9's softmax as `make bench` runs it
  * (engine: path 3b at these lengths), the builds differ in the exchange
  * (and pushw1 in what the registers hold):
  *   pull   the exchange paths 3 and 3b had before (pull_exchange below):
