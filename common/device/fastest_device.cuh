@@ -279,9 +279,21 @@ __device__ __forceinline__ float fx_out_exp(float t, typename OP::fin f)
     else return fx_out_as<OP, LIVE>(fx_exp<E>(t), f);
 }
 
-/* Stores thread sub's words (fx_words16_load's) to row r as
- * OP::out(exp(x - shift), f), each rounded once to T (the softmax:
- * exp(x - m) / d). */
+/* One loaded vector's words w as OP::out(exp(x - shift), f), each
+ * rounded once to T, into o (the softmax: exp(x - m) / d). */
+template <class OP, bool LIVE, class T>
+__device__ __forceinline__ void fx_words16_out(const unsigned (&w)[4], float shift, typename OP::fin f,
+                                               unsigned (&o)[4], const T *tag)
+{
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const float2 v = vec16_widen2(w[j], tag);
+        o[j] = vec16_narrow2(fx_out_exp<OP, LIVE, T>(v.x - shift, f), fx_out_exp<OP, LIVE, T>(v.y - shift, f), tag);
+    }
+}
+
+/* Stores thread sub's words (fx_words16_load's) to row r, each vector
+ * as fx_words16_out makes it. */
 template <class OP, int ITEMS, int TPR, bool LIVE = false, class T>
 __device__ __forceinline__ void fx_words16_store(T *r, int nvec, const unsigned (&w)[ITEMS][4], float shift,
                                                  typename OP::fin f, int sub)
@@ -293,12 +305,7 @@ __device__ __forceinline__ void fx_words16_store(T *r, int nvec, const unsigned 
         const int k = i * TPR + sub;
         if (k < nvec) {
             unsigned o[4];
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const float2 v = vec16_widen2(w[i][j], r);
-                o[j] = vec16_narrow2(fx_out_exp<OP, LIVE, T>(v.x - shift, f),
-                                     fx_out_exp<OP, LIVE, T>(v.y - shift, f), r);
-            }
+            fx_words16_out<OP, LIVE>(w[i], shift, f, o, r);
             vec16_store_words<8>(r + (long long)k * 8, o);
         }
     }
@@ -334,11 +341,7 @@ __device__ __forceinline__ void fx_store_peel(H *p, const float *v)
     static_assert(VEC == 8, "16-byte vectors of 16-bit elements");
     unsigned w[4];
     for (int i = 0; i < 4; i++) w[i] = vec16_narrow2(v[2 * i], v[2 * i + 1], p);
-#if defined(__CUDA_ARCH__)
-    asm("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]));
-#else /* the CPU emulator */
-    vec16_store_words<8>(p, w);
-#endif
+    vec16_store_global(p, w);
 }
 
 /* A thread's own state; v[p] becomes exp(v[p] - m_t). Padding is -inf

@@ -17,8 +17,7 @@
  * largest cluster kept lesson 9 at 0.988 of path 3b's time at 1024 x
  * 65536, where with C fixed it runs at 0.950 (H200,
  * docs/experiments/rows-cluster-push.md). Its stores are one st.global.v4
- * a vector (fx_store_peel's): written through a uint4, the front end can
- * split a 16-byte store into four (the same note). */
+ * a vector (vec16_store_global). */
 #ifndef COMMON_DEVICE_PATH3_HELD_CUH
 #define COMMON_DEVICE_PATH3_HELD_CUH
 #include <limits.h>
@@ -56,15 +55,10 @@ fastest_held_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     const rows_op_softmax::fin f = rows_op_softmax::finish(r.m, r.d);
     T *yr = y + row * ldy + at;
 #pragma unroll
-    for (int i = 0; i < FX_HELD_ITEMS; i++) {
-        float v[8];
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            const float2 e = vec16_widen2(w[i][j], x);
-            v[2 * j] = fx_out_exp<rows_op_softmax, false, T>(e.x - shift, f);
-            v[2 * j + 1] = fx_out_exp<rows_op_softmax, false, T>(e.y - shift, f);
-        }
-        fx_store_peel<8>(yr + (long long)(i * FX_HELD_BLOCK + (int)threadIdx.x) * 8, v);
+    for (int i = 0; i < FX_HELD_ITEMS; i++) { /* every vector whole: no test of fx_words16_store's */
+        unsigned o[4];
+        fx_words16_out<rows_op_softmax, false>(w[i], shift, f, o, x);
+        vec16_store_global(yr + (long long)(i * FX_HELD_BLOCK + (int)threadIdx.x) * 8, o);
     }
 #else
     (void)x, (void)ldx, (void)y, (void)ldy;

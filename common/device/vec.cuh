@@ -87,6 +87,20 @@ __device__ __forceinline__ void vec16_store_words(void *p, const unsigned *w)
     }
 }
 
+/* Four 32-bit words to global memory in one st.global.v4: through a uint4
+ * (vec16_store_words) the front end may write them as four st.global.u32,
+ * which cost a held 16-bit row 7 points of the copy
+ * (docs/experiments/rows-cluster-push.md). */
+template <class T>
+__device__ __forceinline__ void vec16_store_global(T *p, const unsigned (&w)[4])
+{
+#if defined(__CUDA_ARCH__)
+    asm("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]));
+#else /* the CPU emulator */
+    vec16_store_words<8>(p, w);
+#endif
+}
+
 /* A pair's 32 bits hold element 0 in the low 16 bits (little-endian
  * memory), as __half2's .x. */
 __device__ __forceinline__ float2 vec16_widen2(unsigned w, const __half *)

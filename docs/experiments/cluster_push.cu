@@ -7,8 +7,10 @@
  *
  * A row of N bfloat16 values is cut into C equal pieces, one per CTA of a
  * cluster; each CTA holds its piece in registers as loaded (lesson 9's
- * 16-bit words: fx_words16_load, _max, _sum_exp; stored by store_piece),
- * so the row is read and written once. Beside lesson 9's softmax as `make bench` runs it
+ * 16-bit words: fx_words16_load, _max, _sum_exp, _out), so the row is
+ * read and written once. Each 16-byte vector is stored by one
+ * st.global.v4 (vec16_store_global): the front end had split this program's
+ * stores through a uint4 into four st.global.u32 each. Beside lesson 9's softmax as `make bench` runs it
  * (engine: path 3b at these lengths), the builds differ in the exchange
  * (and pushw1 in what the registers hold):
  *   pull   the exchange paths 3 and 3b had before (pull_exchange below):
@@ -122,36 +124,6 @@ __device__ __forceinline__ long long load_piece_staged(const T *x, int cols, uns
 }
 #endif
 
-/* One 16-byte store: through a uint4 (vec16_store_words) the front end
- * wrote this program's stores as four st.global.u32 each. */
-__device__ __forceinline__ void store_v4(T *p, const unsigned (&o)[4])
-{
-#if FX_CLUSTER_CODE && !defined(CUDA_EMU)
-    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(o[0]), "r"(o[1]), "r"(o[2]), "r"(o[3])
-                 : "memory");
-#else
-    (void)p, (void)o;
-#endif
-}
-
-/* fx_words16_store of the softmax, every word inside the piece, each
- * stored by store_v4. */
-template <int ITEMS, int BLOCK>
-__device__ __forceinline__ void store_piece(T *r, const unsigned (&w)[ITEMS][4], float shift, rows_op_softmax::fin f)
-{
-#pragma unroll
-    for (int i = 0; i < ITEMS; i++) {
-        unsigned o[4];
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            const float2 v = vec16_widen2(w[i][j], r);
-            o[j] = vec16_narrow2(fx_out_exp<rows_op_softmax, false, T>(v.x - shift, f),
-                                 fx_out_exp<rows_op_softmax, false, T>(v.y - shift, f), r);
-        }
-        store_v4(r + (long long)(i * BLOCK + (int)threadIdx.x) * 8, o);
-    }
-}
-
 /* Row blockIdx.x / C, piece `rank` of C: BLOCK threads of ITEMS 16-byte
  * words each (N = C * BLOCK * ITEMS * 8). */
 template <int MODE, int C, int BLOCK, int ITEMS>
@@ -176,7 +148,13 @@ __global__ void __launch_bounds__(BLOCK) cluster_rows_kernel(const T *__restrict
         r = fx_cluster_exchange_warps<C, WARPS>(s, C); /* QuACK's way */
     else r = online_md_row_merge<BLOCK>(s, red_m, red_d);
     const rows_op_softmax::fin f = {1.0f / r.d};
-    store_piece<ITEMS, BLOCK>(y + at, w, online_md_shift(r.m), f);
+    const float shift = online_md_shift(r.m);
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        unsigned o[4];
+        fx_words16_out<rows_op_softmax, false>(w[i], shift, f, o, y);
+        vec16_store_global(y + at + (long long)(i * BLOCK + (int)threadIdx.x) * 8, o);
+    }
     if constexpr (MODE == PULL) cooperative_groups::this_cluster().barrier_wait(); /* pull_exchange's arrive */
 #else
     (void)x, (void)y, (void)cols;
@@ -220,7 +198,7 @@ __global__ void __launch_bounds__(BLOCK, MINB) cluster_rows_exp1_kernel(const T 
 #pragma unroll
         for (int j = 0; j < 4; j++)
             o[j] = vec16_narrow2(v[(i * 4 + j) * 2] * scale, v[(i * 4 + j) * 2 + 1] * scale, y);
-        store_v4(y + at + (long long)(i * BLOCK + (int)threadIdx.x) * 8, o);
+        vec16_store_global(y + at + (long long)(i * BLOCK + (int)threadIdx.x) * 8, o);
     }
 #else
     (void)x, (void)y, (void)cols;
