@@ -12,8 +12,8 @@
  * Otherwise the 16-bit plan differs from the float plan only where the
  * 16-bit kernels' occupancy does: path 3 becomes 3g where the 16-bit
  * clusters do not fit the GPU, 3g becomes 4 where a row's 16-bit CTAs
- * cannot all be resident; and aligned rows of 2, 4 or 8 x 16384 take path
- * 3's held class (path3_held.cuh).
+ * cannot all be resident; and aligned rows that nearly fill 2 ... 16
+ * pieces of 16384 take path 3's held class (path3_held.cuh).
  * Accesses: 16-byte vectors of 8 elements when both views' rows start
  * 16-byte aligned and N is a multiple of 8; the same with 0-7 head and
  * tail elements peeled off when each row of x starts where the same row
@@ -84,14 +84,17 @@ fastest_plan fx_plan_typed_for(const fx_op_kernels *k, fastest_path want, dtype 
         path = FASTEST_BULK;
     else if (path == FASTEST_BULK)
         path = FASTEST_CLUSTER; /* the float plan's 3b, for a 16-bit view it cannot take */
-    /* Path 3's held class (path3_held.cuh): aligned rows of 2, 4 or 8 x
-     * 16384 elements, where the plan takes a long-row path and DRAM
+    /* Path 3's held class (path3_held.cuh): aligned rows that nearly fill
+     * 2 ... 16 pieces of 16384 elements (fx_held_shape), where DRAM
      * outpaces path 3b's CTAs (softmax_fastest_held_dram), or where path 3
-     * is forced. */
+     * is forced. It also takes the rows of 30720 ... 32768 that path 2
+     * would: 2048 x 32768 ran in 0.980-0.985 of path 2's time (H200). */
     int hsize = 0;
-    const int held = mode16 == 1 && k->held_shape && softmax_fastest_has_clusters() && k->held_shape(t, cols, &hsize) &&
-                     (want == FASTEST_CLUSTER || (want == FASTEST_AUTO && long_row && softmax_fastest_held_dram() &&
-                                                  rows * hsize >= fx_sms() / 2));
+    long long hseg = 0;
+    const int held = mode16 == 1 && k->held_shape && softmax_fastest_has_clusters() &&
+                     k->held_shape(t, cols, &hsize, &hseg) &&
+                     (want == FASTEST_CLUSTER ||
+                      (want == FASTEST_AUTO && softmax_fastest_held_dram() && rows * hsize >= fx_sms() / 2));
     if (held) path = FASTEST_CLUSTER;
     /* Path 3's 16-bit CTAs hold 1.75x the elements (fx_cl_cap): the
      * cluster is sized by them, and left for 3g below float's fill. */
@@ -132,7 +135,7 @@ fastest_plan fx_plan_typed_for(const fx_op_kernels *k, fastest_path want, dtype 
             p.block = p.threads_per_row = FX_HELD_BLOCK;
             p.floats_per_thread = FX_HELD_ITEMS * 8; /* 16-bit elements, as loaded */
             p.cluster = hsize;
-            p.segment = FX_HELD_SEG;
+            p.segment = hseg;
             break;
         }
         const int c = csize; /* sized by the row and the 16-bit CTAs' capacity (fx_cluster_shape_16) */

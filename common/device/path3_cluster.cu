@@ -46,19 +46,19 @@ int fx_cluster_shape_16(dtype t, int mode16, long long cols, int *cfg_out, int *
                            : fx_cluster_shape_op<rows_op_softmax, __half>(mode16, cols, cfg_out, c_out);
 }
 
-int fx_held_shape(dtype t, long long cols, int *c_out)
+int fx_held_shape(dtype t, long long cols, int *c_out, long long *seg_out)
 {
-    if (t == DTYPE_F16) return fx_held_shape_t<__half>(cols, c_out);
-    return t == DTYPE_BF16 && fx_held_shape_t<__nv_bfloat16>(cols, c_out);
+    if (t == DTYPE_F16) return fx_held_shape_t<__half>(cols, c_out, seg_out);
+    return t == DTYPE_BF16 && fx_held_shape_t<__nv_bfloat16>(cols, c_out, seg_out);
 }
 
 void fx_run_cluster_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
                        long long rows, long long cols, cudaStream_t stream)
 {
     if (p->held && t == DTYPE_F16)
-        fx_run_held_t(p, (const __half *)x, ldx, (__half *)y, ldy, rows, stream);
+        fx_run_held_t(p, (const __half *)x, ldx, (__half *)y, ldy, rows, cols, stream);
     else if (p->held)
-        fx_run_held_t(p, (const __nv_bfloat16 *)x, ldx, (__nv_bfloat16 *)y, ldy, rows, stream);
+        fx_run_held_t(p, (const __nv_bfloat16 *)x, ldx, (__nv_bfloat16 *)y, ldy, rows, cols, stream);
     else if (t == DTYPE_F16)
         fx_run_cluster_op<rows_op_softmax>(p, (const __half *)x, ldx, (__half *)y, ldy, rows, cols, stream);
     else

@@ -1,10 +1,10 @@
-/* Taught in lesson 9 (lessons/09_half/README.md, "Rows of 2, 4 or 8 x
- * 16384 held as loaded"), a class of lesson 8's path 3 (path3_cluster.cu
- * instantiates it). Path 3's held class: a 16-bit softmax row of C x 16384
- * elements (C = 2, 4, 8; aligned rows of whole 16-byte vectors) over a
- * cluster of C CTAs of 256 threads, each thread holding its 8 vectors of
- * the piece in registers exactly as loaded (lesson 9's 16-bit words, 32
- * registers), with no shared-memory part at all.
+/* Taught in lesson 9 (lessons/09_half/README.md, "Rows held as loaded"),
+ * a class of lesson 8's path 3 (path3_cluster.cu instantiates it). Path
+ * 3's held class: an aligned 16-bit softmax row that fills at least 15/16
+ * of C pieces of 16384 elements (C = 2, 4, 8, 16; whole 16-byte vectors)
+ * over a cluster of C CTAs of 256 threads, each thread holding its 8
+ * vectors of the piece in registers exactly as loaded (lesson 9's 16-bit
+ * words, 32 registers), with no shared-memory part at all.
  *
  * Why a class of its own: a CTA of path 3b holds a 64 KB piece in shared
  * memory and reads it twice; this one asks for its 32 KB once, all of it
@@ -36,18 +36,25 @@
 #define FX_HELD_MIN_CTAS 5
 #endif
 
-template <int C, class T>
+/* PART: the row fills its C pieces of seg elements (whole vectors) only in
+ * part; a piece's last vectors are padded on the load and not stored. */
+template <int C, bool PART, class T>
 __global__ void __launch_bounds__(FX_HELD_BLOCK, FX_HELD_MIN_CTAS)
-fastest_held_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy)
+fastest_held_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, int cols, int seg)
 {
 #if FX_CLUSTER_CODE
-    constexpr int NV = FX_HELD_SEG / 8; /* 16-byte vectors a CTA */
+    const int rank = (int)cooperative_groups::this_cluster().block_rank();
+    const int nv = PART ? fx_piece_len(cols, rank, seg) / 8 : FX_HELD_SEG / 8; /* 16-byte vectors a CTA */
     fx_cluster_open();
     const long long row = (long long)blockIdx.x / C;
-    const long long at = (long long)cooperative_groups::this_cluster().block_rank() * FX_HELD_SEG;
+    const long long at = (long long)rank * (PART ? seg : FX_HELD_SEG);
     const unsigned pad = vec16_narrow2(-INFINITY, -INFINITY, x);
     unsigned w[FX_HELD_ITEMS][4];
-    fx_words16_load<FX_HELD_ITEMS, FX_HELD_BLOCK>(x + row * ldx + at, NV, pad, w, (int)threadIdx.x);
+    fx_words16_load<FX_HELD_ITEMS, FX_HELD_BLOCK>(x + row * ldx + at, nv, pad, w, (int)threadIdx.x);
+    /* Thread 0's mbarrier.init before the other threads' waits, in an
+     * order compute-sanitizer's racecheck sees (it does not count the
+     * cluster barrier), while the loads are in flight. */
+    __syncthreads();
     const float mt = fx_words16_max(w, pad, x);
     const online_md s = {mt, fx_words16_sum_exp(w, online_md_shift(mt), x)};
     const online_md r = fx_cluster_exchange_warps<C, FX_HELD_BLOCK / 32>(s, C);
@@ -56,60 +63,76 @@ fastest_held_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     T *yr = y + row * ldy + at;
 #pragma unroll
     for (int i = 0; i < FX_HELD_ITEMS; i++) { /* every vector whole: no test of fx_words16_store's */
+        const int k = i * FX_HELD_BLOCK + (int)threadIdx.x;
         unsigned o[4];
         fx_words16_out<rows_op_softmax, false>(w[i], shift, f, o, x);
-        vec16_store_global(yr + (long long)(i * FX_HELD_BLOCK + (int)threadIdx.x) * 8, o);
+        if (!PART || k < nv) vec16_store_global(yr + (long long)k * 8, o);
     }
 #else
-    (void)x, (void)ldx, (void)y, (void)ldy;
+    (void)x, (void)ldx, (void)y, (void)ldy, (void)cols, (void)seg;
 #endif
 }
 
 template <class T>
-using fx_held_fn_t = void (*)(const T *, long long, T *, long long);
+using fx_held_fn_t = void (*)(const T *, long long, T *, long long, int, int);
 
-template <class T>
-static fx_held_fn_t<T> fx_held_kernel(int c)
+template <int C, class T>
+static fx_held_fn_t<T> fx_held_kernel_c(bool part)
 {
-    return c == 2 ? fastest_held_kernel<2, T> : c == 4 ? fastest_held_kernel<4, T> : fastest_held_kernel<8, T>;
+    return part ? fastest_held_kernel<C, true, T> : fastest_held_kernel<C, false, T>;
 }
 
-/* 1 and the cluster size where the class takes rows of cols elements of
- * T and its clusters fit this GPU (asked once per size). */
 template <class T>
-static int fx_held_shape_t(long long cols, int *c_out)
+static fx_held_fn_t<T> fx_held_kernel(int c, bool part)
 {
-    static int fits[FX_HELD_MAX_C + 1]; /* 0: not asked yet; the answer + 1 */
-    const long long c = cols / FX_HELD_SEG;
-    if (cols % FX_HELD_SEG || (c != 2 && c != 4 && c != 8)) return 0;
-    if (!fits[c]) {
-        cudaLaunchAttribute attr[1];
-        cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(c * 64), FX_HELD_BLOCK, (int)c, 0, 0, attr);
+    return c == 2   ? fx_held_kernel_c<2, T>(part)
+           : c == 4 ? fx_held_kernel_c<4, T>(part)
+           : c == 8 ? fx_held_kernel_c<8, T>(part)
+                    : fx_held_kernel_c<16, T>(part);
+}
+
+/* 1, the cluster size and the piece where the class takes rows of cols
+ * elements of T: the fewest pieces of FX_HELD_SEG that hold the row, filled
+ * to at least FX_HELD_FILL sixteenths, in clusters that fit this GPU (asked
+ * once per size; clusters of 16 are non-portable). */
+template <class T>
+static int fx_held_shape_t(long long cols, int *c_out, long long *seg_out)
+{
+    static int fits[2][FX_HELD_MAX_C + 1]; /* 0: not asked yet; the answer + 1 */
+    long long c = 2;
+    while (c < FX_HELD_MAX_C && c * FX_HELD_SEG < cols) c *= 2;
+    const bool part = cols != c * FX_HELD_SEG; /* the kernel's PART (fx_run_held_t asks the same) */
+    if (cols % 8 || cols > c * FX_HELD_SEG || cols * 16 < c * FX_HELD_SEG * FX_HELD_FILL) return 0;
+    if (!fits[part][c]) {
+        const fx_held_fn_t<T> k = fx_held_kernel<T>((int)c, part);
         int n = 0;
-        if (cudaOccupancyMaxActiveClusters(&n, fx_held_kernel<T>((int)c), &lc) != cudaSuccess) {
-            cudaGetLastError();
-            n = 0;
+        if (c <= 8 || cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess) {
+            cudaLaunchAttribute attr[1];
+            cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(c * 64), FX_HELD_BLOCK, (int)c, 0, 0, attr);
+            if (cudaOccupancyMaxActiveClusters(&n, k, &lc) != cudaSuccess) n = 0;
         }
-        fits[c] = 1 + (n >= 1);
+        cudaGetLastError();
+        fits[part][c] = 1 + (n >= 1);
     }
     *c_out = (int)c;
-    return fits[c] == 2;
+    *seg_out = ((cols + c - 1) / c + 7) / 8 * 8;
+    return fits[part][c] == 2;
 }
 
 /* Runs plan p (path 3's held class): rows in batches of at most 2^31 - 1
  * CTAs, as path 3's. */
 template <class T>
 static void fx_run_held_t(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
-                          cudaStream_t stream)
+                          long long cols, cudaStream_t stream)
 {
-    const fx_held_fn_t<T> k = fx_held_kernel<T>(p->cluster);
+    const fx_held_fn_t<T> k = fx_held_kernel<T>(p->cluster, (long long)p->cluster * FX_HELD_SEG != cols);
     const long long batch_max = INT_MAX / p->cluster;
     for (long long r0 = 0; r0 < rows; r0 += batch_max) {
         const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
         cudaLaunchAttribute attr[1];
         cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(n * p->cluster), FX_HELD_BLOCK, p->cluster, 0, stream,
                                                   attr);
-        CUDA_CHECK(cudaLaunchKernelEx(&lc, k, x + r0 * ldx, ldx, y + r0 * ldy, ldy));
+        CUDA_CHECK(cudaLaunchKernelEx(&lc, k, x + r0 * ldx, ldx, y + r0 * ldy, ldy, (int)cols, (int)p->segment));
         CUDA_CHECK_LAUNCH();
     }
 }
