@@ -244,8 +244,8 @@ void fx_run_cluster_16(const fastest_plan *p, dtype t, const void *x, long long 
                        long long rows, long long cols, cudaStream_t stream); /* path 3 */
 int fx_cluster_shape_16(dtype t, int mode16, long long cols, int *cfg_out,
                         int *c_out); /* path 3's fx_cluster_shape, 16-bit */
-/* Path 3's held class (path3_cluster.cu): 1 and its cluster size where it
- * takes aligned 16-bit rows of cols and its clusters fit here (the
+/* Path 3's held class (path3_cluster.cu): 1, its cluster size and piece
+ * where it takes aligned 16-bit rows of cols and its clusters fit here (the
  * dispatcher takes it by itself where softmax_fastest_held_dram, rows.h).
  * fx_run_cluster_16 runs its plans. */
 int fx_held_shape(dtype t, long long cols, int *c_out, long long *seg_out);

@@ -92,10 +92,10 @@ int softmax_fastest_has_clusters(void);
  * cycle (an H100, not an H200: rows_plan.cu says why), and on the CPU
  * emulator. */
 int softmax_fastest_wide_clusters(void);
-/* 1 when the dispatcher gives aligned 16-bit rows that nearly fill 2 ... 16
- * pieces of 16384 to path 3's held class: where DRAM delivers at least 16 bytes per SM
- * per SM cycle (an H200, not an H100 nor the CPU emulator:
- * fastest_paths.h, FX_HELD_BYTES). */
+/* 1 when the dispatcher gives aligned 16-bit rows that nearly fill
+ * 2 ... 16 pieces of 16384 to path 3's held class: where DRAM delivers at
+ * least 16 bytes per SM per SM cycle (an H200, not an H100 nor the CPU
+ * emulator: fastest_paths.h, FX_HELD_BYTES). */
 int softmax_fastest_held_dram(void);
 
 /* 1 when path 3g can run here: any GPU, and the CPU emulator (which starts
