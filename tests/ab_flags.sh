@@ -7,7 +7,8 @@
 # experiments (docs/experiments/): the switch is an #ifdef in the tree;
 # build_alt/ is ignored by git. KEEP=1 keeps the runs' CSVs in
 # $OUT/ab-csv.tgz (ab-baseR-L/, ab-newR-L/), for tests/csv_merge.awk.
-#   OUT=... FLAG=NAME LESSONS="8 10" [C=32768,65536] [SHOW=regex] [KEEP=1] sh tests/ab_flags.sh
+# C_L (C_10=32000,32768) gives lesson L its own lengths.
+#   OUT=... FLAG=NAME LESSONS="8 10" [C=32768,65536] [C_10=...] [SHOW=regex] [KEEP=1] sh tests/ab_flags.sh
 set -u
 : "${OUT:?}" "${FLAG:?}" "${LESSONS:?}"
 C=${C:-32768,65536,131072,262144,524288,1048576}
@@ -19,9 +20,10 @@ make -j"$(nproc)" BUILD=build_alt ARCH="-gencode arch=compute_90,code=sm_90 -D$F
     >"$OUT/b2.log" 2>&1 || { tail "$OUT/b2.log"; exit 1; }
 for r in 1 2; do
     for L in $LESSONS; do
+        eval "cl=\${C_$L:-\$C}"
         mkdir -p "$OUT/ab-base$r-$L" "$OUT/ab-new$r-$L"
-        build/bench --lesson "$L" --cols "$C" --out "$OUT/ab-base$r-$L" >/dev/null 2>&1
-        build_alt/bench --lesson "$L" --cols "$C" --out "$OUT/ab-new$r-$L" >/dev/null 2>&1
+        build/bench --lesson "$L" --cols "$cl" --out "$OUT/ab-base$r-$L" >/dev/null 2>&1
+        build_alt/bench --lesson "$L" --cols "$cl" --out "$OUT/ab-new$r-$L" >/dev/null 2>&1
     done
 done
 awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv >"$OUT/ab.txt"
