@@ -62,7 +62,7 @@ fastest_held_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     const rows_op_softmax::fin f = rows_op_softmax::finish(r.m, r.d);
     T *yr = y + row * ldy + at;
 #pragma unroll
-    for (int i = 0; i < FX_HELD_ITEMS; i++) { /* every vector whole: no test of fx_words16_store's */
+    for (int i = 0; i < FX_HELD_ITEMS; i++) { /* fx_words16_store's loop, each store one st.global.v4 */
         const int k = i * FX_HELD_BLOCK + (int)threadIdx.x;
         unsigned o[4];
         fx_words16_out<rows_op_softmax, false>(w[i], shift, f, o, x);
@@ -105,13 +105,14 @@ static int fx_held_shape_t(long long cols, int *c_out, long long *seg_out)
     if (cols % 8 || cols > c * FX_HELD_SEG || cols * 16 < c * FX_HELD_SEG * FX_HELD_FILL) return 0;
     if (!fits[part][c]) {
         const fx_held_fn_t<T> k = fx_held_kernel<T>((int)c, part);
+        cudaLaunchAttribute attr[1];
+        cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(c * 64), FX_HELD_BLOCK, (int)c, 0, 0, attr);
         int n = 0;
-        if (c <= 8 || cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess) {
-            cudaLaunchAttribute attr[1];
-            cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(c * 64), FX_HELD_BLOCK, (int)c, 0, 0, attr);
-            if (cudaOccupancyMaxActiveClusters(&n, k, &lc) != cudaSuccess) n = 0;
+        if ((c > 8 && cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) ||
+            cudaOccupancyMaxActiveClusters(&n, k, &lc) != cudaSuccess) {
+            cudaGetLastError(); /* this GPU cannot: no other error is cleared */
+            n = 0;
         }
-        cudaGetLastError();
         fits[part][c] = 1 + (n >= 1);
     }
     *c_out = (int)c;

@@ -9,10 +9,10 @@
  * cluster; each CTA holds its piece in registers as loaded (lesson 9's
  * 16-bit words: fx_words16_load, _max, _sum_exp, _out), so the row is
  * read and written once. Each 16-byte vector is stored by one
- * st.global.v4 (vec16_store_global): the front end had split this program's
- * stores through a uint4 into four st.global.u32 each. Beside lesson 9's softmax as `make bench` runs it
- * (engine: path 3b at these lengths), the builds differ in the exchange
- * (and pushw1 in what the registers hold):
+ * st.global.v4 (vec16_store_global): through a uint4 the front end may
+ * split it into four st.global.u32. Beside lesson 9's softmax as `make
+ * bench` runs it (engine: path 3b at these lengths), the builds differ in
+ * the exchange (and pushw1 in what the registers hold):
  *   pull   the exchange paths 3 and 3b had before (pull_exchange below):
  *          the block's state into shared memory, cluster.sync, the
  *          others' states read through distributed shared memory, and a
@@ -165,7 +165,8 @@ __global__ void __launch_bounds__(BLOCK) cluster_rows_kernel(const T *__restrict
  * floats, each element's exp taken once and kept, and scaled on the way
  * out (twice the registers of the words; one exp per element, not two). */
 template <int C, int BLOCK, int ITEMS, int MINB>
-__global__ void __launch_bounds__(BLOCK, MINB) cluster_rows_exp1_kernel(const T *__restrict__ x, T *__restrict__ y, int cols)
+__global__ void __launch_bounds__(BLOCK, MINB)
+cluster_rows_exp1_kernel(const T *__restrict__ x, T *__restrict__ y, int cols)
 {
 #if FX_CLUSTER_CODE && !defined(CUDA_EMU)
     constexpr int WARPS = BLOCK / 32, N = ITEMS * 8;
