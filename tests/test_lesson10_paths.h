@@ -14,7 +14,10 @@
 /* Log-softmax, the float classifier and the loss run on the row engine:
  * at every shape each takes the softmax's path (fx_plan_typed, the same
  * dispatcher), except where that is path 2s, or 3b for log-softmax (its
- * output is not exp(x - m) scaled): then path 3, 3g or 4. The long-row
+ * output is not exp(x - m) scaled): then path 3, 3g or 4; and the
+ * classifier takes path 3b where clusters are and the softmax's path 2
+ * holds one block an SM (rows of more than 18432 floats: 64 x 20000, 4096
+ * x 32768; fx_op_kernels.bulk_before_block). The long-row
  * modes take the engine path they name where the shape fits it:
  * TRAIN_LONG_SPLIT path 4, TRAIN_LONG_GRID path 3g, TRAIN_LONG_CLUSTER
  * path 3 (sm_90 and up).
@@ -29,11 +32,17 @@ static void test_engine_paths_of(const char *kn, train_kernel k, int has_bulk)
         const fastest_path soft = fx_plan_typed(FASTEST_AUTO, DTYPE_F32, a, cols, a, cols, rows, cols).path;
         const fastest_path lsm = train_plan(k, rows, cols, DTYPE_F32).path;
         const int own = soft == FASTEST_SHARED || (soft == FASTEST_BULK && !has_bulk);
+        const int bulk = has_bulk && soft == FASTEST_BLOCK && cols > 18432 && softmax_fastest_has_clusters();
         char name[200];
         snprintf(name, sizeof name, "%s at %lld x %lld takes the softmax's path (%s)%s", kn, rows, cols,
-                 fastest_path_name(soft), own ? " or, that being the softmax's own, path 3, 3g or 4" : "");
-        test_expect(own ? (lsm == FASTEST_CLUSTER || lsm == FASTEST_GRID || lsm == FASTEST_SPLIT) : lsm == soft, name,
-                    "path %s", fastest_path_name(lsm));
+                 fastest_path_name(soft),
+                 own    ? " or, that being the softmax's own, path 3, 3g or 4"
+                 : bulk ? ", path 3b first where path 2 holds one block an SM"
+                        : "");
+        test_expect(own    ? (lsm == FASTEST_CLUSTER || lsm == FASTEST_GRID || lsm == FASTEST_SPLIT)
+                    : bulk ? lsm == FASTEST_BULK
+                           : lsm == soft,
+                    name, "path %s", fastest_path_name(lsm));
         if (cols <= TRAIN_REG_MAX_COLS) continue;
         train_set_long_rows(TRAIN_LONG_SPLIT);
         snprintf(name, sizeof name, "%s at %lld x %lld: TRAIN_LONG_SPLIT takes path 4", kn, rows, cols);

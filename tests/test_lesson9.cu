@@ -412,16 +412,19 @@ static void check_fastest(void)
         const entry e = {names[p], 1, paths[p]};
         check_entry(&e, lens[p], n, 1, lens[p][n - 1] <= 100003);
     }
-    /* Path 3's held class (path 3 forced on aligned rows that fill 15/16
-     * or all of 2, 4, 8, 16 pieces of 16384): each piece in registers as
-     * loaded, the last vectors of a part-filled piece padded and not
-     * stored (32000, 61440, 131064: a short last piece, 250000); its views
-     * take path 3's classes. */
+    /* Path 3's held class (path 3 forced on rows that fill 15/16 or all of
+     * 2, 4, 8, 16 pieces of 16384): each piece in registers as loaded, the
+     * last vectors of a part-filled piece padded and not stored (32000,
+     * 61440, 131064: a short last piece, 250000); contiguous rows of odd
+     * length peeled (32769, 65537, 128257, 262145: the head and tail
+     * elements held by the first CTA); views cut apart take path 3's
+     * classes. */
     static const entry held_e = {"fastest, path 3's held class (path 3 forced on rows filling 2, 4, 8, 16 pieces "
                                  "of 16384, or 15/16 of them)",
                                  1, FASTEST_CLUSTER};
-    static const long long held_lens[] = {32000, 32768, 61440, 65536, 131064, 131072, 250000, 262144};
-    check_entry(&held_e, held_lens, 8, 1, 1);
+    static const long long held_lens[] = {32000, 32768, 32769, 61440, 65536, 65537, 128257, 131064, 131072, 250000,
+                                          262144, 262145};
+    check_entry(&held_e, held_lens, 12, 1, 1);
     /* Path 3b's longest 16-bit rows: 8 CTAs of 64 KB. */
     static const entry bulk_e = {"fastest, path 3b (bulk) forced", 1, FASTEST_BULK};
     static const long long bulk_longest[] = {1LL << 18};
@@ -512,7 +515,9 @@ static void check_fastest_plan(void)
          * dispatcher (2048 x 32768, 1024 x 65536, 512 x 131072, 256 x 2^18)
          * where DRAM outpaces path 3b; 256 threads a CTA, nothing in shared
          * memory; not 65544 or 3 x 16384 (half and 3/4 of their pieces),
-         * 2048 x 50304 (3/4), nor a peeled 65536. */
+         * 2048 x 50304 (3/4). Peeled rows by their body (65536 two
+         * elements in, 1024 x 128257 under AUTO), not rows whose x and y
+         * are cut apart. */
         if (softmax_fastest_has_clusters()) {
             char hname[400];
             int ok = 1;
@@ -539,19 +544,25 @@ static void check_fastest_plan(void)
             const fastest_plan o = softmax_half_fastest_plan(FASTEST_CLUSTER, a, 65544, a, 65544, 1024, 65544, t);
             const fastest_plan e =
                 softmax_half_fastest_plan(FASTEST_CLUSTER, a + 2, 65536, a + 2, 65536, 1024, 65536, t);
+            const fastest_plan q =
+                softmax_half_fastest_plan(FASTEST_CLUSTER, a + 2, 65536, a + 4, 65536, 1024, 65536, t);
+            const fastest_plan u = softmax_half_fastest_plan(FASTEST_AUTO, a, 128257, a, 128257, 1024, 128257, t);
+            const int peel_ok = e.held && e.peel && e.cluster == 4 && !q.held &&
+                                (dram ? u.held && u.peel && u.cluster == 8 : !u.held);
             const fastest_plan f = softmax_half_fastest_plan(FASTEST_CLUSTER, a, 49152, a, 49152, 1024, 49152, t);
             const fastest_plan v = softmax_half_fastest_plan(FASTEST_AUTO, a, 50304, a, 50304, 2048, 50304, t);
             snprintf(hname, sizeof hname,
                      "lesson9 fastest %s plan: path 3 forced on aligned rows filling 2, 4, 8, 16 pieces of 16384 (or "
                      "15/16 of them: 32000, 128256) takes its held class (256 threads a CTA, no shared memory), and "
-                     "so does the dispatcher where DRAM delivers 16 bytes per SM a cycle; not 65544, 3 x 16384, "
-                     "50304 or a peeled 65536",
+                     "so does the dispatcher where DRAM delivers 16 bytes per SM a cycle; peeled rows by their body "
+                     "(65536 two elements in, 1024 x 128257); not 65544, 3 x 16384, 50304 or x and y cut apart",
                      dtype_name(t));
-            test_expect(ok && auto_ok && !o.held && !e.held && !f.held && !v.held, hname,
+            test_expect(ok && auto_ok && peel_ok && !o.held && !f.held && !v.held, hname,
                         "forced: %s; 32000: %d CTAs of %lld, 128256: %d CTAs of %lld; DRAM fast %d: %d of 4 rows "
-                        "held under AUTO; held: 65544 %d, peeled %d, 3 x 16384 %d, 50304 %d",
+                        "held under AUTO; held: 65544 %d, peeled 65536 %d (peel %d, %d CTAs), cut apart %d, 128257 "
+                        "%d (peel %d, %d CTAs), 3 x 16384 %d, 50304 %d",
                         ok ? "held" : "NOT held", p2.cluster, p2.segment, p8.cluster, p8.segment, dram, auto_held,
-                        o.held, e.held, f.held, v.held);
+                        o.held, e.held, e.peel, e.cluster, q.held, u.held, u.peel, u.cluster, f.held, v.held);
         }
         /* 16-byte vectors throughout when every row starts 16-byte aligned;
          * peeled (0-7 head and tail elements one at a time) when each row

@@ -168,22 +168,27 @@ static constexpr long long fx_grid_cap(int esize, int nin = 1)
     return (regs + (FX_GRID_PIECE - regs) * 4 / esize) / nin;
 }
 
-/* Path 3's held class (path3_held.cuh): aligned 16-bit softmax rows that
- * fill at least FX_HELD_FILL sixteenths of C pieces of FX_HELD_SEG
- * elements (C = 2, 4, 8, FX_HELD_MAX_C), FX_HELD_ITEMS 16-byte vectors a
- * thread of FX_HELD_BLOCK. A row filling 3/4 of its pieces (2048 x 50304)
- * ran in 1.14-1.16 of the time of the path it would replace. The
- * dispatcher takes it where DRAM delivers at least FX_HELD_BYTES per SM a
- * cycle (softmax_fastest_held_dram): it was measured on the H200 (18.8
- * bytes) only, where lesson 9 ran 512 x 131072 in 0.921-0.926 of path 3b's
- * time; the H100 (12.8) keeps path 3b until the class is measured there
- * (docs/experiments/rows-cluster-push.md). */
+/* Path 3's held class (path3_held.cuh): softmax rows that fill at least
+ * FX_HELD_FILL sixteenths of C pieces of FX_HELD_SEG 16-bit elements (C =
+ * 2, 4, 8, FX_HELD_MAX_C), FX_HELD_ITEMS 16-byte vectors a thread of
+ * FX_HELD_BLOCK. A row filling 3/4 of its pieces (2048 x 50304) ran in
+ * 1.14-1.16 of the time of the path it would replace. The dispatcher takes
+ * it where DRAM delivers at least FX_HELD_BYTES per SM a cycle
+ * (softmax_fastest_held_dram): it was measured on the H200 (18.8 bytes)
+ * only, where lesson 9 ran 512 x 131072 in 0.921-0.926 of path 3b's time;
+ * the H100 (12.8) keeps path 3b until the class is measured there
+ * (docs/experiments/rows-cluster-push.md). Float rows: FX_HELD32_ITEMS
+ * vectors of 4 floats a thread (64 registers, 4 CTAs an SM), so that 16
+ * pieces hold 512 x 151936 (Qwen's vocabulary) at FX_HELD32_FILL
+ * sixteenths: 0.968-0.978 of the replaced path's time there (H200). */
 #define FX_HELD_BLOCK 256
 #define FX_HELD_ITEMS 8
 #define FX_HELD_SEG (FX_HELD_BLOCK * FX_HELD_ITEMS * 8)
 #define FX_HELD_MAX_C 16 /* non-portable */
 #define FX_HELD_FILL 15
 #define FX_HELD_BYTES 16.0
+#define FX_HELD32_ITEMS 10
+#define FX_HELD32_FILL 14
 
 /* Path 3b's CTA shape and pieces (FX_BULK_*) are in bulk_copy.cuh, which
  * lesson 10's classifier shares; its largest cluster (portable sizes, as
@@ -245,10 +250,11 @@ void fx_run_cluster_16(const fastest_plan *p, dtype t, const void *x, long long 
 int fx_cluster_shape_16(dtype t, int mode16, long long cols, int *cfg_out,
                         int *c_out); /* path 3's fx_cluster_shape, 16-bit */
 /* Path 3's held class (path3_cluster.cu): 1, its cluster size and piece
- * where it takes aligned 16-bit rows of cols and its clusters fit here (the
- * dispatcher takes it by itself where softmax_fastest_held_dram, rows.h).
- * fx_run_cluster_16 runs its plans. */
-int fx_held_shape(dtype t, long long cols, int *c_out, long long *seg_out);
+ * where it takes rows of cols elements of t (of a peeled row's body, peel:
+ * 1, 16-bit only) and its clusters fit here (the dispatcher takes it by
+ * itself where softmax_fastest_held_dram, rows.h). fx_run_cluster_16 and
+ * fx_run_cluster run its plans. */
+int fx_held_shape(dtype t, long long cols, int peel, int *c_out, long long *seg_out);
 void fx_run_grid_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
                     long long rows, long long cols, cudaStream_t stream); /* path 3g */
 void fx_run_split_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
@@ -280,7 +286,12 @@ typedef struct {
      * storage type they are built for (0 for the others); NULL: no 3b */
     int (*bulk_shape)(dtype t, long long cols, int *c_out, long long *seg_out);
     /* path 3's held class: fx_held_shape; NULL: none (the softmax only) */
-    int (*held_shape)(dtype t, long long cols, int *c_out, long long *seg_out);
+    int (*held_shape)(dtype t, long long cols, int peel, int *c_out, long long *seg_out);
+    /* 1: path 3b before path 2 where path 2 holds fewer than
+     * FX_MIN_RESIDENT blocks an SM: lesson 10's float classifier, which
+     * ran 2048 x 32768 in 0.90 of path 2's time (H200); not its 16-bit
+     * kernels (1.43 of it), nor the softmax (a tie). */
+    int bulk_before_block;
 } fx_op_kernels;
 extern const fx_op_kernels FX_SOFTMAX_KERNELS; /* rows_plan.cu */
 /* fx_plan_f32 for the operation whose kernels k describes. */

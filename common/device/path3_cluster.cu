@@ -36,7 +36,8 @@ int softmax_fastest_has_clusters(void)
 void fx_run_cluster(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
                     long long cols, cudaStream_t stream)
 {
-    fx_run_cluster_op<rows_op_softmax>(p, x, ldx, y, ldy, rows, cols, stream);
+    if (p->held) fx_run_held_t(p, x, ldx, y, ldy, rows, cols, stream);
+    else fx_run_cluster_op<rows_op_softmax>(p, x, ldx, y, ldy, rows, cols, stream);
 }
 
 /* Lesson 9: 16-bit storage (mode16: fx_mode16). */
@@ -46,10 +47,11 @@ int fx_cluster_shape_16(dtype t, int mode16, long long cols, int *cfg_out, int *
                            : fx_cluster_shape_op<rows_op_softmax, __half>(mode16, cols, cfg_out, c_out);
 }
 
-int fx_held_shape(dtype t, long long cols, int *c_out, long long *seg_out)
+int fx_held_shape(dtype t, long long cols, int peel, int *c_out, long long *seg_out)
 {
-    if (t == DTYPE_F16) return fx_held_shape_t<__half>(cols, c_out, seg_out);
-    return t == DTYPE_BF16 && fx_held_shape_t<__nv_bfloat16>(cols, c_out, seg_out);
+    if (t == DTYPE_F32) return !peel && fx_held_shape_t<float>(cols, peel, c_out, seg_out);
+    if (t == DTYPE_F16) return fx_held_shape_t<__half>(cols, peel, c_out, seg_out);
+    return t == DTYPE_BF16 && fx_held_shape_t<__nv_bfloat16>(cols, peel, c_out, seg_out);
 }
 
 void fx_run_cluster_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,

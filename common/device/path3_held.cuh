@@ -1,10 +1,12 @@
 /* Taught in lesson 9 (lessons/09_half/README.md, "Rows held as loaded"),
  * a class of lesson 8's path 3 (path3_cluster.cu instantiates it). Path
- * 3's held class: an aligned 16-bit softmax row that fills at least 15/16
- * of C pieces of 16384 elements (C = 2, 4, 8, 16; whole 16-byte vectors)
- * over a cluster of C CTAs of 256 threads, each thread holding its 8
- * vectors of the piece in registers exactly as loaded (lesson 9's 16-bit
- * words, 32 registers), with no shared-memory part at all.
+ * 3's held class: a softmax row that fills at least 15/16 of C pieces of
+ * 16384 16-bit elements (C = 2, 4, 8, 16; whole 16-byte vectors) over a
+ * cluster of C CTAs of 256 threads, each thread holding its 8 vectors of
+ * the piece in registers exactly as loaded (lesson 9's 16-bit words, 32
+ * registers), with no shared-memory part at all. Float rows take it with
+ * 10 vectors a thread (fastest_paths.h); a 16-bit row whose x and y share
+ * their offset from 16 bytes takes it by its body.
  *
  * Why a class of its own: a CTA of path 3b holds a 64 KB piece in shared
  * memory and reads it twice; this one asks for its 32 KB once, all of it
@@ -28,83 +30,165 @@
 #include "fastest_paths.h" /* FX_HELD_* */
 #include <cooperative_groups.h>
 
-/* Five CTAs an SM: at most 51 registers a thread (48, no spill, sm_90).
- * Older targets get an empty body, and 1280 threads would not fit them. */
+/* A thread's 16-byte vectors and a CTA's elements (its piece at most), by
+ * T (fastest_paths.h). */
+template <class T>
+constexpr int fx_held_items = fx_is_float<T> ? FX_HELD32_ITEMS : FX_HELD_ITEMS;
+template <class T>
+constexpr int fx_held_seg = FX_HELD_BLOCK * fx_held_items<T> * (16 / (int)sizeof(T));
+
+/* The CTAs an SM at the registers the held vectors and 16 more take
+ * (sm_90: 5 for 8 vectors, 48 registers, no spill). Older targets get an
+ * empty body, and 1280 threads would not fit them. */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#define FX_HELD_MIN_CTAS 1
+#define FX_HELD_MIN_CTAS(items) 1
 #else
-#define FX_HELD_MIN_CTAS 5
+#define FX_HELD_MIN_CTAS(items) (65536 / (FX_HELD_BLOCK * ((4 * (items) + 16 + 7) / 8 * 8)))
 #endif
 
+/* The word past a row: -inf in each element. */
+template <class T>
+__device__ __forceinline__ unsigned fx_held_pad(const T *tag)
+{
+    if constexpr (fx_is_float<T>) return __float_as_uint(-INFINITY);
+    else return vec16_narrow2(-INFINITY, -INFINITY, tag);
+}
+
+/* The largest of a thread's held elements (exact), as float. */
+template <int ITEMS, class T>
+__device__ __forceinline__ float fx_held_max(const unsigned (&w)[ITEMS][4], unsigned pad, const T *tag)
+{
+    if constexpr (fx_is_float<T>) {
+        float m = __uint_as_float(pad);
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++)
+#pragma unroll
+            for (int j = 0; j < 4; j++) m = fmaxf(m, __uint_as_float(w[i][j]));
+        return m;
+    } else return fx_words16_max(w, pad, tag);
+}
+
+template <int ITEMS, class T>
+__device__ __forceinline__ float fx_held_sum_exp(const unsigned (&w)[ITEMS][4], float shift, const T *tag)
+{
+    if constexpr (fx_is_float<T>) {
+        float d = 0.0f;
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++)
+#pragma unroll
+            for (int j = 0; j < 4; j++) d += fx_exp<T>(__uint_as_float(w[i][j]) - shift);
+        return d;
+    } else return fx_words16_sum_exp(w, shift, tag);
+}
+
+template <class T>
+__device__ __forceinline__ void fx_held_out(const unsigned (&w)[4], float shift, rows_op_softmax::fin f,
+                                            unsigned (&o)[4], const T *tag)
+{
+    if constexpr (fx_is_float<T>) {
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            o[j] = __float_as_uint(fx_out_exp<rows_op_softmax, false, T>(__uint_as_float(w[j]) - shift, f));
+    } else fx_words16_out<rows_op_softmax, false>(w, shift, f, o, tag);
+}
+
 /* PART: the row fills its C pieces of seg elements (whole vectors) only in
- * part; a piece's last vectors are padded on the load and not stored. */
-template <int C, bool PART, class T>
-__global__ void __launch_bounds__(FX_HELD_BLOCK, FX_HELD_MIN_CTAS)
-fastest_held_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, int cols, int seg)
+ * part; a piece's last vectors are padded on the load and not stored.
+ * PEEL (with PART, 16-bit rows): rows whose x and y start at the same
+ * offset from 16 bytes (lesson 9's view16_row_cut, mis: x's base's
+ * offset), the pieces cut from the body of whole vectors, the 0-14 head
+ * and tail elements one a thread of the first CTA. */
+template <int C, bool PART, bool PEEL, class T>
+__global__ void __launch_bounds__(FX_HELD_BLOCK, FX_HELD_MIN_CTAS(fx_held_items<T>))
+fastest_held_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, int cols, int seg,
+                    int mis)
 {
 #if FX_CLUSTER_CODE
+    constexpr int ITEMS = fx_held_items<T>, EPV = 16 / (int)sizeof(T), SEG = fx_held_seg<T>;
     const int rank = (int)cooperative_groups::this_cluster().block_rank();
-    const int nv = PART ? fx_piece_len(cols, rank, seg) / 8 : FX_HELD_SEG / 8; /* 16-byte vectors a CTA */
-    fx_cluster_open();
     const long long row = (long long)blockIdx.x / C;
-    const long long at = (long long)rank * (PART ? seg : FX_HELD_SEG);
-    const unsigned pad = vec16_narrow2(-INFINITY, -INFINITY, x);
-    unsigned w[FX_HELD_ITEMS][4];
-    fx_words16_load<FX_HELD_ITEMS, FX_HELD_BLOCK>(x + row * ldx + at, nv, pad, w, (int)threadIdx.x);
+    const view_cut cut = fx_row_cut<EPV, PEEL>(row, ldx, mis, cols);
+    const int nv = PART ? fx_piece_len((int)cut.nvec * EPV, rank, seg) / EPV : SEG / EPV; /* 16-byte vectors */
+    fx_cluster_open();
+    const long long at = cut.head + (long long)rank * (PART ? seg : SEG);
+    const unsigned pad = fx_held_pad(x);
+    const bool has_extra = PEEL && rank == 0 && (int)threadIdx.x < cut.nextra;
+    unsigned w[ITEMS][4];
+    const T *xr = x + row * ldx + at;
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) { /* every load before any use (fx_words16_load, any T) */
+        const int k = i * FX_HELD_BLOCK + (int)threadIdx.x;
+        if (k < nv) vec16_load_words<8>(xr + (long long)k * EPV, w[i]);
+        else
+#pragma unroll
+            for (int j = 0; j < 4; j++) w[i][j] = pad;
+    }
+    const float e = has_extra ? view_extra_load(x + row * ldx, cut, (int)threadIdx.x) : -INFINITY;
     /* Thread 0's mbarrier.init before the other threads' waits, in an
      * order compute-sanitizer's racecheck sees (it does not count the
      * cluster barrier), while the loads are in flight. */
     __syncthreads();
-    const float mt = fx_words16_max(w, pad, x);
-    const online_md s = {mt, fx_words16_sum_exp(w, online_md_shift(mt), x)};
-    const online_md r = fx_cluster_exchange_warps<C, FX_HELD_BLOCK / 32>(s, C);
+    const float mt = fmaxf(fx_held_max(w, pad, x), e);
+    float dt = fx_held_sum_exp(w, online_md_shift(mt), x);
+    if (has_extra) dt += fx_exp<T>(e - online_md_shift(mt));
+    const online_md r = fx_cluster_exchange_warps<C, FX_HELD_BLOCK / 32>({mt, dt}, C);
     const float shift = online_md_shift(r.m);
     const rows_op_softmax::fin f = rows_op_softmax::finish(r.m, r.d);
     T *yr = y + row * ldy + at;
 #pragma unroll
-    for (int i = 0; i < FX_HELD_ITEMS; i++) { /* fx_words16_store's loop, each store one st.global.v4 */
+    for (int i = 0; i < ITEMS; i++) { /* fx_words16_store's loop, each store one st.global.v4 */
         const int k = i * FX_HELD_BLOCK + (int)threadIdx.x;
         unsigned o[4];
-        fx_words16_out<rows_op_softmax, false>(w[i], shift, f, o, x);
-        if (!PART || k < nv) vec16_store_global(yr + (long long)k * 8, o);
+        fx_held_out(w[i], shift, f, o, x);
+        if (!PART || k < nv) vec16_store_global(yr + (long long)k * EPV, o);
     }
+    if (has_extra)
+        elem_store(y + row * ldy + fx_extra_at<T>(cut, (int)threadIdx.x),
+                   fx_out_exp<rows_op_softmax, false, T>(e - shift, f));
 #else
-    (void)x, (void)ldx, (void)y, (void)ldy, (void)cols, (void)seg;
+    (void)x, (void)ldx, (void)y, (void)ldy, (void)cols, (void)seg, (void)mis;
 #endif
 }
 
 template <class T>
-using fx_held_fn_t = void (*)(const T *, long long, T *, long long, int, int);
+using fx_held_fn_t = void (*)(const T *, long long, T *, long long, int, int, int);
 
+/* Kinds: 0 rows of whole pieces, 1 part-filled, 2 peeled (16-bit rows
+ * only: no float kernel is built for it). */
 template <int C, class T>
-static fx_held_fn_t<T> fx_held_kernel_c(bool part)
+static fx_held_fn_t<T> fx_held_kernel_c(int kind)
 {
-    return part ? fastest_held_kernel<C, true, T> : fastest_held_kernel<C, false, T>;
+    if constexpr (!fx_is_float<T>)
+        if (kind == 2) return fastest_held_kernel<C, true, true, T>;
+    return kind == 1 ? fastest_held_kernel<C, true, false, T> : fastest_held_kernel<C, false, false, T>;
 }
 
 template <class T>
-static fx_held_fn_t<T> fx_held_kernel(int c, bool part)
+static fx_held_fn_t<T> fx_held_kernel(int c, int kind)
 {
-    return c == 2   ? fx_held_kernel_c<2, T>(part)
-           : c == 4 ? fx_held_kernel_c<4, T>(part)
-           : c == 8 ? fx_held_kernel_c<8, T>(part)
-                    : fx_held_kernel_c<16, T>(part);
+    return c == 2   ? fx_held_kernel_c<2, T>(kind)
+           : c == 4 ? fx_held_kernel_c<4, T>(kind)
+           : c == 8 ? fx_held_kernel_c<8, T>(kind)
+                    : fx_held_kernel_c<16, T>(kind);
 }
 
 /* 1, the cluster size and the piece where the class takes rows of cols
- * elements of T: the fewest pieces of FX_HELD_SEG that hold the row, filled
- * to at least FX_HELD_FILL sixteenths, in clusters that fit this GPU (asked
- * once per size; clusters of 16 are non-portable). */
+ * elements of T (a peeled row's body, peel: 1): the fewest pieces of
+ * fx_held_seg<T> that hold the row, filled to at least FX_HELD_FILL (float:
+ * FX_HELD32_FILL) sixteenths, in clusters that fit this GPU (asked once
+ * per size and kind; clusters of 16 are non-portable). */
 template <class T>
-static int fx_held_shape_t(long long cols, int *c_out, long long *seg_out)
+static int fx_held_shape_t(long long cols, int peel, int *c_out, long long *seg_out)
 {
-    static int fits[2][FX_HELD_MAX_C + 1]; /* 0: not asked yet; the answer + 1 */
+    static int fits[3][FX_HELD_MAX_C + 1]; /* 0: not asked yet; the answer + 1 */
+    constexpr long long SEG = fx_held_seg<T>, EPV = 16 / sizeof(T);
+    constexpr int FILL = fx_is_float<T> ? FX_HELD32_FILL : FX_HELD_FILL;
     long long c = 2;
-    while (c < FX_HELD_MAX_C && c * FX_HELD_SEG < cols) c *= 2;
-    const bool part = cols != c * FX_HELD_SEG; /* the kernel's PART (fx_run_held_t asks the same) */
-    if (cols % 8 || cols > c * FX_HELD_SEG || cols * 16 < c * FX_HELD_SEG * FX_HELD_FILL) return 0;
-    if (!fits[part][c]) {
-        const fx_held_fn_t<T> k = fx_held_kernel<T>((int)c, part);
+    while (c < FX_HELD_MAX_C && c * SEG < cols) c *= 2;
+    const int kind = peel ? 2 : cols != c * SEG; /* the kernel's (fx_run_held_t asks the same) */
+    if (cols % EPV || cols > c * SEG || cols * 16 < c * SEG * FILL) return 0;
+    if (!fits[kind][c]) {
+        const fx_held_fn_t<T> k = fx_held_kernel<T>((int)c, kind);
         cudaLaunchAttribute attr[1];
         cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(c * 64), FX_HELD_BLOCK, (int)c, 0, 0, attr);
         int n = 0;
@@ -113,11 +197,11 @@ static int fx_held_shape_t(long long cols, int *c_out, long long *seg_out)
             cudaGetLastError(); /* this GPU cannot: no other error is cleared */
             n = 0;
         }
-        fits[part][c] = 1 + (n >= 1);
+        fits[kind][c] = 1 + (n >= 1);
     }
     *c_out = (int)c;
-    *seg_out = ((cols + c - 1) / c + 7) / 8 * 8;
-    return fits[part][c] == 2;
+    *seg_out = ((cols + c - 1) / c + EPV - 1) / EPV * EPV;
+    return fits[kind][c] == 2;
 }
 
 /* Runs plan p (path 3's held class): rows in batches of at most 2^31 - 1
@@ -126,14 +210,16 @@ template <class T>
 static void fx_run_held_t(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
                           long long cols, cudaStream_t stream)
 {
-    const fx_held_fn_t<T> k = fx_held_kernel<T>(p->cluster, (long long)p->cluster * FX_HELD_SEG != cols);
+    const int kind = p->peel ? 2 : (long long)p->cluster * fx_held_seg<T> != cols;
+    const fx_held_fn_t<T> k = fx_held_kernel<T>(p->cluster, kind);
     const long long batch_max = INT_MAX / p->cluster;
     for (long long r0 = 0; r0 < rows; r0 += batch_max) {
         const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
         cudaLaunchAttribute attr[1];
         cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(n * p->cluster), FX_HELD_BLOCK, p->cluster, 0, stream,
                                                   attr);
-        CUDA_CHECK(cudaLaunchKernelEx(&lc, k, x + r0 * ldx, ldx, y + r0 * ldy, ldy, (int)cols, (int)p->segment));
+        CUDA_CHECK(cudaLaunchKernelEx(&lc, k, x + r0 * ldx, ldx, y + r0 * ldy, ldy, (int)cols, (int)p->segment,
+                                      fx_mis(x + r0 * ldx)));
         CUDA_CHECK_LAUNCH();
     }
 }

@@ -58,8 +58,8 @@ typedef struct {
     int floats_per_thread; /* register paths: floats of the row per thread         */
     int block;             /* threads per block (per CTA)                          */
     int cluster;           /* paths 3, 3b: CTAs per row (cluster size), else 0     */
-    int held;              /* path 3: 1 for its held class (16-bit rows of up to  */
-                           /*    16 x 16384 in registers as loaded)                */
+    int held;              /* path 3: 1 for its held class (rows of up to 16      */
+                           /*    pieces in registers as loaded)                    */
     long long splits;      /* paths 3g, 4: blocks per row, else 0                  */
     long long segment;     /* paths 3, 3b, 3g, 4: elements per CTA / block, else 0 */
     long long smem_bytes;  /* dynamic shared memory per block                      */
@@ -92,10 +92,10 @@ int softmax_fastest_has_clusters(void);
  * cycle (an H100, not an H200: rows_plan.cu says why), and on the CPU
  * emulator. */
 int softmax_fastest_wide_clusters(void);
-/* 1 when the dispatcher gives aligned 16-bit rows that nearly fill
- * 2 ... 16 pieces of 16384 to path 3's held class: where DRAM delivers at
- * least 16 bytes per SM per SM cycle (an H200, not an H100 nor the CPU
- * emulator: fastest_paths.h, FX_HELD_BYTES). */
+/* 1 when the dispatcher gives rows that nearly fill 2 ... 16 pieces of
+ * 16384 16-bit elements (or 10240 floats) to path 3's held class: where
+ * DRAM delivers at least 16 bytes per SM per SM cycle (an H200, not an
+ * H100 nor the CPU emulator: fastest_paths.h, FX_HELD_BYTES). */
 int softmax_fastest_held_dram(void);
 
 /* 1 when path 3g can run here: any GPU, and the CPU emulator (which starts

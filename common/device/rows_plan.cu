@@ -176,7 +176,8 @@ static int fx_alignment(const float *x, long long ldx, const float *y, long long
 
 /* The softmax's kernels, as the plan asks them. */
 const fx_op_kernels FX_SOFTMAX_KERNELS = {fx_cluster_shape,    fx_cluster_ctas_per_sm, fx_grid_resident, 1, 1, 0,
-                                          fx_cluster_shape_16, fx_grid_resident_16,    fx_bulk_shape,    fx_held_shape};
+                                          fx_cluster_shape_16, fx_grid_resident_16,    fx_bulk_shape,    fx_held_shape,
+                                          0};
 
 fastest_plan fx_plan_f32(fastest_path want, const float *x, long long ldx, const float *y, long long ldy,
                          long long rows, long long cols)
@@ -262,6 +263,9 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
         /* The dispatcher (lessons/08_fastest/README.md, "The dispatcher"). */
         if (fits_warp) path = FASTEST_WARP;
         else if (block_always) path = FASTEST_BLOCK;
+        /* Where path 2 holds fewer blocks an SM, an operation may ask for
+         * path 3b first (fx_op_kernels.bulk_before_block). */
+        else if (k->bulk_before_block && fits_bulk && rows * bsize >= sms / 2) path = FASTEST_BULK;
         /* Rows of 16K-32K floats: path 2 beats path 3 from M = SMs/4 up
          * (N = 32768, M = 132: 88.7-90.3 % of copy against 78.6-78.8 %,
          * H100). Below, the two tie and the rules further down decide
@@ -277,6 +281,18 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
         else if (fits_grid) path = FASTEST_GRID;
         else path = FASTEST_SPLIT;
     }
+    /* Path 3's held class (fx_held_shape) for aligned float rows, in place
+     * of a long-row path (3, 3b, 3g, 4: fx_plan_typed_for's question for
+     * 16-bit rows gets the same answer), with lesson 9's rule. */
+    int hsize = 0;
+    long long hseg = 0;
+    const int long_row = path == FASTEST_CLUSTER || path == FASTEST_BULK || path == FASTEST_GRID ||
+                         path == FASTEST_SPLIT;
+    const int held = long_row && align == FX_ALIGNED && k->held_shape && softmax_fastest_has_clusters() &&
+                     k->held_shape(DTYPE_F32, cols, 0, &hsize, &hseg) &&
+                     (want == FASTEST_CLUSTER ||
+                      (want == FASTEST_AUTO && softmax_fastest_held_dram() && rows * hsize >= sms / 2));
+    if (held) path = FASTEST_CLUSTER;
     p.path = path;
     if (path != FASTEST_CLUSTER && path != FASTEST_GRID && mode == FX_YCUT) mode = FX_SCALAR;
 
@@ -296,6 +312,14 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
         p.smem_bytes = cols * (long long)sizeof(float);
         break;
     case FASTEST_CLUSTER: {
+        if (held) {
+            p.held = 1;
+            p.block = p.threads_per_row = FX_HELD_BLOCK;
+            p.floats_per_thread = FX_HELD32_ITEMS * 4;
+            p.cluster = hsize;
+            p.segment = hseg;
+            break;
+        }
         p.block = p.threads_per_row = FX_CL[ccfg].block;
         p.floats_per_thread = FX_CL[ccfg].fpt;
         p.cluster = csize;

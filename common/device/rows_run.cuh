@@ -61,12 +61,12 @@ static const fx_op_kernels *fx_op_kernels_of(void)
 {
     if constexpr (OP::NIN == 2) {
         static const fx_op_kernels k = {fx_no_cluster, fx_no_cluster_ctas, fx_grid_resident_op<OP, float>,
-                                        0, 2, 0, nullptr, nullptr, nullptr, nullptr};
+                                        0, 2, 0, nullptr, nullptr, nullptr, nullptr, 0};
         return &k;
     } else {
         static const fx_op_kernels k = {fx_cluster_shape_op<OP, float>, fx_cluster_ctas_per_sm_op<OP, float>,
                                         fx_grid_resident_op<OP, float>, 0, 1, OP::OUT ? 0 : 1, nullptr, nullptr,
-                                        fx_bulk_shape_f32_of<OP>(), nullptr};
+                                        fx_bulk_shape_f32_of<OP>(), nullptr, 1};
         return &k;
     }
 }
@@ -106,6 +106,7 @@ static const fx_op_kernels *fx_op_kernels16_of(void)
         k.cluster_shape16 = fx_cluster_shape16_op<OP>;
         k.grid_resident16 = fx_grid_resident16_op<OP>;
         if constexpr (fx_has_bulk<OP>) k.bulk_shape = fx_bulk_shape_typed_op<OP>;
+        k.bulk_before_block = 0; /* fx_op_kernels: not for 16-bit rows */
     }
     return &k;
 }
