@@ -201,6 +201,50 @@ static void fx_split_plan(fastest_plan *p, const fx_op_kernels *k, long long row
     }
 }
 
+/* Whether path 3 fits rows of cols floats (access mode, body: the row's
+ * body, fx_body_cols): its CTAs' configuration and count, and whether the
+ * dispatcher may take it by itself (*auto_out: resident twice an SM,
+ * filled to FX_CLUSTER_MIN_FILL %, and more than 8 CTAs only where they
+ * pay). */
+static int fx_fits_cluster(const fx_op_kernels *k, int mode, long long cols, long long body, int *ccfg, int *csize,
+                           int *auto_out)
+{
+    if (cols > FASTEST_CLUSTER_MAX_COLS || !softmax_fastest_has_clusters() ||
+        !k->cluster_shape(mode, body, ccfg, csize))
+        return 0;
+    const long long ccap = *csize * fx_cl_cap(*ccfg, sizeof(float)); /* the cluster's floats */
+    const int cl_per_sm = k->cluster_ctas_per_sm(mode, *ccfg);
+    *auto_out = cl_per_sm >= FX_MIN_RESIDENT && body * 100 >= ccap * FX_CLUSTER_MIN_FILL &&
+                (*csize <= 8 || softmax_fastest_wide_clusters() || cl_per_sm >= FX_WIDE_CLUSTER_CTAS);
+    return 1;
+}
+
+/* Path 3's held class (fx_held_shape) for aligned float rows, in place of
+ * the long-row path p->path (3, 3b, 3g, 4: fx_plan_typed_for's question
+ * for 16-bit rows gets the same answer), with lesson 9's rule: forced, or
+ * where DRAM outpaces path 3b's CTAs. 1 and p its plan where it takes the
+ * rows. */
+static int fx_plan_held_f32(fastest_plan *p, const fx_op_kernels *k, fastest_path want, long long rows,
+                            long long cols)
+{
+    const fastest_path path = p->path;
+    int hsize = 0;
+    long long hseg = 0;
+    if ((path != FASTEST_CLUSTER && path != FASTEST_BULK && path != FASTEST_GRID && path != FASTEST_SPLIT) ||
+        !k->held_shape || !softmax_fastest_has_clusters() || !k->held_shape(DTYPE_F32, cols, 0, &hsize, &hseg) ||
+        !(want == FASTEST_CLUSTER ||
+          (want == FASTEST_AUTO && softmax_fastest_held_dram() && rows * hsize >= fx_sms() / 2)))
+        return 0;
+    p->path = FASTEST_CLUSTER;
+    p->held = 1;
+    p->block = p->threads_per_row = FX_HELD_BLOCK;
+    p->floats_per_thread = FX_HELD32_ITEMS * 4;
+    p->cluster = hsize;
+    p->segment = hseg;
+    p->vec4 = 1;
+    return 1;
+}
+
 fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const float *x, long long ldx,
                              const float *y, long long ldy, long long rows, long long cols)
 {
@@ -228,14 +272,9 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
      * microseconds. */
     const int rows_only = (want == FASTEST_AUTO && (fits_warp || block_always)) ||
                           (want == FASTEST_WARP && fits_warp) || (want == FASTEST_BLOCK && fits_block);
-    int ccfg = 0, csize = 1;
+    int ccfg = 0, csize = 1, cluster_auto = 0;
     const int fits_cluster = !rows_only && (want == FASTEST_CLUSTER || want == FASTEST_AUTO) &&
-                             cols <= FASTEST_CLUSTER_MAX_COLS && softmax_fastest_has_clusters() &&
-                             k->cluster_shape(mode, body, &ccfg, &csize);
-    const long long ccap = csize * fx_cl_cap(ccfg, sizeof(float)); /* the cluster's floats */
-    const int cl_per_sm = fits_cluster ? k->cluster_ctas_per_sm(mode, ccfg) : 0;
-    const int cluster_auto = cl_per_sm >= FX_MIN_RESIDENT && body * 100 >= ccap * FX_CLUSTER_MIN_FILL &&
-                             (csize <= 8 || softmax_fastest_wide_clusters() || cl_per_sm >= FX_WIDE_CLUSTER_CTAS);
+                             fx_fits_cluster(k, mode, cols, body, &ccfg, &csize, &cluster_auto);
     const int fits_shared = !rows_only && k->all_paths && cols <= softmax_fastest_shared_capacity() &&
                             (want == FASTEST_SHARED || (want == FASTEST_AUTO && !block_always &&
                                                         fx_shared_blocks_per_sm(cols) >= FX_MIN_RESIDENT));
@@ -281,19 +320,8 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
         else if (fits_grid) path = FASTEST_GRID;
         else path = FASTEST_SPLIT;
     }
-    /* Path 3's held class (fx_held_shape) for aligned float rows, in place
-     * of a long-row path (3, 3b, 3g, 4: fx_plan_typed_for's question for
-     * 16-bit rows gets the same answer), with lesson 9's rule. */
-    int hsize = 0;
-    long long hseg = 0;
-    const int long_row = path == FASTEST_CLUSTER || path == FASTEST_BULK || path == FASTEST_GRID ||
-                         path == FASTEST_SPLIT;
-    const int held = long_row && align == FX_ALIGNED && k->held_shape && softmax_fastest_has_clusters() &&
-                     k->held_shape(DTYPE_F32, cols, 0, &hsize, &hseg) &&
-                     (want == FASTEST_CLUSTER ||
-                      (want == FASTEST_AUTO && softmax_fastest_held_dram() && rows * hsize >= sms / 2));
-    if (held) path = FASTEST_CLUSTER;
     p.path = path;
+    if (align == FX_ALIGNED && fx_plan_held_f32(&p, k, want, rows, cols)) return p;
     if (path != FASTEST_CLUSTER && path != FASTEST_GRID && mode == FX_YCUT) mode = FX_SCALAR;
 
     switch (path) {
@@ -312,14 +340,6 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
         p.smem_bytes = cols * (long long)sizeof(float);
         break;
     case FASTEST_CLUSTER: {
-        if (held) {
-            p.held = 1;
-            p.block = p.threads_per_row = FX_HELD_BLOCK;
-            p.floats_per_thread = FX_HELD32_ITEMS * 4;
-            p.cluster = hsize;
-            p.segment = hseg;
-            break;
-        }
         p.block = p.threads_per_row = FX_CL[ccfg].block;
         p.floats_per_thread = FX_CL[ccfg].fpt;
         p.cluster = csize;
