@@ -8,17 +8,40 @@
 # build_alt/ is ignored by git. KEEP=1 keeps the runs' CSVs in
 # $OUT/ab-csv.tgz (ab-baseR-L/, ab-newR-L/), for tests/csv_merge.awk.
 # C_L (C_10=32000,32768) gives lesson L its own lengths.
+# SHAPES="L:MxN ..." (shapes the bench's sweep lacks) builds and times lesson
+# L's program instead, `lessonL --rows M --cols N --csv` (ARGS_L: more of
+# its options, e.g. ARGS_10="--reduction none"), in place of LESSONS' bench.
 #   OUT=... FLAG=NAME LESSONS="8 10" [C=32768,65536] [C_10=...] [SHOW=regex] [KEEP=1] sh tests/ab_flags.sh
+#   OUT=... FLAG=NAME SHAPES="8:409x163840 10:2730x24576" [ARGS_10=...] sh tests/ab_flags.sh
 set -u
-: "${OUT:?}" "${FLAG:?}" "${LESSONS:?}"
+: "${OUT:?}" "${FLAG:?}"
+[ -n "${SHAPES:-}" ] || : "${LESSONS:?}"
 C=${C:-32768,65536,131072,262144,524288,1048576}
-make -j"$(nproc)" build/bench >"$OUT/b1.log" 2>&1 || { tail "$OUT/b1.log"; exit 1; }
+if [ -n "${SHAPES:-}" ]; then
+    targets=$(for s in $SHAPES; do echo "lesson${s%%:*}"; done | sort -u)
+else
+    targets=bench
+fi
+make -j"$(nproc)" $(for t in $targets; do echo "build/$t"; done) >"$OUT/b1.log" 2>&1 || { tail "$OUT/b1.log"; exit 1; }
 # make does not see a changed -D: build_alt/ built with another flag goes
 [ "$(cat build_alt/ab_flag 2>/dev/null)" = "$FLAG" ] || rm -rf build_alt
 mkdir -p build_alt && echo "$FLAG" >build_alt/ab_flag
-make -j"$(nproc)" BUILD=build_alt ARCH="-gencode arch=compute_90,code=sm_90 -D$FLAG" build_alt/bench \
-    >"$OUT/b2.log" 2>&1 || { tail "$OUT/b2.log"; exit 1; }
+make -j"$(nproc)" BUILD=build_alt ARCH="-gencode arch=compute_90,code=sm_90 -D$FLAG" \
+    $(for t in $targets; do echo "build_alt/$t"; done) >"$OUT/b2.log" 2>&1 || { tail "$OUT/b2.log"; exit 1; }
 for r in 1 2; do
+    if [ -n "${SHAPES:-}" ]; then
+        mkdir -p "$OUT/ab-base$r-shapes" "$OUT/ab-new$r-shapes"
+        for s in $SHAPES; do
+            L=${s%%:*} mn=${s#*:}
+            eval "args=\${ARGS_$L:-}"
+            for side in base new; do
+                b=build; [ $side = new ] && b=build_alt
+                $b/lesson"$L" --rows "${mn%x*}" --cols "${mn#*x}" $args --csv "$OUT/ab-$side$r-shapes/$L.csv" \
+                    >/dev/null 2>&1
+            done
+        done
+        continue
+    fi
     for L in $LESSONS; do
         eval "cl=\${C_$L:-\$C}"
         mkdir -p "$OUT/ab-base$r-$L" "$OUT/ab-new$r-$L"
