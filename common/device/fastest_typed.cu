@@ -88,8 +88,9 @@ fastest_plan fx_plan_typed_for(const fx_op_kernels *k, fastest_path want, dtype 
      * pieces of 16384 elements (fx_held_shape; a peeled row by its body:
      * 1024 x 128257 in 0.938-0.947 of the replaced path's time, H200),
      * where DRAM outpaces path 3b's CTAs (softmax_fastest_held_dram), or
-     * where path 3 is forced. It also takes the rows of 30720 ... 32768 that path 2
-     * would: 2048 x 32768 ran in 0.980-0.985 of path 2's time (H200). */
+     * where path 3 is forced. It also takes the rows of 30720 ... 32768
+     * that path 2 would: 2048 x 32768 ran in 0.980-0.985 of path 2's time
+     * (H200). */
     int hsize = 0;
     long long hseg = 0;
     const int held = mode16 != 0 && k->held_shape && softmax_fastest_has_clusters() &&
