@@ -438,11 +438,12 @@ static void check_dispatch_pieces(const float *a, int cl, fastest_path g)
                         c4.cluster == 2 && c4.block == c1.block && c4.segment == 16384 && c5.path == FASTEST_CLUSTER &&
                         c5.peel && c5.cluster == 8 && c5.segment == 32768 && c6.path == FASTEST_BULK &&
                         c6.peel && c6.cluster == 8 && c6.segment == 16384 && c7.path == FASTEST_CLUSTER &&
-                        (c7.held || (c7.cluster == 10 && c7.block == c1.block && c7.segment * 10 >= 151936)),
+                        (c7.held ? c7.cluster == 16
+                                 : c7.cluster == 10 && c7.block == c1.block && c7.segment * 10 >= 151936),
                     "lesson8 cluster path sizes its cluster by the row's body: N = 32768 on 2 CTAs, 32772 on 3 of "
                     "the same shape, 65540 on 5; peeled, 32769 on 2, 262145 on 8 and 131073 on 8 (bulk-loaded); "
                     "151936 on 10 CTAs of the 32768 class's shape (four an SM), not 5 of twice the size (or the "
-                    "held class's, below)",
+                    "held class's 16, below)",
                     "CTAs %d, %d (block %d, %d; segment %lld), %d (segment %lld); peeled: 32769 %d CTAs x %lld "
                     "(peel %d), 262145 %s %d x %lld, 131073 %s %d x %lld; 151936 %s %d x %lld (block %d)",
                     c1.cluster, c2.cluster, c1.block, c2.block, c2.segment, c3.cluster, c3.segment, c4.cluster,

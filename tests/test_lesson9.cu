@@ -491,14 +491,16 @@ static void check_fastest_plan(void)
                      "2^19 and 2^20 (16 and 32 CTAs through global memory), not for x and y misaligned against each "
                      "other or rows of more CTAs than the GPU holds",
                      dtype_name(t));
-            const int bulk1 = softmax_fastest_held_dram() || (b1.path == FASTEST_BULK && b1.cluster == 2 &&
-                                                              !b1.splits && b1.segment == 32768 &&
-                                                              b1.smem_bytes == 65536);
-            const int bulk2 =
-                softmax_fastest_held_dram() || (b2.path == FASTEST_BULK && b2.cluster == 8 && !b2.splits);
-            const int bulk3 = softmax_fastest_held_dram() || (b3.path == FASTEST_BULK && b3.peel);
-            const int bulk7 = softmax_fastest_held_dram() ||
-                              (b7.path == FASTEST_BULK && b7.peel && b7.cluster == 8 && b7.segment == 32768);
+            /* where DRAM outpaces path 3b: the held class, 4 or 16 CTAs of 16384 */
+            const int dram = softmax_fastest_held_dram();
+            const int bulk1 = dram ? b1.held && b1.cluster == 4 && b1.segment == 16384
+                                   : b1.path == FASTEST_BULK && b1.cluster == 2 && !b1.splits &&
+                                         b1.segment == 32768 && b1.smem_bytes == 65536;
+            const int bulk2 = dram ? b2.held && b2.cluster == 16
+                                   : b2.path == FASTEST_BULK && b2.cluster == 8 && !b2.splits;
+            const int bulk3 = dram ? b3.held && b3.peel && b3.cluster == 4 : b3.path == FASTEST_BULK && b3.peel;
+            const int bulk7 = dram ? b7.held && b7.peel && b7.cluster == 16 && b7.segment == 16384
+                                   : b7.path == FASTEST_BULK && b7.peel && b7.cluster == 8 && b7.segment == 32768;
             test_expect(bulk1 && bulk2 && bulk3 && b4.path == FASTEST_BULK && b4.splits == 32 && b4.cluster == 1 &&
                             b5.path == FASTEST_BULK && b5.splits == 16 && b5.segment == 32768 &&
                             b5.smem_bytes == 65536 && b6.path != FASTEST_BULK && bulk7 && b8.path != FASTEST_BULK,

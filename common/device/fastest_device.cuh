@@ -183,11 +183,11 @@ static constexpr int fx_rows16_min_blocks(int fpt, int block, int extra)
 }
 
 /* A 16-bit row held as loaded by TPR threads (path1_2_rows16.cuh's
- * fastest_rows16_kernel): thread `sub`'s words are vectors
- * k = i * TPR + sub of the row's nvec, four 32-bit words (8 elements)
- * each, and pad (two -inf) past the row. Every load is issued before any
- * word is used. Why C++ references to arrays: the words stay a register
- * array of compile-time size. */
+ * fastest_rows16_kernel; path 3's held class, of any T): thread `sub`'s
+ * words are 16-byte vectors k = i * TPR + sub of the row's nvec, four
+ * 32-bit words (8 16-bit elements) each, and pad past the row. Every load
+ * is issued before any word is used. Why C++ references to arrays: the
+ * words stay a register array of compile-time size. */
 template <int ITEMS, int TPR, class T>
 __device__ __forceinline__ void fx_words16_load(const T *r, int nvec, unsigned pad, unsigned (&w)[ITEMS][4], int sub)
 {
@@ -195,7 +195,7 @@ __device__ __forceinline__ void fx_words16_load(const T *r, int nvec, unsigned p
     for (int i = 0; i < ITEMS; i++) {
         const int k = i * TPR + sub;
         if (k < nvec) {
-            vec16_load_words<8>(r + (long long)k * 8, w[i]);
+            vec16_load_words<8>(r + (long long)k * (16 / (int)sizeof(T)), w[i]);
         } else {
 #pragma unroll
             for (int j = 0; j < 4; j++) w[i][j] = pad;

@@ -255,6 +255,10 @@ int fx_cluster_shape_16(dtype t, int mode16, long long cols, int *cfg_out,
  * itself where softmax_fastest_held_dram, rows.h). fx_run_cluster_16 and
  * fx_run_cluster run its plans. */
 int fx_held_shape(dtype t, long long cols, int peel, int *c_out, long long *seg_out);
+/* rows_plan.cu: whether a plan wanting `want` takes the held class for
+ * rows of hsize pieces, and p as that plan. */
+int fx_held_wanted(fastest_path want, long long rows, int hsize);
+void fx_held_plan(fastest_plan *p, int hsize, long long hseg, int per_thread);
 void fx_run_grid_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
                     long long rows, long long cols, cudaStream_t stream); /* path 3g */
 void fx_run_split_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,

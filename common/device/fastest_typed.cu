@@ -95,8 +95,7 @@ fastest_plan fx_plan_typed_for(const fx_op_kernels *k, fastest_path want, dtype 
     long long hseg = 0;
     const int held = mode16 != 0 && k->held_shape && softmax_fastest_has_clusters() &&
                      k->held_shape(t, mode16 == 2 ? body : cols, mode16 == 2, &hsize, &hseg) &&
-                     (want == FASTEST_CLUSTER ||
-                      (want == FASTEST_AUTO && softmax_fastest_held_dram() && rows * hsize >= fx_sms() / 2));
+                     fx_held_wanted(want, rows, hsize);
     if (held) path = FASTEST_CLUSTER;
     /* Path 3's 16-bit CTAs hold 1.75x the elements (fx_cl_cap): the
      * cluster is sized by them, and left for 3g below float's fill. */
@@ -133,11 +132,7 @@ fastest_plan fx_plan_typed_for(const fx_op_kernels *k, fastest_path want, dtype 
         break;
     case FASTEST_CLUSTER: {
         if (held) {
-            p.held = 1;
-            p.block = p.threads_per_row = FX_HELD_BLOCK;
-            p.floats_per_thread = FX_HELD_ITEMS * 8; /* 16-bit elements, as loaded */
-            p.cluster = hsize;
-            p.segment = hseg;
+            fx_held_plan(&p, hsize, hseg, FX_HELD_ITEMS * 8); /* 16-bit elements, as loaded */
             break;
         }
         const int c = csize; /* sized by the row and the 16-bit CTAs' capacity (fx_cluster_shape_16) */

@@ -114,15 +114,7 @@ fastest_held_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     const unsigned pad = fx_held_pad(x);
     const bool has_extra = PEEL && rank == 0 && (int)threadIdx.x < cut.nextra;
     unsigned w[ITEMS][4];
-    const T *xr = x + row * ldx + at;
-#pragma unroll
-    for (int i = 0; i < ITEMS; i++) { /* every load before any use (fx_words16_load, any T) */
-        const int k = i * FX_HELD_BLOCK + (int)threadIdx.x;
-        if (k < nv) vec16_load_words<8>(xr + (long long)k * EPV, w[i]);
-        else
-#pragma unroll
-            for (int j = 0; j < 4; j++) w[i][j] = pad;
-    }
+    fx_words16_load<ITEMS, FX_HELD_BLOCK>(x + row * ldx + at, nv, pad, w, (int)threadIdx.x);
     const float e = has_extra ? view_extra_load(x + row * ldx, cut, (int)threadIdx.x) : -INFINITY;
     /* Thread 0's mbarrier.init before the other threads' waits, in an
      * order compute-sanitizer's racecheck sees (it does not count the

@@ -219,11 +219,32 @@ static int fx_fits_cluster(const fx_op_kernels *k, int mode, long long cols, lon
     return 1;
 }
 
+/* Whether the plan takes path 3's held class for rows of hsize pieces
+ * (fx_held_shape's answer): where path 3 is forced, or by the dispatcher
+ * where DRAM outpaces path 3b's CTAs (softmax_fastest_held_dram) and the
+ * rows' CTAs number at least half the SMs. */
+int fx_held_wanted(fastest_path want, long long rows, int hsize)
+{
+    return want == FASTEST_CLUSTER ||
+           (want == FASTEST_AUTO && softmax_fastest_held_dram() && rows * hsize >= fx_sms() / 2);
+}
+
+/* p as path 3's held class: clusters of hsize CTAs of hseg elements,
+ * per_thread elements a thread. */
+void fx_held_plan(fastest_plan *p, int hsize, long long hseg, int per_thread)
+{
+    p->path = FASTEST_CLUSTER;
+    p->held = 1;
+    p->block = p->threads_per_row = FX_HELD_BLOCK;
+    p->floats_per_thread = per_thread;
+    p->cluster = hsize;
+    p->segment = hseg;
+}
+
 /* Path 3's held class (fx_held_shape) for aligned float rows, in place of
  * the long-row path p->path (3, 3b, 3g, 4: fx_plan_typed_for's question
- * for 16-bit rows gets the same answer), with lesson 9's rule: forced, or
- * where DRAM outpaces path 3b's CTAs. 1 and p its plan where it takes the
- * rows. */
+ * for 16-bit rows gets the same answer). 1 and p its plan where it takes
+ * the rows. */
 static int fx_plan_held_f32(fastest_plan *p, const fx_op_kernels *k, fastest_path want, long long rows,
                             long long cols)
 {
@@ -232,15 +253,9 @@ static int fx_plan_held_f32(fastest_plan *p, const fx_op_kernels *k, fastest_pat
     long long hseg = 0;
     if ((path != FASTEST_CLUSTER && path != FASTEST_BULK && path != FASTEST_GRID && path != FASTEST_SPLIT) ||
         !k->held_shape || !softmax_fastest_has_clusters() || !k->held_shape(DTYPE_F32, cols, 0, &hsize, &hseg) ||
-        !(want == FASTEST_CLUSTER ||
-          (want == FASTEST_AUTO && softmax_fastest_held_dram() && rows * hsize >= fx_sms() / 2)))
+        !fx_held_wanted(want, rows, hsize))
         return 0;
-    p->path = FASTEST_CLUSTER;
-    p->held = 1;
-    p->block = p->threads_per_row = FX_HELD_BLOCK;
-    p->floats_per_thread = FX_HELD32_ITEMS * 4;
-    p->cluster = hsize;
-    p->segment = hseg;
+    fx_held_plan(p, hsize, hseg, FX_HELD32_ITEMS * 4);
     p->vec4 = 1;
     return 1;
 }
