@@ -11,6 +11,7 @@
 # SHAPES="L:MxN ..." (shapes the bench's sweep lacks) builds and times lesson
 # L's program instead, `lessonL --rows M --cols N --csv` (ARGS_L: more of
 # its options, e.g. ARGS_10="--reduction none"), in place of LESSONS' bench.
+# RUNS: how many alternations (default 2).
 #   OUT=... FLAG=NAME LESSONS="8 10" [C=32768,65536] [C_10=...] [SHOW=regex] [KEEP=1] sh tests/ab_flags.sh
 #   OUT=... FLAG=NAME SHAPES="8:409x163840 10:2730x24576" [ARGS_10=...] sh tests/ab_flags.sh
 set -u
@@ -22,13 +23,16 @@ if [ -n "${SHAPES:-}" ]; then
 else
     targets=bench
 fi
-make -j"$(nproc)" $(for t in $targets; do echo "build/$t"; done) >"$OUT/b1.log" 2>&1 || { tail "$OUT/b1.log"; exit 1; }
 # make does not see a changed -D: build_alt/ built with another flag goes
 [ "$(cat build_alt/ab_flag 2>/dev/null)" = "$FLAG" ] || rm -rf build_alt
 mkdir -p build_alt && echo "$FLAG" >build_alt/ab_flag
+# both builds at once: a few long nvcc runs leave most cores idle in one
+make -j"$(nproc)" $(for t in $targets; do echo "build/$t"; done) >"$OUT/b1.log" 2>&1 &
 make -j"$(nproc)" BUILD=build_alt ARCH="-gencode arch=compute_90,code=sm_90 -D$FLAG" \
-    $(for t in $targets; do echo "build_alt/$t"; done) >"$OUT/b2.log" 2>&1 || { tail "$OUT/b2.log"; exit 1; }
-for r in 1 2; do
+    $(for t in $targets; do echo "build_alt/$t"; done) >"$OUT/b2.log" 2>&1 &
+wait
+for b in b1 b2; do grep -q 'Error [0-9]' "$OUT/$b.log" && { tail "$OUT/$b.log"; exit 1; }; done
+for r in $(seq "${RUNS:-2}"); do
     if [ -n "${SHAPES:-}" ]; then
         mkdir -p "$OUT/ab-base$r-shapes" "$OUT/ab-new$r-shapes"
         for s in $SHAPES; do
