@@ -40,7 +40,8 @@ static const long long LENS[NP][22] = {
     {1, 33, 1025, 1537, 2048, 2049, 2561, 3071, 4097, 6145, 8193, 9216, 9217, 12289, 16384, 16387, 18432, 18433,
      20480, 20483, 32768, 0},
     {1, 31, 1025, 4097, 50001, 0},
-    {1, 33, 4097, 16387, 20480, 32768, 40000, 65537, 81920, 100003, 151936, 163840, 262144, 524291, 1LL << 20, 0},
+    {1, 33, 4097, 16387, 20480, 32768, 40000, 65537, 81920, 100003, 143360, 151936, 155648, 160000, 163840, 262144,
+     524291, 1LL << 20, 0},
     {1, 33, 4097, 16387, 65537, 100003, 524291, 1LL << 20, (1LL << 20) + 3, 0},
     {1, 31, 1000, 4097, 65537, 100003, (1LL << 20) + 3, 0},
     /* path 3b, 2 ... 8 CTAs of at most 64 KB: 16388 just past one piece
@@ -438,12 +439,12 @@ static void check_dispatch_pieces(const float *a, int cl, fastest_path g)
                         c4.cluster == 2 && c4.block == c1.block && c4.segment == 16384 && c5.path == FASTEST_CLUSTER &&
                         c5.peel && c5.cluster == 8 && c5.segment == 32768 && c6.path == FASTEST_BULK &&
                         c6.peel && c6.cluster == 8 && c6.segment == 16384 && c7.path == FASTEST_CLUSTER &&
-                        (c7.held ? c7.cluster == 16
+                        (c7.held ? c7.cluster == 8
                                  : c7.cluster == 10 && c7.block == c1.block && c7.segment * 10 >= 151936),
                     "lesson8 cluster path sizes its cluster by the row's body: N = 32768 on 2 CTAs, 32772 on 3 of "
                     "the same shape, 65540 on 5; peeled, 32769 on 2, 262145 on 8 and 131073 on 8 (bulk-loaded); "
                     "151936 on 10 CTAs of the 32768 class's shape (four an SM), not 5 of twice the size (or the "
-                    "held class's 16, below)",
+                    "held class's 8, below)",
                     "CTAs %d, %d (block %d, %d; segment %lld), %d (segment %lld); peeled: 32769 %d CTAs x %lld "
                     "(peel %d), 262145 %s %d x %lld, 131073 %s %d x %lld; 151936 %s %d x %lld (block %d)",
                     c1.cluster, c2.cluster, c1.block, c2.block, c2.segment, c3.cluster, c3.segment, c4.cluster,
@@ -461,17 +462,19 @@ static void check_dispatch_pieces(const float *a, int cl, fastest_path g)
 
 /* Path 3's held class of float rows: aligned rows that fill 14/16 or all
  * of 2, 4, 8, 16 pieces of 10240 floats (256 threads a CTA, no shared
- * memory) when path 3 is forced, and by the dispatcher in place of a
- * long-row path where DRAM delivers 16 bytes per SM a cycle (512 x
- * 151936); not a row a float off 16 bytes, 65536 (4/5 of its pieces), nor
- * 4096 x 20480 (path 2's). */
+ * memory) when path 3 is forced, rows that 8 wide pieces of 19456 hold as
+ * well in those (143360, 151936, 155648; 160000 is past them), and by the
+ * dispatcher in place of a long-row path where DRAM delivers 16 bytes per
+ * SM a cycle (512 x 151936); not a row a float off 16 bytes, 65536 (4/5 of
+ * its pieces), nor 4096 x 20480 (path 2's). */
 static void check_dispatch_held(const float *a, int cl)
 {
     if (!cl) return;
     static const long long H[][3] = {
-        {20480, 2, 10240}, {40000, 4, 10000}, {81920, 8, 10240}, {151936, 16, 9496}, {163840, 16, 10240}};
+        {20480, 2, 10240},  {40000, 4, 10000},  {81920, 8, 10240},   {143360, 8, 17920},
+        {151936, 8, 18992}, {155648, 8, 19456}, {160000, 16, 10000}, {163840, 16, 10240}};
     int ok = 1;
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 8; i++) {
         const long long n = H[i][0];
         const fastest_plan h = softmax_fastest_plan(FASTEST_CLUSTER, a, n, a, n, 1024, n);
         ok &= h.path == FASTEST_CLUSTER && h.held && h.cluster == H[i][1] && h.segment == H[i][2] &&
@@ -482,10 +485,11 @@ static void check_dispatch_held(const float *a, int cl)
     const fastest_plan r = softmax_fastest_plan(FASTEST_AUTO, a, 20480, a, 20480, 4096, 20480);
     const fastest_plan m = softmax_fastest_plan(FASTEST_CLUSTER, a + 1, 151936, a + 1, 151936, 512, 151936);
     const fastest_plan w = softmax_fastest_plan(FASTEST_CLUSTER, a, 65536, a, 65536, 1024, 65536);
-    test_expect(ok && (dram ? u.held && u.cluster == 16 : !u.held) && !r.held && r.path == FASTEST_BLOCK &&
+    test_expect(ok && (dram ? u.held && u.cluster == 8 : !u.held) && !r.held && r.path == FASTEST_BLOCK &&
                     !m.held && !w.held,
                 "lesson8 path 3 forced on aligned float rows filling 2, 4, 8, 16 pieces of 10240 (or 14/16 of "
-                "them: 40000, 151936) takes its held class (256 threads a CTA, no shared memory), and so does "
+                "them: 40000, 160000) takes its held class (256 threads a CTA, no shared memory), in 8 pieces of "
+                "19456 where they hold the row as well (143360, 151936, 155648), and so does "
                 "the dispatcher at 512 x 151936 where DRAM delivers 16 bytes per SM a cycle; not a row a float "
                 "off 16 bytes, 65536, or 4096 x 20480 (path 2)",
                 "forced: %s; DRAM fast %d: 512 x 151936 held %d (%d CTAs); 4096 x 20480 %s (held %d); a float "

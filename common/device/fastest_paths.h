@@ -180,7 +180,10 @@ static constexpr long long fx_grid_cap(int esize, int nin = 1)
  * (docs/experiments/rows-cluster-push.md). Float rows: FX_HELD32_ITEMS
  * vectors of 4 floats a thread (64 registers, 4 CTAs an SM), so that 16
  * pieces hold 512 x 151936 (Qwen's vocabulary) at FX_HELD32_FILL
- * sixteenths: 0.968-0.978 of the replaced path's time there (H200). */
+ * sixteenths: 0.968-0.978 of the replaced path's time there (H200).
+ * Rows that 8 pieces of FX_HELD32_WIDE_ITEMS vectors a thread (128
+ * registers, 2 CTAs an SM) hold as well take those: a cluster half the
+ * size, and not the non-portable 16. */
 #define FX_HELD_BLOCK 256
 #define FX_HELD_ITEMS 8
 #define FX_HELD_SEG (FX_HELD_BLOCK * FX_HELD_ITEMS * 8)
@@ -189,6 +192,7 @@ static constexpr long long fx_grid_cap(int esize, int nin = 1)
 #define FX_HELD_BYTES 16.0
 #define FX_HELD32_ITEMS 10
 #define FX_HELD32_FILL 14
+#define FX_HELD32_WIDE_ITEMS 19
 
 /* Path 3b's CTA shape and pieces (FX_BULK_*) are in bulk_copy.cuh, which
  * lesson 10's classifier shares; its largest cluster (portable sizes, as

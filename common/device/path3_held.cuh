@@ -31,11 +31,13 @@
 #include <cooperative_groups.h>
 
 /* A thread's 16-byte vectors and a CTA's elements (its piece at most), by
- * T (fastest_paths.h). */
+ * T (fastest_paths.h); float rows held in 8 wide pieces take
+ * FX_HELD32_WIDE_ITEMS. */
 template <class T>
 constexpr int fx_held_items = fx_is_float<T> ? FX_HELD32_ITEMS : FX_HELD_ITEMS;
-template <class T>
-constexpr int fx_held_seg = FX_HELD_BLOCK * fx_held_items<T> * (16 / (int)sizeof(T));
+template <class T, int ITEMS = fx_held_items<T>>
+constexpr int fx_held_seg = FX_HELD_BLOCK * ITEMS * (16 / (int)sizeof(T));
+constexpr long long FX_HELD32_WIDE_SEG = fx_held_seg<float, FX_HELD32_WIDE_ITEMS>;
 
 /* The CTAs an SM at the registers the held vectors and 16 more take
  * (sm_90: 5 for 8 vectors, 48 registers, no spill). Older targets get an
@@ -98,13 +100,13 @@ __device__ __forceinline__ void fx_held_out(const unsigned (&w)[4], float shift,
  * offset from 16 bytes (lesson 9's view16_row_cut, mis: x's base's
  * offset), the pieces cut from the body of whole vectors, the 0-14 head
  * and tail elements one a thread of the first CTA. */
-template <int C, bool PART, bool PEEL, class T>
-__global__ void __launch_bounds__(FX_HELD_BLOCK, FX_HELD_MIN_CTAS(fx_held_items<T>))
+template <int C, bool PART, bool PEEL, int ITEMS, class T>
+__global__ void __launch_bounds__(FX_HELD_BLOCK, FX_HELD_MIN_CTAS(ITEMS))
 fastest_held_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, int cols, int seg,
                     int mis)
 {
 #if FX_CLUSTER_CODE
-    constexpr int ITEMS = fx_held_items<T>, EPV = 16 / (int)sizeof(T), SEG = fx_held_seg<T>;
+    constexpr int EPV = 16 / (int)sizeof(T), SEG = fx_held_seg<T, ITEMS>;
     const int rank = (int)cooperative_groups::this_cluster().block_rank();
     const long long row = (long long)blockIdx.x / C;
     const view_cut cut = fx_row_cut<EPV, PEEL>(row, ldx, mis, cols);
@@ -147,53 +149,77 @@ using fx_held_fn_t = void (*)(const T *, long long, T *, long long, int, int, in
 
 /* Kinds: 0 rows of whole pieces, 1 part-filled, 2 peeled (16-bit rows
  * only: no float kernel is built for it). */
-template <int C, class T>
+template <int C, class T, int ITEMS = fx_held_items<T>>
 static fx_held_fn_t<T> fx_held_kernel_c(int kind)
 {
     if constexpr (!fx_is_float<T>)
-        if (kind == 2) return fastest_held_kernel<C, true, true, T>;
-    return kind == 1 ? fastest_held_kernel<C, true, false, T> : fastest_held_kernel<C, false, false, T>;
+        if (kind == 2) return fastest_held_kernel<C, true, true, ITEMS, T>;
+    return kind == 1 ? fastest_held_kernel<C, true, false, ITEMS, T> : fastest_held_kernel<C, false, false, ITEMS, T>;
 }
 
+/* wide: float rows in 8 pieces of FX_HELD32_WIDE_SEG (fx_held_shape_t). */
 template <class T>
-static fx_held_fn_t<T> fx_held_kernel(int c, int kind)
+static fx_held_fn_t<T> fx_held_kernel(int c, int kind, int wide)
 {
+    if constexpr (fx_is_float<T>)
+        if (wide) return fx_held_kernel_c<8, float, FX_HELD32_WIDE_ITEMS>(kind);
     return c == 2   ? fx_held_kernel_c<2, T>(kind)
            : c == 4 ? fx_held_kernel_c<4, T>(kind)
            : c == 8 ? fx_held_kernel_c<8, T>(kind)
                     : fx_held_kernel_c<16, T>(kind);
 }
 
-/* 1, the cluster size and the piece where the class takes rows of cols
- * elements of T (a peeled row's body, peel: 1): the fewest pieces of
- * fx_held_seg<T> that hold the row, filled to at least FX_HELD_FILL (float:
- * FX_HELD32_FILL) sixteenths, in clusters that fit this GPU (asked once
- * per size and kind; clusters of 16 are non-portable). */
+/* Whether clusters of c CTAs of the held kernel of this kind run on this
+ * GPU (asked once per size, kind and width; clusters of 16 are
+ * non-portable). */
 template <class T>
-static int fx_held_shape_t(long long cols, int peel, int *c_out, long long *seg_out)
+static int fx_held_fits(int c, int kind, int wide)
 {
-    static int fits[3][FX_HELD_MAX_C + 1]; /* 0: not asked yet; the answer + 1 */
-    constexpr long long SEG = fx_held_seg<T>, EPV = 16 / sizeof(T);
-    constexpr int FILL = fx_is_float<T> ? FX_HELD32_FILL : FX_HELD_FILL;
-    long long c = 2;
-    while (c < FX_HELD_MAX_C && c * SEG < cols) c *= 2;
-    const int kind = peel ? 2 : cols != c * SEG; /* the kernel's (fx_run_held_t asks the same) */
-    if (cols % EPV || cols > c * SEG || cols * 16 < c * SEG * FILL) return 0;
-    if (!fits[kind][c]) {
-        const fx_held_fn_t<T> k = fx_held_kernel<T>((int)c, kind);
+    static int fits[2][3][FX_HELD_MAX_C + 1]; /* 0: not asked yet; the answer + 1 */
+    if (!fits[wide][kind][c]) {
+        const fx_held_fn_t<T> k = fx_held_kernel<T>(c, kind, wide);
         cudaLaunchAttribute attr[1];
-        cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(c * 64), FX_HELD_BLOCK, (int)c, 0, 0, attr);
+        cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(c * 64), FX_HELD_BLOCK, c, 0, 0, attr);
         int n = 0;
         if ((c > 8 && cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) ||
             cudaOccupancyMaxActiveClusters(&n, k, &lc) != cudaSuccess) {
             cudaGetLastError(); /* this GPU cannot: no other error is cleared */
             n = 0;
         }
-        fits[kind][c] = 1 + (n >= 1);
+        fits[wide][kind][c] = 1 + (n >= 1);
     }
-    *c_out = (int)c;
+    return fits[wide][kind][c] == 2;
+}
+
+/* Whether c pieces of seg elements hold cols, filled to fill sixteenths. */
+static inline int fx_held_fills(long long cols, long long c, long long seg, int fill)
+{
+    return cols <= c * seg && cols * 16 >= c * seg * fill;
+}
+
+/* 1, the cluster size and the piece where the class takes rows of cols
+ * elements of T (a peeled row's body, peel: 1): the fewest pieces of
+ * fx_held_seg<T> that hold the row, filled to at least FX_HELD_FILL (float:
+ * FX_HELD32_FILL) sixteenths, in clusters that fit this GPU. A float row
+ * that needs 16 pieces takes 8 wide ones instead where they hold it as
+ * well: 512 x 151936 ran in 0.976-0.978 of the time of 16 (H200). */
+template <class T>
+static int fx_held_shape_t(long long cols, int peel, int *c_out, long long *seg_out)
+{
+    constexpr long long SEG = fx_held_seg<T>, EPV = 16 / sizeof(T);
+    constexpr int FILL = fx_is_float<T> ? FX_HELD32_FILL : FX_HELD_FILL;
+    int c = 2;
+    while (c < FX_HELD_MAX_C && c * SEG < cols) c *= 2;
+    if (cols % EPV || !fx_held_fills(cols, c, SEG, FILL)) return 0;
+    int wide = 0;
+    if constexpr (fx_is_float<T>)
+        wide = c == 16 && fx_held_fills(cols, 8, FX_HELD32_WIDE_SEG, FILL) &&
+               fx_held_fits<T>(8, cols != 8 * FX_HELD32_WIDE_SEG, 1);
+    if (wide) c = 8;
+    else if (!fx_held_fits<T>(c, peel ? 2 : cols != c * SEG, 0)) return 0; /* the kind fx_run_held_t asks */
+    *c_out = c;
     *seg_out = ((cols + c - 1) / c + EPV - 1) / EPV * EPV;
-    return fits[kind][c] == 2;
+    return 1;
 }
 
 /* Runs plan p (path 3's held class): rows in batches of at most 2^31 - 1
@@ -202,8 +228,10 @@ template <class T>
 static void fx_run_held_t(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
                           long long cols, cudaStream_t stream)
 {
-    const int kind = p->peel ? 2 : (long long)p->cluster * fx_held_seg<T> != cols;
-    const fx_held_fn_t<T> k = fx_held_kernel<T>(p->cluster, kind);
+    const int wide = fx_is_float<T> && p->segment > fx_held_seg<T>; /* the piece says which */
+    const long long seg = wide ? FX_HELD32_WIDE_SEG : fx_held_seg<T>;
+    const int kind = p->peel ? 2 : (long long)p->cluster * seg != cols;
+    const fx_held_fn_t<T> k = fx_held_kernel<T>(p->cluster, kind, wide);
     const long long batch_max = INT_MAX / p->cluster;
     for (long long r0 = 0; r0 < rows; r0 += batch_max) {
         const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
