@@ -41,7 +41,7 @@ static const long long LENS[NP][22] = {
      20480, 20483, 32768, 0},
     {1, 31, 1025, 4097, 50001, 0},
     {1, 33, 4097, 16387, 20480, 32768, 40000, 65537, 81920, 100003, 143360, 151936, 155648, 160000, 163840, 262144,
-     524291, 1LL << 20, 0},
+     229376, 524291, 1LL << 20, 0},
     {1, 33, 4097, 16387, 65537, 100003, 524291, 1LL << 20, (1LL << 20) + 3, 0},
     {1, 31, 1000, 4097, 65537, 100003, (1LL << 20) + 3, 0},
     /* path 3b, 2 ... 8 CTAs of at most 64 KB: 16388 just past one piece
@@ -463,18 +463,20 @@ static void check_dispatch_pieces(const float *a, int cl, fastest_path g)
 /* Path 3's held class of float rows: aligned rows that fill 14/16 or all
  * of 2, 4, 8, 16 pieces of 10240 floats (256 threads a CTA, no shared
  * memory) when path 3 is forced, rows that 8 wide pieces of 19456 hold as
- * well in those (143360, 151936, 155648; 160000 is past them), and by the
+ * well in those (143360, 151936, 155648; 160000 is past them), rows past
+ * 16 pieces in 16 long ones of 16384 (229376, 262144), and by the
  * dispatcher in place of a long-row path where DRAM delivers 16 bytes per
- * SM a cycle (512 x 151936); not a row a float off 16 bytes, 65536 (4/5 of
- * its pieces), nor 4096 x 20480 (path 2's). */
+ * SM a cycle (512 x 151936, 256 x 262144); not a row a float off 16 bytes,
+ * 65536 (4/5 of its pieces), nor 4096 x 20480 (path 2's). */
 static void check_dispatch_held(const float *a, int cl)
 {
     if (!cl) return;
     static const long long H[][3] = {
         {20480, 2, 10240},  {40000, 4, 10000},  {81920, 8, 10240},   {143360, 8, 17920},
-        {151936, 8, 18992}, {155648, 8, 19456}, {160000, 16, 10000}, {163840, 16, 10240}};
+        {151936, 8, 18992}, {155648, 8, 19456}, {160000, 16, 10000}, {163840, 16, 10240},
+        {229376, 16, 14336}, {262144, 16, 16384}};
     int ok = 1;
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < 10; i++) {
         const long long n = H[i][0];
         const fastest_plan h = softmax_fastest_plan(FASTEST_CLUSTER, a, n, a, n, 1024, n);
         ok &= h.path == FASTEST_CLUSTER && h.held && h.cluster == H[i][1] && h.segment == H[i][2] &&
@@ -482,20 +484,21 @@ static void check_dispatch_held(const float *a, int cl)
     }
     const int dram = softmax_fastest_held_dram();
     const fastest_plan u = softmax_fastest_plan(FASTEST_AUTO, a, 151936, a, 151936, 512, 151936);
+    const fastest_plan u2 = softmax_fastest_plan(FASTEST_AUTO, a, 262144, a, 262144, 256, 262144);
     const fastest_plan r = softmax_fastest_plan(FASTEST_AUTO, a, 20480, a, 20480, 4096, 20480);
     const fastest_plan m = softmax_fastest_plan(FASTEST_CLUSTER, a + 1, 151936, a + 1, 151936, 512, 151936);
     const fastest_plan w = softmax_fastest_plan(FASTEST_CLUSTER, a, 65536, a, 65536, 1024, 65536);
-    test_expect(ok && (dram ? u.held && u.cluster == 8 : !u.held) && !r.held && r.path == FASTEST_BLOCK &&
-                    !m.held && !w.held,
+    const int auto_ok = dram ? u.held && u.cluster == 8 && u2.held && u2.cluster == 16 : !u.held && !u2.held;
+    test_expect(ok && auto_ok && !r.held && r.path == FASTEST_BLOCK && !m.held && !w.held,
                 "lesson8 path 3 forced on aligned float rows filling 2, 4, 8, 16 pieces of 10240 (or 14/16 of "
                 "them: 40000, 160000) takes its held class (256 threads a CTA, no shared memory), in 8 pieces of "
-                "19456 where they hold the row as well (143360, 151936, 155648), and so does "
-                "the dispatcher at 512 x 151936 where DRAM delivers 16 bytes per SM a cycle; not a row a float "
-                "off 16 bytes, 65536, or 4096 x 20480 (path 2)",
-                "forced: %s; DRAM fast %d: 512 x 151936 held %d (%d CTAs); 4096 x 20480 %s (held %d); a float "
-                "off %d; 65536 %d",
-                ok ? "held" : "NOT held", dram, u.held, u.cluster, fastest_path_name(r.path), r.held, m.held,
-                w.held);
+                "19456 where they hold the row as well (143360, 151936, 155648), past 16 pieces in 16 of 16384 "
+                "(229376, 262144), and so does the dispatcher at 512 x 151936 and 256 x 262144 where DRAM "
+                "delivers 16 bytes per SM a cycle; not a row a float off 16 bytes, 65536, or 4096 x 20480 (path 2)",
+                "forced: %s; DRAM fast %d: 512 x 151936 held %d (%d CTAs), 256 x 262144 held %d (%d CTAs); "
+                "4096 x 20480 %s (held %d); a float off %d; 65536 %d",
+                ok ? "held" : "NOT held", dram, u.held, u.cluster, u2.held, u2.cluster, fastest_path_name(r.path),
+                r.held, m.held, w.held);
 }
 
 /* Path 3b's count of CTAs a row (fx_bulk_pick, from the rows that

@@ -183,7 +183,8 @@ static constexpr long long fx_grid_cap(int esize, int nin = 1)
  * sixteenths: 0.968-0.978 of the replaced path's time there (H200).
  * Rows that 8 pieces of FX_HELD32_WIDE_ITEMS vectors a thread (128
  * registers, 2 CTAs an SM) hold as well take those: a cluster half the
- * size, and not the non-portable 16. */
+ * size, and not the non-portable 16. Rows past 16 pieces take 16 of
+ * FX_HELD32_LONG_ITEMS (80 registers, 3 CTAs an SM). */
 #define FX_HELD_BLOCK 256
 #define FX_HELD_ITEMS 8
 #define FX_HELD_SEG (FX_HELD_BLOCK * FX_HELD_ITEMS * 8)
@@ -193,6 +194,7 @@ static constexpr long long fx_grid_cap(int esize, int nin = 1)
 #define FX_HELD32_ITEMS 10
 #define FX_HELD32_FILL 14
 #define FX_HELD32_WIDE_ITEMS 19
+#define FX_HELD32_LONG_ITEMS 16
 
 /* Path 3b's CTA shape and pieces (FX_BULK_*) are in bulk_copy.cuh, which
  * lesson 10's classifier shares; its largest cluster (portable sizes, as
@@ -253,12 +255,12 @@ void fx_run_cluster_16(const fastest_plan *p, dtype t, const void *x, long long 
                        long long rows, long long cols, cudaStream_t stream); /* path 3 */
 int fx_cluster_shape_16(dtype t, int mode16, long long cols, int *cfg_out,
                         int *c_out); /* path 3's fx_cluster_shape, 16-bit */
-/* Path 3's held class (path3_cluster.cu): 1, its cluster size and piece
- * where it takes rows of cols elements of t (of a peeled row's body, peel:
- * 1, 16-bit only) and its clusters fit here (the dispatcher takes it by
+/* Path 3's held class (path3_cluster.cu): 1, its cluster size, piece and
+ * 16-byte vectors a thread where it takes rows of cols elements of t (of a
+ * peeled row's body, peel: 1, 16-bit only) and its clusters fit here (the dispatcher takes it by
  * itself where softmax_fastest_held_dram, rows.h). fx_run_cluster_16 and
  * fx_run_cluster run its plans. */
-int fx_held_shape(dtype t, long long cols, int peel, int *c_out, long long *seg_out);
+int fx_held_shape(dtype t, long long cols, int peel, int *c_out, long long *seg_out, int *items_out);
 /* rows_plan.cu: whether a plan wanting `want` takes the held class for
  * rows of hsize pieces, and p as that plan. */
 int fx_held_wanted(fastest_path want, long long rows, int hsize);
@@ -294,7 +296,7 @@ typedef struct {
      * storage type they are built for (0 for the others); NULL: no 3b */
     int (*bulk_shape)(dtype t, long long cols, int *c_out, long long *seg_out);
     /* path 3's held class: fx_held_shape; NULL: none (the softmax only) */
-    int (*held_shape)(dtype t, long long cols, int peel, int *c_out, long long *seg_out);
+    int (*held_shape)(dtype t, long long cols, int peel, int *c_out, long long *seg_out, int *items_out);
     /* 1: path 3b before path 2 where path 2 holds fewer than
      * FX_MIN_RESIDENT blocks an SM: lesson 10's float classifier, which
      * ran 2048 x 32768 in 0.90 of path 2's time (H200); not its 16-bit

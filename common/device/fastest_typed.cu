@@ -91,10 +91,10 @@ fastest_plan fx_plan_typed_for(const fx_op_kernels *k, fastest_path want, dtype 
      * where path 3 is forced. It also takes the rows of 30720 ... 32768
      * that path 2 would: 2048 x 32768 ran in 0.980-0.985 of path 2's time
      * (H200). */
-    int hsize = 0;
+    int hsize = 0, hitems = 0;
     long long hseg = 0;
     const int held = mode16 != 0 && k->held_shape && softmax_fastest_has_clusters() &&
-                     k->held_shape(t, mode16 == 2 ? body : cols, mode16 == 2, &hsize, &hseg) &&
+                     k->held_shape(t, mode16 == 2 ? body : cols, mode16 == 2, &hsize, &hseg, &hitems) &&
                      fx_held_wanted(want, rows, hsize);
     if (held) path = FASTEST_CLUSTER;
     /* Path 3's 16-bit CTAs hold 1.75x the elements (fx_cl_cap): the
@@ -132,7 +132,7 @@ fastest_plan fx_plan_typed_for(const fx_op_kernels *k, fastest_path want, dtype 
         break;
     case FASTEST_CLUSTER: {
         if (held) {
-            fx_held_plan(&p, hsize, hseg, FX_HELD_ITEMS * 8); /* 16-bit elements, as loaded */
+            fx_held_plan(&p, hsize, hseg, hitems * 8); /* 16-bit elements, as loaded */
             break;
         }
         const int c = csize; /* sized by the row and the 16-bit CTAs' capacity (fx_cluster_shape_16) */

@@ -47,11 +47,11 @@ int fx_cluster_shape_16(dtype t, int mode16, long long cols, int *cfg_out, int *
                            : fx_cluster_shape_op<rows_op_softmax, __half>(mode16, cols, cfg_out, c_out);
 }
 
-int fx_held_shape(dtype t, long long cols, int peel, int *c_out, long long *seg_out)
+int fx_held_shape(dtype t, long long cols, int peel, int *c_out, long long *seg_out, int *items_out)
 {
-    if (t == DTYPE_F32) return !peel && fx_held_shape_t<float>(cols, peel, c_out, seg_out);
-    if (t == DTYPE_F16) return fx_held_shape_t<__half>(cols, peel, c_out, seg_out);
-    return t == DTYPE_BF16 && fx_held_shape_t<__nv_bfloat16>(cols, peel, c_out, seg_out);
+    if (t == DTYPE_F32) return !peel && fx_held_shape_t<float>(cols, peel, c_out, seg_out, items_out);
+    if (t == DTYPE_F16) return fx_held_shape_t<__half>(cols, peel, c_out, seg_out, items_out);
+    return t == DTYPE_BF16 && fx_held_shape_t<__nv_bfloat16>(cols, peel, c_out, seg_out, items_out);
 }
 
 void fx_run_cluster_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,

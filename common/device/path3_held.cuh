@@ -31,13 +31,12 @@
 #include <cooperative_groups.h>
 
 /* A thread's 16-byte vectors and a CTA's elements (its piece at most), by
- * T (fastest_paths.h); float rows held in 8 wide pieces take
- * FX_HELD32_WIDE_ITEMS. */
+ * T (fastest_paths.h); some float rows take FX_HELD32_WIDE_ITEMS or
+ * FX_HELD32_LONG_ITEMS (fx_held_shape_t). */
 template <class T>
 constexpr int fx_held_items = fx_is_float<T> ? FX_HELD32_ITEMS : FX_HELD_ITEMS;
 template <class T, int ITEMS = fx_held_items<T>>
 constexpr int fx_held_seg = FX_HELD_BLOCK * ITEMS * (16 / (int)sizeof(T));
-constexpr long long FX_HELD32_WIDE_SEG = fx_held_seg<float, FX_HELD32_WIDE_ITEMS>;
 
 /* The CTAs an SM at the registers the held vectors and 16 more take
  * (sm_90: 5 for 8 vectors, 48 registers, no spill). Older targets get an
@@ -157,27 +156,31 @@ static fx_held_fn_t<T> fx_held_kernel_c(int kind)
     return kind == 1 ? fastest_held_kernel<C, true, false, ITEMS, T> : fastest_held_kernel<C, false, false, ITEMS, T>;
 }
 
-/* wide: float rows in 8 pieces of FX_HELD32_WIDE_SEG (fx_held_shape_t). */
+/* items: a thread's vectors (fx_held_shape_t's; the wide and long float
+ * ones come in clusters of 8 and 16 only). */
 template <class T>
-static fx_held_fn_t<T> fx_held_kernel(int c, int kind, int wide)
+static fx_held_fn_t<T> fx_held_kernel(int c, int kind, int items)
 {
-    if constexpr (fx_is_float<T>)
-        if (wide) return fx_held_kernel_c<8, float, FX_HELD32_WIDE_ITEMS>(kind);
+    if constexpr (fx_is_float<T>) {
+        if (items == FX_HELD32_WIDE_ITEMS) return fx_held_kernel_c<8, float, FX_HELD32_WIDE_ITEMS>(kind);
+        if (items == FX_HELD32_LONG_ITEMS) return fx_held_kernel_c<16, float, FX_HELD32_LONG_ITEMS>(kind);
+    }
     return c == 2   ? fx_held_kernel_c<2, T>(kind)
            : c == 4 ? fx_held_kernel_c<4, T>(kind)
            : c == 8 ? fx_held_kernel_c<8, T>(kind)
                     : fx_held_kernel_c<16, T>(kind);
 }
 
-/* Whether clusters of c CTAs of the held kernel of this kind run on this
- * GPU (asked once per size, kind and width; clusters of 16 are
+/* Whether clusters of c CTAs of the held kernel of this kind and items
+ * run on this GPU (asked once per kernel; clusters of 16 are
  * non-portable). */
 template <class T>
-static int fx_held_fits(int c, int kind, int wide)
+static int fx_held_fits(int c, int kind, int items)
 {
-    static int fits[2][3][FX_HELD_MAX_C + 1]; /* 0: not asked yet; the answer + 1 */
-    if (!fits[wide][kind][c]) {
-        const fx_held_fn_t<T> k = fx_held_kernel<T>(c, kind, wide);
+    static int fits[3][3][FX_HELD_MAX_C + 1]; /* 0: not asked yet; the answer + 1 */
+    const int w = items == fx_held_items<T> ? 0 : items == FX_HELD32_WIDE_ITEMS ? 1 : 2;
+    if (!fits[w][kind][c]) {
+        const fx_held_fn_t<T> k = fx_held_kernel<T>(c, kind, items);
         cudaLaunchAttribute attr[1];
         cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(c * 64), FX_HELD_BLOCK, c, 0, 0, attr);
         int n = 0;
@@ -186,9 +189,9 @@ static int fx_held_fits(int c, int kind, int wide)
             cudaGetLastError(); /* this GPU cannot: no other error is cleared */
             n = 0;
         }
-        fits[wide][kind][c] = 1 + (n >= 1);
+        fits[w][kind][c] = 1 + (n >= 1);
     }
-    return fits[wide][kind][c] == 2;
+    return fits[w][kind][c] == 2;
 }
 
 /* Whether c pieces of seg elements hold cols, filled to fill sixteenths. */
@@ -197,28 +200,34 @@ static inline int fx_held_fills(long long cols, long long c, long long seg, int 
     return cols <= c * seg && cols * 16 >= c * seg * fill;
 }
 
-/* 1, the cluster size and the piece where the class takes rows of cols
- * elements of T (a peeled row's body, peel: 1): the fewest pieces of
- * fx_held_seg<T> that hold the row, filled to at least FX_HELD_FILL (float:
- * FX_HELD32_FILL) sixteenths, in clusters that fit this GPU. A float row
- * that needs 16 pieces takes 8 wide ones instead where they hold it as
- * well: 512 x 151936 ran in 0.976-0.978 of the time of 16 (H200). */
+/* 1, the cluster size, the piece and a thread's vectors where the class
+ * takes rows of cols elements of T (a peeled row's body, peel: 1): the
+ * fewest pieces of fx_held_seg<T> that hold the row, filled to at least
+ * FX_HELD_FILL (float: FX_HELD32_FILL) sixteenths, in clusters that fit
+ * this GPU. Float rows: where that is 16 pieces and 8 of
+ * FX_HELD32_WIDE_ITEMS vectors hold the row as well, those (512 x 151936
+ * in 0.976-0.978 of the time of 16, H200); past 16 pieces, 16 of
+ * FX_HELD32_LONG_ITEMS vectors (256 x 262144 in 0.989 of path 3b's). */
 template <class T>
-static int fx_held_shape_t(long long cols, int peel, int *c_out, long long *seg_out)
+static int fx_held_shape_t(long long cols, int peel, int *c_out, long long *seg_out, int *items_out)
 {
     constexpr long long SEG = fx_held_seg<T>, EPV = 16 / sizeof(T);
     constexpr int FILL = fx_is_float<T> ? FX_HELD32_FILL : FX_HELD_FILL;
-    int c = 2;
+    int c = 2, items = fx_held_items<T>;
     while (c < FX_HELD_MAX_C && c * SEG < cols) c *= 2;
-    if (cols % EPV || !fx_held_fills(cols, c, SEG, FILL)) return 0;
-    int wide = 0;
-    if constexpr (fx_is_float<T>)
-        wide = c == 16 && fx_held_fills(cols, 8, FX_HELD32_WIDE_SEG, FILL) &&
-               fx_held_fits<T>(8, cols != 8 * FX_HELD32_WIDE_SEG, 1);
-    if (wide) c = 8;
-    else if (!fx_held_fits<T>(c, peel ? 2 : cols != c * SEG, 0)) return 0; /* the kind fx_run_held_t asks */
+    if (cols % EPV) return 0;
+    if constexpr (fx_is_float<T>) {
+        if (c == 16 && fx_held_fills(cols, 16, SEG, FILL) &&
+            fx_held_fills(cols, 8, fx_held_seg<T, FX_HELD32_WIDE_ITEMS>, FILL))
+            c = 8, items = FX_HELD32_WIDE_ITEMS;
+        else if (cols > 16 * SEG)
+            items = FX_HELD32_LONG_ITEMS;
+    }
+    const long long seg = (long long)FX_HELD_BLOCK * items * EPV;
+    if (!fx_held_fills(cols, c, seg, FILL) || !fx_held_fits<T>(c, peel ? 2 : cols != c * seg, items)) return 0;
     *c_out = c;
     *seg_out = ((cols + c - 1) / c + EPV - 1) / EPV * EPV;
+    *items_out = items;
     return 1;
 }
 
@@ -228,10 +237,9 @@ template <class T>
 static void fx_run_held_t(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
                           long long cols, cudaStream_t stream)
 {
-    const int wide = fx_is_float<T> && p->segment > fx_held_seg<T>; /* the piece says which */
-    const long long seg = wide ? FX_HELD32_WIDE_SEG : fx_held_seg<T>;
-    const int kind = p->peel ? 2 : (long long)p->cluster * seg != cols;
-    const fx_held_fn_t<T> k = fx_held_kernel<T>(p->cluster, kind, wide);
+    const int items = p->floats_per_thread * (int)sizeof(T) / 16; /* fx_held_plan's elements a thread */
+    const int kind = p->peel ? 2 : (long long)p->cluster * FX_HELD_BLOCK * p->floats_per_thread != cols;
+    const fx_held_fn_t<T> k = fx_held_kernel<T>(p->cluster, kind, items);
     const long long batch_max = INT_MAX / p->cluster;
     for (long long r0 = 0; r0 < rows; r0 += batch_max) {
         const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;

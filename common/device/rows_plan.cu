@@ -249,14 +249,13 @@ static int fx_plan_held_f32(fastest_plan *p, const fx_op_kernels *k, fastest_pat
                             long long cols)
 {
     const fastest_path path = p->path;
-    int hsize = 0;
+    int hsize = 0, items = 0;
     long long hseg = 0;
     if ((path != FASTEST_CLUSTER && path != FASTEST_BULK && path != FASTEST_GRID && path != FASTEST_SPLIT) ||
-        !k->held_shape || !softmax_fastest_has_clusters() || !k->held_shape(DTYPE_F32, cols, 0, &hsize, &hseg) ||
-        !fx_held_wanted(want, rows, hsize))
+        !k->held_shape || !softmax_fastest_has_clusters() ||
+        !k->held_shape(DTYPE_F32, cols, 0, &hsize, &hseg, &items) || !fx_held_wanted(want, rows, hsize))
         return 0;
-    const int wide = hseg > FX_HELD_BLOCK * FX_HELD32_ITEMS * 4; /* the piece says which (path3_held.cuh) */
-    fx_held_plan(p, hsize, hseg, (wide ? FX_HELD32_WIDE_ITEMS : FX_HELD32_ITEMS) * 4);
+    fx_held_plan(p, hsize, hseg, items * 4);
     p->vec4 = 1;
     return 1;
 }
