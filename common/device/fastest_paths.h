@@ -178,12 +178,12 @@ static constexpr long long fx_grid_cap(int esize, int nin = 1)
  * only, where lesson 9 ran 512 x 131072 in 0.921-0.926 of path 3b's time;
  * the H100 (12.8) keeps path 3b until the class is measured there
  * (docs/experiments/rows-cluster-push.md). Float rows: FX_HELD32_ITEMS
- * vectors of 4 floats a thread (64 registers, 4 CTAs an SM), so that 16
- * pieces hold 512 x 151936 (Qwen's vocabulary) at FX_HELD32_FILL
- * sixteenths: 0.968-0.978 of the replaced path's time there (H200).
- * Rows that 8 pieces of FX_HELD32_WIDE_ITEMS vectors a thread (128
- * registers, 2 CTAs an SM) hold as well take those: a cluster half the
- * size, and not the non-portable 16. Rows past 16 pieces take 16 of
+ * vectors of 4 floats a thread (64 registers, 4 CTAs an SM), pieces
+ * filled to FX_HELD32_FILL sixteenths. A row that needs 16 such pieces
+ * and that 8 of FX_HELD32_WIDE_ITEMS vectors (128 registers, 2 CTAs an
+ * SM) hold as well takes those: a cluster half the size, and not the
+ * non-portable 16 (512 x 151936, Qwen's vocabulary, in 0.976-0.978 of the
+ * time of 16 pieces, H200). Rows past 16 pieces take 16 of
  * FX_HELD32_LONG_ITEMS (80 registers, 3 CTAs an SM). */
 #define FX_HELD_BLOCK 256
 #define FX_HELD_ITEMS 8
@@ -257,8 +257,8 @@ int fx_cluster_shape_16(dtype t, int mode16, long long cols, int *cfg_out,
                         int *c_out); /* path 3's fx_cluster_shape, 16-bit */
 /* Path 3's held class (path3_cluster.cu): 1, its cluster size, piece and
  * 16-byte vectors a thread where it takes rows of cols elements of t (of a
- * peeled row's body, peel: 1, 16-bit only) and its clusters fit here (the dispatcher takes it by
- * itself where softmax_fastest_held_dram, rows.h). fx_run_cluster_16 and
+ * peeled row's body, peel: 1, 16-bit only) and its clusters fit here (the
+ * dispatcher takes it by itself where softmax_fastest_held_dram, rows.h). fx_run_cluster_16 and
  * fx_run_cluster run its plans. */
 int fx_held_shape(dtype t, long long cols, int peel, int *c_out, long long *seg_out, int *items_out);
 /* rows_plan.cu: whether a plan wanting `want` takes the held class for

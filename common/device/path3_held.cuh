@@ -5,8 +5,8 @@
  * cluster of C CTAs of 256 threads, each thread holding its 8 vectors of
  * the piece in registers exactly as loaded (lesson 9's 16-bit words, 32
  * registers), with no shared-memory part at all. Float rows take it with
- * 10 vectors a thread (fastest_paths.h); a 16-bit row whose x and y share
- * their offset from 16 bytes takes it by its body.
+ * 10, 16 or 19 vectors a thread (fastest_paths.h); a 16-bit row whose x
+ * and y share their offset from 16 bytes takes it by its body.
  *
  * Why a class of its own: a CTA of path 3b holds a 64 KB piece in shared
  * memory and reads it twice; this one asks for its 32 KB once, all of it
@@ -207,7 +207,8 @@ static inline int fx_held_fills(long long cols, long long c, long long seg, int 
  * this GPU. Float rows: where that is 16 pieces and 8 of
  * FX_HELD32_WIDE_ITEMS vectors hold the row as well, those (512 x 151936
  * in 0.976-0.978 of the time of 16, H200); past 16 pieces, 16 of
- * FX_HELD32_LONG_ITEMS vectors (256 x 262144 in 0.989 of path 3b's). */
+ * FX_HELD32_LONG_ITEMS vectors (256 x 262144 in 0.989 of the time of the
+ * path it replaces). */
 template <class T>
 static int fx_held_shape_t(long long cols, int peel, int *c_out, long long *seg_out, int *items_out)
 {
