@@ -11,10 +11,14 @@
 # SHAPES="L:MxN ..." (shapes the bench's sweep lacks) builds and times lesson
 # L's program instead, `lessonL --rows M --cols N --csv` (ARGS_L: more of
 # its options, e.g. ARGS_10="--reduction none"), in place of LESSONS' bench.
-# RUNS: how many alternations (default 2).
+# RUNS: how many alternations (default 2). No pair of runs starts past
+# STOP_S seconds from the start (default 400), so that the table of what
+# ran comes back inside the device's limit on a call.
 #   OUT=... FLAG=NAME LESSONS="8 10" [C=32768,65536] [C_10=...] [SHOW=regex] [KEEP=1] sh tests/ab_flags.sh
 #   OUT=... FLAG=NAME SHAPES="8:409x163840 10:2730x24576" [ARGS_10=...] sh tests/ab_flags.sh
 set -u
+t0=$(date +%s)
+late() { [ $(($(date +%s) - t0)) -ge "${STOP_S:-400}" ]; }
 : "${OUT:?}" "${FLAG:?}"
 [ -n "${SHAPES:-}" ] || : "${LESSONS:?}"
 C=${C:-32768,65536,131072,262144,524288,1048576}
@@ -36,6 +40,7 @@ for r in $(seq "${RUNS:-2}"); do
     if [ -n "${SHAPES:-}" ]; then
         mkdir -p "$OUT/ab-base$r-shapes" "$OUT/ab-new$r-shapes"
         for s in $SHAPES; do
+            late && break 2
             L=${s%%:*} mn=${s#*:}
             eval "args=\${ARGS_$L:-}"
             for side in base new; do
@@ -47,12 +52,14 @@ for r in $(seq "${RUNS:-2}"); do
         continue
     fi
     for L in $LESSONS; do
+        late && break 2
         eval "cl=\${C_$L:-\$C}"
         mkdir -p "$OUT/ab-base$r-$L" "$OUT/ab-new$r-$L"
         build/bench --lesson "$L" --cols "$cl" --out "$OUT/ab-base$r-$L" >/dev/null 2>&1
         build_alt/bench --lesson "$L" --cols "$cl" --out "$OUT/ab-new$r-$L" >/dev/null 2>&1
     done
 done
+rmdir "$OUT"/ab-base* "$OUT"/ab-new* 2>/dev/null # those STOP_S left empty
 awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv >"$OUT/ab.txt"
 [ "${KEEP:-0}" = 1 ] && (cd "$OUT" && tar czf ab-csv.tgz ab-base* ab-new*)
 rm -rf "$OUT"/ab-base* "$OUT"/ab-new*
