@@ -471,16 +471,16 @@ static void check_dispatch_pieces(const float *a, int cl, fastest_path g)
 static void check_dispatch_held(const float *a, int cl)
 {
     if (!cl) return;
-    static const long long H[][3] = {
-        {20480, 2, 10240},  {40000, 4, 10000},  {81920, 8, 10240},   {143360, 8, 17920},
-        {151936, 8, 18992}, {155648, 8, 19456}, {160000, 16, 10000}, {163840, 16, 10240},
-        {229376, 16, 14336}, {262144, 16, 16384}};
+    static const long long H[][4] = { /* N, CTAs, piece, floats a thread */
+        {20480, 2, 10240, 40},   {40000, 4, 10000, 40},   {81920, 8, 10240, 40},   {143360, 8, 17920, 76},
+        {151936, 8, 18992, 76},  {155648, 8, 19456, 76},  {160000, 16, 10000, 40}, {163840, 16, 10240, 40},
+        {229376, 16, 14336, 64}, {262144, 16, 16384, 64}};
     int ok = 1;
     for (int i = 0; i < 10; i++) {
         const long long n = H[i][0];
         const fastest_plan h = softmax_fastest_plan(FASTEST_CLUSTER, a, n, a, n, 1024, n);
         ok &= h.path == FASTEST_CLUSTER && h.held && h.cluster == H[i][1] && h.segment == H[i][2] &&
-              h.block == 256 && h.smem_bytes == 0 && h.vec4;
+              h.floats_per_thread == H[i][3] && h.block == 256 && h.smem_bytes == 0 && h.vec4;
     }
     const int dram = softmax_fastest_held_dram();
     const fastest_plan u = softmax_fastest_plan(FASTEST_AUTO, a, 151936, a, 151936, 512, 151936);
@@ -491,10 +491,11 @@ static void check_dispatch_held(const float *a, int cl)
     const int auto_ok = dram ? u.held && u.cluster == 8 && u2.held && u2.cluster == 16 : !u.held && !u2.held;
     test_expect(ok && auto_ok && !r.held && r.path == FASTEST_BLOCK && !m.held && !w.held,
                 "lesson8 path 3 forced on aligned float rows filling 2, 4, 8, 16 pieces of 10240 (or 14/16 of "
-                "them: 40000, 160000) takes its held class (256 threads a CTA, no shared memory), in 8 pieces of "
-                "19456 where they hold the row as well (143360, 151936, 155648), past 16 pieces in 16 of 16384 "
-                "(229376, 262144), and so does the dispatcher at 512 x 151936 and 256 x 262144 where DRAM "
-                "delivers 16 bytes per SM a cycle; not a row a float off 16 bytes, 65536, or 4096 x 20480 (path 2)",
+                "them: 40000, 160000) takes its held class (256 threads a CTA, 40 floats each, no shared memory), "
+                "in 8 pieces of 19456 (76 floats a thread) where they hold the row as well (143360, 151936, "
+                "155648), past 16 pieces in 16 of 16384 (64 floats a thread: 229376, 262144), and so does the "
+                "dispatcher at 512 x 151936 and 256 x 262144 where DRAM delivers 16 bytes per SM a cycle; not a "
+                "row a float off 16 bytes, 65536, or 4096 x 20480 (path 2)",
                 "forced: %s; DRAM fast %d: 512 x 151936 held %d (%d CTAs), 256 x 262144 held %d (%d CTAs); "
                 "4096 x 20480 %s (held %d); a float off %d; 65536 %d",
                 ok ? "held" : "NOT held", dram, u.held, u.cluster, u2.held, u2.cluster, fastest_path_name(r.path),
