@@ -171,15 +171,24 @@ static fx_held_fn_t<T> fx_held_kernel(int c, int kind, int items)
                     : fx_held_kernel_c<16, T>(kind);
 }
 
+/* The kernel's kind for a row of cols in c pieces of seg elements. */
+static inline int fx_held_kind(int peel, long long cols, long long c, long long seg)
+{
+    return peel ? 2 : cols != c * seg;
+}
+
 /* Whether clusters of c CTAs of the held kernel of this kind and items
  * run on this GPU (asked once per kernel; clusters of 16 are
  * non-portable). */
 template <class T>
 static int fx_held_fits(int c, int kind, int items)
 {
-    static int fits[3][3][FX_HELD_MAX_C + 1]; /* 0: not asked yet; the answer + 1 */
-    const int w = items == fx_held_items<T> ? 0 : items == FX_HELD32_WIDE_ITEMS ? 1 : 2;
-    if (!fits[w][kind][c]) {
+    static_assert(FX_HELD32_WIDE_ITEMS >= FX_HELD32_LONG_ITEMS && FX_HELD32_WIDE_ITEMS >= FX_HELD32_ITEMS &&
+                      FX_HELD32_WIDE_ITEMS >= FX_HELD_ITEMS,
+                  "the most vectors a thread");
+    static int fits[FX_HELD32_WIDE_ITEMS + 1][3][FX_HELD_MAX_C + 1]; /* 0: not asked yet; the answer + 1 */
+    int *f = &fits[items][kind][c];
+    if (!*f) {
         const fx_held_fn_t<T> k = fx_held_kernel<T>(c, kind, items);
         cudaLaunchAttribute attr[1];
         cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(c * 64), FX_HELD_BLOCK, c, 0, 0, attr);
@@ -189,9 +198,9 @@ static int fx_held_fits(int c, int kind, int items)
             cudaGetLastError(); /* this GPU cannot: no other error is cleared */
             n = 0;
         }
-        fits[w][kind][c] = 1 + (n >= 1);
+        *f = 1 + (n >= 1);
     }
-    return fits[w][kind][c] == 2;
+    return *f == 2;
 }
 
 /* Whether c pieces of seg elements hold cols, filled to fill sixteenths. */
@@ -225,7 +234,7 @@ static int fx_held_shape_t(long long cols, int peel, int *c_out, long long *seg_
             items = FX_HELD32_LONG_ITEMS;
     }
     const long long seg = (long long)FX_HELD_BLOCK * items * EPV;
-    if (!fx_held_fills(cols, c, seg, FILL) || !fx_held_fits<T>(c, peel ? 2 : cols != c * seg, items)) return 0;
+    if (!fx_held_fills(cols, c, seg, FILL) || !fx_held_fits<T>(c, fx_held_kind(peel, cols, c, seg), items)) return 0;
     *c_out = c;
     *seg_out = ((cols + c - 1) / c + EPV - 1) / EPV * EPV;
     *items_out = items;
@@ -239,7 +248,7 @@ static void fx_run_held_t(const fastest_plan *p, const T *x, long long ldx, T *y
                           long long cols, cudaStream_t stream)
 {
     const int items = p->floats_per_thread * (int)sizeof(T) / 16; /* fx_held_plan's elements a thread */
-    const int kind = p->peel ? 2 : (long long)p->cluster * FX_HELD_BLOCK * p->floats_per_thread != cols;
+    const int kind = fx_held_kind(p->peel, cols, p->cluster, (long long)FX_HELD_BLOCK * p->floats_per_thread);
     const fx_held_fn_t<T> k = fx_held_kernel<T>(p->cluster, kind, items);
     const long long batch_max = INT_MAX / p->cluster;
     for (long long r0 = 0; r0 < rows; r0 += batch_max) {
