@@ -503,6 +503,7 @@ int main(void)
     test_shapes();
     test_ops_engine_paths();
     test_ops_peeled_plans();
+    test_classifier_held_plans();
     test_backward_engine_paths();
     test_special_values();
     test_targets();

@@ -84,6 +84,46 @@ static void test_ops_engine_paths(void)
     train_set_long_rows(TRAIN_LONG_AUTO);
 }
 
+/* The float classifier takes path 3's held class as the softmax does:
+ * where path 3 is forced on rows of whole vectors (6 x 40008: 4 CTAs of
+ * 10002 floats, 40 a thread; 151936: 8 wide CTAs, 76 a thread; 2^18: 16
+ * long ones, 64 a thread), and by the dispatcher where DRAM outpaces path
+ * 3b (512 x 151936, 256 x 2^18); not rows of 40001 (no whole vectors),
+ * not 16-bit logits, not log-softmax (which has no path 3b). */
+static void test_classifier_held_plans(void)
+{
+    static const struct {
+        long long rows, cols;
+        int ctas, per_thread;
+    } H[] = {{6, 40008, 4, 40}, {6, 151936, 8, 76}, {6, 1 << 18, 16, 64}};
+    const char *name = "classifier_fused_typed (float32) takes path 3's held class where path 3 is forced on whole "
+                       "vectors (6 x 40008, 151936, 2^18) and, where DRAM outpaces path 3b, at 512 x 151936 and 256 x "
+                       "2^18; not at 40001, not on 16-bit logits or for log_softmax_forward";
+    if (!softmax_fastest_has_clusters()) {
+        test_skip(name, "no clusters on this GPU or build");
+        return;
+    }
+    int ok = 1;
+    train_set_long_rows(TRAIN_LONG_CLUSTER);
+    for (size_t i = 0; i < sizeof H / sizeof H[0]; i++) {
+        const fastest_plan p = train_plan(TRAIN_K_CLASSIFIER, H[i].rows, H[i].cols, DTYPE_F32);
+        ok &= p.path == FASTEST_CLUSTER && p.held && p.cluster == H[i].ctas &&
+              p.floats_per_thread == H[i].per_thread && p.segment * H[i].ctas >= H[i].cols;
+    }
+    const int odd = train_plan(TRAIN_K_CLASSIFIER, 6, 40001, DTYPE_F32).held;
+    const int half = train_plan(TRAIN_K_CLASSIFIER, 6, 40008, DTYPE_F16).held;
+    const int lsm = train_plan(TRAIN_K_LOG_SOFTMAX, 6, 40008, DTYPE_F32).held;
+    train_set_long_rows(TRAIN_LONG_AUTO);
+    const fastest_plan q = train_plan(TRAIN_K_CLASSIFIER, 512, 151936, DTYPE_F32);
+    const fastest_plan l = train_plan(TRAIN_K_CLASSIFIER, 256, 1 << 18, DTYPE_F32);
+    const int dram = softmax_fastest_held_dram();
+    const int auto_ok = dram ? q.held && q.cluster == 8 && l.held && l.cluster == 16 : !q.held && !l.held;
+    test_expect(ok && auto_ok && !odd && !half && !lsm, name,
+                "forced: %s; DRAM fast %d: 512 x 151936 held %d on %d, 256 x 2^18 held %d on %d; held: 40001 %d, "
+                "f16 %d, log-softmax %d",
+                ok ? "held" : "NOT held", dram, q.held, q.cluster, l.held, l.cluster, odd, half, lsm);
+}
+
 /* The loss and the classifier peel rows as the softmax does (lesson 5's
  * head, body of 16-byte vectors and tail): contiguous rows of odd N, whose
  * rows after the first start off 16 bytes, at every length of the paths

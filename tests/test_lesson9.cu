@@ -487,19 +487,21 @@ static void check_fastest_plan(void)
             char bname[400];
             snprintf(bname, sizeof bname,
                      "lesson9 fastest %s plan: bulk path for aligned and peeled rows of 2^16 (a cluster of 2) to 2^18 "
-                     "(8) and 2^18 + 1 peeled (8: its body), each path 3's held class where DRAM outpaces it (below), "
+                     "(8) and 2^18 + 1 peeled (8: its body), each path 3's held class where DRAM outpaces it (below: "
+                     "2^18 in 8 pieces of 32768), "
                      "2^19 and 2^20 (16 and 32 CTAs through global memory), not for x and y misaligned against each "
                      "other or rows of more CTAs than the GPU holds",
                      dtype_name(t));
-            /* where DRAM outpaces path 3b: the held class, 4 or 16 CTAs of 16384 */
+            /* where DRAM outpaces path 3b: the held class, 4 CTAs of 16384, or 8 of 32768 (16 vectors a
+             * thread) where 16 of 16384 would do */
             const int dram = softmax_fastest_held_dram();
             const int bulk1 = dram ? b1.held && b1.cluster == 4 && b1.segment == 16384
                                    : b1.path == FASTEST_BULK && b1.cluster == 2 && !b1.splits &&
                                          b1.segment == 32768 && b1.smem_bytes == 65536;
-            const int bulk2 = dram ? b2.held && b2.cluster == 16
+            const int bulk2 = dram ? b2.held && b2.cluster == 8 && b2.segment == 32768 && b2.floats_per_thread == 128
                                    : b2.path == FASTEST_BULK && b2.cluster == 8 && !b2.splits;
             const int bulk3 = dram ? b3.held && b3.peel && b3.cluster == 4 : b3.path == FASTEST_BULK && b3.peel;
-            const int bulk7 = dram ? b7.held && b7.peel && b7.cluster == 16 && b7.segment == 16384
+            const int bulk7 = dram ? b7.held && b7.peel && b7.cluster == 8 && b7.segment == 32768
                                    : b7.path == FASTEST_BULK && b7.peel && b7.cluster == 8 && b7.segment == 32768;
             test_expect(bulk1 && bulk2 && bulk3 && b4.path == FASTEST_BULK && b4.splits == 32 && b4.cluster == 1 &&
                             b5.path == FASTEST_BULK && b5.splits == 16 && b5.segment == 32768 &&
@@ -514,7 +516,8 @@ static void check_fastest_plan(void)
                         fastest_path_name(b7.path), b7.peel, b7.cluster, b7.segment, most, fastest_path_name(b8.path));
         }
         /* Path 3's held class: aligned rows that fill 15/16 or all of 2, 4,
-         * 8, 16 pieces of 16384 when path 3 is forced, and by the
+         * 8 pieces of 16384 (8 vectors a thread) or 8 of 32768 (16 vectors:
+         * 2^18, not 16 pieces of 16384) when path 3 is forced, and by the
          * dispatcher (2048 x 32768, 1024 x 65536, 512 x 131072, 256 x 2^18)
          * where DRAM outpaces path 3b; 256 threads a CTA, nothing in shared
          * memory; not 65544 or 3 x 16384 (half and 3/4 of their pieces),
@@ -525,10 +528,10 @@ static void check_fastest_plan(void)
             char hname[400];
             int ok = 1;
             for (int c = 2; c <= 16; c *= 2) {
-                const long long n = c * 16384LL;
+                const long long n = c * 16384LL, seg = c == 16 ? 32768 : 16384;
                 const fastest_plan h = softmax_half_fastest_plan(FASTEST_CLUSTER, a, n, a, n, 1024, n, t);
-                ok &= h.path == FASTEST_CLUSTER && h.held && h.cluster == c && h.block == 256 &&
-                      h.segment == 16384 && h.smem_bytes == 0 && h.vec4 && !h.peel;
+                ok &= h.path == FASTEST_CLUSTER && h.held && h.cluster == n / seg && h.block == 256 &&
+                      h.segment == seg && h.floats_per_thread == seg / 256 && h.smem_bytes == 0 && h.vec4 && !h.peel;
             }
             const fastest_plan p2 = softmax_half_fastest_plan(FASTEST_CLUSTER, a, 32000, a, 32000, 1024, 32000, t);
             const fastest_plan p8 = softmax_half_fastest_plan(FASTEST_CLUSTER, a, 128256, a, 128256, 64, 128256, t);
@@ -541,7 +544,7 @@ static void check_fastest_plan(void)
                 const long long r = auto_rc[i][0], n = auto_rc[i][1];
                 const fastest_plan h = softmax_half_fastest_plan(FASTEST_AUTO, a, n, a, n, r, n, t);
                 auto_held += h.held;
-                auto_ok &= dram ? h.held && h.cluster == n / 16384
+                auto_ok &= dram ? h.held && h.cluster == (i < 3 ? n / 16384 : 8)
                                 : !h.held && h.path == (i ? FASTEST_BULK : FASTEST_BLOCK);
             }
             const fastest_plan o = softmax_half_fastest_plan(FASTEST_CLUSTER, a, 65544, a, 65544, 1024, 65544, t);
@@ -555,8 +558,9 @@ static void check_fastest_plan(void)
             const fastest_plan f = softmax_half_fastest_plan(FASTEST_CLUSTER, a, 49152, a, 49152, 1024, 49152, t);
             const fastest_plan v = softmax_half_fastest_plan(FASTEST_AUTO, a, 50304, a, 50304, 2048, 50304, t);
             snprintf(hname, sizeof hname,
-                     "lesson9 fastest %s plan: path 3 forced on aligned rows filling 2, 4, 8, 16 pieces of 16384 (or "
-                     "15/16 of them: 32000, 128256) takes its held class (256 threads a CTA, no shared memory), and "
+                     "lesson9 fastest %s plan: path 3 forced on aligned rows filling 2, 4, 8 pieces of 16384 (or "
+                     "15/16 of them: 32000, 128256) or 8 of 32768 (2^18) takes its held class (256 threads a CTA, no "
+                     "shared memory), and "
                      "so does the dispatcher where DRAM delivers 16 bytes per SM a cycle; peeled rows by their body "
                      "(65536 two elements in, 1024 x 128257); not 65544, 3 x 16384, 50304 or x and y cut apart",
                      dtype_name(t));

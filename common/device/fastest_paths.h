@@ -184,7 +184,9 @@ static constexpr long long fx_grid_cap(int esize, int nin = 1)
  * SM) hold as well takes those: a cluster half the size, and not the
  * non-portable 16 (512 x 151936, Qwen's vocabulary, in 0.976-0.978 of the
  * time of 16 pieces, H200). Rows past 16 pieces take 16 of
- * FX_HELD32_LONG_ITEMS (80 registers, 3 CTAs an SM). */
+ * FX_HELD32_LONG_ITEMS (80 registers, 3 CTAs an SM). 16-bit rows that need
+ * 16 pieces and that 8 of FX_HELD16_WIDE_ITEMS vectors hold take those
+ * (80 registers, no spill; bf16 256 x 262144 in 0.98 of the time of 16). */
 #define FX_HELD_BLOCK 256
 #define FX_HELD_ITEMS 8
 #define FX_HELD_SEG (FX_HELD_BLOCK * FX_HELD_ITEMS * 8)
@@ -195,6 +197,7 @@ static constexpr long long fx_grid_cap(int esize, int nin = 1)
 #define FX_HELD32_FILL 14
 #define FX_HELD32_WIDE_ITEMS 19
 #define FX_HELD32_LONG_ITEMS 16
+#define FX_HELD16_WIDE_ITEMS 16
 
 /* Path 3b's CTA shape and pieces (FX_BULK_*) are in bulk_copy.cuh, which
  * lesson 10's classifier shares; its largest cluster (portable sizes, as
@@ -295,7 +298,7 @@ typedef struct {
     /* path 3b: fx_bulk_shape for the operation's own kernels, for each
      * storage type they are built for (0 for the others); NULL: no 3b */
     int (*bulk_shape)(dtype t, long long cols, int *c_out, long long *seg_out);
-    /* path 3's held class: fx_held_shape; NULL: none (the softmax only) */
+    /* path 3's held class: fx_held_shape (float rows: fx_held_shape_of); NULL: none */
     int (*held_shape)(dtype t, long long cols, int peel, int *c_out, long long *seg_out, int *items_out);
     /* 1: path 3b before path 2 where path 2 holds fewer than
      * FX_MIN_RESIDENT blocks an SM: lesson 10's float classifier, which

@@ -36,7 +36,7 @@ int softmax_fastest_has_clusters(void)
 void fx_run_cluster(const fastest_plan *p, const float *x, long long ldx, float *y, long long ldy, long long rows,
                     long long cols, cudaStream_t stream)
 {
-    if (p->held) fx_run_held_t(p, x, ldx, y, ldy, rows, cols, stream);
+    if (p->held) fx_run_held_t<rows_op_softmax>(p, x, ldx, y, ldy, rows, cols, stream);
     else fx_run_cluster_op<rows_op_softmax>(p, x, ldx, y, ldy, rows, cols, stream);
 }
 
@@ -49,18 +49,19 @@ int fx_cluster_shape_16(dtype t, int mode16, long long cols, int *cfg_out, int *
 
 int fx_held_shape(dtype t, long long cols, int peel, int *c_out, long long *seg_out, int *items_out)
 {
-    if (t == DTYPE_F32) return !peel && fx_held_shape_t<float>(cols, peel, c_out, seg_out, items_out);
-    if (t == DTYPE_F16) return fx_held_shape_t<__half>(cols, peel, c_out, seg_out, items_out);
-    return t == DTYPE_BF16 && fx_held_shape_t<__nv_bfloat16>(cols, peel, c_out, seg_out, items_out);
+    if (t == DTYPE_F32) return !peel && fx_held_shape_t<rows_op_softmax, float>(cols, peel, c_out, seg_out, items_out);
+    if (t == DTYPE_F16) return fx_held_shape_t<rows_op_softmax, __half>(cols, peel, c_out, seg_out, items_out);
+    return t == DTYPE_BF16 && fx_held_shape_t<rows_op_softmax, __nv_bfloat16>(cols, peel, c_out, seg_out, items_out);
 }
 
 void fx_run_cluster_16(const fastest_plan *p, dtype t, const void *x, long long ldx, void *y, long long ldy,
                        long long rows, long long cols, cudaStream_t stream)
 {
     if (p->held && t == DTYPE_F16)
-        fx_run_held_t(p, (const __half *)x, ldx, (__half *)y, ldy, rows, cols, stream);
+        fx_run_held_t<rows_op_softmax>(p, (const __half *)x, ldx, (__half *)y, ldy, rows, cols, stream);
     else if (p->held)
-        fx_run_held_t(p, (const __nv_bfloat16 *)x, ldx, (__nv_bfloat16 *)y, ldy, rows, cols, stream);
+        fx_run_held_t<rows_op_softmax>(p, (const __nv_bfloat16 *)x, ldx, (__nv_bfloat16 *)y, ldy, rows, cols,
+                                       stream);
     else if (t == DTYPE_F16)
         fx_run_cluster_op<rows_op_softmax>(p, (const __half *)x, ldx, (__half *)y, ldy, rows, cols, stream);
     else

@@ -1,12 +1,14 @@
 /* Taught in lesson 9 (lessons/09_half/README.md, "Rows held as loaded"),
  * a class of lesson 8's path 3 (path3_cluster.cu instantiates it). Path
- * 3's held class: a softmax row that fills at least 15/16 of C pieces of
+ * 3's held class: a softmax row (or a float row of lesson 10's
+ * classifier, rows_run.cuh) that fills at least 15/16 of C pieces of
  * 16384 16-bit elements (C = 2, 4, 8, 16; whole 16-byte vectors) over a
  * cluster of C CTAs of 256 threads, each thread holding its 8 vectors of
  * the piece in registers exactly as loaded (lesson 9's 16-bit words, 32
  * registers), with no shared-memory part at all. Float rows take it with
- * 10, 16 or 19 vectors a thread (fastest_paths.h); a 16-bit row whose x
- * and y share their offset from 16 bytes takes it by its body.
+ * 10, 16 or 19 vectors a thread, and 16-bit rows that would need 16
+ * pieces take 8 of 16 vectors (fastest_paths.h). A 16-bit row whose x and
+ * y share their offset from 16 bytes takes it by its body.
  *
  * Why a class of its own: a CTA of path 3b holds a 64 KB piece in shared
  * memory and reads it twice; this one asks for its 32 KB once, all of it
@@ -31,8 +33,8 @@
 #include <cooperative_groups.h>
 
 /* A thread's 16-byte vectors and a CTA's elements (its piece at most), by
- * T (fastest_paths.h); some float rows take FX_HELD32_WIDE_ITEMS or
- * FX_HELD32_LONG_ITEMS (fx_held_shape_t). */
+ * T (fastest_paths.h); some rows take FX_HELD32_WIDE_ITEMS,
+ * FX_HELD32_LONG_ITEMS or FX_HELD16_WIDE_ITEMS (fx_held_shape_t). */
 template <class T>
 constexpr int fx_held_items = fx_is_float<T> ? FX_HELD32_ITEMS : FX_HELD_ITEMS;
 template <class T, int ITEMS = fx_held_items<T>>
@@ -82,15 +84,36 @@ __device__ __forceinline__ float fx_held_sum_exp(const unsigned (&w)[ITEMS][4], 
     } else return fx_words16_sum_exp(w, shift, tag);
 }
 
-template <class T>
-__device__ __forceinline__ void fx_held_out(const unsigned (&w)[4], float shift, rows_op_softmax::fin f,
+/* One held vector's words w as OP's output of exp(x - shift) (LIVE:
+ * out_live, rows_op.cuh), into o. */
+template <class OP, bool LIVE, class T>
+__device__ __forceinline__ void fx_held_out(const unsigned (&w)[4], float shift, typename OP::fin f,
                                             unsigned (&o)[4], const T *tag)
 {
     if constexpr (fx_is_float<T>) {
 #pragma unroll
         for (int j = 0; j < 4; j++)
-            o[j] = __float_as_uint(fx_out_exp<rows_op_softmax, false, T>(__uint_as_float(w[j]) - shift, f));
-    } else fx_words16_out<rows_op_softmax, false>(w, shift, f, o, tag);
+            o[j] = __float_as_uint(fx_out_exp<OP, LIVE, T>(__uint_as_float(w[j]) - shift, f));
+    } else fx_words16_out<OP, LIVE>(w, shift, f, o, tag);
+}
+
+/* The way out: a thread's held vectors of its piece (yr: the piece), each
+ * one st.global.v4 (vec16_store_global), those past nv vectors (PART) not
+ * stored. A ROW operation's rows whose outputs are not all one value
+ * store out_live's (fx_words16_store's branch). */
+template <class OP, bool PART, bool LIVE = false, int ITEMS, class T>
+__device__ __forceinline__ void fx_held_store(T *yr, int nv, const unsigned (&w)[ITEMS][4], float shift,
+                                              typename OP::fin f)
+{
+    if constexpr (OP::ROW && !LIVE)
+        if (!OP::same(f)) return fx_held_store<OP, PART, true>(yr, nv, w, shift, f);
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        const int k = i * FX_HELD_BLOCK + (int)threadIdx.x;
+        unsigned o[4];
+        fx_held_out<OP, LIVE>(w[i], shift, f, o, yr);
+        if (!PART || k < nv) vec16_store_global(yr + (long long)k * (16 / (int)sizeof(T)), o);
+    }
 }
 
 /* PART: the row fills its C pieces of seg elements (whole vectors) only in
@@ -99,10 +122,10 @@ __device__ __forceinline__ void fx_held_out(const unsigned (&w)[4], float shift,
  * offset from 16 bytes (lesson 9's view16_row_cut, mis: x's base's
  * offset), the pieces cut from the body of whole vectors, the 0-14 head
  * and tail elements one a thread of the first CTA. */
-template <int C, bool PART, bool PEEL, int ITEMS, class T>
+template <class OP, int C, bool PART, bool PEEL, int ITEMS, class T>
 __global__ void __launch_bounds__(FX_HELD_BLOCK, FX_HELD_MIN_CTAS(ITEMS))
 fastest_held_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, int cols, int seg,
-                    int mis)
+                    int mis, OP op)
 {
 #if FX_CLUSTER_CODE
     constexpr int EPV = 16 / (int)sizeof(T), SEG = fx_held_seg<T, ITEMS>;
@@ -114,6 +137,8 @@ fastest_held_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     const long long at = cut.head + (long long)rank * (PART ? seg : SEG);
     const unsigned pad = fx_held_pad(x);
     const bool has_extra = PEEL && rank == 0 && (int)threadIdx.x < cut.nextra;
+    fx_row_t<OP> rc{};
+    if constexpr (OP::ROW) rc = op.begin(row, true);
     unsigned w[ITEMS][4];
     fx_words16_load<ITEMS, FX_HELD_BLOCK>(x + row * ldx + at, nv, pad, w, (int)threadIdx.x);
     const float e = has_extra ? view_extra_load(x + row * ldx, cut, (int)threadIdx.x) : -INFINITY;
@@ -121,54 +146,60 @@ fastest_held_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
      * order compute-sanitizer's racecheck sees (it does not count the
      * cluster barrier), while the loads are in flight. */
     __syncthreads();
+    [[maybe_unused]] bool owner = false; /* ROW: this thread holds the row's column */
+    if constexpr (OP::ROW) {
+        owner = fx_row_piece_pick<PEEL>(op, &rc, x + row * ldx, at, at + (long long)nv * EPV, EPV, FX_HELD_BLOCK,
+                                        (int)threadIdx.x, cut, rank == 0);
+        __syncthreads(); /* thread 0's fx_row_last before the lead's */
+    }
     const float mt = fmaxf(fx_held_max(w, pad, x), e);
     float dt = fx_held_sum_exp(w, online_md_shift(mt), x);
     if (has_extra) dt += fx_exp<T>(e - online_md_shift(mt));
     const online_md r = fx_cluster_exchange_warps<C, FX_HELD_BLOCK / 32>({mt, dt}, C);
     const float shift = online_md_shift(r.m);
-    const rows_op_softmax::fin f = rows_op_softmax::finish(r.m, r.d);
-    T *yr = y + row * ldy + at;
-#pragma unroll
-    for (int i = 0; i < ITEMS; i++) { /* fx_words16_store's loop, each store one st.global.v4 */
-        const int k = i * FX_HELD_BLOCK + (int)threadIdx.x;
-        unsigned o[4];
-        fx_held_out(w[i], shift, f, o, x);
-        if (!PART || k < nv) vec16_store_global(yr + (long long)k * EPV, o);
+    const typename OP::fin f = fx_finish(op, r.m, r.d, rc);
+    if constexpr (OP::ROW) fx_row_piece_lead(op, rc, f, owner, rank == 0);
+    T *yr = y + row * ldy;
+    fx_held_store<OP, PART>(yr + at, nv, w, shift, f);
+    if (has_extra) elem_store(yr + fx_extra_at<T>(cut, (int)threadIdx.x), fx_out_exp<OP, false, T>(e - shift, f));
+    if constexpr (OP::ROW) {
+        __shared__ float red[32];
+        fx_row_piece_end(op, rc, f, yr, owner, red);
     }
-    if (has_extra)
-        elem_store(y + row * ldy + fx_extra_at<T>(cut, (int)threadIdx.x),
-                   fx_out_exp<rows_op_softmax, false, T>(e - shift, f));
 #else
-    (void)x, (void)ldx, (void)y, (void)ldy, (void)cols, (void)seg, (void)mis;
+    (void)x, (void)ldx, (void)y, (void)ldy, (void)cols, (void)seg, (void)mis, (void)op;
 #endif
 }
 
-template <class T>
-using fx_held_fn_t = void (*)(const T *, long long, T *, long long, int, int, int);
+template <class OP, class T>
+using fx_held_fn_t = void (*)(const T *, long long, T *, long long, int, int, int, OP);
 
 /* Kinds: 0 rows of whole pieces, 1 part-filled, 2 peeled (16-bit rows
  * only: no float kernel is built for it). */
-template <int C, class T, int ITEMS = fx_held_items<T>>
-static fx_held_fn_t<T> fx_held_kernel_c(int kind)
+template <class OP, int C, class T, int ITEMS = fx_held_items<T>>
+static fx_held_fn_t<OP, T> fx_held_kernel_c(int kind)
 {
     if constexpr (!fx_is_float<T>)
-        if (kind == 2) return fastest_held_kernel<C, true, true, ITEMS, T>;
-    return kind == 1 ? fastest_held_kernel<C, true, false, ITEMS, T> : fastest_held_kernel<C, false, false, ITEMS, T>;
+        if (kind == 2) return fastest_held_kernel<OP, C, true, true, ITEMS, T>;
+    return kind == 1 ? fastest_held_kernel<OP, C, true, false, ITEMS, T>
+                     : fastest_held_kernel<OP, C, false, false, ITEMS, T>;
 }
 
-/* items: a thread's vectors (fx_held_shape_t's; the wide and long float
- * ones come in clusters of 8 and 16 only). */
-template <class T>
-static fx_held_fn_t<T> fx_held_kernel(int c, int kind, int items)
+/* items: a thread's vectors (fx_held_shape_t's; the wide ones come in
+ * clusters of 8 only, the long float ones in 16). */
+template <class OP, class T>
+static fx_held_fn_t<OP, T> fx_held_kernel(int c, int kind, int items)
 {
     if constexpr (fx_is_float<T>) {
-        if (items == FX_HELD32_WIDE_ITEMS) return fx_held_kernel_c<8, float, FX_HELD32_WIDE_ITEMS>(kind);
-        if (items == FX_HELD32_LONG_ITEMS) return fx_held_kernel_c<16, float, FX_HELD32_LONG_ITEMS>(kind);
+        if (items == FX_HELD32_WIDE_ITEMS) return fx_held_kernel_c<OP, 8, float, FX_HELD32_WIDE_ITEMS>(kind);
+        if (items == FX_HELD32_LONG_ITEMS) return fx_held_kernel_c<OP, 16, float, FX_HELD32_LONG_ITEMS>(kind);
+    } else if (items == FX_HELD16_WIDE_ITEMS) {
+        return fx_held_kernel_c<OP, 8, T, FX_HELD16_WIDE_ITEMS>(kind);
     }
-    return c == 2   ? fx_held_kernel_c<2, T>(kind)
-           : c == 4 ? fx_held_kernel_c<4, T>(kind)
-           : c == 8 ? fx_held_kernel_c<8, T>(kind)
-                    : fx_held_kernel_c<16, T>(kind);
+    return c == 2   ? fx_held_kernel_c<OP, 2, T>(kind)
+           : c == 4 ? fx_held_kernel_c<OP, 4, T>(kind)
+           : c == 8 ? fx_held_kernel_c<OP, 8, T>(kind)
+                    : fx_held_kernel_c<OP, 16, T>(kind);
 }
 
 /* The kernel's kind for a row of cols in c pieces of seg elements. */
@@ -180,16 +211,16 @@ static inline int fx_held_kind(int peel, long long cols, long long c, long long 
 /* Whether clusters of c CTAs of the held kernel of this kind and items
  * run on this GPU (asked once per kernel; clusters of 16 are
  * non-portable). */
-template <class T>
+template <class OP, class T>
 static int fx_held_fits(int c, int kind, int items)
 {
     static_assert(FX_HELD32_WIDE_ITEMS >= FX_HELD32_LONG_ITEMS && FX_HELD32_WIDE_ITEMS >= FX_HELD32_ITEMS &&
-                      FX_HELD32_WIDE_ITEMS >= FX_HELD_ITEMS,
+                      FX_HELD32_WIDE_ITEMS >= FX_HELD_ITEMS && FX_HELD32_WIDE_ITEMS >= FX_HELD16_WIDE_ITEMS,
                   "the most vectors a thread");
     static int fits[FX_HELD32_WIDE_ITEMS + 1][3][FX_HELD_MAX_C + 1]; /* 0: not asked yet; the answer + 1 */
     int *f = &fits[items][kind][c];
     if (!*f) {
-        const fx_held_fn_t<T> k = fx_held_kernel<T>(c, kind, items);
+        const fx_held_fn_t<OP, T> k = fx_held_kernel<OP, T>(c, kind, items);
         cudaLaunchAttribute attr[1];
         cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(c * 64), FX_HELD_BLOCK, c, 0, 0, attr);
         int n = 0;
@@ -217,8 +248,9 @@ static inline int fx_held_fills(long long cols, long long c, long long seg, int 
  * FX_HELD32_WIDE_ITEMS vectors hold the row as well, those (512 x 151936
  * in 0.976-0.978 of the time of 16, H200); past 16 pieces, 16 of
  * FX_HELD32_LONG_ITEMS vectors (256 x 262144 in 0.989 of the time of the
- * path it replaces). */
-template <class T>
+ * path it replaces). 16-bit rows likewise take 8 of FX_HELD16_WIDE_ITEMS
+ * where 16 pieces would. */
+template <class OP, class T>
 static int fx_held_shape_t(long long cols, int peel, int *c_out, long long *seg_out, int *items_out)
 {
     constexpr long long SEG = fx_held_seg<T>, EPV = 16 / sizeof(T);
@@ -232,24 +264,28 @@ static int fx_held_shape_t(long long cols, int peel, int *c_out, long long *seg_
             c = 8, items = FX_HELD32_WIDE_ITEMS;
         else if (cols > 16 * SEG)
             items = FX_HELD32_LONG_ITEMS;
+    } else if (c == 16 && fx_held_fills(cols, 16, SEG, FILL) &&
+               fx_held_fills(cols, 8, fx_held_seg<T, FX_HELD16_WIDE_ITEMS>, FILL)) {
+        c = 8, items = FX_HELD16_WIDE_ITEMS;
     }
     const long long seg = (long long)FX_HELD_BLOCK * items * EPV;
-    if (!fx_held_fills(cols, c, seg, FILL) || !fx_held_fits<T>(c, fx_held_kind(peel, cols, c, seg), items)) return 0;
+    if (!fx_held_fills(cols, c, seg, FILL) || !fx_held_fits<OP, T>(c, fx_held_kind(peel, cols, c, seg), items))
+        return 0;
     *c_out = c;
     *seg_out = ((cols + c - 1) / c + EPV - 1) / EPV * EPV;
     *items_out = items;
     return 1;
 }
 
-/* Runs plan p (path 3's held class): rows in batches of at most 2^31 - 1
- * CTAs, as path 3's. */
-template <class T>
+/* Runs plan p (path 3's held class) with operation OP: rows in batches of
+ * at most 2^31 - 1 CTAs, as path 3's. */
+template <class OP, class T>
 static void fx_run_held_t(const fastest_plan *p, const T *x, long long ldx, T *y, long long ldy, long long rows,
-                          long long cols, cudaStream_t stream)
+                          long long cols, cudaStream_t stream, const OP &op = OP{})
 {
     const int items = p->floats_per_thread * (int)sizeof(T) / 16; /* fx_held_plan's elements a thread */
     const int kind = fx_held_kind(p->peel, cols, p->cluster, (long long)FX_HELD_BLOCK * p->floats_per_thread);
-    const fx_held_fn_t<T> k = fx_held_kernel<T>(p->cluster, kind, items);
+    const fx_held_fn_t<OP, T> k = fx_held_kernel<OP, T>(p->cluster, kind, items);
     const long long batch_max = INT_MAX / p->cluster;
     for (long long r0 = 0; r0 < rows; r0 += batch_max) {
         const long long n = rows - r0 < batch_max ? rows - r0 : batch_max;
@@ -257,7 +293,7 @@ static void fx_run_held_t(const fastest_plan *p, const T *x, long long ldx, T *y
         cudaLaunchConfig_t lc = fx_cluster_config((unsigned)(n * p->cluster), FX_HELD_BLOCK, p->cluster, 0, stream,
                                                   attr);
         CUDA_CHECK(cudaLaunchKernelEx(&lc, k, x + r0 * ldx, ldx, y + r0 * ldy, ldy, (int)cols, (int)p->segment,
-                                      fx_mis(x + r0 * ldx)));
+                                      fx_mis(x + r0 * ldx), fx_op_at(op, r0)));
         CUDA_CHECK_LAUNCH();
     }
 }

@@ -14,6 +14,7 @@
 
 #include "path1_2_rows.cuh"
 #include "path3_cluster.cuh"
+#include "path3_held.cuh"
 #include "path3b_bulk.cuh"
 #include "path3g_grid.cuh"
 #include "path4_split.cuh"
@@ -55,6 +56,22 @@ static constexpr auto fx_bulk_shape_f32_of(void)
     else return (int (*)(dtype, long long, int *, long long *))nullptr;
 }
 
+/* Path 3's held class for the float rows of the operations path 3b runs
+ * (lesson 10's classifier: 512 x 151936 in 0.95-0.99 of path 3b's time,
+ * H200): its shape for OP's kernels (fx_op_kernels' held_shape). */
+template <class OP>
+static int fx_held_shape_op(dtype t, long long cols, int peel, int *c_out, long long *seg_out, int *items_out)
+{
+    return t == DTYPE_F32 && !peel && fx_held_shape_t<OP, float>(cols, peel, c_out, seg_out, items_out);
+}
+
+template <class OP>
+static constexpr auto fx_held_shape_of(void)
+{
+    if constexpr (fx_has_bulk<OP>) return &fx_held_shape_op<OP>;
+    else return (int (*)(dtype, long long, int, int *, long long *, int *))nullptr;
+}
+
 /* What the plan asks of OP's kernels (fastest_paths.h). */
 template <class OP>
 static const fx_op_kernels *fx_op_kernels_of(void)
@@ -66,7 +83,7 @@ static const fx_op_kernels *fx_op_kernels_of(void)
     } else {
         static const fx_op_kernels k = {fx_cluster_shape_op<OP, float>, fx_cluster_ctas_per_sm_op<OP, float>,
                                         fx_grid_resident_op<OP, float>, 0, 1, OP::OUT ? 0 : 1, nullptr, nullptr,
-                                        fx_bulk_shape_f32_of<OP>(), nullptr, 1};
+                                        fx_bulk_shape_f32_of<OP>(), fx_held_shape_of<OP>(), 1};
         return &k;
     }
 }
@@ -147,6 +164,8 @@ static void fx_run_plan_op(const fastest_plan *p, const T *x, long long ldx, T *
     case FASTEST_WARP:
     case FASTEST_BLOCK: fx_run_rows_op<OP>(p, x, ldx, y, ldy, rows, cols, stream, in2, op); break;
     case FASTEST_CLUSTER:
+        if constexpr (fx_has_bulk<OP> && fx_is_float<T>)
+            if (p->held) return fx_run_held_t<OP>(p, x, ldx, y, ldy, rows, cols, stream, op);
         if constexpr (OP::NIN == 1) fx_run_cluster_op<OP>(p, x, ldx, y, ldy, rows, cols, stream, op);
         break;
     case FASTEST_BULK: /* planned for fx_has_bulk's operations only */
