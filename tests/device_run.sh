@@ -18,6 +18,7 @@
 #  parts 1-6 take 20-45 s a build, parts 7 and 8 (the long rows, where
 #  lessons 3 and 4 are slow) about 150 s: P = 16 keeps every call short)
 # (peers: PEERS_PY=<peers.py> [PEERS_DTYPES=f32,bf16,f16] [PEERS_SHAPES=MxN,...]
+#  [PEERS_ARGS="--peers quack"] [PEERS_TIMEOUT_S=N: the rows measured by then]
 #  runs the peers' script, PYTHONPATH as set for it, into $OUT/peers.csv in
 #  the columns of docs/results/peers/*.csv (tests/tables_peers.awk), each
 #  library's version named; the script and its libraries are not the
@@ -152,8 +153,8 @@ $(awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv)"
               line="ncu: status $st, reports in ncu-*.txt" ;;
     peers)    st=0; py=${PEERS_PY:?peers needs PEERS_PY=<the peers script>}
               shapes=${PEERS_SHAPES:-65536x1024,32768x2048,16384x4096,8192x8192,4096x16384,2048x32768,1024x65536,512x131072,256x262144,64x1048576,4096x32000,4096x32001,2048x50304,2048x50257,1024x128256,1024x128257,512x151936,512x151937,256x262145}
-              python3 "$py" --ops softmax,ce --dtypes "${PEERS_DTYPES:-f32,bf16,f16}" --shapes "$shapes" \
-                  >"$OUT/peers-raw.txt" 2>"$OUT/peers-err.txt" || st=1
+              timeout "${PEERS_TIMEOUT_S:-3000}" python3 "$py" --ops softmax,ce --dtypes "${PEERS_DTYPES:-f32,bf16,f16}" \
+                  --shapes "$shapes" ${PEERS_ARGS:-} >"$OUT/peers-raw.txt" 2>"$OUT/peers-err.txt" || st=1
               vers=$(python3 -c 'import importlib.metadata as m, torch
 for d in ("quack-kernels", "liger-kernel"):
     try: print(d.split("-")[0], m.version(d))

@@ -307,6 +307,7 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
                           gpieces <= k->grid_resident(mode);
 
     fastest_path path = want;
+    int bulk_first = 0; /* path 3b where path 2 fits, at the operation's asking */
     if ((want == FASTEST_WARP && !fits_warp) || (want == FASTEST_BLOCK && !fits_block) ||
         (want == FASTEST_CLUSTER && !fits_cluster) || (want == FASTEST_SHARED && !fits_shared) ||
         (want == FASTEST_GRID && !fits_grid) || (want == FASTEST_BULK && !fits_bulk) || want <= FASTEST_AUTO ||
@@ -319,7 +320,10 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
         else if (block_always) path = FASTEST_BLOCK;
         /* Where path 2 holds fewer blocks an SM, an operation may ask for
          * path 3b first (fx_op_kernels.bulk_before_block). */
-        else if (k->bulk_before_block && fits_bulk && rows * bsize >= sms / 2) path = FASTEST_BULK;
+        else if (k->bulk_before_block && fits_bulk && rows * bsize >= sms / 2) {
+            path = FASTEST_BULK;
+            bulk_first = fits_block;
+        }
         /* Rows of 16K-32K floats: path 2 beats path 3 from M = SMs/4 up
          * (N = 32768, M = 132: 88.7-90.3 % of copy against 78.6-78.8 %,
          * H100). Below, the two tie and the rules further down decide
@@ -336,7 +340,10 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
         else path = FASTEST_SPLIT;
     }
     p.path = path;
-    if (align == FX_ALIGNED && fx_plan_held_f32(&p, k, want, rows, cols)) return p;
+    /* The held class takes the long rows of the path chosen, not the rows
+     * path 3b was chosen for in path 2's place: measured there, it beat
+     * path 2; the held class was measured against it on longer rows only. */
+    if (align == FX_ALIGNED && !bulk_first && fx_plan_held_f32(&p, k, want, rows, cols)) return p;
     if (path != FASTEST_CLUSTER && path != FASTEST_GRID && mode == FX_YCUT) mode = FX_SCALAR;
 
     switch (path) {
