@@ -340,9 +340,9 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
         else path = FASTEST_SPLIT;
     }
     p.path = path;
-    /* The held class takes the long rows of the path chosen, not the rows
-     * path 3b was chosen for in path 2's place: measured there, it beat
-     * path 2; the held class was measured against it on longer rows only. */
+    /* The held class takes the long rows of the path chosen, not rows that
+     * path 3b took in path 2's place: path 3b was measured against path 2
+     * there, the held class against path 3b on longer rows only. */
     if (align == FX_ALIGNED && !bulk_first && fx_plan_held_f32(&p, k, want, rows, cols)) return p;
     if (path != FASTEST_CLUSTER && path != FASTEST_GRID && mode == FX_YCUT) mode = FX_SCALAR;
 
