@@ -307,7 +307,6 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
                           gpieces <= k->grid_resident(mode);
 
     fastest_path path = want;
-    int bulk_first = 0; /* path 3b where path 2 fits, at the operation's asking */
     if ((want == FASTEST_WARP && !fits_warp) || (want == FASTEST_BLOCK && !fits_block) ||
         (want == FASTEST_CLUSTER && !fits_cluster) || (want == FASTEST_SHARED && !fits_shared) ||
         (want == FASTEST_GRID && !fits_grid) || (want == FASTEST_BULK && !fits_bulk) || want <= FASTEST_AUTO ||
@@ -320,10 +319,7 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
         else if (block_always) path = FASTEST_BLOCK;
         /* Where path 2 holds fewer blocks an SM, an operation may ask for
          * path 3b first (fx_op_kernels.bulk_before_block). */
-        else if (k->bulk_before_block && fits_bulk && rows * bsize >= sms / 2) {
-            path = FASTEST_BULK;
-            bulk_first = fits_block;
-        }
+        else if (k->bulk_before_block && fits_bulk && rows * bsize >= sms / 2) path = FASTEST_BULK;
         /* Rows of 16K-32K floats: path 2 beats path 3 from M = SMs/4 up
          * (N = 32768, M = 132: 88.7-90.3 % of copy against 78.6-78.8 %,
          * H100). Below, the two tie and the rules further down decide
@@ -340,9 +336,9 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
         else path = FASTEST_SPLIT;
     }
     p.path = path;
-    /* The held class takes the long rows of the path chosen, not rows that
-     * path 3b took in path 2's place: path 3b was measured against path 2
-     * there, the held class against path 3b on longer rows only. */
+    /* Not rows that path 3b took in path 2's place (measured against path 2
+     * there; the held class was measured against path 3b on longer rows). */
+    const int bulk_first = path == FASTEST_BULK && k->bulk_before_block && fits_block;
     if (align == FX_ALIGNED && !bulk_first && fx_plan_held_f32(&p, k, want, rows, cols)) return p;
     if (path != FASTEST_CLUSTER && path != FASTEST_GRID && mode == FX_YCUT) mode = FX_SCALAR;
 
