@@ -4,6 +4,7 @@
 # summary last.
 # Usage: OUT=/some/dir tests/device_run.sh [test] [sanitize] [large] [bench]
 #                                           [lessons] [profile] [lesson7] [views] [ab] [sweep]
+#                                           [ncu] [peers] [peers-ncu]
 # (ab: AB_BASE=<commit> AB_ARGS="--cols 32,1024" [AB_LESSONS="9 10"] times
 #  bench at the commit and at the working tree, alternately, AB_RUNS times
 #  each (default 2), for each lesson of AB_LESSONS (default: all), and
@@ -19,6 +20,10 @@
 #  lessons 3 and 4 are slow) about 150 s: P = 16 keeps every call short)
 # (peers: PEERS_PY=<peers.py> [PEERS_DTYPES=f32,bf16,f16] [PEERS_SHAPES=MxN,...]
 #  [PEERS_ARGS="--peers quack"] [PEERS_TIMEOUT_S=N: the rows measured by then]
+#  (peers-ncu: PEERS_PY=... PEERS_NCU="softmax:f32:512x151936 ..." runs
+#  the ncu stage's sections over the first launch of QuACK's kernel for
+#  each, PEERS_NCU_KERNELS a regex of its name, default "cutlass": CuTe
+#  DSL's kernels; beside the ncu stage's NCU_RUNS of the same shape)
 #  runs the peers' script, PYTHONPATH as set for it, into $OUT/peers.csv in
 #  the columns of docs/results/peers/*.csv (tests/tables_peers.awk), each
 #  library's version named; the script and its libraries are not the
@@ -151,6 +156,15 @@ $(awk -f tests/ab.awk "$OUT"/ab-base*/*.csv "$OUT"/ab-new*/*.csv)"
                       "${NCU_BENCH:-build/bench}" $args >"$OUT/ncu-$n-$shape.txt" 2>&1 || st=1
               done
               line="ncu: status $st, reports in ncu-*.txt" ;;
+    peers-ncu) st=0; py=${PEERS_PY:?peers-ncu needs PEERS_PY=<the peers script>}
+              for r in ${PEERS_NCU:?peers-ncu needs PEERS_NCU="OP:DTYPE:MxN ..."}; do
+                  op=${r%%:*}; rest=${r#*:}; dt=${rest%%:*}; shape=${rest#*:}
+                  ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
+                      --section SchedulerStats --section WarpStateStats --section MemoryWorkloadAnalysis \
+                      -k "regex:${PEERS_NCU_KERNELS:-cutlass}" --launch-count 1 python3 "$py" --peers quack \
+                      --ops "$op" --dtypes "$dt" --shapes "$shape" >"$OUT/ncu-peers-$op-$dt-$shape.txt" 2>&1 || st=1
+              done
+              line="peers-ncu: status $st, reports in ncu-peers-*.txt" ;;
     peers)    st=0; py=${PEERS_PY:?peers needs PEERS_PY=<the peers script>}
               shapes=${PEERS_SHAPES:-65536x1024,32768x2048,16384x4096,8192x8192,4096x16384,2048x32768,1024x65536,512x131072,256x262144,64x1048576,4096x32000,4096x32001,2048x50304,2048x50257,1024x128256,1024x128257,512x151936,512x151937,256x262145}
               timeout "${PEERS_TIMEOUT_S:-3000}" python3 "$py" --ops softmax,ce --dtypes "${PEERS_DTYPES:-f32,bf16,f16}" \
