@@ -35,13 +35,13 @@ static const char *PATH_NAMES[] = {"warp", "block", "shared", "cluster", "grid",
 
 /* Row lengths each path is forced on (0 ends a list): around warp, float4
  * and block boundaries, N % 4 != 0, and each path's upper end. */
-static const long long LENS[NP][22] = {
+static const long long LENS[NP][24] = {
     {1, 3, 31, 33, 129, 1000, 1024, 0},
     {1, 33, 1025, 1537, 2048, 2049, 2561, 3071, 4097, 6145, 8193, 9216, 9217, 12289, 16384, 16387, 18432, 18433,
      20480, 20483, 32768, 0},
     {1, 31, 1025, 4097, 50001, 0},
-    {1, 33, 4097, 16387, 20480, 32768, 40000, 65537, 81920, 100003, 143360, 151936, 155648, 160000, 163840, 229376,
-     262144, 524291, 1LL << 20, 0},
+    {1, 33, 4097, 16387, 20480, 32768, 40000, 40001, 65537, 81920, 100003, 143360, 151936, 151937, 155648, 160000,
+     163840, 229376, 262144, 262145, 524291, 1LL << 20, 0},
     {1, 33, 4097, 16387, 65537, 100003, 524291, 1LL << 20, (1LL << 20) + 3, 0},
     {1, 31, 1000, 4097, 65537, 100003, (1LL << 20) + 3, 0},
     /* path 3b, 2 ... 8 CTAs of at most 64 KB: 16388 just past one piece
@@ -466,8 +466,9 @@ static void check_dispatch_pieces(const float *a, int cl, fastest_path g)
  * well in those (143360, 151936, 155648; 160000 is past them), rows past
  * 16 pieces in 16 long ones of 16384 (229376, 262144), and by the
  * dispatcher in place of a long-row path where DRAM delivers 16 bytes per
- * SM a cycle (512 x 151936, 256 x 262144); not a row a float off 16 bytes,
- * 65536 (4/5 of its pieces), nor 4096 x 20480 (path 2's). */
+ * SM a cycle (512 x 151936, 256 x 262144); rows a float off 16 bytes by
+ * their body (peeled); not 65536 (4/5 of its pieces), nor 4096 x 20480
+ * (path 2's). */
 static void check_dispatch_held(const float *a, int cl)
 {
     if (!cl) return;
@@ -489,17 +490,18 @@ static void check_dispatch_held(const float *a, int cl)
     const fastest_plan m = softmax_fastest_plan(FASTEST_CLUSTER, a + 1, 151936, a + 1, 151936, 512, 151936);
     const fastest_plan w = softmax_fastest_plan(FASTEST_CLUSTER, a, 65536, a, 65536, 1024, 65536);
     const int auto_ok = dram ? u.held && u.cluster == 8 && u2.held && u2.cluster == 16 : !u.held && !u2.held;
-    test_expect(ok && auto_ok && !r.held && r.path == FASTEST_BLOCK && !m.held && !w.held,
+    const int peel_ok = m.held && m.peel && m.cluster == 8 && m.segment == 18992;
+    test_expect(ok && auto_ok && !r.held && r.path == FASTEST_BLOCK && peel_ok && !w.held,
                 "lesson8 path 3 forced on aligned float rows filling 2, 4, 8, 16 pieces of 10240 (or 14/16 of "
                 "them: 40000, 160000) takes its held class (256 threads a CTA, 40 floats each, no shared memory), "
                 "in 8 pieces of 19456 (76 floats a thread) where they hold the row as well (143360, 151936, "
                 "155648), past 16 pieces in 16 of 16384 (64 floats a thread: 229376, 262144), and so does the "
-                "dispatcher at 512 x 151936 and 256 x 262144 where DRAM delivers 16 bytes per SM a cycle; not a "
-                "row a float off 16 bytes, 65536, or 4096 x 20480 (path 2)",
+                "dispatcher at 512 x 151936 and 256 x 262144 where DRAM delivers 16 bytes per SM a cycle; a row "
+                "a float off 16 bytes by its body (peeled, 8 pieces of 18992); not 65536, or 4096 x 20480 (path 2)",
                 "forced: %s; DRAM fast %d: 512 x 151936 held %d (%d CTAs), 256 x 262144 held %d (%d CTAs); "
-                "4096 x 20480 %s (held %d); a float off %d; 65536 %d",
+                "4096 x 20480 %s (held %d); a float off: held %d, peeled %d, %d CTAs of %lld; 65536 %d",
                 ok ? "held" : "NOT held", dram, u.held, u.cluster, u2.held, u2.cluster, fastest_path_name(r.path),
-                r.held, m.held, w.held);
+                r.held, m.held, m.peel, m.cluster, m.segment, w.held);
 }
 
 /* Path 3b's count of CTAs a row (fx_bulk_pick, from the rows that

@@ -260,7 +260,7 @@ int fx_cluster_shape_16(dtype t, int mode16, long long cols, int *cfg_out,
                         int *c_out); /* path 3's fx_cluster_shape, 16-bit */
 /* Path 3's held class (path3_cluster.cu): 1, its cluster size, piece and
  * 16-byte vectors a thread where it takes rows of cols elements of t (of a
- * peeled row's body, peel: 1, 16-bit only) and its clusters fit here (the
+ * peeled row's body, peel: 1) and its clusters fit here (the
  * dispatcher takes it by itself where softmax_fastest_held_dram, rows.h).
  * fx_run_cluster_16 and fx_run_cluster run its plans. */
 int fx_held_shape(dtype t, long long cols, int peel, int *c_out, long long *seg_out, int *items_out);

@@ -49,7 +49,7 @@ int fx_cluster_shape_16(dtype t, int mode16, long long cols, int *cfg_out, int *
 
 int fx_held_shape(dtype t, long long cols, int peel, int *c_out, long long *seg_out, int *items_out)
 {
-    if (t == DTYPE_F32) return !peel && fx_held_shape_t<rows_op_softmax, float>(cols, peel, c_out, seg_out, items_out);
+    if (t == DTYPE_F32) return fx_held_shape_t<rows_op_softmax, float>(cols, peel, c_out, seg_out, items_out);
     if (t == DTYPE_F16) return fx_held_shape_t<rows_op_softmax, __half>(cols, peel, c_out, seg_out, items_out);
     return t == DTYPE_BF16 && fx_held_shape_t<rows_op_softmax, __nv_bfloat16>(cols, peel, c_out, seg_out, items_out);
 }

@@ -7,8 +7,8 @@
  * the piece in registers exactly as loaded (lesson 9's 16-bit words, 32
  * registers), with no shared-memory part at all. Float rows take it with
  * 10, 16 or 19 vectors a thread, and 16-bit rows that would need 16
- * pieces take 8 of 16 vectors (fastest_paths.h). A 16-bit row whose x and
- * y share their offset from 16 bytes takes it by its body.
+ * pieces take 8 of 16 vectors (fastest_paths.h). A softmax row whose x
+ * and y share their offset from 16 bytes takes it by its body.
  *
  * Why a class of its own: a CTA of path 3b holds a 64 KB piece in shared
  * memory and reads it twice; this one asks for its 32 KB once, all of it
@@ -145,10 +145,10 @@ __device__ __forceinline__ void fx_held_store(T *yr, int nv, const unsigned (&w)
 
 /* PART: the row fills its C pieces of seg elements (whole vectors) only in
  * part; a piece's last vectors are padded on the load and not stored.
- * PEEL (with PART, 16-bit rows): rows whose x and y start at the same
- * offset from 16 bytes (lesson 9's view16_row_cut, mis: x's base's
- * offset), the pieces cut from the body of whole vectors, the 0-14 head
- * and tail elements one a thread of the first CTA. */
+ * PEEL (with PART): rows whose x and y start at the same offset from 16
+ * bytes (lesson 5's cut, lesson 9's view16_row_cut; mis: x's base's
+ * offset), the pieces cut from the body of whole vectors, the 0-6 (float)
+ * or 0-14 head and tail elements one a thread of the first CTA. */
 template <class OP, int C, bool PART, bool PEEL, int ITEMS, class T>
 __global__ void __launch_bounds__(FX_HELD_BLOCK, FX_HELD_MIN_CTAS(ITEMS))
 fastest_held_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, long long ldy, int cols, int seg,
@@ -206,12 +206,12 @@ fastest_held_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
 template <class OP, class T>
 using fx_held_fn_t = void (*)(const T *, long long, T *, long long, int, int, int, OP);
 
-/* Kinds: 0 rows of whole pieces, 1 part-filled, 2 peeled (16-bit rows
- * only: no float kernel is built for it). */
+/* Kinds: 0 rows of whole pieces, 1 part-filled, 2 peeled (not the
+ * classifier's float rows: no kernel is built for them). */
 template <class OP, int C, class T, int ITEMS = fx_held_items<T>>
 static fx_held_fn_t<OP, T> fx_held_kernel_c(int kind)
 {
-    if constexpr (!fx_is_float<T>)
+    if constexpr (!fx_is_float<T> || !OP::ROW)
         if (kind == 2) return fastest_held_kernel<OP, C, true, true, ITEMS, T>;
     return kind == 1 ? fastest_held_kernel<OP, C, true, false, ITEMS, T>
                      : fastest_held_kernel<OP, C, false, false, ITEMS, T>;

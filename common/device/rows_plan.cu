@@ -241,22 +241,25 @@ void fx_held_plan(fastest_plan *p, int hsize, long long hseg, int per_thread)
     p->segment = hseg;
 }
 
-/* Path 3's held class (fx_held_shape) for aligned float rows, in place of
- * the long-row path p->path (3, 3b, 3g, 4: fx_plan_typed_for's question
- * for 16-bit rows gets the same answer). 1 and p its plan where it takes
- * the rows. */
+/* Path 3's held class (fx_held_shape) for aligned float rows, and peeled
+ * ones by their body, in place of the long-row path p->path (3, 3b, 3g,
+ * 4: fx_plan_typed_for's question for 16-bit rows gets the same answer).
+ * 1 and p its plan where it takes the rows (align: fx_alignment's). */
 static int fx_plan_held_f32(fastest_plan *p, const fx_op_kernels *k, fastest_path want, long long rows,
-                            long long cols)
+                            long long cols, int align)
 {
+    const int peel = align == FX_PEELED;
     const fastest_path path = p->path;
     int hsize = 0, items = 0;
     long long hseg = 0;
     if ((path != FASTEST_CLUSTER && path != FASTEST_BULK && path != FASTEST_GRID && path != FASTEST_SPLIT) ||
-        !k->held_shape || !softmax_fastest_has_clusters() ||
-        !k->held_shape(DTYPE_F32, cols, 0, &hsize, &hseg, &items) || !fx_held_wanted(want, rows, hsize))
+        (align != FX_ALIGNED && !peel) || !k->held_shape || !softmax_fastest_has_clusters() ||
+        !k->held_shape(DTYPE_F32, fx_body_cols(cols, peel, 4), peel, &hsize, &hseg, &items) ||
+        !fx_held_wanted(want, rows, hsize))
         return 0;
     fx_held_plan(p, hsize, hseg, items * 4);
     p->vec4 = 1;
+    p->peel = peel;
     return 1;
 }
 
@@ -339,7 +342,7 @@ fastest_plan fx_plan_f32_for(const fx_op_kernels *k, fastest_path want, const fl
     /* Not rows that path 3b took in path 2's place (measured against path 2
      * there; the held class was measured against path 3b on longer rows). */
     const int bulk_first = path == FASTEST_BULK && k->bulk_before_block && fits_block;
-    if (align == FX_ALIGNED && !bulk_first && fx_plan_held_f32(&p, k, want, rows, cols)) return p;
+    if (!bulk_first && fx_plan_held_f32(&p, k, want, rows, cols, align)) return p;
     if (path != FASTEST_CLUSTER && path != FASTEST_GRID && mode == FX_YCUT) mode = FX_SCALAR;
 
     switch (path) {
