@@ -207,11 +207,12 @@ template <class OP, class T>
 using fx_held_fn_t = void (*)(const T *, long long, T *, long long, int, int, int, OP);
 
 /* Kinds: 0 rows of whole pieces, 1 part-filled, 2 peeled (not the
- * classifier's float rows: no kernel is built for them). */
+ * classifier's float rows, nor float rows in long pieces: no kernel is
+ * built for them, fx_held_shape_t). */
 template <class OP, int C, class T, int ITEMS = fx_held_items<T>>
 static fx_held_fn_t<OP, T> fx_held_kernel_c(int kind)
 {
-    if constexpr (!fx_is_float<T> || !OP::ROW)
+    if constexpr (!fx_is_float<T> || (!OP::ROW && ITEMS != FX_HELD32_LONG_ITEMS))
         if (kind == 2) return fastest_held_kernel<OP, C, true, true, ITEMS, T>;
     return kind == 1 ? fastest_held_kernel<OP, C, true, false, ITEMS, T>
                      : fastest_held_kernel<OP, C, false, false, ITEMS, T>;
@@ -281,7 +282,8 @@ static inline int fx_held_fills(long long cols, long long c, long long seg, int 
  * in 0.976-0.978 of the time of 16, H200); past 16 pieces, 16 of
  * FX_HELD32_LONG_ITEMS vectors (256 x 262144 in 0.989 of the time of the
  * path it replaces). 16-bit rows likewise take 8 of FX_HELD16_WIDE_ITEMS
- * where 16 pieces would. */
+ * where 16 pieces would. Peeled float rows: 512 x 151937 in 0.901 of
+ * path 3b's time (H200). */
 template <class OP, class T>
 static int fx_held_shape_t(long long cols, int peel, int *c_out, long long *seg_out, int *items_out)
 {
@@ -294,6 +296,8 @@ static int fx_held_shape_t(long long cols, int peel, int *c_out, long long *seg_
         if (c == 16 && fx_held_fills(cols, 16, SEG, FILL) &&
             fx_held_fills(cols, 8, fx_held_seg<T, FX_HELD32_WIDE_ITEMS>, FILL))
             c = 8, items = FX_HELD32_WIDE_ITEMS;
+        else if (cols > 16 * SEG && peel)
+            return 0; /* peeled, the long pieces spill: 256 x 262145 at 74.7 % of the copy, 83.0 on path 3 */
         else if (cols > 16 * SEG)
             items = FX_HELD32_LONG_ITEMS;
     } else if (c == 16 && fx_held_fills(cols, 16, SEG, FILL) &&
