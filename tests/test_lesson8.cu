@@ -467,8 +467,8 @@ static void check_dispatch_pieces(const float *a, int cl, fastest_path g)
  * 16 pieces in 16 long ones of 16384 (229376, 262144), and by the
  * dispatcher in place of a long-row path where DRAM delivers 16 bytes per
  * SM a cycle (512 x 151936, 256 x 262144); rows a float off 16 bytes by
- * their body (peeled); not 65536 (4/5 of its pieces), nor 4096 x 20480
- * (path 2's). */
+ * their body (peeled), but not past 16 pieces; not 65536 (4/5 of its
+ * pieces), nor 4096 x 20480 (path 2's). */
 static void check_dispatch_held(const float *a, int cl)
 {
     if (!cl) return;
@@ -489,19 +489,22 @@ static void check_dispatch_held(const float *a, int cl)
     const fastest_plan r = softmax_fastest_plan(FASTEST_AUTO, a, 20480, a, 20480, 4096, 20480);
     const fastest_plan m = softmax_fastest_plan(FASTEST_CLUSTER, a + 1, 151936, a + 1, 151936, 512, 151936);
     const fastest_plan w = softmax_fastest_plan(FASTEST_CLUSTER, a, 65536, a, 65536, 1024, 65536);
+    const fastest_plan l = softmax_fastest_plan(FASTEST_CLUSTER, a + 1, 262144, a + 1, 262144, 256, 262144);
     const int auto_ok = dram ? u.held && u.cluster == 8 && u2.held && u2.cluster == 16 : !u.held && !u2.held;
-    const int peel_ok = m.held && m.peel && m.cluster == 8 && m.segment == 18992;
+    const int peel_ok = m.held && m.peel && m.cluster == 8 && m.segment == 18992 && !l.held;
     test_expect(ok && auto_ok && !r.held && r.path == FASTEST_BLOCK && peel_ok && !w.held,
                 "lesson8 path 3 forced on aligned float rows filling 2, 4, 8, 16 pieces of 10240 (or 14/16 of "
                 "them: 40000, 160000) takes its held class (256 threads a CTA, 40 floats each, no shared memory), "
                 "in 8 pieces of 19456 (76 floats a thread) where they hold the row as well (143360, 151936, "
                 "155648), past 16 pieces in 16 of 16384 (64 floats a thread: 229376, 262144), and so does the "
                 "dispatcher at 512 x 151936 and 256 x 262144 where DRAM delivers 16 bytes per SM a cycle; a row "
-                "a float off 16 bytes by its body (peeled, 8 pieces of 18992); not 65536, or 4096 x 20480 (path 2)",
+                "a float off 16 bytes by its body (peeled, 8 pieces of 18992), but not 2^18 (16 long pieces); not "
+                "65536, or 4096 x 20480 (path 2)",
                 "forced: %s; DRAM fast %d: 512 x 151936 held %d (%d CTAs), 256 x 262144 held %d (%d CTAs); "
-                "4096 x 20480 %s (held %d); a float off: held %d, peeled %d, %d CTAs of %lld; 65536 %d",
+                "4096 x 20480 %s (held %d); a float off: held %d, peeled %d, %d CTAs of %lld, at 2^18 held %d; "
+                "65536 %d",
                 ok ? "held" : "NOT held", dram, u.held, u.cluster, u2.held, u2.cluster, fastest_path_name(r.path),
-                r.held, m.held, m.peel, m.cluster, m.segment, w.held);
+                r.held, m.held, m.peel, m.cluster, m.segment, l.held, w.held);
 }
 
 /* Path 3b's count of CTAs a row (fx_bulk_pick, from the rows that

@@ -86,10 +86,12 @@ __device__ __forceinline__ float fx_held_sum_exp(const unsigned (&w)[ITEMS][4], 
 
 /* Float softmax rows keep exp(x - m_t) in place of x, m_t being their
  * thread's max, and take exp once per element: 512 x 151936 in 0.973 of
- * the time of taking it for the sum and again for the output (H200). The
- * classifier's kernels hold its row's context as well, and spill with it. */
-template <class OP, class T>
-constexpr bool fx_held_keeps_exp = fx_is_float<T> && OP::KEEP_EXP && !OP::ROW;
+ * the time of taking it for the sum and again for the output (H200). Not
+ * the classifier's kernels, which hold its row's context as well, nor
+ * part-filled rows in long pieces: those spill with it. */
+template <class OP, class T, bool PART, int ITEMS>
+constexpr bool fx_held_keeps_exp =
+    fx_is_float<T> && OP::KEEP_EXP && !OP::ROW && !(PART && ITEMS == FX_HELD32_LONG_ITEMS);
 
 /* Each held float becomes exp(x - shift); returns the thread's sum. */
 template <int ITEMS>
@@ -108,13 +110,13 @@ __device__ __forceinline__ float fx_held_keep_exp(unsigned (&w)[ITEMS][4], float
 }
 
 /* One held vector's words w as OP's output (LIVE: out_live, rows_op.cuh),
- * into o: from the exp they hold where fx_held_keeps_exp (f rescaled to
- * their thread's max), else of exp(x - shift). */
-template <class OP, bool LIVE, class T>
+ * into o: from the exp they hold where KEEP (fx_held_keeps_exp; f
+ * rescaled to their thread's max), else of exp(x - shift). */
+template <class OP, bool LIVE, bool KEEP, class T>
 __device__ __forceinline__ void fx_held_out(const unsigned (&w)[4], float shift, typename OP::fin f,
                                             unsigned (&o)[4], const T *tag)
 {
-    if constexpr (fx_held_keeps_exp<OP, T>) {
+    if constexpr (KEEP) {
 #pragma unroll
         for (int j = 0; j < 4; j++) o[j] = __float_as_uint(fx_out_as<OP, LIVE>(__uint_as_float(w[j]), f));
     } else if constexpr (fx_is_float<T>) {
@@ -138,7 +140,7 @@ __device__ __forceinline__ void fx_held_store(T *yr, int nv, const unsigned (&w)
     for (int i = 0; i < ITEMS; i++) {
         const int k = i * FX_HELD_BLOCK + (int)threadIdx.x;
         unsigned o[4];
-        fx_held_out<OP, LIVE>(w[i], shift, f, o, yr);
+        fx_held_out<OP, LIVE, fx_held_keeps_exp<OP, T, PART, ITEMS>>(w[i], shift, f, o, yr);
         if (!PART || k < nv) vec16_store_global(yr + (long long)k * (16 / (int)sizeof(T)), o);
     }
 }
@@ -180,7 +182,7 @@ fastest_held_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
         __syncthreads(); /* thread 0's fx_row_last before the lead's */
     }
     const float mt = fmaxf(fx_held_max(w, pad, x), e);
-    constexpr bool KEEP = fx_held_keeps_exp<OP, T>;
+    constexpr bool KEEP = fx_held_keeps_exp<OP, T, PART, ITEMS>;
     float dt;
     if constexpr (KEEP) dt = fx_held_keep_exp(w, online_md_shift(mt));
     else dt = fx_held_sum_exp(w, online_md_shift(mt), x);
