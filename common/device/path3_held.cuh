@@ -71,17 +71,26 @@ __device__ __forceinline__ float fx_held_max(const unsigned (&w)[ITEMS][4], unsi
     } else return fx_words16_max(w, pad, tag);
 }
 
-template <int ITEMS, class T>
-__device__ __forceinline__ float fx_held_sum_exp(const unsigned (&w)[ITEMS][4], float shift, const T *tag)
+/* The sum of exp(x - shift) over a thread's held elements; KEEP (float
+ * rows, fx_held_keeps_exp): each element becomes its exp. */
+template <bool KEEP, int ITEMS, class T>
+__device__ __forceinline__ float fx_held_sum_exp(unsigned (&w)[ITEMS][4], float shift, const T *tag)
 {
     if constexpr (fx_is_float<T>) {
         float d = 0.0f;
 #pragma unroll
         for (int i = 0; i < ITEMS; i++)
 #pragma unroll
-            for (int j = 0; j < 4; j++) d += fx_exp<T>(__uint_as_float(w[i][j]) - shift);
+            for (int j = 0; j < 4; j++) {
+                const float e = fx_exp<T>(__uint_as_float(w[i][j]) - shift);
+                if constexpr (KEEP) w[i][j] = __float_as_uint(e);
+                d += e;
+            }
         return d;
-    } else return fx_words16_sum_exp(w, shift, tag);
+    } else {
+        static_assert(!KEEP, "16-bit words are held as loaded");
+        return fx_words16_sum_exp(w, shift, tag);
+    }
 }
 
 /* Float softmax rows keep exp(x - m_t) in place of x, m_t being their
@@ -92,22 +101,6 @@ __device__ __forceinline__ float fx_held_sum_exp(const unsigned (&w)[ITEMS][4], 
 template <class OP, class T, bool PART, int ITEMS>
 constexpr bool fx_held_keeps_exp =
     fx_is_float<T> && OP::KEEP_EXP && !OP::ROW && !(PART && ITEMS == FX_HELD32_LONG_ITEMS);
-
-/* Each held float becomes exp(x - shift); returns the thread's sum. */
-template <int ITEMS>
-__device__ __forceinline__ float fx_held_keep_exp(unsigned (&w)[ITEMS][4], float shift)
-{
-    float d = 0.0f;
-#pragma unroll
-    for (int i = 0; i < ITEMS; i++)
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            const float e = expf(__uint_as_float(w[i][j]) - shift);
-            w[i][j] = __float_as_uint(e);
-            d += e;
-        }
-    return d;
-}
 
 /* One held vector's words w as OP's output (LIVE: out_live, rows_op.cuh),
  * into o: from the exp they hold where KEEP (fx_held_keeps_exp; f
@@ -183,9 +176,7 @@ fastest_held_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     }
     const float mt = fmaxf(fx_held_max(w, pad, x), e);
     constexpr bool KEEP = fx_held_keeps_exp<OP, T, PART, ITEMS>;
-    float dt;
-    if constexpr (KEEP) dt = fx_held_keep_exp(w, online_md_shift(mt));
-    else dt = fx_held_sum_exp(w, online_md_shift(mt), x);
+    float dt = fx_held_sum_exp<KEEP>(w, online_md_shift(mt), x);
     if (has_extra) dt += fx_exp<T>(e - online_md_shift(mt));
     const online_md r = fx_cluster_exchange_warps<C, FX_HELD_BLOCK / 32>({mt, dt}, C);
     const float shift = online_md_shift(r.m);
