@@ -434,17 +434,19 @@ static void check_dispatch_pieces(const float *a, int cl, fastest_path g)
         const fastest_plan c5 = softmax_fastest_plan(FASTEST_AUTO, a, 262145, a, 262145, 255, 262145);
         const fastest_plan c6 = softmax_fastest_plan(FASTEST_AUTO, a, 131073, a, 131073, 511, 131073);
         const fastest_plan c7 = softmax_fastest_plan(FASTEST_AUTO, a, 151936, a, 151936, 441, 151936);
+        const int c5_ok = softmax_fastest_held_dram() ? c5.held && c5.cluster == 16 && c5.segment == 16384
+                                                      : !c5.held && c5.cluster == 8 && c5.segment == 32768;
         test_expect(c1.cluster == 2 && c2.cluster == 3 && c2.block == c1.block && c2.segment * 3 >= 32772 &&
                         c2.segment * 2 < 32772 && c3.cluster == 5 && c3.segment * 5 >= 65540 && c4.peel &&
                         c4.cluster == 2 && c4.block == c1.block && c4.segment == 16384 && c5.path == FASTEST_CLUSTER &&
-                        c5.peel && c5.cluster == 8 && c5.segment == 32768 && c6.path == FASTEST_BULK &&
+                        c5.peel && c5_ok && c6.path == FASTEST_BULK &&
                         c6.peel && c6.cluster == 8 && c6.segment == 16384 && c7.path == FASTEST_CLUSTER &&
                         (c7.held ? c7.cluster == 8
                                  : c7.cluster == 10 && c7.block == c1.block && c7.segment * 10 >= 151936),
                     "lesson8 cluster path sizes its cluster by the row's body: N = 32768 on 2 CTAs, 32772 on 3 of "
-                    "the same shape, 65540 on 5; peeled, 32769 on 2, 262145 on 8 and 131073 on 8 (bulk-loaded); "
-                    "151936 on 10 CTAs of the 32768 class's shape (four an SM), not 5 of twice the size (or the "
-                    "held class's 8, below)",
+                    "the same shape, 65540 on 5; peeled, 32769 on 2, 262145 on 8 (or the held class's 16 long "
+                    "pieces, below) and 131073 on 8 (bulk-loaded); 151936 on 10 CTAs of the 32768 class's shape "
+                    "(four an SM), not 5 of twice the size (or the held class's 8, below)",
                     "CTAs %d, %d (block %d, %d; segment %lld), %d (segment %lld); peeled: 32769 %d CTAs x %lld "
                     "(peel %d), 262145 %s %d x %lld, 131073 %s %d x %lld; 151936 %s %d x %lld (block %d)",
                     c1.cluster, c2.cluster, c1.block, c2.block, c2.segment, c3.cluster, c3.segment, c4.cluster,
@@ -467,7 +469,7 @@ static void check_dispatch_pieces(const float *a, int cl, fastest_path g)
  * 16 pieces in 16 long ones of 16384 (229376, 262144), and by the
  * dispatcher in place of a long-row path where DRAM delivers 16 bytes per
  * SM a cycle (512 x 151936, 256 x 262144); rows a float off 16 bytes by
- * their body (peeled), but not past 16 pieces; not 65536 (4/5 of its
+ * their body (peeled), past 16 pieces too; not 65536 (4/5 of its
  * pieces), nor 4096 x 20480 (path 2's). */
 static void check_dispatch_held(const float *a, int cl)
 {
@@ -491,20 +493,22 @@ static void check_dispatch_held(const float *a, int cl)
     const fastest_plan w = softmax_fastest_plan(FASTEST_CLUSTER, a, 65536, a, 65536, 1024, 65536);
     const fastest_plan l = softmax_fastest_plan(FASTEST_CLUSTER, a + 1, 262144, a + 1, 262144, 256, 262144);
     const int auto_ok = dram ? u.held && u.cluster == 8 && u2.held && u2.cluster == 16 : !u.held && !u2.held;
-    const int peel_ok = m.held && m.peel && m.cluster == 8 && m.segment == 18992 && !l.held;
+    const int peel_ok = m.held && m.peel && m.cluster == 8 && m.segment == 18992 && l.held && l.peel &&
+                        l.cluster == 16 && l.segment == 16384 && l.floats_per_thread == 64;
     test_expect(ok && auto_ok && !r.held && r.path == FASTEST_BLOCK && peel_ok && !w.held,
                 "lesson8 path 3 forced on aligned float rows filling 2, 4, 8, 16 pieces of 10240 (or 14/16 of "
                 "them: 40000, 160000) takes its held class (256 threads a CTA, 40 floats each, no shared memory), "
                 "in 8 pieces of 19456 (76 floats a thread) where they hold the row as well (143360, 151936, "
                 "155648), past 16 pieces in 16 of 16384 (64 floats a thread: 229376, 262144), and so does the "
                 "dispatcher at 512 x 151936 and 256 x 262144 where DRAM delivers 16 bytes per SM a cycle; a row "
-                "a float off 16 bytes by its body (peeled, 8 pieces of 18992), but not 2^18 (16 long pieces); not "
-                "65536, or 4096 x 20480 (path 2)",
+                "a float off 16 bytes by its body (peeled: 8 pieces of 18992, and at 2^18 16 long pieces of "
+                "16384); not 65536, or 4096 x 20480 (path 2)",
                 "forced: %s; DRAM fast %d: 512 x 151936 held %d (%d CTAs), 256 x 262144 held %d (%d CTAs); "
-                "4096 x 20480 %s (held %d); a float off: held %d, peeled %d, %d CTAs of %lld, at 2^18 held %d; "
-                "65536 %d",
+                "4096 x 20480 %s (held %d); a float off: held %d, peeled %d, %d CTAs of %lld, at 2^18 held %d, "
+                "peeled %d, %d CTAs of %lld, %d a thread; 65536 %d",
                 ok ? "held" : "NOT held", dram, u.held, u.cluster, u2.held, u2.cluster, fastest_path_name(r.path),
-                r.held, m.held, m.peel, m.cluster, m.segment, l.held, w.held);
+                r.held, m.held, m.peel, m.cluster, m.segment, l.held, l.peel, l.cluster, l.segment,
+                l.floats_per_thread, w.held);
 }
 
 /* Path 3b's count of CTAs a row (fx_bulk_pick, from the rows that

@@ -415,16 +415,17 @@ static void check_fastest(void)
     /* Path 3's held class (path 3 forced on rows that fill 15/16 or all of
      * 2, 4, 8, 16 pieces of 16384): each piece in registers as loaded, the
      * last vectors of a part-filled piece padded and not stored (32000,
-     * 61440, 131064: a short last piece, 250000); contiguous rows of odd
-     * length peeled (32769, 65537, 128257, 262145: the head and tail
-     * elements held by the first CTA); views cut apart take path 3's
+     * 61440, 131064: a short last piece, 250000; 143360 and 151936: 14/16
+     * of 8 pieces of 20480, which 163840 fills); contiguous rows of odd
+     * length peeled (32769, 65537, 128257, 151937, 262145: the head and
+     * tail elements held by the first CTA); views cut apart take path 3's
      * classes. */
     static const entry held_e = {"fastest, path 3's held class (path 3 forced on rows filling 2, 4, 8, 16 pieces "
-                                 "of 16384, or 15/16 of them)",
+                                 "of 16384, or 15/16 of them, or 14/16 of 8 pieces of 20480)",
                                  1, FASTEST_CLUSTER};
-    static const long long held_lens[] = {32000, 32768, 32769, 61440, 65536, 65537, 128257, 131064, 131072, 250000,
-                                          262144, 262145};
-    check_entry(&held_e, held_lens, 12, 1, 1);
+    static const long long held_lens[] = {32000,  32768,  32769,  61440,  65536,  65537,  128257, 131064,
+                                          131072, 143360, 151936, 151937, 163840, 250000, 262144, 262145};
+    check_entry(&held_e, held_lens, 16, 1, 1);
     /* Path 3b's longest 16-bit rows: 8 CTAs of 64 KB. */
     static const entry bulk_e = {"fastest, path 3b (bulk) forced", 1, FASTEST_BULK};
     static const long long bulk_longest[] = {1LL << 18};
@@ -596,6 +597,48 @@ static void check_fastest_plan(void)
     }
 }
 
+/* Path 3's held class, rows that 16 pieces of 16384 would hold at less
+ * than 15/16: in 8 pieces of 10 vectors a thread (20480 elements, 80 a
+ * thread) filled to 14/16 (163840 whole; 143360 and 151936, Qwen's
+ * vocabulary, in part; 151937 peeled, by its body), under path 3 forced
+ * and, where DRAM delivers 16 bytes per SM a cycle, the dispatcher; not a
+ * vector short of 14/16 (143352). */
+static void check_held_mid_plan(void)
+{
+    if (!g_have_gpu || !softmax_fastest_has_clusters()) {
+        test_skip("lesson9 held plan of 8 mid pieces", g_have_gpu ? "no clusters" : "no GPU");
+        return;
+    }
+    const char *a = (const char *)(uintptr_t)256;
+    const int dram = softmax_fastest_held_dram();
+    for (int ti = 0; ti < 2; ti++) {
+        const dtype t = TYPES[ti];
+        const fastest_plan f = softmax_half_fastest_plan(FASTEST_CLUSTER, a, 163840, a, 163840, 512, 163840, t);
+        const fastest_plan w = softmax_half_fastest_plan(FASTEST_CLUSTER, a, 143360, a, 143360, 512, 143360, t);
+        const fastest_plan m = softmax_half_fastest_plan(FASTEST_CLUSTER, a, 151936, a, 151936, 512, 151936, t);
+        const fastest_plan e = softmax_half_fastest_plan(FASTEST_CLUSTER, a, 151937, a, 151937, 512, 151937, t);
+        const fastest_plan s = softmax_half_fastest_plan(FASTEST_CLUSTER, a, 143352, a, 143352, 512, 143352, t);
+        const fastest_plan u = softmax_half_fastest_plan(FASTEST_AUTO, a, 151936, a, 151936, 512, 151936, t);
+        const int ok = f.held && f.cluster == 8 && f.segment == 20480 && f.floats_per_thread == 80 && w.held &&
+                       w.cluster == 8 && w.segment == 17920 && w.floats_per_thread == 80 && m.held &&
+                       m.cluster == 8 && m.segment == 18992 && m.floats_per_thread == 80 && !m.peel && e.held &&
+                       e.peel && e.cluster == 8 && e.segment == 18992 && !s.held && (dram ? u.held && u.cluster == 8
+                                                                                          : !u.held);
+        char name[300];
+        snprintf(name, sizeof name,
+                 "lesson9 fastest %s plan: path 3 forced on rows filling 14/16 or all of 8 pieces of 20480 (143360, "
+                 "151936, 163840; 151937 peeled) takes its held class, 80 elements a thread, and so does the "
+                 "dispatcher at 512 x 151936 where DRAM delivers 16 bytes per SM a cycle; not 143352",
+                 dtype_name(t));
+        test_expect(ok, name,
+                    "163840: held %d, %d CTAs of %lld; 143360: held %d, %d CTAs of %lld; 151936: held %d, %d CTAs "
+                    "of %lld, %d a thread; 151937: held %d, peel %d; 143352: held %d; DRAM fast %d, 512 x 151936 "
+                    "held %d",
+                    f.held, f.cluster, f.segment, w.held, w.cluster, w.segment, m.held, m.cluster, m.segment,
+                    m.floats_per_thread, e.held, e.peel, s.held, dram, u.held);
+    }
+}
+
 int main(void)
 {
     int count = 0;
@@ -605,6 +648,7 @@ int main(void)
     check_fused();
     check_fastest();
     check_fastest_plan();
+    check_held_mid_plan();
     if (g_have_gpu) softmax_fastest_release(); /* memcheck's leak check: nothing left */
     return test_exit_status();
 }

@@ -186,7 +186,11 @@ static constexpr long long fx_grid_cap(int esize, int nin = 1)
  * time of 16 pieces, H200). Rows past 16 pieces take 16 of
  * FX_HELD32_LONG_ITEMS (80 registers, 3 CTAs an SM). 16-bit rows that need
  * 16 pieces and that 8 of FX_HELD16_WIDE_ITEMS vectors hold take those
- * (80 registers, no spill; bf16 256 x 262144 in 0.98 of the time of 16). */
+ * (80 registers, no spill; bf16 256 x 262144 in 0.98 of the time of 16);
+ * those that 16 pieces hold at less than FX_HELD_FILL and 8 of
+ * FX_HELD16_MID_ITEMS vectors to FX_HELD16_MID_FILL sixteenths take those
+ * (64 registers, 4 CTAs an SM; bf16 512 x 151936 in 0.933 of path 3b's
+ * time, H200). */
 #define FX_HELD_BLOCK 256
 #define FX_HELD_ITEMS 8
 #define FX_HELD_SEG (FX_HELD_BLOCK * FX_HELD_ITEMS * 8)
@@ -198,6 +202,8 @@ static constexpr long long fx_grid_cap(int esize, int nin = 1)
 #define FX_HELD32_WIDE_ITEMS 19
 #define FX_HELD32_LONG_ITEMS 16
 #define FX_HELD16_WIDE_ITEMS 16
+#define FX_HELD16_MID_ITEMS 10
+#define FX_HELD16_MID_FILL 14
 
 /* Path 3b's CTA shape and pieces (FX_BULK_*) are in bulk_copy.cuh, which
  * lesson 10's classifier shares; its largest cluster (portable sizes, as

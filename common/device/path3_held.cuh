@@ -34,7 +34,8 @@
 
 /* A thread's 16-byte vectors and a CTA's elements (its piece at most), by
  * T (fastest_paths.h); some rows take FX_HELD32_WIDE_ITEMS,
- * FX_HELD32_LONG_ITEMS or FX_HELD16_WIDE_ITEMS (fx_held_shape_t). */
+ * FX_HELD32_LONG_ITEMS, FX_HELD16_WIDE_ITEMS or FX_HELD16_MID_ITEMS
+ * (fx_held_shape_t). */
 template <class T>
 constexpr int fx_held_items = fx_is_float<T> ? FX_HELD32_ITEMS : FX_HELD_ITEMS;
 template <class T, int ITEMS = fx_held_items<T>>
@@ -97,7 +98,7 @@ __device__ __forceinline__ float fx_held_sum_exp(unsigned (&w)[ITEMS][4], float 
  * thread's max, and take exp once per element: 512 x 151936 in 0.973 of
  * the time of taking it for the sum and again for the output (H200). Not
  * the classifier's kernels, which hold its row's context as well, nor
- * part-filled rows in long pieces: those spill with it. */
+ * part-filled or peeled rows in long pieces: those spill with it. */
 template <class OP, class T, bool PART, int ITEMS>
 constexpr bool fx_held_keeps_exp =
     fx_is_float<T> && OP::KEEP_EXP && !OP::ROW && !(PART && ITEMS == FX_HELD32_LONG_ITEMS);
@@ -200,19 +201,19 @@ template <class OP, class T>
 using fx_held_fn_t = void (*)(const T *, long long, T *, long long, int, int, int, OP);
 
 /* Kinds: 0 rows of whole pieces, 1 part-filled, 2 peeled (not the
- * classifier's float rows, nor float rows in long pieces: no kernel is
- * built for them, fx_held_shape_t). */
+ * classifier's float rows: no kernel is built for them,
+ * fx_held_shape_op). */
 template <class OP, int C, class T, int ITEMS = fx_held_items<T>>
 static fx_held_fn_t<OP, T> fx_held_kernel_c(int kind)
 {
-    if constexpr (!fx_is_float<T> || (!OP::ROW && ITEMS != FX_HELD32_LONG_ITEMS))
+    if constexpr (!fx_is_float<T> || !OP::ROW)
         if (kind == 2) return fastest_held_kernel<OP, C, true, true, ITEMS, T>;
     return kind == 1 ? fastest_held_kernel<OP, C, true, false, ITEMS, T>
                      : fastest_held_kernel<OP, C, false, false, ITEMS, T>;
 }
 
-/* items: a thread's vectors (fx_held_shape_t's; the wide ones come in
- * clusters of 8 only, the long float ones in 16). */
+/* items: a thread's vectors (fx_held_shape_t's; the wide and mid ones
+ * come in clusters of 8 only, the long float ones in 16). */
 template <class OP, class T>
 static fx_held_fn_t<OP, T> fx_held_kernel(int c, int kind, int items)
 {
@@ -221,6 +222,8 @@ static fx_held_fn_t<OP, T> fx_held_kernel(int c, int kind, int items)
         if (items == FX_HELD32_LONG_ITEMS) return fx_held_kernel_c<OP, 16, float, FX_HELD32_LONG_ITEMS>(kind);
     } else if (items == FX_HELD16_WIDE_ITEMS) {
         return fx_held_kernel_c<OP, 8, T, FX_HELD16_WIDE_ITEMS>(kind);
+    } else if (items == FX_HELD16_MID_ITEMS) {
+        return fx_held_kernel_c<OP, 8, T, FX_HELD16_MID_ITEMS>(kind);
     }
     return c == 2   ? fx_held_kernel_c<OP, 2, T>(kind)
            : c == 4 ? fx_held_kernel_c<OP, 4, T>(kind)
@@ -241,7 +244,8 @@ template <class OP, class T>
 static int fx_held_fits(int c, int kind, int items)
 {
     static_assert(FX_HELD32_WIDE_ITEMS >= FX_HELD32_LONG_ITEMS && FX_HELD32_WIDE_ITEMS >= FX_HELD32_ITEMS &&
-                      FX_HELD32_WIDE_ITEMS >= FX_HELD_ITEMS && FX_HELD32_WIDE_ITEMS >= FX_HELD16_WIDE_ITEMS,
+                      FX_HELD32_WIDE_ITEMS >= FX_HELD_ITEMS && FX_HELD32_WIDE_ITEMS >= FX_HELD16_WIDE_ITEMS &&
+                      FX_HELD32_WIDE_ITEMS >= FX_HELD16_MID_ITEMS,
                   "the most vectors a thread");
     static int fits[FX_HELD32_WIDE_ITEMS + 1][3][FX_HELD_MAX_C + 1]; /* 0: not asked yet; the answer + 1 */
     int *f = &fits[items][kind][c];
@@ -275,30 +279,32 @@ static inline int fx_held_fills(long long cols, long long c, long long seg, int 
  * in 0.976-0.978 of the time of 16, H200); past 16 pieces, 16 of
  * FX_HELD32_LONG_ITEMS vectors (256 x 262144 in 0.989 of the time of the
  * path it replaces). 16-bit rows likewise take 8 of FX_HELD16_WIDE_ITEMS
- * where 16 pieces would. Peeled float rows: 512 x 151937 in 0.901 of
- * path 3b's time (H200). */
+ * where 16 pieces would, or 8 of FX_HELD16_MID_ITEMS filled to
+ * FX_HELD16_MID_FILL where 16 would not fill. Peeled float rows: 512 x
+ * 151937 in 0.901 of path 3b's time, 256 x 262145 in 0.924 of path 3's
+ * (H200). */
 template <class OP, class T>
 static int fx_held_shape_t(long long cols, int peel, int *c_out, long long *seg_out, int *items_out)
 {
     constexpr long long SEG = fx_held_seg<T>, EPV = 16 / sizeof(T);
-    constexpr int FILL = fx_is_float<T> ? FX_HELD32_FILL : FX_HELD_FILL;
+    int fill = fx_is_float<T> ? FX_HELD32_FILL : FX_HELD_FILL;
     int c = 2, items = fx_held_items<T>;
     while (c < FX_HELD_MAX_C && c * SEG < cols) c *= 2;
     if (cols % EPV) return 0;
     if constexpr (fx_is_float<T>) {
-        if (c == 16 && fx_held_fills(cols, 16, SEG, FILL) &&
-            fx_held_fills(cols, 8, fx_held_seg<T, FX_HELD32_WIDE_ITEMS>, FILL))
+        if (c == 16 && fx_held_fills(cols, 16, SEG, fill) &&
+            fx_held_fills(cols, 8, fx_held_seg<T, FX_HELD32_WIDE_ITEMS>, fill))
             c = 8, items = FX_HELD32_WIDE_ITEMS;
-        else if (cols > 16 * SEG && peel)
-            return 0; /* peeled, the long pieces spill: 256 x 262145 at 74.7 % of the copy, 83.0 on path 3 */
         else if (cols > 16 * SEG)
             items = FX_HELD32_LONG_ITEMS;
-    } else if (c == 16 && fx_held_fills(cols, 16, SEG, FILL) &&
-               fx_held_fills(cols, 8, fx_held_seg<T, FX_HELD16_WIDE_ITEMS>, FILL)) {
+    } else if (c == 16 && fx_held_fills(cols, 16, SEG, fill) &&
+               fx_held_fills(cols, 8, fx_held_seg<T, FX_HELD16_WIDE_ITEMS>, fill)) {
         c = 8, items = FX_HELD16_WIDE_ITEMS;
+    } else if (c == 16 && fx_held_fills(cols, 8, fx_held_seg<T, FX_HELD16_MID_ITEMS>, FX_HELD16_MID_FILL)) {
+        c = 8, items = FX_HELD16_MID_ITEMS, fill = FX_HELD16_MID_FILL;
     }
     const long long seg = (long long)FX_HELD_BLOCK * items * EPV;
-    if (!fx_held_fills(cols, c, seg, FILL) || !fx_held_fits<OP, T>(c, fx_held_kind(peel, cols, c, seg), items))
+    if (!fx_held_fills(cols, c, seg, fill) || !fx_held_fits<OP, T>(c, fx_held_kind(peel, cols, c, seg), items))
         return 0;
     *c_out = c;
     *seg_out = ((cols + c - 1) / c + EPV - 1) / EPV * EPV;
