@@ -190,7 +190,7 @@ static constexpr long long fx_grid_cap(int esize, int nin = 1)
  * those that 16 pieces hold at less than FX_HELD_FILL and 8 of
  * FX_HELD16_MID_ITEMS vectors to FX_HELD16_MID_FILL sixteenths take those
  * (64 registers, 4 CTAs an SM; bf16 512 x 151936 in 0.933 of path 3b's
- * time, H200). */
+ * time, H200; docs/experiments/rows-held-more-rows.md). */
 #define FX_HELD_BLOCK 256
 #define FX_HELD_ITEMS 8
 #define FX_HELD_SEG (FX_HELD_BLOCK * FX_HELD_ITEMS * 8)
