@@ -622,8 +622,8 @@ static void check_held_mid_plan(void)
         const int ok = f.held && f.cluster == 8 && f.segment == 20480 && f.floats_per_thread == 80 && w.held &&
                        w.cluster == 8 && w.segment == 17920 && w.floats_per_thread == 80 && m.held &&
                        m.cluster == 8 && m.segment == 18992 && m.floats_per_thread == 80 && !m.peel && e.held &&
-                       e.peel && e.cluster == 8 && e.segment == 18992 && !s.held && (dram ? u.held && u.cluster == 8
-                                                                                          : !u.held);
+                       e.peel && e.cluster == 8 && e.segment == 18992 && !s.held &&
+                       (dram ? u.held && u.cluster == 8 : !u.held);
         char name[300];
         snprintf(name, sizeof name,
                  "lesson9 fastest %s plan: path 3 forced on rows filling 14/16 or all of 8 pieces of 20480 (143360, "
