@@ -287,22 +287,23 @@ template <class OP, class T>
 static int fx_held_shape_t(long long cols, int peel, int *c_out, long long *seg_out, int *items_out)
 {
     constexpr long long SEG = fx_held_seg<T>, EPV = 16 / sizeof(T);
-    int fill = fx_is_float<T> ? FX_HELD32_FILL : FX_HELD_FILL;
+    constexpr int FILL = fx_is_float<T> ? FX_HELD32_FILL : FX_HELD_FILL;
     int c = 2, items = fx_held_items<T>;
     while (c < FX_HELD_MAX_C && c * SEG < cols) c *= 2;
     if (cols % EPV) return 0;
     if constexpr (fx_is_float<T>) {
-        if (c == 16 && fx_held_fills(cols, 16, SEG, fill) &&
-            fx_held_fills(cols, 8, fx_held_seg<T, FX_HELD32_WIDE_ITEMS>, fill))
+        if (c == 16 && fx_held_fills(cols, 16, SEG, FILL) &&
+            fx_held_fills(cols, 8, fx_held_seg<T, FX_HELD32_WIDE_ITEMS>, FILL))
             c = 8, items = FX_HELD32_WIDE_ITEMS;
         else if (cols > 16 * SEG)
             items = FX_HELD32_LONG_ITEMS;
-    } else if (c == 16 && fx_held_fills(cols, 16, SEG, fill) &&
-               fx_held_fills(cols, 8, fx_held_seg<T, FX_HELD16_WIDE_ITEMS>, fill)) {
+    } else if (c == 16 && fx_held_fills(cols, 16, SEG, FILL) &&
+               fx_held_fills(cols, 8, fx_held_seg<T, FX_HELD16_WIDE_ITEMS>, FILL)) {
         c = 8, items = FX_HELD16_WIDE_ITEMS;
     } else if (c == 16 && fx_held_fills(cols, 8, fx_held_seg<T, FX_HELD16_MID_ITEMS>, FX_HELD16_MID_FILL)) {
-        c = 8, items = FX_HELD16_MID_ITEMS, fill = FX_HELD16_MID_FILL;
+        c = 8, items = FX_HELD16_MID_ITEMS;
     }
+    const int fill = !fx_is_float<T> && items == FX_HELD16_MID_ITEMS ? FX_HELD16_MID_FILL : FILL;
     const long long seg = (long long)FX_HELD_BLOCK * items * EPV;
     if (!fx_held_fills(cols, c, seg, fill) || !fx_held_fits<OP, T>(c, fx_held_kind(peel, cols, c, seg), items))
         return 0;
