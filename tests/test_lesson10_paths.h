@@ -95,7 +95,7 @@ static void test_classifier_held_plans(void)
     static const struct {
         long long rows, cols;
         int ctas, per_thread;
-    } H[] = {{6, 40008, 4, 40}, {6, 151936, 8, 76}, {6, 1 << 18, 16, 64}};
+    } H[] = {{6, 40008, 4, 40}, {6, 151936, 8, 76}, {6, 196608, 16, 48}, {6, 200064, 16, 64}, {6, 1 << 18, 16, 64}};
     const char *name = "classifier_fused_typed (float32) takes path 3's held class where path 3 is forced on whole "
                        "vectors (6 x 40008, 151936, 2^18) and, where DRAM outpaces path 3b, at 512 x 151936 and 256 x "
                        "2^18; not at 40001, not on 16-bit logits or for log_softmax_forward";

@@ -35,13 +35,13 @@ static const char *PATH_NAMES[] = {"warp", "block", "shared", "cluster", "grid",
 
 /* Row lengths each path is forced on (0 ends a list): around warp, float4
  * and block boundaries, N % 4 != 0, and each path's upper end. */
-static const long long LENS[NP][24] = {
+static const long long LENS[NP][28] = {
     {1, 3, 31, 33, 129, 1000, 1024, 0},
     {1, 33, 1025, 1537, 2048, 2049, 2561, 3071, 4097, 6145, 8193, 9216, 9217, 12289, 16384, 16387, 18432, 18433,
      20480, 20483, 32768, 0},
     {1, 31, 1025, 4097, 50001, 0},
     {1, 33, 4097, 16387, 20480, 32768, 40000, 40001, 65537, 81920, 100003, 143360, 151936, 151937, 155648, 160000,
-     163840, 229376, 262144, 262145, 524291, 1LL << 20, 0},
+     163840, 180224, 196608, 196609, 200064, 229376, 262144, 262145, 524291, 1LL << 20, 0},
     {1, 33, 4097, 16387, 65537, 100003, 524291, 1LL << 20, (1LL << 20) + 3, 0},
     {1, 31, 1000, 4097, 65537, 100003, (1LL << 20) + 3, 0},
     /* path 3b, 2 ... 8 CTAs of at most 64 KB: 16388 just past one piece
@@ -477,9 +477,10 @@ static void check_dispatch_held(const float *a, int cl)
     static const long long H[][4] = { /* N, CTAs, piece, floats a thread */
         {20480, 2, 10240, 40},   {40000, 4, 10000, 40},   {81920, 8, 10240, 40},   {143360, 8, 17920, 76},
         {151936, 8, 18992, 76},  {155648, 8, 19456, 76},  {160000, 16, 10000, 40}, {163840, 16, 10240, 40},
-        {229376, 16, 14336, 64}, {262144, 16, 16384, 64}};
+        {180224, 16, 11264, 48}, {196608, 16, 12288, 48}, {200064, 16, 12504, 64}, {229376, 16, 14336, 64},
+        {262144, 16, 16384, 64}};
     int ok = 1;
-    for (int i = 0; i < 10; i++) {
+    for (size_t i = 0; i < sizeof H / sizeof H[0]; i++) {
         const long long n = H[i][0];
         const fastest_plan h = softmax_fastest_plan(FASTEST_CLUSTER, a, n, a, n, 1024, n);
         ok &= h.path == FASTEST_CLUSTER && h.held && h.cluster == H[i][1] && h.segment == H[i][2] &&

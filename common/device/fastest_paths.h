@@ -201,6 +201,13 @@ static constexpr long long fx_grid_cap(int esize, int nin = 1)
 #define FX_HELD32_FILL 14
 #define FX_HELD32_WIDE_ITEMS 19
 #define FX_HELD32_LONG_ITEMS 16
+#ifndef FX_HELD32_NO_MID /* A/B switch (tests/ab_flags.sh) */
+#define FX_HELD32_MID_ITEMS 12
+#define FX_HELD32_LONG_FILL 12
+#else
+#define FX_HELD32_MID_ITEMS 0
+#define FX_HELD32_LONG_FILL 14
+#endif
 #define FX_HELD16_WIDE_ITEMS 16
 #define FX_HELD16_MID_ITEMS 10
 #define FX_HELD16_MID_FILL 14

@@ -110,7 +110,8 @@ __device__ __forceinline__ float fx_held_sum_exp(unsigned (&w)[ITEMS][4], float 
  * part-filled or peeled rows in long pieces: those spill with it. */
 template <class OP, class T, bool PART, int ITEMS>
 constexpr bool fx_held_keeps_exp =
-    fx_is_float<T> && OP::KEEP_EXP && !OP::ROW && !(PART && ITEMS == FX_HELD32_LONG_ITEMS);
+    fx_is_float<T> && OP::KEEP_EXP && !OP::ROW &&
+    !(PART && (ITEMS == FX_HELD32_LONG_ITEMS || ITEMS == FX_HELD32_MID_ITEMS));
 
 /* One held vector's words w as OP's output (LIVE: out_live, rows_op.cuh),
  * into o: from the exp they hold where KEEP (fx_held_keeps_exp; f
@@ -230,6 +231,9 @@ static fx_held_fn_t<OP, T> fx_held_kernel(int c, int kind, int items)
     if constexpr (fx_is_float<T>) {
         if (items == FX_HELD32_WIDE_ITEMS) return fx_held_kernel_c<OP, 8, float, FX_HELD32_WIDE_ITEMS>(kind);
         if (items == FX_HELD32_LONG_ITEMS) return fx_held_kernel_c<OP, 16, float, FX_HELD32_LONG_ITEMS>(kind);
+#if FX_HELD32_MID_ITEMS
+        if (items == FX_HELD32_MID_ITEMS) return fx_held_kernel_c<OP, 16, float, FX_HELD32_MID_ITEMS>(kind);
+#endif
     } else if (items == FX_HELD16_WIDE_ITEMS) {
         return fx_held_kernel_c<OP, 8, T, FX_HELD16_WIDE_ITEMS>(kind);
     } else if (items == FX_HELD16_MID_ITEMS) {
@@ -305,6 +309,9 @@ static int fx_held_shape_t(long long cols, int peel, int *c_out, long long *seg_
         if (c == 16 && fx_held_fills(cols, 16, SEG, FILL) &&
             fx_held_fills(cols, 8, fx_held_seg<T, FX_HELD32_WIDE_ITEMS>, FILL))
             c = 8, items = FX_HELD32_WIDE_ITEMS;
+        else if (FX_HELD32_MID_ITEMS && cols > 16 * SEG &&
+                 fx_held_fills(cols, 16, fx_held_seg<T, (FX_HELD32_MID_ITEMS ? FX_HELD32_MID_ITEMS : 1)>, FILL))
+            items = FX_HELD32_MID_ITEMS;
         else if (cols > 16 * SEG)
             items = FX_HELD32_LONG_ITEMS;
     } else if (c == 16 && fx_held_fills(cols, 16, SEG, FILL) &&
@@ -313,7 +320,9 @@ static int fx_held_shape_t(long long cols, int peel, int *c_out, long long *seg_
     } else if (c == 16 && fx_held_fills(cols, 8, fx_held_seg<T, FX_HELD16_MID_ITEMS>, FX_HELD16_MID_FILL)) {
         c = 8, items = FX_HELD16_MID_ITEMS;
     }
-    const int fill = !fx_is_float<T> && items == FX_HELD16_MID_ITEMS ? FX_HELD16_MID_FILL : FILL;
+    const int fill = !fx_is_float<T> && items == FX_HELD16_MID_ITEMS ? FX_HELD16_MID_FILL
+                     : fx_is_float<T> && items == FX_HELD32_LONG_ITEMS ? FX_HELD32_LONG_FILL
+                                                                       : FILL;
     const long long seg = (long long)FX_HELD_BLOCK * items * EPV;
     if (!fx_held_fills(cols, c, seg, fill) || !fx_held_fits<OP, T>(c, fx_held_kind(peel, cols, c, seg), items))
         return 0;
