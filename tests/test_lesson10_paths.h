@@ -86,19 +86,21 @@ static void test_ops_engine_paths(void)
 
 /* The float classifier takes path 3's held class as the softmax does:
  * where path 3 is forced on rows of whole vectors (6 x 40008: 4 CTAs of
- * 10002 floats, 40 a thread; 151936: 8 wide CTAs, 76 a thread; 2^18: 16
- * long ones, 64 a thread), and by the dispatcher where DRAM outpaces path
- * 3b (512 x 151936, 256 x 2^18); not rows of 40001 (no whole vectors),
- * not 16-bit logits, not log-softmax (which has no path 3b). */
+ * 10002 floats, 40 a thread; 151936: 8 wide CTAs, 76 a thread; 196608:
+ * 16 CTAs, 48 a thread; 200064 and 2^18: 16 long ones, 64 a thread), and
+ * by the dispatcher where DRAM outpaces path 3b (512 x 151936, 256 x
+ * 2^18); not rows of 40001 (no whole vectors), not 16-bit logits, not
+ * log-softmax (which has no path 3b). */
 static void test_classifier_held_plans(void)
 {
     static const struct {
         long long rows, cols;
         int ctas, per_thread;
-    } H[] = {{6, 40008, 4, 40}, {6, 151936, 8, 76}, {6, 196608, 16, 48}, {6, 200064, 16, 64}, {6, 1 << 18, 16, 64}};
+    } H[] = {{6, 40008, 4, 40}, {6, 151936, 8, 76}, {6, 196608, 16, 48}, {6, 200064, 16, 64},
+             {6, 1 << 18, 16, 64}};
     const char *name = "classifier_fused_typed (float32) takes path 3's held class where path 3 is forced on whole "
-                       "vectors (6 x 40008, 151936, 2^18) and, where DRAM outpaces path 3b, at 512 x 151936 and 256 x "
-                       "2^18; not at 40001, not on 16-bit logits or for log_softmax_forward";
+                       "vectors (6 x 40008, 151936, 196608, 200064, 2^18) and, where DRAM outpaces path 3b, at 512 x "
+                       "151936 and 256 x 2^18; not at 40001, not on 16-bit logits or for log_softmax_forward";
     if (!softmax_fastest_has_clusters()) {
         test_skip(name, "no clusters on this GPU or build");
         return;

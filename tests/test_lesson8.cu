@@ -466,7 +466,8 @@ static void check_dispatch_pieces(const float *a, int cl, fastest_path g)
  * of 2, 4, 8, 16 pieces of 10240 floats (256 threads a CTA, no shared
  * memory) when path 3 is forced, rows that 8 wide pieces of 19456 hold as
  * well in those (143360, 151936, 155648; 160000 is past them), rows past
- * 16 pieces in 16 long ones of 16384 (229376, 262144), and by the
+ * 16 pieces in 16 of 12288 filled to 14/16 (180224, 196608), else in 16
+ * long ones of 16384 filled to 12/16 (200064, 229376, 262144), and by the
  * dispatcher in place of a long-row path where DRAM delivers 16 bytes per
  * SM a cycle (512 x 151936, 256 x 262144); rows a float off 16 bytes by
  * their body (peeled), past 16 pieces too; not 65536 (4/5 of its
@@ -500,7 +501,8 @@ static void check_dispatch_held(const float *a, int cl)
                 "lesson8 path 3 forced on aligned float rows filling 2, 4, 8, 16 pieces of 10240 (or 14/16 of "
                 "them: 40000, 160000) takes its held class (256 threads a CTA, 40 floats each, no shared memory), "
                 "in 8 pieces of 19456 (76 floats a thread) where they hold the row as well (143360, 151936, "
-                "155648), past 16 pieces in 16 of 16384 (64 floats a thread: 229376, 262144), and so does the "
+                "155648), past 16 pieces in 16 of 12288 (48 floats a thread: 180224, 196608) or else of 16384 (64 "
+                "floats a thread: 200064, 229376, 262144), and so does the "
                 "dispatcher at 512 x 151936 and 256 x 262144 where DRAM delivers 16 bytes per SM a cycle; a row "
                 "a float off 16 bytes by its body (peeled: 8 pieces of 18992, and at 2^18 16 long pieces of "
                 "16384); not 65536, or 4096 x 20480 (path 2)",

@@ -184,8 +184,12 @@ static constexpr long long fx_grid_cap(int esize, int nin = 1)
  * SM) hold as well takes those: a cluster half the size, and not the
  * non-portable 16 (512 x 151936, Qwen's vocabulary, in 0.976-0.978 of the
  * time of 16 pieces, H200). Rows past 16 pieces take 16 of
- * FX_HELD32_LONG_ITEMS (80 registers, 3 CTAs an SM). 16-bit rows that need
- * 16 pieces and that 8 of FX_HELD16_WIDE_ITEMS vectors hold take those
+ * FX_HELD32_MID_ITEMS (64 registers, 4 CTAs an SM) where those are
+ * FX_HELD32_FILL sixteenths full, else 16 of FX_HELD32_LONG_ITEMS (80
+ * registers, 3 CTAs an SM) filled to FX_HELD32_LONG_FILL sixteenths: so
+ * part-filled, they still beat the path they replace (335 x 200064, 12.2
+ * sixteenths, in 0.859 of its time). 16-bit rows that need 16 pieces
+ * and that 8 of FX_HELD16_WIDE_ITEMS vectors hold take those
  * (80 registers, no spill; bf16 256 x 262144 in 0.98 of the time of 16);
  * those that 16 pieces hold at less than FX_HELD_FILL and 8 of
  * FX_HELD16_MID_ITEMS vectors to FX_HELD16_MID_FILL sixteenths take those
@@ -201,13 +205,8 @@ static constexpr long long fx_grid_cap(int esize, int nin = 1)
 #define FX_HELD32_FILL 14
 #define FX_HELD32_WIDE_ITEMS 19
 #define FX_HELD32_LONG_ITEMS 16
-#ifndef FX_HELD32_NO_MID /* A/B switch (tests/ab_flags.sh) */
 #define FX_HELD32_MID_ITEMS 12
 #define FX_HELD32_LONG_FILL 12
-#else
-#define FX_HELD32_MID_ITEMS 0
-#define FX_HELD32_LONG_FILL 14
-#endif
 #define FX_HELD16_WIDE_ITEMS 16
 #define FX_HELD16_MID_ITEMS 10
 #define FX_HELD16_MID_FILL 14

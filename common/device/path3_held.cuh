@@ -6,8 +6,8 @@
  * cluster of C CTAs of 256 threads, each thread holding its 8 vectors of
  * the piece in registers exactly as loaded (lesson 9's 16-bit words, 32
  * registers), with no shared-memory part at all. Float rows take it with
- * 10, 16 or 19 vectors a thread, and 16-bit rows that would need 16
- * pieces take 8 of 16 vectors (fastest_paths.h). A softmax row whose x
+ * 10, 12, 16 or 19 vectors a thread, and 16-bit rows that would need 16
+ * pieces take 8 of 16 or 10 vectors (fastest_paths.h). A softmax row whose x
  * and y share their offset from 16 bytes takes it by its body.
  *
  * Why a class of its own: a CTA of path 3b holds a 64 KB piece in shared
@@ -224,16 +224,14 @@ static fx_held_fn_t<OP, T> fx_held_kernel_c(int kind)
 }
 
 /* items: a thread's vectors (fx_held_shape_t's; the wide and mid ones
- * come in clusters of 8 only, the long float ones in 16). */
+ * come in clusters of 8 only, the mid and long float ones in 16). */
 template <class OP, class T>
 static fx_held_fn_t<OP, T> fx_held_kernel(int c, int kind, int items)
 {
     if constexpr (fx_is_float<T>) {
         if (items == FX_HELD32_WIDE_ITEMS) return fx_held_kernel_c<OP, 8, float, FX_HELD32_WIDE_ITEMS>(kind);
         if (items == FX_HELD32_LONG_ITEMS) return fx_held_kernel_c<OP, 16, float, FX_HELD32_LONG_ITEMS>(kind);
-#if FX_HELD32_MID_ITEMS
         if (items == FX_HELD32_MID_ITEMS) return fx_held_kernel_c<OP, 16, float, FX_HELD32_MID_ITEMS>(kind);
-#endif
     } else if (items == FX_HELD16_WIDE_ITEMS) {
         return fx_held_kernel_c<OP, 8, T, FX_HELD16_WIDE_ITEMS>(kind);
     } else if (items == FX_HELD16_MID_ITEMS) {
@@ -259,7 +257,7 @@ static int fx_held_fits(int c, int kind, int items)
 {
     static_assert(FX_HELD32_WIDE_ITEMS >= FX_HELD32_LONG_ITEMS && FX_HELD32_WIDE_ITEMS >= FX_HELD32_ITEMS &&
                       FX_HELD32_WIDE_ITEMS >= FX_HELD_ITEMS && FX_HELD32_WIDE_ITEMS >= FX_HELD16_WIDE_ITEMS &&
-                      FX_HELD32_WIDE_ITEMS >= FX_HELD16_MID_ITEMS,
+                      FX_HELD32_WIDE_ITEMS >= FX_HELD16_MID_ITEMS && FX_HELD32_WIDE_ITEMS >= FX_HELD32_MID_ITEMS,
                   "the most vectors a thread");
     static int fits[FX_HELD32_WIDE_ITEMS + 1][3][FX_HELD_MAX_C + 1]; /* 0: not asked yet; the answer + 1 */
     int *f = &fits[items][kind][c];
@@ -291,8 +289,9 @@ static inline int fx_held_fills(long long cols, long long c, long long seg, int 
  * this GPU. Float rows: where that is 16 pieces and 8 of
  * FX_HELD32_WIDE_ITEMS vectors hold the row as well, those (512 x 151936
  * in 0.976-0.978 of the time of 16, H200); past 16 pieces, 16 of
- * FX_HELD32_LONG_ITEMS vectors (256 x 262144 in 0.989 of the time of the
- * path it replaces). 16-bit rows likewise take 8 of FX_HELD16_WIDE_ITEMS
+ * FX_HELD32_MID_ITEMS vectors where those are full enough (372 x 180224
+ * in 0.857 of the time of the path they replace), else 16 of
+ * FX_HELD32_LONG_ITEMS filled to FX_HELD32_LONG_FILL. 16-bit rows likewise take 8 of FX_HELD16_WIDE_ITEMS
  * where 16 pieces would, or 8 of FX_HELD16_MID_ITEMS filled to
  * FX_HELD16_MID_FILL where 16 would not fill. Peeled float rows: 512 x
  * 151937 in 0.901 of path 3b's time, 256 x 262145 in 0.924 of path 3's
@@ -309,8 +308,7 @@ static int fx_held_shape_t(long long cols, int peel, int *c_out, long long *seg_
         if (c == 16 && fx_held_fills(cols, 16, SEG, FILL) &&
             fx_held_fills(cols, 8, fx_held_seg<T, FX_HELD32_WIDE_ITEMS>, FILL))
             c = 8, items = FX_HELD32_WIDE_ITEMS;
-        else if (FX_HELD32_MID_ITEMS && cols > 16 * SEG &&
-                 fx_held_fills(cols, 16, fx_held_seg<T, (FX_HELD32_MID_ITEMS ? FX_HELD32_MID_ITEMS : 1)>, FILL))
+        else if (cols > 16 * SEG && fx_held_fills(cols, 16, fx_held_seg<T, FX_HELD32_MID_ITEMS>, FILL))
             items = FX_HELD32_MID_ITEMS;
         else if (cols > 16 * SEG)
             items = FX_HELD32_LONG_ITEMS;
