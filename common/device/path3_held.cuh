@@ -107,7 +107,8 @@ __device__ __forceinline__ float fx_held_sum_exp(unsigned (&w)[ITEMS][4], float 
  * thread's max, and take exp once per element: 512 x 151936 in 0.973 of
  * the time of taking it for the sum and again for the output (H200). Not
  * the classifier's kernels, which hold its row's context as well, nor
- * part-filled or peeled rows in long pieces: those spill with it. */
+ * part-filled or peeled rows in 16 pieces of 12 or 16 vectors: those
+ * spill with it. */
 template <class OP, class T, bool PART, int ITEMS>
 constexpr bool fx_held_keeps_exp =
     fx_is_float<T> && OP::KEEP_EXP && !OP::ROW &&
@@ -291,11 +292,11 @@ static inline int fx_held_fills(long long cols, long long c, long long seg, int 
  * in 0.976-0.978 of the time of 16, H200); past 16 pieces, 16 of
  * FX_HELD32_MID_ITEMS vectors where those are full enough (372 x 180224
  * in 0.857 of the time of the path they replace), else 16 of
- * FX_HELD32_LONG_ITEMS filled to FX_HELD32_LONG_FILL. 16-bit rows likewise take 8 of FX_HELD16_WIDE_ITEMS
- * where 16 pieces would, or 8 of FX_HELD16_MID_ITEMS filled to
- * FX_HELD16_MID_FILL where 16 would not fill. Peeled float rows: 512 x
- * 151937 in 0.901 of path 3b's time, 256 x 262145 in 0.924 of path 3's
- * (H200). */
+ * FX_HELD32_LONG_ITEMS filled to FX_HELD32_LONG_FILL. 16-bit rows
+ * likewise take 8 of FX_HELD16_WIDE_ITEMS where 16 pieces would, or 8 of
+ * FX_HELD16_MID_ITEMS filled to FX_HELD16_MID_FILL where 16 would not
+ * fill. Peeled float rows: 512 x 151937 in 0.901 of path 3b's time, 256 x
+ * 262145 in 0.924 of path 3's (H200). */
 template <class OP, class T>
 static int fx_held_shape_t(long long cols, int peel, int *c_out, long long *seg_out, int *items_out)
 {
