@@ -43,8 +43,8 @@
 #endif
 /* FX_BULK_MAX_C (8) is in fastest_paths.h: the plan asks it too */
 
-/* The exp of the bulk-loaded pieces, whatever the storage type: the
- * 16-bit rows' fx_exp (fastest_device.cuh), ex2.approx.ftz of
+/* Path 3b takes the exp of its pieces as fx_exp<fx_ex2_type>
+ * (fastest_device.cuh), whatever the storage type: ex2.approx.ftz of
  * (x - m) log2 e, two instructions where expf takes about ten. A CTA's
  * copies start only when the CTA before it on the SM is done, so the
  * threads' arithmetic is part of every piece's time: path 3b, float32, at
@@ -53,7 +53,6 @@
  * |x - m| 2^-24 ln 2 + 2^-22, is under 7e-6 relative for every output
  * float can hold as a normal number (|x - m| < 104); smaller outputs flush
  * to 0, inside the absolute tolerance (1e-30). */
-typedef __half fx_bulk_exp_type;
 
 #if FX_CLUSTER_CODE
 /* Copy `bytes` (a multiple of 16, both addresses 16-byte aligned) from
@@ -102,7 +101,7 @@ __device__ __forceinline__ void fx_bulk_start(unsigned long long *landed, T *sro
 template <int VEC, class T>
 __device__ __forceinline__ online_md fx_bulk_fold(unsigned long long *landed, const T *srow, int nvec)
 {
-    typedef fx_bulk_exp_type E;
+    typedef fx_ex2_type E;
     constexpr int U = 16 / VEC;
     const int per = fx_bulk_per_chunk(nvec);
     online_md s = online_md_identity();

@@ -58,15 +58,6 @@ __device__ __forceinline__ unsigned fx_held_pad(const T *tag)
     else return vec16_narrow2(-INFINITY, -INFINITY, tag);
 }
 
-/* The held rows' exp, whatever the storage type: the 16-bit rows' fx_exp
- * (fastest_device.cuh), ex2.approx.ftz of (x - shift) log2 e, two
- * instructions where expf takes about ten, with path 3b's error
- * (fx_bulk_exp_type). A thread holds up to 76 floats, and their exps lie
- * between its loads and its stores: the classifier's float rows of 512 x
- * 151936 run in 0.927 of the time they take with expf (H200,
- * docs/experiments/rows-held-more-rows.md). */
-typedef __half fx_held_exp_type;
-
 /* The largest of a thread's held elements (exact), as float. */
 template <int ITEMS, class T>
 __device__ __forceinline__ float fx_held_max(const unsigned (&w)[ITEMS][4], unsigned pad, const T *tag)
@@ -82,7 +73,14 @@ __device__ __forceinline__ float fx_held_max(const unsigned (&w)[ITEMS][4], unsi
 }
 
 /* The sum of exp(x - shift) over a thread's held elements; KEEP (float
- * rows, fx_held_keeps_exp): each element becomes its exp. */
+ * rows, fx_held_keeps_exp): each element becomes its exp.
+ * The held rows take exp as fx_exp<fx_ex2_type> (fastest_device.cuh),
+ * whatever the storage type: ex2.approx.ftz of (x - shift) log2 e, two
+ * instructions where expf takes about ten, with path 3b's error
+ * (bulk_copy.cuh). A thread holds up to 76 floats, and their exps lie
+ * between its loads and its stores: the classifier's float rows of 512 x
+ * 151936 run in 0.927 of the time they take with expf (H200,
+ * docs/experiments/rows-held-more-rows.md). */
 template <bool KEEP, int ITEMS, class T>
 __device__ __forceinline__ float fx_held_sum_exp(unsigned (&w)[ITEMS][4], float shift, const T *tag)
 {
@@ -92,7 +90,7 @@ __device__ __forceinline__ float fx_held_sum_exp(unsigned (&w)[ITEMS][4], float 
         for (int i = 0; i < ITEMS; i++)
 #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const float e = fx_exp<fx_held_exp_type>(__uint_as_float(w[i][j]) - shift);
+                const float e = fx_exp<fx_ex2_type>(__uint_as_float(w[i][j]) - shift);
                 if constexpr (KEEP) w[i][j] = __float_as_uint(e);
                 d += e;
             }
@@ -127,7 +125,7 @@ __device__ __forceinline__ void fx_held_out(const unsigned (&w)[4], float shift,
     } else if constexpr (fx_is_float<T>) {
 #pragma unroll
         for (int j = 0; j < 4; j++)
-            o[j] = __float_as_uint(fx_out_exp<OP, LIVE, fx_held_exp_type>(__uint_as_float(w[j]) - shift, f));
+            o[j] = __float_as_uint(fx_out_exp<OP, LIVE, fx_ex2_type>(__uint_as_float(w[j]) - shift, f));
     } else fx_words16_out<OP, LIVE>(w, shift, f, o, tag);
 }
 
@@ -189,7 +187,7 @@ fastest_held_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     const float mt = fmaxf(fx_held_max(w, pad, x), e);
     constexpr bool KEEP = fx_held_keeps_exp<OP, T, PART, ITEMS>;
     float dt = fx_held_sum_exp<KEEP>(w, online_md_shift(mt), x);
-    if (has_extra) dt += fx_exp<fx_held_exp_type>(e - online_md_shift(mt));
+    if (has_extra) dt += fx_exp<fx_ex2_type>(e - online_md_shift(mt));
     const online_md r = fx_cluster_exchange_warps<C, FX_HELD_BLOCK / 32>({mt, dt}, C);
     const float shift = online_md_shift(r.m);
     const typename OP::fin f = fx_finish(op, r.m, r.d, rc);
@@ -199,7 +197,7 @@ fastest_held_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
     if constexpr (KEEP) fw = OP::rescale(f, expf(mt - shift));
     fx_held_store<OP, PART>(yr + at, nv, w, shift, fw);
     if (has_extra)
-        elem_store(yr + fx_extra_at<T>(cut, (int)threadIdx.x), fx_out_exp<OP, false, fx_held_exp_type>(e - shift, f));
+        elem_store(yr + fx_extra_at<T>(cut, (int)threadIdx.x), fx_out_exp<OP, false, fx_ex2_type>(e - shift, f));
     if constexpr (OP::ROW) {
         __shared__ float red[32];
         fx_row_piece_end(op, rc, f, yr, owner, red);

@@ -39,7 +39,7 @@ __device__ __forceinline__ void fx_bulk_write(const T *srow, T *yb, int nvec, fl
         float w[VEC];
         load_vec<VEC>(srow + i * VEC, w);
 #pragma unroll
-        for (int j = 0; j < VEC; j++) w[j] = fx_out_exp<OP, LIVE, fx_bulk_exp_type>(w[j] - shift, f);
+        for (int j = 0; j < VEC; j++) w[j] = fx_out_exp<OP, LIVE, fx_ex2_type>(w[j] - shift, f);
         if constexpr (PEEL) fx_store_peel<VEC>(yb + i * VEC, w);
         else store_vec<VEC>(yb + i * VEC, w);
     }
@@ -86,7 +86,7 @@ __device__ __forceinline__ void fx_bulk_row(const T *__restrict__ x, long long l
     if constexpr (OP::ROW) rc = op.begin(row, true);
     __syncthreads(); /* the barriers are initialised before anyone waits on them */
     online_md s = fx_bulk_fold<VEC>(landed, srow, nvec);
-    if (has_extra) s = fx_push<fx_bulk_exp_type, 1>(s, &extra);
+    if (has_extra) s = fx_push<fx_ex2_type, 1>(s, &extra);
     /* ROW: this thread stores the vector that holds column c, or (PEEL) the extra that is c */
     [[maybe_unused]] bool owner = false;
     if constexpr (OP::ROW) {
@@ -116,7 +116,7 @@ __device__ __forceinline__ void fx_bulk_row(const T *__restrict__ x, long long l
     T *yr = y + row * ldy;
     if constexpr (OP::OUT) fx_bulk_write<OP, VEC, PEEL>(srow, yr + begin, nvec, shift, f);
     if (OP::OUT && has_extra)
-        elem_store(yr + fx_extra_at<T>(cut, threadIdx.x), fx_out_exp<OP, false, fx_bulk_exp_type>(extra - shift, f));
+        elem_store(yr + fx_extra_at<T>(cut, threadIdx.x), fx_out_exp<OP, false, fx_ex2_type>(extra - shift, f));
     if constexpr (OP::ROW) fx_row_piece_end(op, rc, f, yr, owner, red_m);
     if constexpr (GRID)
         if (threadIdx.x == 0) fx_grid_leave(&sync[1 + row], before, (unsigned)C);

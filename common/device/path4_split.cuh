@@ -26,13 +26,12 @@
  * then wait for kernel 1 (fx_run_split_as).
  * A row's positions are 64-bit (one row may hold more than 2^31 floats);
  * a piece's, under 2^30, fit kernel 2's ints. */
-/* exp as ex2.approx for every storage type (fx_exp<__half>), as path 3b
- * takes it and for the same reason: the arithmetic between a thread's
- * loads is part of each load's time. Float rows at M = 1 ... 4 run at
+/* Path 4 takes exp as ex2.approx for every storage type (fx_ex2_type),
+ * as path 3b takes it and for the same reason: the arithmetic between a
+ * thread's loads is part of each load's time. Float rows at M = 1 ... 4 run at
  * 63.4-63.6 % of copy against 62.5-63.0 % with expf, H200
  * (docs/experiments/rows-fast-exp.md). Its error is bulk_copy.cuh's: under
  * 7e-6 relative. */
-typedef __half fx_split_exp_type;
 
 /* 16-bit rows in 16-byte vectors stay in registers as loaded, so that a
  * thread has as many bytes in flight as for float rows (128) in 32
@@ -76,8 +75,8 @@ __device__ __forceinline__ void fx_split_words_store(T *p, const unsigned (&w)[U
 #pragma unroll
     for (int j = 0; j < 4; j++) {
         const float2 v = vec16_widen2(w[u][j], p);
-        o[2 * j] = rows_op_raw<OP, fx_split_exp_type>(v.x, m, f);
-        o[2 * j + 1] = rows_op_raw<OP, fx_split_exp_type>(v.y, m, f);
+        o[2 * j] = rows_op_raw<OP, fx_ex2_type>(v.x, m, f);
+        o[2 * j + 1] = rows_op_raw<OP, fx_ex2_type>(v.y, m, f);
     }
     if constexpr (PEEL) fx_store_peel<8>(p, o);
     else store_vec<8>(p, o);
@@ -105,7 +104,7 @@ fastest_split_state_kernel(const T *__restrict__ x, long long ldx, long long col
     online_md s = online_md_identity();
     if constexpr (PEEL) {
         const float e = piece == 0 ? view_extra_load(xr, cut, threadIdx.x) : -INFINITY;
-        s = fx_push<fx_split_exp_type, 1>(s, &e);
+        s = fx_push<fx_ex2_type, 1>(s, &e);
     }
     for (long long k0 = threadIdx.x; k0 < nvec; k0 += (long long)U * BLOCK) {
         if constexpr (fx_split_raw<VEC, T>) {
@@ -124,7 +123,7 @@ fastest_split_state_kernel(const T *__restrict__ x, long long ldx, long long col
                     for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
                 }
             }
-            s = fx_push<fx_split_exp_type, U * VEC>(s, v);
+            s = fx_push<fx_ex2_type, U * VEC>(s, v);
         }
     }
     s = online_md_row_merge<BLOCK>(s, red_m, red_d);
@@ -221,8 +220,8 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
     if constexpr (PEEL)
         if (piece == 0 && (int)threadIdx.x < cut.nextra) {
             const long long at = fx_extra_at<T>(cut, threadIdx.x);
-            if constexpr (fx_is_float<T>) yr[at] = rows_op_raw<OP, fx_split_exp_type>(xr[at], s.m, f);
-            else elem_store(yr + at, rows_op_raw<OP, fx_split_exp_type>(elem_load(xr + at), s.m, f));
+            if constexpr (fx_is_float<T>) yr[at] = rows_op_raw<OP, fx_ex2_type>(xr[at], s.m, f);
+            else elem_store(yr + at, rows_op_raw<OP, fx_ex2_type>(elem_load(xr + at), s.m, f));
         }
     T *ys = yr + cut.head + begin;
     for (;;) {
@@ -235,7 +234,7 @@ fastest_split_write_kernel(const T *__restrict__ x, long long ldx, T *__restrict
             } else {
 #pragma unroll
                 for (int j = 0; j < VEC; j++)
-                    v[u * VEC + j] = rows_op_raw<OP, fx_split_exp_type>(v[u * VEC + j], s.m, f);
+                    v[u * VEC + j] = rows_op_raw<OP, fx_ex2_type>(v[u * VEC + j], s.m, f);
                 if constexpr (PEEL) fx_store_peel<VEC>(ys + k * VEC, &v[u * VEC]);
                 else store_vec<VEC>(ys + k * VEC, &v[u * VEC]);
             }
