@@ -157,10 +157,8 @@ __device__ __forceinline__ float fx_exp(float x)
     else return fx_ex2(x * 1.44269504088896341f);
 }
 
-/* The T of fx_exp<T> that takes ex2.approx whatever the storage type: for
- * the kernels whose threads' arithmetic lies between their loads and their
- * stores (path 3b, bulk_copy.cuh; path 3's held class, path3_held.cuh;
- * path 4, path4_split.cuh: each says what it gained). */
+/* fx_exp<fx_ex2_type>: ex2.approx whatever the storage type (paths 3b, 3's
+ * held class and 4 say why: bulk_copy.cuh, path3_held.cuh, path4_split.cuh). */
 typedef __half fx_ex2_type;
 
 /* log2(x) as lg2.approx (absolute error about 2^-22), log2f on the
