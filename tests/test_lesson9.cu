@@ -413,19 +413,23 @@ static void check_fastest(void)
         check_entry(&e, lens[p], n, 1, lens[p][n - 1] <= 100003);
     }
     /* Path 3's held class (path 3 forced on rows that fill 15/16 or all of
-     * 2, 4, 8, 16 pieces of 16384): each piece in registers as loaded, the
+     * 2, 4, 8 pieces of 16384, or past 8 pieces the classes of
+     * check_held_classes_plan): each piece in registers as loaded, the
      * last vectors of a part-filled piece padded and not stored (32000,
-     * 61440, 131064: a short last piece, 250000; 143360 and 151936: 14/16
-     * of 8 pieces of 20480, which 163840 fills); contiguous rows of odd
-     * length peeled (32769, 65537, 128257, 151937, 262145: the head and
+     * 61440, 131064: a short last piece; 143360, 151936, 180224, 212992,
+     * 250000, 360448, 450000 fill 8 or 16 pieces in part, 163840, 196608,
+     * 262144, 393216, 2^19 whole); contiguous rows of odd length peeled
+     * (32769, 65537, 128257, 151937, 196609, 262145, 2^19 - 7: the head and
      * tail elements held by the first CTA); views cut apart take path 3's
      * classes. */
-    static const entry held_e = {"fastest, path 3's held class (path 3 forced on rows filling 2, 4, 8, 16 pieces "
-                                 "of 16384, or 15/16 of them, or 14/16 of 8 pieces of 20480)",
+    static const entry held_e = {"fastest, path 3's held class (path 3 forced on rows filling 2, 4, 8 pieces of "
+                                 "16384, or 15/16 of them, or past 8 pieces the first class that holds them)",
                                  1, FASTEST_CLUSTER};
     static const long long held_lens[] = {32000,  32768,  32769,  61440,  65536,  65537,  128257, 131064,
-                                          131072, 143360, 151936, 151937, 163840, 250000, 262144, 262145};
-    check_entry(&held_e, held_lens, 16, 1, 1);
+                                          131072, 143360, 151936, 151937, 163840, 180224, 196608, 196609,
+                                          212992, 250000, 262144, 262145, 360448, 393216, 450000, (1 << 19) - 7,
+                                          1 << 19};
+    check_entry(&held_e, held_lens, (int)(sizeof held_lens / sizeof held_lens[0]), 1, 1);
     /* Path 3b's longest 16-bit rows: 8 CTAs of 64 KB. */
     static const entry bulk_e = {"fastest, path 3b (bulk) forced", 1, FASTEST_BULK};
     static const long long bulk_longest[] = {1LL << 18};
@@ -488,13 +492,13 @@ static void check_fastest_plan(void)
             char bname[400];
             snprintf(bname, sizeof bname,
                      "lesson9 fastest %s plan: bulk path for aligned and peeled rows of 2^16 (a cluster of 2) to 2^18 "
-                     "(8) and 2^18 + 1 peeled (8: its body), each path 3's held class where DRAM outpaces it (below: "
-                     "2^18 in 8 pieces of 32768), "
-                     "2^19 and 2^20 (16 and 32 CTAs through global memory), not for x and y misaligned against each "
-                     "other or rows of more CTAs than the GPU holds",
+                     "(8) and 2^18 + 1 peeled (8: its body), 2^19 and 2^20 (16 and 32 CTAs through global memory), "
+                     "each but 2^20 path 3's held class where DRAM outpaces it (below: 2^18 in 8 pieces of 32768, "
+                     "2^19 in 16), not for x and y misaligned against each other or rows of more CTAs than the GPU "
+                     "holds",
                      dtype_name(t));
-            /* where DRAM outpaces path 3b: the held class, 4 CTAs of 16384, or 8 of 32768 (16 vectors a
-             * thread) where 16 of 16384 would do */
+            /* where DRAM outpaces path 3b: the held class, 4 CTAs of 16384, 8 of 32768 (16 vectors a
+             * thread) where 16 of 16384 would do, 16 of 32768 past them */
             const int dram = softmax_fastest_held_dram();
             const int bulk1 = dram ? b1.held && b1.cluster == 4 && b1.segment == 16384
                                    : b1.path == FASTEST_BULK && b1.cluster == 2 && !b1.splits &&
@@ -502,11 +506,13 @@ static void check_fastest_plan(void)
             const int bulk2 = dram ? b2.held && b2.cluster == 8 && b2.segment == 32768 && b2.floats_per_thread == 128
                                    : b2.path == FASTEST_BULK && b2.cluster == 8 && !b2.splits;
             const int bulk3 = dram ? b3.held && b3.peel && b3.cluster == 4 : b3.path == FASTEST_BULK && b3.peel;
+            const int bulk5 = dram ? b5.held && b5.cluster == 16 && b5.segment == 32768 && b5.floats_per_thread == 128
+                                   : b5.path == FASTEST_BULK && b5.splits == 16 && b5.segment == 32768 &&
+                                         b5.smem_bytes == 65536;
             const int bulk7 = dram ? b7.held && b7.peel && b7.cluster == 8 && b7.segment == 32768
                                    : b7.path == FASTEST_BULK && b7.peel && b7.cluster == 8 && b7.segment == 32768;
             test_expect(bulk1 && bulk2 && bulk3 && b4.path == FASTEST_BULK && b4.splits == 32 && b4.cluster == 1 &&
-                            b5.path == FASTEST_BULK && b5.splits == 16 && b5.segment == 32768 &&
-                            b5.smem_bytes == 65536 && b6.path != FASTEST_BULK && bulk7 && b8.path != FASTEST_BULK,
+                            bulk5 && b6.path != FASTEST_BULK && bulk7 && b8.path != FASTEST_BULK,
                         bname,
                         "2^16: %s, %d CTAs x %lld, %lld bytes; 2^18: %s, %d CTAs; bases + 2 bytes: %s (peel %d); "
                         "2^19: %s, %lld pieces x %lld; 2^20: %s, %lld pieces; x + 2 and y + 4 bytes: %s; "
@@ -597,45 +603,59 @@ static void check_fastest_plan(void)
     }
 }
 
-/* Path 3's held class, rows that 16 pieces of 16384 would hold at less
- * than 15/16: in 8 pieces of 10 vectors a thread (20480 elements, 80 a
- * thread) filled to 14/16 (163840 whole; 143360 and 151936, Qwen's
- * vocabulary, in part; 151937 peeled, by its body), under path 3 forced
- * and, where DRAM delivers 16 bytes per SM a cycle, the dispatcher; not a
- * vector short of 14/16 (143352). */
-static void check_held_mid_plan(void)
+/* Path 3's held class, 16-bit rows past 8 pieces of 16384 (path 3
+ * forced): the first class of FX_HELD16_CLASSES that holds them, {pieces,
+ * elements a thread (vectors x 8), fill}: 8 of 80 to 14/16 (143360 ...
+ * 163840, 151936 Qwen's vocabulary), 8 of 96 to 14/16 (172032 ...
+ * 196608), 8 of 128 to 12/16 (196616 ... 2^18), 16 of 96 to 14/16 (344064
+ * ... 393216), 16 of 128 to 12/16 (393224 ... 2^19); a peeled row by its
+ * body (151937); none a vector short of them (143352, 172024, 344056) nor
+ * past 2^19. The dispatcher takes the class at 512 x 151936 where DRAM
+ * delivers 16 bytes per SM a cycle. */
+static void check_held_classes_plan(void)
 {
     if (!g_have_gpu || !softmax_fastest_has_clusters()) {
-        test_skip("lesson9 held plan of 8 mid pieces", g_have_gpu ? "no clusters" : "no GPU");
+        test_skip("lesson9 held plan of 16-bit rows past 8 pieces", g_have_gpu ? "no clusters" : "no GPU");
         return;
     }
+    static const struct {
+        long long cols;
+        int cluster, segment, per_thread; /* cluster 0: not held */
+    } H[] = {{143352, 0, 0, 0},          {143360, 8, 17920, 80},     {151936, 8, 18992, 80},
+             {163840, 8, 20480, 80},     {172024, 0, 0, 0},          {172032, 8, 21504, 96},
+             {196608, 8, 24576, 96},     {196616, 8, 24584, 128}   , {262144, 8, 32768, 128},
+             {344056, 0, 0, 0},          {344064, 16, 21504, 96},    {393216, 16, 24576, 96},
+             {450000, 16, 28128, 128},   {524288, 16, 32768, 128},   {524296, 0, 0, 0}};
     const char *a = (const char *)(uintptr_t)256;
     const int dram = softmax_fastest_held_dram();
     for (int ti = 0; ti < 2; ti++) {
         const dtype t = TYPES[ti];
-        const fastest_plan f = softmax_half_fastest_plan(FASTEST_CLUSTER, a, 163840, a, 163840, 512, 163840, t);
-        const fastest_plan w = softmax_half_fastest_plan(FASTEST_CLUSTER, a, 143360, a, 143360, 512, 143360, t);
-        const fastest_plan m = softmax_half_fastest_plan(FASTEST_CLUSTER, a, 151936, a, 151936, 512, 151936, t);
+        int bad = -1;
+        fastest_plan q = {};
+        for (int i = 0; i < (int)(sizeof H / sizeof H[0]) && bad < 0; i++) {
+            const long long n = H[i].cols;
+            q = softmax_half_fastest_plan(FASTEST_CLUSTER, a, n, a, n, 512, n, t);
+            if (H[i].cluster ? !q.held || q.peel || q.cluster != H[i].cluster || q.segment != H[i].segment ||
+                                   q.floats_per_thread != H[i].per_thread
+                             : q.held)
+                bad = i;
+        }
         const fastest_plan e = softmax_half_fastest_plan(FASTEST_CLUSTER, a, 151937, a, 151937, 512, 151937, t);
-        const fastest_plan s = softmax_half_fastest_plan(FASTEST_CLUSTER, a, 143352, a, 143352, 512, 143352, t);
         const fastest_plan u = softmax_half_fastest_plan(FASTEST_AUTO, a, 151936, a, 151936, 512, 151936, t);
-        const int ok = f.held && f.cluster == 8 && f.segment == 20480 && f.floats_per_thread == 80 && w.held &&
-                       w.cluster == 8 && w.segment == 17920 && w.floats_per_thread == 80 && m.held &&
-                       m.cluster == 8 && m.segment == 18992 && m.floats_per_thread == 80 && !m.peel && e.held &&
-                       e.peel && e.cluster == 8 && e.segment == 18992 && !s.held &&
+        const int ok = bad < 0 && e.held && e.peel && e.cluster == 8 && e.segment == 18992 &&
                        (dram ? u.held && u.cluster == 8 : !u.held);
         char name[300];
         snprintf(name, sizeof name,
-                 "lesson9 fastest %s plan: path 3 forced on rows filling 14/16 or all of 8 pieces of 20480 (143360, "
-                 "151936, 163840; 151937 peeled) takes its held class, 80 elements a thread, and so does the "
-                 "dispatcher at 512 x 151936 where DRAM delivers 16 bytes per SM a cycle; not 143352",
+                 "lesson9 fastest %s plan: path 3 forced on rows past 8 pieces takes the first held class that "
+                 "holds them (8 of 80, 96 or 128 elements a thread, then 16 of 96 or 128; 151937 peeled), none "
+                 "short of them or past 2^19; the dispatcher at 512 x 151936 where DRAM delivers 16 bytes per SM a "
+                 "cycle",
                  dtype_name(t));
         test_expect(ok, name,
-                    "163840: held %d, %d CTAs of %lld; 143360: held %d, %d CTAs of %lld; 151936: held %d, %d CTAs "
-                    "of %lld, %d a thread; 151937: held %d, peel %d; 143352: held %d; DRAM fast %d, 512 x 151936 "
-                    "held %d",
-                    f.held, f.cluster, f.segment, w.held, w.cluster, w.segment, m.held, m.cluster, m.segment,
-                    m.floats_per_thread, e.held, e.peel, s.held, dram, u.held);
+                    "first wrong: %lld (held %d, peel %d, %d CTAs of %lld, %d a thread); 151937: held %d, peel %d, "
+                    "%d CTAs of %lld; DRAM fast %d, 512 x 151936 held %d",
+                    bad < 0 ? 0 : H[bad].cols, q.held, q.peel, q.cluster, q.segment, q.floats_per_thread, e.held,
+                    e.peel, e.cluster, e.segment, dram, u.held);
     }
 }
 
@@ -648,7 +668,7 @@ int main(void)
     check_fused();
     check_fastest();
     check_fastest_plan();
-    check_held_mid_plan();
+    check_held_classes_plan();
     if (g_have_gpu) softmax_fastest_release(); /* memcheck's leak check: nothing left */
     return test_exit_status();
 }

@@ -188,13 +188,15 @@ static constexpr long long fx_grid_cap(int esize, int nin = 1)
  * FX_HELD32_FILL sixteenths full, else 16 of FX_HELD32_LONG_ITEMS (80
  * registers, 3 CTAs an SM) filled to FX_HELD32_LONG_FILL sixteenths: so
  * part-filled, they still beat the path they replace (335 x 200064, 12.2
- * sixteenths, in 0.859 of its time). 16-bit rows that need 16 pieces
- * and that 8 of FX_HELD16_WIDE_ITEMS vectors hold take those
- * (80 registers, no spill; bf16 256 x 262144 in 0.98 of the time of 16);
- * those that 16 pieces hold at less than FX_HELD_FILL and 8 of
- * FX_HELD16_MID_ITEMS vectors to FX_HELD16_MID_FILL sixteenths take those
- * (64 registers, 4 CTAs an SM; bf16 512 x 151936 in 0.933 of path 3b's
- * time, H200; docs/experiments/rows-held-more-rows.md). */
+ * sixteenths, in 0.859 of its time). 16-bit rows past 8 pieces take the
+ * first class of FX_HELD16_CLASSES ({pieces, vectors a thread, fill in
+ * sixteenths}) that holds them: 8 of FX_HELD16_MID_ITEMS (64 registers, 4
+ * CTAs an SM; bf16 512 x 151936 in 0.933 of path 3b's time), of
+ * FX_HELD16_TALL_ITEMS (64), of FX_HELD16_WIDE_ITEMS (80, no spill; bf16
+ * 256 x 262144 in 0.98 of the time of 16 pieces of 8), then 16 of the
+ * last two, the float classes' bytes: rows past 2^18 (f16 128 x 2^19 in
+ * 0.833 of the time of path 3b's CTAs meeting in global memory), H200;
+ * docs/experiments/rows-held-more-rows.md. */
 #define FX_HELD_BLOCK 256
 #define FX_HELD_ITEMS 8
 #define FX_HELD_SEG (FX_HELD_BLOCK * FX_HELD_ITEMS * 8)
@@ -208,8 +210,14 @@ static constexpr long long fx_grid_cap(int esize, int nin = 1)
 #define FX_HELD32_MID_ITEMS 12
 #define FX_HELD32_LONG_FILL 12
 #define FX_HELD16_WIDE_ITEMS 16
+#define FX_HELD16_TALL_ITEMS 12
 #define FX_HELD16_MID_ITEMS 10
 #define FX_HELD16_MID_FILL 14
+#define FX_HELD16_WIDE_FILL 12
+#define FX_HELD16_CLASSES                                                                                            \
+    {{8, FX_HELD16_MID_ITEMS, FX_HELD16_MID_FILL},   {8, FX_HELD16_TALL_ITEMS, FX_HELD16_MID_FILL},                 \
+     {8, FX_HELD16_WIDE_ITEMS, FX_HELD16_WIDE_FILL}, {16, FX_HELD16_TALL_ITEMS, FX_HELD16_MID_FILL},                \
+     {16, FX_HELD16_WIDE_ITEMS, FX_HELD16_WIDE_FILL}}
 
 /* Path 3b's CTA shape and pieces (FX_BULK_*) are in bulk_copy.cuh, which
  * lesson 10's classifier shares; its largest cluster (portable sizes, as

@@ -2,12 +2,12 @@
  * a class of lesson 8's path 3 (path3_cluster.cu instantiates it). Path
  * 3's held class: a softmax row (or a float row of lesson 10's
  * classifier, rows_run.cuh) that fills at least 15/16 of C pieces of
- * 16384 16-bit elements (C = 2, 4, 8, 16; whole 16-byte vectors) over a
+ * 16384 16-bit elements (C = 2, 4, 8; whole 16-byte vectors) over a
  * cluster of C CTAs of 256 threads, each thread holding its 8 vectors of
  * the piece in registers exactly as loaded (lesson 9's 16-bit words, 32
  * registers), with no shared-memory part at all. Float rows take it with
- * 10, 12, 16 or 19 vectors a thread, and 16-bit rows that would need 16
- * pieces take 8 of 16 or 10 vectors (fastest_paths.h). A softmax row whose x
+ * 10, 12, 16 or 19 vectors a thread, and 16-bit rows past 8 pieces take
+ * 8 or 16 of 10, 12 or 16 vectors (fastest_paths.h). A softmax row whose x
  * and y share their offset from 16 bytes takes it by its body.
  *
  * Why a class of its own: a CTA of path 3b holds a 64 KB piece in shared
@@ -34,8 +34,7 @@
 
 /* A thread's 16-byte vectors and a CTA's elements (its piece at most), by
  * T (fastest_paths.h); some rows take FX_HELD32_WIDE_ITEMS,
- * FX_HELD32_LONG_ITEMS, FX_HELD16_WIDE_ITEMS or FX_HELD16_MID_ITEMS
- * (fx_held_shape_t). */
+ * FX_HELD32_LONG_ITEMS or those of FX_HELD16_CLASSES (fx_held_shape_t). */
 template <class T>
 constexpr int fx_held_items = fx_is_float<T> ? FX_HELD32_ITEMS : FX_HELD_ITEMS;
 template <class T, int ITEMS = fx_held_items<T>>
@@ -222,8 +221,9 @@ static fx_held_fn_t<OP, T> fx_held_kernel_c(int kind)
                      : fastest_held_kernel<OP, C, false, false, ITEMS, T>;
 }
 
-/* items: a thread's vectors (fx_held_shape_t's; the wide and mid ones
- * come in clusters of 8 only, the mid and long float ones in 16). */
+/* items: a thread's vectors (fx_held_shape_t's; the wide float ones and
+ * the 16-bit mid ones come in clusters of 8 only, the mid and long float
+ * ones in 16). */
 template <class OP, class T>
 static fx_held_fn_t<OP, T> fx_held_kernel(int c, int kind, int items)
 {
@@ -231,15 +231,18 @@ static fx_held_fn_t<OP, T> fx_held_kernel(int c, int kind, int items)
         if (items == FX_HELD32_WIDE_ITEMS) return fx_held_kernel_c<OP, 8, float, FX_HELD32_WIDE_ITEMS>(kind);
         if (items == FX_HELD32_LONG_ITEMS) return fx_held_kernel_c<OP, 16, float, FX_HELD32_LONG_ITEMS>(kind);
         if (items == FX_HELD32_MID_ITEMS) return fx_held_kernel_c<OP, 16, float, FX_HELD32_MID_ITEMS>(kind);
+        if (c == 16) return fx_held_kernel_c<OP, 16, float>(kind);
     } else if (items == FX_HELD16_WIDE_ITEMS) {
-        return fx_held_kernel_c<OP, 8, T, FX_HELD16_WIDE_ITEMS>(kind);
+        return c == 8 ? fx_held_kernel_c<OP, 8, T, FX_HELD16_WIDE_ITEMS>(kind)
+                      : fx_held_kernel_c<OP, 16, T, FX_HELD16_WIDE_ITEMS>(kind);
+    } else if (items == FX_HELD16_TALL_ITEMS) {
+        return c == 8 ? fx_held_kernel_c<OP, 8, T, FX_HELD16_TALL_ITEMS>(kind)
+                      : fx_held_kernel_c<OP, 16, T, FX_HELD16_TALL_ITEMS>(kind);
     } else if (items == FX_HELD16_MID_ITEMS) {
         return fx_held_kernel_c<OP, 8, T, FX_HELD16_MID_ITEMS>(kind);
     }
-    return c == 2   ? fx_held_kernel_c<OP, 2, T>(kind)
-           : c == 4 ? fx_held_kernel_c<OP, 4, T>(kind)
-           : c == 8 ? fx_held_kernel_c<OP, 8, T>(kind)
-                    : fx_held_kernel_c<OP, 16, T>(kind);
+    return c == 2 ? fx_held_kernel_c<OP, 2, T>(kind)
+                  : c == 4 ? fx_held_kernel_c<OP, 4, T>(kind) : fx_held_kernel_c<OP, 8, T>(kind);
 }
 
 /* The kernel's kind for a row of cols in c pieces of seg elements. */
@@ -256,7 +259,8 @@ static int fx_held_fits(int c, int kind, int items)
 {
     static_assert(FX_HELD32_WIDE_ITEMS >= FX_HELD32_LONG_ITEMS && FX_HELD32_WIDE_ITEMS >= FX_HELD32_ITEMS &&
                       FX_HELD32_WIDE_ITEMS >= FX_HELD_ITEMS && FX_HELD32_WIDE_ITEMS >= FX_HELD16_WIDE_ITEMS &&
-                      FX_HELD32_WIDE_ITEMS >= FX_HELD16_MID_ITEMS && FX_HELD32_WIDE_ITEMS >= FX_HELD32_MID_ITEMS,
+                      FX_HELD32_WIDE_ITEMS >= FX_HELD16_MID_ITEMS && FX_HELD32_WIDE_ITEMS >= FX_HELD32_MID_ITEMS &&
+                      FX_HELD32_WIDE_ITEMS >= FX_HELD16_TALL_ITEMS,
                   "the most vectors a thread");
     static int fits[FX_HELD32_WIDE_ITEMS + 1][3][FX_HELD_MAX_C + 1]; /* 0: not asked yet; the answer + 1 */
     int *f = &fits[items][kind][c];
@@ -281,6 +285,20 @@ static inline int fx_held_fills(long long cols, long long c, long long seg, int 
     return cols <= c * seg && cols * 16 >= c * seg * fill;
 }
 
+/* 1 and the class of 16-bit rows past 8 pieces of fx_held_seg: the first
+ * of FX_HELD16_CLASSES ({pieces, vectors a thread, fill}) that holds
+ * cols; 0 where none does. */
+static inline int fx_held16_class(long long cols, int *c, int *items, int *fill)
+{
+    static const int K[][3] = FX_HELD16_CLASSES;
+    for (int i = 0; i < (int)(sizeof K / sizeof K[0]); i++)
+        if (fx_held_fills(cols, K[i][0], (long long)FX_HELD_BLOCK * K[i][1] * 8, K[i][2])) {
+            *c = K[i][0], *items = K[i][1], *fill = K[i][2];
+            return 1;
+        }
+    return 0;
+}
+
 /* 1, the cluster size, the piece and a thread's vectors where the class
  * takes rows of cols elements of T (a peeled row's body, peel: 1): the
  * fewest pieces of fx_held_seg<T> that hold the row, filled to at least
@@ -290,36 +308,28 @@ static inline int fx_held_fills(long long cols, long long c, long long seg, int 
  * in 0.976-0.978 of the time of 16, H200); past 16 pieces, 16 of
  * FX_HELD32_MID_ITEMS vectors where those are full enough (372 x 180224
  * in 0.857 of the time of the path they replace), else 16 of
- * FX_HELD32_LONG_ITEMS filled to FX_HELD32_LONG_FILL. 16-bit rows
- * likewise take 8 of FX_HELD16_WIDE_ITEMS where 16 pieces would, or 8 of
- * FX_HELD16_MID_ITEMS filled to FX_HELD16_MID_FILL where 16 would not
- * fill. Peeled float rows: 512 x 151937 in 0.901 of path 3b's time, 256 x
+ * FX_HELD32_LONG_ITEMS filled to FX_HELD32_LONG_FILL. 16-bit rows past
+ * 8 pieces take the first class of FX_HELD16_CLASSES that holds them
+ * (fx_held16_class). Peeled float rows: 512 x 151937 in 0.901 of path 3b's time, 256 x
  * 262145 in 0.924 of path 3's (H200). */
 template <class OP, class T>
 static int fx_held_shape_t(long long cols, int peel, int *c_out, long long *seg_out, int *items_out)
 {
     constexpr long long SEG = fx_held_seg<T>, EPV = 16 / sizeof(T);
-    constexpr int FILL = fx_is_float<T> ? FX_HELD32_FILL : FX_HELD_FILL;
-    int c = 2, items = fx_held_items<T>;
+    int c = 2, items = fx_held_items<T>, fill = fx_is_float<T> ? FX_HELD32_FILL : FX_HELD_FILL;
     while (c < FX_HELD_MAX_C && c * SEG < cols) c *= 2;
     if (cols % EPV) return 0;
     if constexpr (fx_is_float<T>) {
-        if (c == 16 && fx_held_fills(cols, 16, SEG, FILL) &&
-            fx_held_fills(cols, 8, fx_held_seg<T, FX_HELD32_WIDE_ITEMS>, FILL))
+        if (c == 16 && fx_held_fills(cols, 16, SEG, fill) &&
+            fx_held_fills(cols, 8, fx_held_seg<T, FX_HELD32_WIDE_ITEMS>, fill))
             c = 8, items = FX_HELD32_WIDE_ITEMS;
-        else if (cols > 16 * SEG && fx_held_fills(cols, 16, fx_held_seg<T, FX_HELD32_MID_ITEMS>, FILL))
+        else if (cols > 16 * SEG && fx_held_fills(cols, 16, fx_held_seg<T, FX_HELD32_MID_ITEMS>, fill))
             items = FX_HELD32_MID_ITEMS;
         else if (cols > 16 * SEG)
-            items = FX_HELD32_LONG_ITEMS;
-    } else if (c == 16 && fx_held_fills(cols, 16, SEG, FILL) &&
-               fx_held_fills(cols, 8, fx_held_seg<T, FX_HELD16_WIDE_ITEMS>, FILL)) {
-        c = 8, items = FX_HELD16_WIDE_ITEMS;
-    } else if (c == 16 && fx_held_fills(cols, 8, fx_held_seg<T, FX_HELD16_MID_ITEMS>, FX_HELD16_MID_FILL)) {
-        c = 8, items = FX_HELD16_MID_ITEMS;
+            items = FX_HELD32_LONG_ITEMS, fill = FX_HELD32_LONG_FILL;
+    } else if (c == 16 && !fx_held16_class(cols, &c, &items, &fill)) {
+        return 0;
     }
-    const int fill = !fx_is_float<T> && items == FX_HELD16_MID_ITEMS ? FX_HELD16_MID_FILL
-                     : fx_is_float<T> && items == FX_HELD32_LONG_ITEMS ? FX_HELD32_LONG_FILL
-                                                                       : FILL;
     const long long seg = (long long)FX_HELD_BLOCK * items * EPV;
     if (!fx_held_fills(cols, c, seg, fill) || !fx_held_fits<OP, T>(c, fx_held_kind(peel, cols, c, seg), items))
         return 0;
