@@ -158,9 +158,8 @@ static int rules_path_taken(train_long_rows m, long long cols, dtype t, int piec
 }
 
 /* The modes at lengths that reach them (longer than TRAIN_REG_MAX_COLS),
- * odd and multiples of 8, and the CTAs a row takes: clusters of 3 CTAs
- * for float rows of 40001, and path 3's held class for whole vectors (4
- * CTAs at 40008, 8 wide ones at 151936, 16 of 48 floats a thread at
+ * odd and multiples of 8, and the CTAs a row takes: path 3's held class
+ * (4 CTAs at 40008 and, peeled by its body, 40001, 8 wide ones at 151936, 16 of 48 floats a thread at
  * 180224, 16 long ones at 200064 and 2^18; 16-bit rows: what the 16-bit
  * CTAs' capacity makes); bulk-loaded CTAs of up to 64 KB (3 for float
  * rows of 40001 and 40008 and 16-bit rows of 65544; 8 for 16-bit 2^18,
@@ -175,7 +174,7 @@ static const struct {
     {TRAIN_LONG_SPLIT, DTYPE_F16, 65544, 0},   {TRAIN_LONG_SPLIT, DTYPE_BF16, 70001, 0},
     {TRAIN_LONG_GRID, DTYPE_F32, 20000, 0},    {TRAIN_LONG_GRID, DTYPE_F32, 20001, 0},
     {TRAIN_LONG_GRID, DTYPE_F16, 20001, 0},    {TRAIN_LONG_GRID, DTYPE_BF16, 20000, 0},
-    {TRAIN_LONG_CLUSTER, DTYPE_F32, 40008, 4}, {TRAIN_LONG_CLUSTER, DTYPE_F32, 40001, 3},
+    {TRAIN_LONG_CLUSTER, DTYPE_F32, 40008, 4}, {TRAIN_LONG_CLUSTER, DTYPE_F32, 40001, 4},
     {TRAIN_LONG_CLUSTER, DTYPE_F32, 151936, 8}, {TRAIN_LONG_CLUSTER, DTYPE_F32, 262144, 16},
     {TRAIN_LONG_CLUSTER, DTYPE_F32, 180224, 16}, {TRAIN_LONG_CLUSTER, DTYPE_F32, 200064, 16},
     {TRAIN_LONG_CLUSTER, DTYPE_F16, 40008, 0}, {TRAIN_LONG_CLUSTER, DTYPE_BF16, 40001, 0},

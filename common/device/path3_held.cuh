@@ -7,8 +7,8 @@
  * the piece in registers exactly as loaded (lesson 9's 16-bit words, 32
  * registers), with no shared-memory part at all. Float rows take it with
  * 10, 12, 16 or 19 vectors a thread, and 16-bit rows past 8 pieces take
- * 8 or 16 of 10, 12 or 16 vectors (fastest_paths.h). A softmax row whose x
- * and y share their offset from 16 bytes takes it by its body.
+ * 8 or 16 of 10, 12 or 16 vectors (fastest_paths.h). A row whose x and y
+ * share their offset from 16 bytes takes it by its body.
  *
  * Why a class of its own: a CTA of path 3b holds a 64 KB piece in shared
  * memory and reads it twice; this one asks for its 32 KB once, all of it
@@ -209,14 +209,11 @@ fastest_held_kernel(const T *__restrict__ x, long long ldx, T *__restrict__ y, l
 template <class OP, class T>
 using fx_held_fn_t = void (*)(const T *, long long, T *, long long, int, int, int, OP);
 
-/* Kinds: 0 rows of whole pieces, 1 part-filled, 2 peeled (not the
- * classifier's float rows: no kernel is built for them,
- * fx_held_shape_op). */
+/* Kinds: 0 rows of whole pieces, 1 part-filled, 2 peeled. */
 template <class OP, int C, class T, int ITEMS = fx_held_items<T>>
 static fx_held_fn_t<OP, T> fx_held_kernel_c(int kind)
 {
-    if constexpr (!fx_is_float<T> || !OP::ROW)
-        if (kind == 2) return fastest_held_kernel<OP, C, true, true, ITEMS, T>;
+    if (kind == 2) return fastest_held_kernel<OP, C, true, true, ITEMS, T>;
     return kind == 1 ? fastest_held_kernel<OP, C, true, false, ITEMS, T>
                      : fastest_held_kernel<OP, C, false, false, ITEMS, T>;
 }
