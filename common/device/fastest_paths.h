@@ -194,9 +194,9 @@ static constexpr long long fx_grid_cap(int esize, int nin = 1)
  * CTAs an SM; bf16 512 x 151936 in 0.933 of path 3b's time), of
  * FX_HELD16_TALL_ITEMS (64), of FX_HELD16_WIDE_ITEMS (80, no spill; bf16
  * 256 x 262144 in 0.98 of the time of 16 pieces of 8), then 16 of the
- * last two, the float classes' bytes: rows past 2^18 (f16 128 x 2^19 in
- * 0.833 of the time of path 3b's CTAs meeting in global memory), H200;
- * docs/experiments/rows-held-more-rows.md. */
+ * last two for rows past 2^18 (the float classes' shapes, in bytes; f16
+ * 128 x 2^19 in 0.833 of the time of path 3b's CTAs meeting in global
+ * memory), H200; docs/experiments/rows-held-more-rows.md. */
 #define FX_HELD_BLOCK 256
 #define FX_HELD_ITEMS 8
 #define FX_HELD_SEG (FX_HELD_BLOCK * FX_HELD_ITEMS * 8)

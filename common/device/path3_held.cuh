@@ -238,8 +238,9 @@ static fx_held_fn_t<OP, T> fx_held_kernel(int c, int kind, int items)
     } else if (items == FX_HELD16_MID_ITEMS) {
         return fx_held_kernel_c<OP, 8, T, FX_HELD16_MID_ITEMS>(kind);
     }
-    return c == 2 ? fx_held_kernel_c<OP, 2, T>(kind)
-                  : c == 4 ? fx_held_kernel_c<OP, 4, T>(kind) : fx_held_kernel_c<OP, 8, T>(kind);
+    return c == 2   ? fx_held_kernel_c<OP, 2, T>(kind)
+           : c == 4 ? fx_held_kernel_c<OP, 4, T>(kind)
+                    : fx_held_kernel_c<OP, 8, T>(kind);
 }
 
 /* The kernel's kind for a row of cols in c pieces of seg elements. */
@@ -307,8 +308,8 @@ static inline int fx_held16_class(long long cols, int *c, int *items, int *fill)
  * in 0.857 of the time of the path they replace), else 16 of
  * FX_HELD32_LONG_ITEMS filled to FX_HELD32_LONG_FILL. 16-bit rows past
  * 8 pieces take the first class of FX_HELD16_CLASSES that holds them
- * (fx_held16_class). Peeled float rows: 512 x 151937 in 0.901 of path 3b's time, 256 x
- * 262145 in 0.924 of path 3's (H200). */
+ * (fx_held16_class). Peeled float rows: 512 x 151937 in 0.901 of path
+ * 3b's time, 256 x 262145 in 0.924 of path 3's (H200). */
 template <class OP, class T>
 static int fx_held_shape_t(long long cols, int peel, int *c_out, long long *seg_out, int *items_out)
 {
