@@ -159,9 +159,9 @@ static int rules_path_taken(train_long_rows m, long long cols, dtype t, int piec
 
 /* The modes at lengths that reach them (longer than TRAIN_REG_MAX_COLS),
  * odd and multiples of 8, and the CTAs a row takes: path 3's held class
- * (4 CTAs at 40008 and, peeled by its body, 40001, 8 wide ones at 151936, 16 of 48 floats a thread at
- * 180224, 16 long ones at 200064 and 2^18; 16-bit rows: what the 16-bit
- * CTAs' capacity makes); bulk-loaded CTAs of up to 64 KB (3 for float
+ * (4 CTAs at 40008 and, peeled by its body, 40001, 8 wide ones at
+ * 151936, 16 of 48 floats a thread at 180224, 16 long ones at 200064 and
+ * 2^18; 16-bit rows: what the 16-bit CTAs' capacity makes); bulk-loaded CTAs of up to 64 KB (3 for float
  * rows of 40001 and 40008 and 16-bit rows of 65544; 8 for 16-bit 2^18,
  * the largest cluster; 9 past it). */
 static const struct {
