@@ -125,7 +125,7 @@ help:
 	@echo "  make all EMU=1    build the emulator's programs only (make emu: the same, without the plain C tests)"
 	@echo "  make test EMU=1   the GPU tests on the CPU emulator even with a GPU"
 	@echo "  make test-asan    the GPU tests and the emulator's own tests on the CPU emulator under AddressSanitizer"
-	@echo "  make test-mutants apply each bug of tests/mutants.txt to a copy of the tree and report which tests catch it (CPU emulator, about 90 min on 2 cores)"
+	@echo "  make test-mutants apply each bug of tests/mutants.txt to a copy of the tree and report which tests catch it (CPU emulator; hours on 2 cores, MUTANTS_SHARDS=K splits it over K copies)"
 	@echo "Lessons: $(LESSON_DIRS)"
 	@echo "Variables: NVCC, CUDA_HOME, ARCH (now: $(strip $(ARCH))), ARGS, EMU (now: $(if $(TEST_EMU),1 for make test,0))"
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The kernel tests' bug-catch rate (`make test-mutants`; not part of `make
 # test`). Applies each mutation of tests/mutants.txt alone to a copy of the
-# tree (build/mutants/tree), rebuilds the emulator's test programs there
-# (only what the mutation touches is recompiled), and runs the tests of the
+# tree (build/mutants/tree), rebuilds there the emulator's test programs it
+# runs (only what the mutation touches is recompiled), and runs the tests of the
 # lesson the mutation is named after (L9-...: lesson 9, whose test runs
 # lesson 8's 16-bit code; else the mutated file's lesson):
 # tests/test_lessonN.cu first, then, if that passes, the
@@ -14,6 +14,13 @@
 #   tests/mutants.sh [list] [name ...]     default list: tests/mutants.txt
 #   tests/mutants.sh --check [list]        only whether every edit still
 #                                          applies to the sources (make test)
+#   MUTANTS_SHARDS=K tests/mutants.sh ...  K copies of the built tree, each
+#                                          taking every K-th mutation, run at
+#                                          once on nproc / K cores each
+#
+# A mutation costs about two core-minutes of rebuild and test: the whole list
+# takes hours on 2 cores and minutes on 128 (MUTANTS_SHARDS=32). A test
+# program is stopped at its first FAIL line: one is enough to catch.
 #
 # Everything runs on the CPU emulator (common/emu, docs/emulator.md); no
 # GPU is needed or used.
@@ -28,6 +35,8 @@ want=" $* "
 work=$root/build/mutants
 tree=$work/tree
 jobs=$(nproc 2>/dev/null || echo 2)
+shards=${MUTANTS_SHARDS:-1}
+shard=${MUTANTS_SHARD:-} # k/K: set by the parent for one shard
 mkdir -p "$work"
 report=$work/report.md
 
@@ -74,7 +83,7 @@ apply_edit() {
             }
             print line
         }
-        END { exit done ? 0 : 1 }' "$tree/$1" >"$work/edited" && cp "$work/edited" "$tree/$1"
+        END { exit done ? 0 : 1 }' "$tree/$1" >"$tree.edited" && cp "$tree.edited" "$tree/$1"
 }
 
 # Applies every edit of mutation $1 to its file in $tree; 1, with the
@@ -112,21 +121,60 @@ if [ "$check" = 1 ]; then
     exit $bad
 fi
 
-# ---- a clean copy of the sources, built once ------------------------------
-echo "mutants: copying the tree to $tree and building the emulator's tests (make -j$jobs)"
-rm -rf "$tree"
-mkdir -p "$tree"
-tar -C "$root" --exclude=./build --exclude=./.git --exclude=./.venv -cf - . | tar -C "$tree" -xf - ||
-    fail "cannot copy the tree"
 lessons=$(ls -d lessons/0[3-9]_* lessons/[1-9][0-9]_* 2>/dev/null | sed 's|lessons/0*\([0-9]*\)_.*|\1|')
 targets="build/emu/tests/test_kernels"
 for n in $lessons; do targets+=" build/emu/tests/test_lesson$n"; done
 mk() { make -C "$tree" -j"$jobs" GIT_COMMIT=mutants "$@" >"$work/${log:-build}.log" 2>&1; }
-mk $targets || { tail -20 "$work/build.log"; fail "the unmutated tree does not build"; }
 
-# Runs one test program of the tree; its output in $2. 0: passed.
+# ---- a clean copy of the sources, built once ------------------------------
+if [ -z "$shard" ]; then
+    echo "mutants: copying the tree to $tree and building the emulator's tests (make -j$jobs)"
+    rm -rf "$tree"
+    mkdir -p "$tree"
+    tar -C "$root" --exclude=./build --exclude=./.git --exclude=./.venv -cf - . | tar -C "$tree" -xf - ||
+        fail "cannot copy the tree"
+    mk $targets || { tail -20 "$work/build.log"; fail "the unmutated tree does not build"; }
+fi
+
+# ---- shards: copies of the built tree run at once, their tables joined ----
+if [ -z "$shard" ] && [ "$shards" -gt 1 ]; then
+    per=$((jobs / shards))
+    [ "$per" -ge 1 ] || per=1
+    echo "mutants: $shards shards of $per cores each"
+    pids=()
+    for ((k = 0; k < shards; k++)); do
+        rm -rf "$tree-$k" "$work/report-$k.md"
+        cp -a "$tree" "$tree-$k" || fail "cannot copy the built tree"
+        MUTANTS_SHARD=$k/$shards MUTANTS_TREE=$tree-$k MUTANTS_REPORT=$work/report-$k.md MUTANTS_JOBS=$per \
+            "$0" "$list" "$@" >"$work/shard-$k.out" 2>&1 &
+        pids+=($!)
+    done
+    bad=0
+    for p in "${pids[@]}"; do wait "$p" || bad=1; done
+    grep -h -E '^(CAUGHT|NOT CAUGHT)' "$work"/shard-*.out
+    {
+        echo "| mutation | file | what | caught by |"
+        echo "|---|---|---|---|"
+        cat "$work"/report-*.md 2>/dev/null | grep -v -e '^| mutation |' -e '^|---|'
+    } >"$report"
+    count() { cat "$work"/shard-*.out | grep -c -E "$1"; }
+    for ((k = 0; k < shards; k++)); do
+        grep -q '^caught ' "$work/shard-$k.out" && continue
+        bad=1
+        echo "mutants: shard $k did not finish:"
+        tail -5 "$work/shard-$k.out"
+    done
+    echo
+    echo "caught $(count '^CAUGHT') of $(count '^(CAUGHT|NOT CAUGHT)') mutations (table: $report)"
+    exit $bad
+fi
+[ -z "$shard" ] || { tree=$MUTANTS_TREE report=$MUTANTS_REPORT jobs=$MUTANTS_JOBS; }
+
+# Runs one test program of the tree, stopped at its first FAIL line (awk
+# exits, the program's next line ends it); its output in $2. 0: passed.
 run_test() {
-    (cd "$tree" && EMU_QUIET=1 EMU_TIMEOUT=120 timeout 900 "$1") >"$2" 2>&1
+    (cd "$tree" && EMU_QUIET=1 EMU_TIMEOUT=120 timeout 900 "$1" 2>&1 |
+        awk '{ print; fflush() } /^FAIL / { exit 1 }') >"$2"
 }
 
 {
@@ -137,6 +185,7 @@ caught=0 ran=0 escaped=0
 for ((i = 0; i < total; i++)); do
     name=${names[i]} file=${files[i]}
     [ "$want" = "  " ] || [[ "$want" == *" $name "* ]] || continue
+    [ -z "$shard" ] || [ $((i % ${shard#*/})) -eq "${shard%/*}" ] || continue
     ran=$((ran + 1))
     # the lesson its name says (L9-...: lesson 8's 16-bit code is lesson 9's), else its file's
     n=$(echo "$name" | sed -n 's|^L\([0-9][0-9]*\)-.*|\1|p')
@@ -148,10 +197,11 @@ for ((i = 0; i < total; i++)); do
     if [ -z "$result" ]; then
         # (once more on one job if it fails: a failed parallel build is
         # not yet a mutation that does not build)
-        if ! log=$name.build mk $targets && ! log=$name.build jobs=1 mk $targets; then
+        need="${n:+build/emu/tests/test_lesson$n} build/emu/tests/test_kernels" # only what runs
+        if ! log=$name.build mk $need && ! log=$name.build jobs=1 mk $need; then
             result="DOES NOT BUILD (not a valid mutation)"
         else
-            for t in ${n:+build/emu/tests/test_lesson$n} build/emu/tests/test_kernels; do
+            for t in $need; do
                 if ! run_test "$t" "$work/$name.$(basename "$t").log"; then
                     first=$(grep -m1 -E '^FAIL |emu: error|failed:' "$work/$name.$(basename "$t").log" | cut -c1-160)
                     result="$(basename "$t"): ${first:-exit status non-zero}"
@@ -171,7 +221,7 @@ for ((i = 0; i < total; i++)); do
     printf '%-11s %-24s %3ds  %s\n' "$verdict" "[$name]" $(($(date +%s) - start)) "$result"
     echo "| $name | $file | ${whats[i]} | ${result//|/\\|} |" >>"$report"
 done
-mk $targets >/dev/null 2>&1 # leave the copy built from the originals
+[ -n "$shard" ] || mk $targets >/dev/null 2>&1 # leave the copy built from the originals
 echo
 echo "caught $caught of $ran mutations (table: $report)"
 [ "$escaped" -eq 0 ]
