@@ -151,7 +151,7 @@ if [ -z "$shard" ] && [ "$shards" -gt 1 ]; then
     done
     bad=0
     for p in "${pids[@]}"; do wait "$p" || bad=1; done
-    grep -h -E '^(CAUGHT|NOT CAUGHT)' "$work"/shard-*.out
+    cat "$work"/shard-*.out | grep -E '^(CAUGHT|NOT CAUGHT)'
     {
         echo "| mutation | file | what | caught by |"
         echo "|---|---|---|---|"
@@ -181,11 +181,12 @@ run_test() {
     echo "| mutation | file | what | caught by |"
     echo "|---|---|---|---|"
 } >"$report"
-caught=0 ran=0 escaped=0
+caught=0 ran=0 escaped=0 sel=-1
 for ((i = 0; i < total; i++)); do
     name=${names[i]} file=${files[i]}
     [ "$want" = "  " ] || [[ "$want" == *" $name "* ]] || continue
-    [ -z "$shard" ] || [ $((i % ${shard#*/})) -eq "${shard%/*}" ] || continue
+    sel=$((sel + 1)) # the how-manieth of those asked for
+    [ -z "$shard" ] || [ $((sel % ${shard#*/})) -eq "${shard%/*}" ] || continue
     ran=$((ran + 1))
     # the lesson its name says (L9-...: lesson 8's 16-bit code is lesson 9's), else its file's
     n=$(echo "$name" | sed -n 's|^L\([0-9][0-9]*\)-.*|\1|p')
